@@ -1,0 +1,5 @@
+"""Lambda entry point of the offsets function (routes: groupcoord.http.routing)."""
+
+from groupcoord.http.handler import make_api_handler
+
+lambda_handler = make_api_handler("offsets")

@@ -1,0 +1,97 @@
+"""The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb` runs the
+serialized moto endpoint the tests use."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from .settings import Settings, SettingsError
+
+
+def _setting(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="run the coordinator on a local HTTP endpoint",
+        description="Serve the HTTP contract on http://127.0.0.1:<port>/v1 with the Lambda "
+        "handlers, on an embedded in-memory DynamoDB unless --dynamodb-endpoint is given.",
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080, help="0 picks a free port")
+    serve.add_argument(
+        "--dynamodb-endpoint",
+        help="a DynamoDB API endpoint (LocalStack, moto server, DynamoDB Local, AWS); "
+        "default: AWS_ENDPOINT_URL, else an embedded in-memory store",
+    )
+    serve.add_argument(
+        "-c",
+        dest="settings",
+        action="append",
+        type=_setting,
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting under its Kafka name, e.g. -c group.min.session.timeout.ms=100",
+    )
+    serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
+    serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .local.server import LocalCoordinator
+
+    try:
+        settings = Settings.from_mapping(dict(args.settings), base=Settings.from_env())
+    except SettingsError as error:
+        print(f"groupcoord serve: {error}", file=sys.stderr)
+        return 2
+    coordinator = LocalCoordinator(
+        settings,
+        host=args.host,
+        port=args.port,
+        dynamodb_endpoint=args.dynamodb_endpoint,
+        access_log=args.access_log,
+    )
+    print(coordinator.banner(), flush=True)
+    if args.url_file:
+        args.url_file.write_text(coordinator.url + "\n")
+    # SIGTERM stops as cleanly as Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        coordinator.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        coordinator.stop()
+        print("groupcoord stopped", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(sub)
+    sub.add_parser(
+        "dynamodb", help="run a serialized moto DynamoDB endpoint (tests)", add_help=False
+    )
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "dynamodb":
+        from .local.dynamodb import main as dynamodb_main
+
+        dynamodb_main(rest)
+        return 0
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return _serve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""HTTP plumbing on Powertools' APIGatewayHttpResolver: the error model of API.md, request
+parsing with the pydantic models, and per-call metrics. No protocol logic lives here.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import ValidationError
+
+from .. import runtime
+from ..errors import Errors
+from ..models.registry import API_NAMES
+from ..service.context import ApiContext
+from ..service.handlers import Accepted, handler_for
+from ..store import capacity
+from ..store.dynamo import StoreThrottled
+from .observability import logger, metrics
+
+MAX_BODY_BYTES = 1024 * 1024
+JSON = "application/json"
+_ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
+
+
+class ClientError(Exception):
+    """A request the API refuses before it reaches the protocol (400, 404, 405, 413)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+def error_response(
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    error_code: int = Errors.INVALID_REQUEST,
+) -> Response:
+    body = {"errorCode": int(error_code), "errorMessage": message}
+    return Response(status_code=status, content_type=JSON, body=json.dumps(body), headers=headers)
+
+
+def _echoed(event: Any, headers: dict[str, str] | None = None) -> dict[str, str]:
+    """Response headers with the caller's Kafka-Correlation-Id echoed, as on every answer."""
+    result = dict(headers or {})
+    correlation = (event.headers or {}).get("kafka-correlation-id")
+    if correlation is not None:
+        result["Kafka-Correlation-Id"] = correlation
+    return result
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line naming the first offending field, e.g. `topics[0].numPartitions: ...`."""
+    first = error.errors(include_url=False)[0]
+    path = ""
+    for part in first["loc"]:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    message = first["msg"]
+    if first["type"] == "json_invalid":
+        return f"request body is not valid JSON: {first.get('ctx', {}).get('error', message)}"
+    if first["type"] == "model_type" and not path:
+        return "request body must be a JSON object"
+    return f"{path}: {message}" if path else message
+
+
+def _read_body(event: Any) -> bytes:
+    body = event.body or ""
+    raw = base64.b64decode(body) if event.is_base64_encoded else body.encode("utf-8")
+    if len(raw) > MAX_BODY_BYTES:
+        raise ClientError(413, f"request body is {len(raw)} bytes; the limit is {MAX_BODY_BYTES}")
+    return raw
+
+
+def _endpoint(event: Any, configured: str) -> str:
+    if configured:
+        return configured.rstrip("/")
+    headers = event.headers or {}
+    scheme = headers.get("x-forwarded-proto", "https")
+    return f"{scheme}://{event.request_context.domain_name}"
+
+
+def build_resolver() -> APIGatewayHttpResolver:
+    app = APIGatewayHttpResolver()
+
+    @app.route("/v1/<api>", method=_ALL_METHODS)
+    def dispatch(api: str) -> Response:
+        event = app.current_event
+        if api not in API_NAMES:
+            raise ClientError(404, f"unknown API {api!r}; APIs are POST /v1/<api>")
+        method = event.request_context.http.method.upper()
+        if method != "POST":
+            raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
+        raw = _read_body(event)
+        implemented = handler_for(api)
+        if implemented is None:
+            message = f"{api} is not implemented by this coordinator version"
+            return error_response(501, message, _echoed(event), Errors.UNSUPPORTED_VERSION)
+        request_model, handler = implemented
+        try:
+            # An empty body reads as {} so that `curl -X POST .../v1/metadata` works.
+            request = request_model.model_validate_json(raw or b"{}")
+        except ValidationError as error:
+            raise ClientError(400, describe_validation_error(error)) from None
+        settings, store = runtime.current()
+        headers = event.headers or {}
+        ctx = ApiContext(
+            settings=settings,
+            store=store,
+            now_ms=runtime.now_ms(),
+            endpoint=_endpoint(event, settings.endpoint),
+            client_id=headers.get("kafka-client-id", ""),
+            client_host=event.request_context.http.source_ip,
+            correlation_id=headers.get("kafka-correlation-id"),
+        )
+        with capacity.metered() as usage:
+            result = handler(request, ctx)
+        _record_usage(api, usage)
+        response_headers = _echoed(event)
+        if isinstance(result, Accepted):
+            body = {"memberId": result.member_id, "retryAfterMs": result.retry_after_ms}
+            return Response(202, JSON, json.dumps(body), response_headers)
+        return Response(200, JSON, json.dumps(result.to_json_dict()), response_headers)
+
+    @app.not_found
+    def not_found(_: Exception) -> Response:
+        event = app.current_event
+        message = f"no such path {event.raw_path}; APIs are POST /v1/<api>"
+        return error_response(404, message, _echoed(event))
+
+    @app.exception_handler(ClientError)
+    def client_error(error: ClientError) -> Response:
+        return error_response(
+            error.status, error.message, _echoed(app.current_event, error.headers)
+        )
+
+    @app.exception_handler(StoreThrottled)
+    def throttled(error: StoreThrottled) -> Response:
+        logger.warning("store throttled", extra={"reason": str(error)})
+        headers = _echoed(app.current_event, {"Retry-After": str(error.retry_after_s)})
+        return error_response(429, "the store is throttled; retry later", headers)
+
+    @app.exception_handler(Exception)
+    def server_error(error: Exception) -> Response:
+        # A bug of ours, never a client's mistake: log it whole, answer Kafka's -1.
+        logger.exception("unhandled error")
+        return error_response(
+            500, "internal error", _echoed(app.current_event), Errors.UNKNOWN_SERVER_ERROR
+        )
+
+    return app
+
+
+def _record_usage(api: str, usage: capacity.Usage) -> None:
+    metrics.add_dimension(name="api", value=api)
+    metrics.add_metric(name="DynamoDBRequests", unit=MetricUnit.Count, value=usage.requests)
+    metrics.add_metric(name="ReadUnits", unit=MetricUnit.Count, value=usage.read_units)
+    metrics.add_metric(name="WriteUnits", unit=MetricUnit.Count, value=usage.write_units)
+    logger.debug(
+        "api call usage",
+        extra={
+            "api": api,
+            "ddb_requests": usage.requests,
+            "read_units": usage.read_units,
+            "write_units": usage.write_units,
+            "operations": usage.by_operation,
+        },
+    )

@@ -1,0 +1,145 @@
+"""`groupcoord serve`: the Lambda handlers behind a local HTTP endpoint, as API Gateway would
+call them, plus the sweeper on a timer, as the EventBridge schedule would run it."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import threading
+import warnings
+from typing import Any
+
+from werkzeug.serving import make_server
+from werkzeug.wrappers import Request, Response
+
+from .. import runtime
+from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
+from ..http.observability import logger
+from ..http.routing import FUNCTION_APIS
+from ..settings import Settings
+from ..store.store import Store
+from .events import LambdaContext, http_api_event, route_for, scheduled_event
+
+
+class LocalGateway:
+    """A WSGI app that turns HTTP requests into API Gateway v2 events for the handlers."""
+
+    def __init__(self, domain_name: str) -> None:
+        self.domain_name = domain_name
+        self.handlers: dict[str, LambdaHandler] = {
+            name: make_api_handler(name) for name in FUNCTION_APIS
+        }
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        request = Request(environ)
+        _, function = route_for(request.method, request.path)
+        event = http_api_event(
+            request.method,
+            request.path,
+            request.get_data(cache=False),
+            dict(request.headers),
+            source_ip=request.remote_addr or "127.0.0.1",
+            domain_name=self.domain_name,
+            query_string=request.query_string.decode("latin-1"),
+        )
+        event["headers"].setdefault("x-forwarded-proto", "http")
+        result = self.handlers[function](event, LambdaContext(function))
+        body = result.get("body") or ""
+        payload = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
+        response = Response(payload, status=result["statusCode"])
+        for name, value in (result.get("headers") or {}).items():
+            response.headers[name] = value
+        return response(environ, start_response)
+
+
+class Sweeper(threading.Thread):
+    """Runs the sweeper handler every `interval_ms` until stopped."""
+
+    def __init__(self, interval_ms: int) -> None:
+        super().__init__(name="sweeper", daemon=True)
+        self.interval_s = interval_ms / 1000
+        self.handler = make_sweeper_handler()
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval_s):
+            try:
+                self.handler(scheduled_event(), LambdaContext("sweeper", timeout_ms=60000))
+            except Exception as error:  # keep sweeping; the handler logged the details
+                print(f"sweeper: {error}", flush=True)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+
+class LocalCoordinator:
+    """The whole local deployment: store, table, HTTP endpoint, sweeper."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        dynamodb_endpoint: str | None = None,
+        access_log: bool = False,
+    ) -> None:
+        from .dynamodb import SerializedMotoServer, _ensure_fake_credentials
+
+        self.embedded: SerializedMotoServer | None = None
+        dynamodb_endpoint = dynamodb_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+        if dynamodb_endpoint is None:
+            self.embedded = SerializedMotoServer().start()
+            dynamodb_endpoint = self.embedded.url
+        if dynamodb_endpoint.startswith(("http://127.", "http://localhost", "http://[::1]")):
+            _ensure_fake_credentials()
+        self.dynamodb_endpoint = dynamodb_endpoint
+        # Metrics as EMF lines would flood the terminal; opt back in with the variable.
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+        os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+        logger.setLevel(os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"))
+        if not access_log:
+            logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        # Requests run concurrently on threads sharing the Metrics singleton; with metrics
+        # off, its bookkeeping warnings mean nothing here.
+        warnings.filterwarnings("ignore", module="aws_lambda_powertools")
+        self.http = make_server(host, port, LocalGateway(""), threaded=True)
+        bound_host, bound_port = self.http.server_address[:2]
+        self.url = f"http://{bound_host}:{bound_port}"
+        self.http.app.domain_name = f"{bound_host}:{bound_port}"  # type: ignore[attr-defined]
+        if not settings.endpoint:
+            settings = Settings.from_mapping({"groupcoord.endpoint": self.url}, base=settings)
+        self.settings = settings
+        self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
+        self.store.ensure_table()
+        runtime.configure(settings, self.store)
+        self.sweeper = Sweeper(settings.sweep_interval_ms)
+        self._http_thread: threading.Thread | None = None
+
+    def banner(self) -> str:
+        store = "embedded moto" if self.embedded else self.dynamodb_endpoint
+        return (
+            f"groupcoord serving {self.url}/v1 (DynamoDB: {store}, table "
+            f"{self.settings.table_name}); Ctrl-C stops"
+        )
+
+    def start(self) -> LocalCoordinator:
+        """Serve in background threads (tests)."""
+        self.sweeper.start()
+        self._http_thread = threading.Thread(
+            target=self.http.serve_forever, name="http", daemon=True
+        )
+        self._http_thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.sweeper.start()
+        self.http.serve_forever()
+
+    def stop(self) -> None:
+        self.sweeper.stop()
+        self.http.shutdown()
+        self.http.server_close()
+        if self.embedded is not None:
+            self.embedded.stop()

@@ -1,0 +1,87 @@
+"""Conventions shared by every message: Kafka's JSON field names, strict types, byte fields.
+
+Messages are the JSON form of Kafka's request/response schemas at their latest version, with
+the camelCase names Kafka's generated JSON converters write. Validation is strict: a string
+where a number belongs, a bool for an int, or a value outside the field's Kafka type range is
+rejected (400 naming the field) instead of being coerced.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+)
+from pydantic.alias_generators import to_camel
+
+Int8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
+Int16 = Annotated[int, Field(ge=-(2**15), le=2**15 - 1)]
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+
+_TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+
+
+def _decode_base64(value: Any) -> bytes:
+    if isinstance(value, bytes):  # built in code, not parsed from JSON
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("is not valid base64") from None
+
+
+def _encode_base64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+# Kafka `bytes` fields (classic protocol metadata and assignments) travel as base64 strings.
+Base64Bytes = Annotated[
+    bytes,
+    PlainValidator(_decode_base64),
+    PlainSerializer(_encode_base64, return_type=str),
+    WithJsonSchema({"type": "string", "format": "byte", "contentEncoding": "base64"}),
+]
+
+
+def _check_topic_id(value: Any) -> str:
+    if not isinstance(value, str) or not _TOPIC_ID.match(value):
+        raise ValueError("must be a Kafka topic id: 22 characters of URL-safe base64")
+    return value
+
+
+# Kafka's Uuid in its string form (URL-safe base64 without padding).
+TopicId = Annotated[
+    str,
+    PlainValidator(_check_topic_id),
+    WithJsonSchema({"type": "string", "pattern": _TOPIC_ID.pattern}),
+]
+
+
+class KafkaMessage(BaseModel):
+    """Base of every request and response body."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        strict=True,
+        extra="ignore",
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class KafkaResponse(KafkaMessage):
+    throttle_time_ms: Int32 = 0

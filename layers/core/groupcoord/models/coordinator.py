@@ -1,0 +1,31 @@
+"""find-coordinator (Kafka FindCoordinator v6) with groupcoord's endpoint extension."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .base import Int8, Int16, Int32, KafkaMessage, KafkaResponse
+
+
+class FindCoordinatorRequest(KafkaMessage):
+    key_type: Int8 = Field(0, description="0 = group; the only key type groupcoord serves.")
+    coordinator_keys: list[str] = Field(description="The group ids to find the coordinator of.")
+
+
+class Coordinator(KafkaMessage):
+    key: str
+    node_id: Int32 = 0
+    host: str = ""
+    port: Int32 = 0
+    error_code: Int16 = 0
+    error_message: str | None = None
+    endpoint: str = Field(
+        "", description="Base URL (without /v1) the client must use for this group."
+    )
+    coordinator_epoch: Int32 = Field(
+        0, description="Grows each time the coordinator of the group moves."
+    )
+
+
+class FindCoordinatorResponse(KafkaResponse):
+    coordinators: list[Coordinator] = []

@@ -1,0 +1,152 @@
+"""Committed offsets: offset-commit (Kafka OffsetCommit v10), offset-fetch (OffsetFetch v10,
+the batched `groups` form) and offset-delete (OffsetDelete v0).
+
+Kafka's latest versions name topics by `topicId` only (OffsetDelete by `name` only); API.md lets
+a request topic carry `name`, `topicId` or both (the core checks that they agree), and every
+response topic carries both.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import ConfigDict, Field, model_validator
+
+from ..topic_ids import ZERO_UUID
+from .base import Int16, Int32, Int64, KafkaMessage, KafkaResponse, TopicId
+
+
+class _TopicRef(KafkaMessage):
+    """A request topic: by name, by id, or both (API.md)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["name"]}, {"required": ["topicId"]}]}
+    )
+
+    name: str | None = Field(None, description="The topic name; name and/or topicId.")
+    topic_id: TopicId | None = Field(None, description="The topic id; name and/or topicId.")
+
+    @model_validator(mode="after")
+    def _named(self) -> Self:
+        if self.name is None and self.topic_id is None:
+            raise ValueError("a topic needs a name or a topicId")
+        return self
+
+
+class _TopicResult(KafkaMessage):
+    """A response topic: both its name and its id (Kafka's defaults when unknown)."""
+
+    name: str = ""
+    topic_id: TopicId = ZERO_UUID
+
+
+# --- offset-commit ---
+
+
+class OffsetCommitRequestPartition(KafkaMessage):
+    partition_index: Int32
+    committed_offset: Int64
+    committed_leader_epoch: Int32 = -1
+    committed_metadata: str | None = None
+
+
+class OffsetCommitRequestTopic(_TopicRef):
+    partitions: list[OffsetCommitRequestPartition] = []
+
+
+class OffsetCommitRequest(KafkaMessage):
+    group_id: str
+    generation_id_or_member_epoch: Int32 = Field(
+        -1,
+        description="The generation (classic group) or member epoch (consumer group); "
+        "-1 for a commit from outside the group.",
+    )
+    member_id: str = ""
+    group_instance_id: str | None = None
+    topics: list[OffsetCommitRequestTopic] = []
+
+
+class OffsetCommitResponsePartition(KafkaMessage):
+    partition_index: Int32
+    error_code: Int16 = 0
+
+
+class OffsetCommitResponseTopic(_TopicResult):
+    partitions: list[OffsetCommitResponsePartition] = []
+
+
+class OffsetCommitResponse(KafkaResponse):
+    topics: list[OffsetCommitResponseTopic] = []
+
+
+# --- offset-fetch ---
+
+
+class OffsetFetchRequestTopics(_TopicRef):
+    partition_indexes: list[Int32] = []
+
+
+class OffsetFetchRequestGroup(KafkaMessage):
+    group_id: str
+    member_id: str | None = Field(None, description="Set by a consumer-group member; else null.")
+    member_epoch: Int32 = Field(-1, description="The member epoch; -1 for a fetch from outside.")
+    topics: list[OffsetFetchRequestTopics] | None = Field(
+        None, description="null = every topic with a committed offset."
+    )
+
+
+class OffsetFetchRequest(KafkaMessage):
+    groups: list[OffsetFetchRequestGroup]
+    require_stable: bool = False
+
+
+class OffsetFetchResponsePartitions(KafkaMessage):
+    partition_index: Int32
+    committed_offset: Int64 = Field(0, description="-1 when nothing is committed.")
+    committed_leader_epoch: Int32 = -1
+    metadata: str | None = None
+    error_code: Int16 = 0
+
+
+class OffsetFetchResponseTopics(_TopicResult):
+    partitions: list[OffsetFetchResponsePartitions] = []
+
+
+class OffsetFetchResponseGroup(KafkaMessage):
+    group_id: str
+    topics: list[OffsetFetchResponseTopics] = []
+    error_code: Int16 = 0
+
+
+class OffsetFetchResponse(KafkaResponse):
+    groups: list[OffsetFetchResponseGroup] = []
+
+
+# --- offset-delete ---
+
+
+class OffsetDeleteRequestPartition(KafkaMessage):
+    partition_index: Int32
+
+
+class OffsetDeleteRequestTopic(_TopicRef):
+    partitions: list[OffsetDeleteRequestPartition] = []
+
+
+class OffsetDeleteRequest(KafkaMessage):
+    group_id: str
+    topics: list[OffsetDeleteRequestTopic] = []
+
+
+class OffsetDeleteResponsePartition(KafkaMessage):
+    partition_index: Int32
+    error_code: Int16 = 0
+
+
+class OffsetDeleteResponseTopic(_TopicResult):
+    partitions: list[OffsetDeleteResponsePartition] = []
+
+
+class OffsetDeleteResponse(KafkaResponse):
+    error_code: Int16 = 0
+    topics: list[OffsetDeleteResponseTopic] = []

@@ -1,0 +1,198 @@
+"""The OpenAPI 3.1 document of the HTTP contract (API.md), built from the message models.
+
+    python -m groupcoord.models.openapi > docs/openapi.json
+
+tests/unit/test_openapi.py checks that the committed document equals what this builds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema, models_json_schema
+
+from .accepted import AcceptedResponse, ErrorBody
+from .registry import API_MESSAGES, API_NAMES
+
+REF_TEMPLATE = "#/components/schemas/{model}"
+
+# The Kafka message and version each API carries (the latest of Kafka 4.x).
+KAFKA_APIS: dict[str, str] = {
+    "find-coordinator": "FindCoordinator v6",
+    "join-group": "JoinGroup v9",
+    "sync-group": "SyncGroup v5",
+    "heartbeat": "Heartbeat v4",
+    "leave-group": "LeaveGroup v5",
+    "consumer-group-heartbeat": "ConsumerGroupHeartbeat v1",
+    "offset-commit": "OffsetCommit v10",
+    "offset-fetch": "OffsetFetch v10",
+    "offset-delete": "OffsetDelete v0",
+    "metadata": "Metadata v13",
+    "list-groups": "ListGroups v5",
+    "describe-groups": "DescribeGroups v6",
+    "consumer-group-describe": "ConsumerGroupDescribe v1",
+    "delete-groups": "DeleteGroups v3",
+    "create-topics": "CreateTopics v7",
+    "create-partitions": "CreatePartitions v3",
+    "delete-topics": "DeleteTopics v6",
+}
+
+DESCRIPTION = """\
+Kafka's consumer-group APIs as JSON over HTTP. Every API is `POST /v1/{api}`; bodies are the \
+JSON form of Kafka's request and response messages at the version named in each operation's \
+summary, with the camelCase field names of Kafka's JSON converters.
+
+Choices made where API.md defers to Kafka:
+
+- An absent field takes the default of Kafka's message schema: `null` for nullable fields, \
+else the schema's default (`generationIdOrMemberEpoch` -1, `rebalanceTimeoutMs` -1, \
+`committedLeaderEpoch` -1, `memberEpoch` -1 in offset-fetch, `authorizedOperations` \
+-2147483648, `memberType` -1), else `""`, `0`, `false`, `[]` or empty bytes.
+- Required: the fields API.md names, and inside arrays the key of each entry \
+(`partitionIndex`, a join protocol's `name`, a sync assignment's `memberId`, a heartbeat \
+topic's `topicId`, an offset-fetch group's `groupId`) and a commit's `committedOffset`.
+- Types are strict (no coercion: `"5"` is not a number, `true` is not an int) and ints are \
+bounded by their Kafka type; unknown fields are ignored, as Kafka ignores unknown tagged fields.
+- Byte fields are standard base64 with padding (Kafka's JSON converters use \
+`java.util.Base64`); topic ids are Kafka's `Uuid` string (URL-safe base64, no padding).
+- offset-commit, offset-fetch and offset-delete topics take `name`, `topicId` or both (one is \
+required); response topics carry both, `""` and the zero id `AAAAAAAAAAAAAAAAAAAAAA` where \
+one is unknown. OffsetDelete v0 has names only: `topicId` there is an extension.
+- `committedMetadata` absent is `null`, stored as Kafka stores it (the same as `""`).
+- join-group's `heartbeatFrequency` and `failedHeartbeatThreshold` must be at least 1.
+- Every field of a 200 body is present (`null` where nullable and unset).
+- `Kafka-Correlation-Id` is opaque: echoed unchanged on every answer.
+"""
+
+
+class _ContractSchema(GenerateJsonSchema):
+    """Responses always carry every field, so in serialization mode every field is required.
+    Property titles (pydantic's "Groupid") say nothing the camelCase name does not; dropped."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        if self.mode == "serialization":
+            return True
+        return super().field_is_required(field, total)
+
+
+def _json(ref: dict[str, Any], description: str, **headers: str) -> dict[str, Any]:
+    """A JSON answer; every answer echoes Kafka-Correlation-Id, `headers` adds others."""
+    names = {"Kafka-Correlation-Id": "KafkaCorrelationId", **headers}
+    return {
+        "description": description,
+        "headers": {
+            name: {"$ref": f"#/components/headers/{component}"} for name, component in names.items()
+        },
+        "content": {"application/json": {"schema": ref}},
+    }
+
+
+def _operation(api: str, refs: dict[Any, dict[str, Any]]) -> dict[str, Any]:
+    messages = API_MESSAGES[api]
+    responses = {
+        "200": _json(
+            refs[(messages.response, "serialization")],
+            "Kafka's response; the outcome is in its errorCode fields.",
+        ),
+        "400": {"$ref": "#/components/responses/BadRequest"},
+        "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+        "429": {"$ref": "#/components/responses/TooManyRequests"},
+    }
+    if messages.may_answer_accepted:
+        responses["202"] = {"$ref": "#/components/responses/Accepted"}
+    return {
+        "operationId": api,
+        "summary": f"Kafka {KAFKA_APIS[api]}",
+        "tags": [messages.request.__module__.rsplit(".", 1)[-1]],
+        "parameters": [
+            {"$ref": "#/components/parameters/KafkaClientId"},
+            {"$ref": "#/components/parameters/KafkaCorrelationId"},
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": refs[(messages.request, "validation")]}},
+        },
+        "responses": responses,
+    }
+
+
+def _components(refs: dict[Any, dict[str, Any]], schemas: dict[str, Any]) -> dict[str, Any]:
+    error = refs[(ErrorBody, "serialization")]
+    return {
+        "schemas": schemas,
+        "parameters": {
+            "KafkaClientId": {
+                "name": "Kafka-Client-Id",
+                "in": "header",
+                "required": False,
+                "description": "Kafka's client id (default empty); classic member ids are "
+                "`<clientId>-<uuid>`.",
+                "schema": {"type": "string", "default": ""},
+            },
+            "KafkaCorrelationId": {
+                "name": "Kafka-Correlation-Id",
+                "in": "header",
+                "required": False,
+                "description": "Kafka's correlation id, echoed back as a response header.",
+                "schema": {"type": "string"},
+            },
+        },
+        "headers": {
+            "KafkaCorrelationId": {
+                "description": "The request's Kafka-Correlation-Id, when it had one.",
+                "schema": {"type": "string"},
+            },
+            "RetryAfter": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {"type": "integer", "minimum": 0},
+            },
+        },
+        "responses": {
+            "Accepted": _json(
+                refs[(AcceptedResponse, "serialization")],
+                "Registered, not complete: the barrier is still open. Re-send the same "
+                "request with this memberId after retryAfterMs.",
+            ),
+            "BadRequest": _json(
+                error,
+                "The body is not JSON or breaks the schema (errorCode 42); nothing changed.",
+            ),
+            "PayloadTooLarge": _json(error, "The body is over 1 MiB; nothing changed."),
+            "TooManyRequests": _json(
+                error,
+                "Throttled by the store; retry after Retry-After.",
+                **{"Retry-After": "RetryAfter"},
+            ),
+        },
+    }
+
+
+def build_openapi() -> dict[str, Any]:
+    models: list[tuple[Any, Any]] = []
+    for api in API_NAMES:
+        models += [(API_MESSAGES[api].request, "validation")]
+        models += [(API_MESSAGES[api].response, "serialization")]
+    models += [(AcceptedResponse, "serialization"), (ErrorBody, "serialization")]
+    refs, defs = models_json_schema(
+        models, by_alias=True, ref_template=REF_TEMPLATE, schema_generator=_ContractSchema
+    )
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "groupcoord", "version": "1", "description": DESCRIPTION},
+        "servers": [{"url": "http://127.0.0.1:8080", "description": "groupcoord serve"}],
+        "paths": {f"/v1/{api}": {"post": _operation(api, refs)} for api in API_NAMES},
+        "components": _components(refs, defs.get("$defs", {})),
+    }
+
+
+def dump_openapi() -> str:
+    return json.dumps(build_openapi(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(dump_openapi())

@@ -1,0 +1,26 @@
+"""What a request brings besides its body: the caller, the clock, the settings, the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ..settings import Settings
+from ..store.store import Store
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    settings: Settings
+    store: Store
+    now_ms: int
+    endpoint: str  # base URL of this coordinator, without /v1
+    client_id: str = ""
+    client_host: str = ""
+    correlation_id: str | None = None
+
+    @property
+    def host_and_port(self) -> tuple[str, int]:
+        parts = urlsplit(self.endpoint)
+        default_port = 443 if parts.scheme == "https" else 80
+        return parts.hostname or "", parts.port or default_port

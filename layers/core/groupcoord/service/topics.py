@@ -1,0 +1,258 @@
+"""Topic registry APIs: metadata, create-topics, create-partitions, delete-topics."""
+
+from __future__ import annotations
+
+from ..core.topics import (
+    Refusal,
+    TopicRecord,
+    check_partition_growth,
+    check_topic_name,
+    duplicates,
+    partitions_to_create,
+)
+from ..errors import Errors
+from ..models.topics import (
+    CreatableTopicResult,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from ..store.topics import TopicAlreadyExists, TopicChanged
+from ..topic_ids import ZERO_UUID, new_topic_id
+from .context import ApiContext
+
+NODE_ID = 0
+CLUSTER_ID = "groupcoord"
+# A topic changed by a concurrent request is re-read and decided again this many times.
+_RACE_RETRIES = 5
+
+
+def _metadata_topic(record: TopicRecord) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        name=record.name,
+        topic_id=record.topic_id,
+        partitions=[
+            MetadataResponsePartition(
+                partition_index=i,
+                leader_id=NODE_ID,
+                leader_epoch=0,
+                replica_nodes=[NODE_ID],
+                isr_nodes=[NODE_ID],
+            )
+            for i in range(record.partitions)
+        ],
+    )
+
+
+def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
+    host, port = ctx.host_and_port
+    topics: list[MetadataResponseTopic]
+    if not request.topics:
+        topics = [_metadata_topic(r) for r in ctx.store.topics.list()]
+    else:
+        topics = []
+        for wanted in request.topics:
+            topic_id = wanted.topic_id if wanted.topic_id not in (None, ZERO_UUID) else None
+            if topic_id is not None:
+                record = ctx.store.topics.get_by_id(topic_id)
+                if record is None or (wanted.name is not None and wanted.name != record.name):
+                    topics.append(
+                        MetadataResponseTopic(
+                            error_code=Errors.UNKNOWN_TOPIC_ID,
+                            name=wanted.name,
+                            topic_id=topic_id,
+                        )
+                    )
+                    continue
+            elif wanted.name is not None:
+                record = ctx.store.topics.get(wanted.name)
+                if record is None:
+                    topics.append(
+                        MetadataResponseTopic(
+                            error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            name=wanted.name,
+                            topic_id=ZERO_UUID,
+                        )
+                    )
+                    continue
+            else:
+                topics.append(
+                    MetadataResponseTopic(error_code=Errors.INVALID_REQUEST, topic_id=ZERO_UUID)
+                )
+                continue
+            topics.append(_metadata_topic(record))
+    return MetadataResponse(
+        brokers=[MetadataResponseBroker(node_id=NODE_ID, host=host, port=port)],
+        cluster_id=CLUSTER_ID,
+        controller_id=NODE_ID,
+        topics=topics,
+    )
+
+
+def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopicsResponse:
+    repeated = duplicates([t.name for t in request.topics])
+    results: list[CreatableTopicResult] = []
+    for topic in request.topics:
+        if topic.name in repeated:
+            results.append(
+                _create_refused(
+                    topic.name,
+                    Refusal(
+                        Errors.INVALID_REQUEST,
+                        f"Create topics request contains multiple entries for the topic "
+                        f"{topic.name}.",
+                    ),
+                )
+            )
+            continue
+        refusal = check_topic_name(topic.name)
+        count = partitions_to_create(
+            topic.num_partitions,
+            topic.replication_factor,
+            len(topic.assignments),
+            ctx.settings.num_partitions,
+        )
+        if refusal is None and isinstance(count, Refusal):
+            refusal = count
+        if refusal is None and ctx.store.topics.get(topic.name) is not None:
+            refusal = _already_exists(topic.name)
+        if refusal is not None:
+            results.append(_create_refused(topic.name, refusal))
+            continue
+        assert isinstance(count, int)
+        record = TopicRecord(
+            name=topic.name,
+            topic_id=new_topic_id(),
+            partitions=count,
+            replication_factor=topic.replication_factor,
+            created_at_ms=ctx.now_ms,
+        )
+        if not request.validate_only:
+            try:
+                ctx.store.topics.create(record, ctx.now_ms)
+            except TopicAlreadyExists:
+                results.append(_create_refused(topic.name, _already_exists(topic.name)))
+                continue
+        results.append(
+            CreatableTopicResult(
+                name=record.name,
+                topic_id=ZERO_UUID if request.validate_only else record.topic_id,
+                num_partitions=record.partitions,
+                replication_factor=record.replication_factor,
+            )
+        )
+    return CreateTopicsResponse(topics=results)
+
+
+def _already_exists(name: str) -> Refusal:
+    return Refusal(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+
+
+def _create_refused(name: str, refusal: Refusal) -> CreatableTopicResult:
+    return CreatableTopicResult(
+        name=name,
+        topic_id=ZERO_UUID,
+        error_code=refusal.error,
+        error_message=refusal.message,
+    )
+
+
+def create_partitions(
+    request: CreatePartitionsRequest, ctx: ApiContext
+) -> CreatePartitionsResponse:
+    repeated = duplicates([t.name for t in request.topics])
+    results: list[CreatePartitionsTopicResult] = []
+    for topic in request.topics:
+        if topic.name in repeated:
+            refusal: Refusal | None = Refusal(
+                Errors.INVALID_REQUEST, f"Duplicate topic name {topic.name} in the request."
+            )
+        else:
+            refusal = _grow(topic.name, topic.count, request.validate_only, ctx)
+        results.append(
+            CreatePartitionsTopicResult(
+                name=topic.name,
+                error_code=refusal.error if refusal else Errors.NONE,
+                error_message=refusal.message if refusal else None,
+            )
+        )
+    return CreatePartitionsResponse(results=results)
+
+
+def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusal | None:
+    for _ in range(_RACE_RETRIES):
+        record = ctx.store.topics.get(name)
+        if record is None:
+            return Refusal(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        refusal = check_partition_growth(record.partitions, count)
+        if refusal is not None or validate_only:
+            return refusal
+        try:
+            ctx.store.topics.grow(record, count, ctx.now_ms)
+            return None
+        except TopicChanged:
+            continue  # grown or deleted meanwhile: decide again on what is there now
+    return Refusal(Errors.UNKNOWN_SERVER_ERROR, f"The topic '{name}' kept changing; retry.")
+
+
+def delete_topics(request: DeleteTopicsRequest, ctx: ApiContext) -> DeleteTopicsResponse:
+    keys = [t.topic_id if t.topic_id not in (None, ZERO_UUID) else t.name for t in request.topics]
+    repeated = duplicates([k for k in keys if k is not None])
+    responses: list[DeletableTopicResult] = []
+    for entry, key in zip(request.topics, keys, strict=True):
+        by_id = entry.topic_id not in (None, ZERO_UUID)
+        result = DeletableTopicResult(name=entry.name, topic_id=entry.topic_id or ZERO_UUID)
+        if by_id and entry.name is not None:
+            refusal: Refusal | None = Refusal(
+                Errors.INVALID_REQUEST, "You may not specify both topic name and topic id."
+            )
+        elif key is None:
+            refusal = Refusal(Errors.INVALID_REQUEST, "Neither topic name nor id was given.")
+        elif key in repeated:
+            refusal = Refusal(Errors.INVALID_REQUEST, f"Duplicate topic {key} in the request.")
+        else:
+            refusal, record = _delete(entry.topic_id if by_id else None, entry.name, ctx)
+            if record is not None:
+                result.name, result.topic_id = record.name, record.topic_id
+        if refusal is not None:
+            result.error_code, result.error_message = refusal.error, refusal.message
+        responses.append(result)
+    return DeleteTopicsResponse(responses=responses)
+
+
+def _delete(
+    topic_id: str | None, name: str | None, ctx: ApiContext
+) -> tuple[Refusal | None, TopicRecord | None]:
+    for _ in range(_RACE_RETRIES):
+        if topic_id is not None:
+            record = ctx.store.topics.get_by_id(topic_id)
+            if record is None:
+                message = "This server does not host this topic ID."
+                return Refusal(Errors.UNKNOWN_TOPIC_ID, message), None
+        else:
+            assert name is not None
+            record = ctx.store.topics.get(name)
+            if record is None:
+                return (
+                    Refusal(
+                        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                        "This server does not host this topic-partition.",
+                    ),
+                    None,
+                )
+        try:
+            ctx.store.topics.delete(record, ctx.now_ms)
+            return None, record
+        except TopicChanged:
+            continue
+    return Refusal(Errors.UNKNOWN_SERVER_ERROR, "The topic kept changing; retry."), None

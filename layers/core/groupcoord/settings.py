@@ -1,0 +1,125 @@
+"""Coordinator settings under Kafka's broker config names (API.md "Settings").
+
+Lambda reads them from environment variables (upper case, dots as underscores:
+GROUP_INITIAL_REBALANCE_DELAY_MS); `groupcoord serve` takes repeatable `-c name=value`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+# Kafka config name -> (attribute, default). Defaults are Kafka 4.x's.
+_INT_SETTINGS: dict[str, tuple[str, int]] = {
+    "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", 3000),
+    "group.min.session.timeout.ms": ("group_min_session_timeout_ms", 6000),
+    "group.max.session.timeout.ms": ("group_max_session_timeout_ms", 1_800_000),
+    "group.max.size": ("group_max_size", 2_147_483_647),
+    "group.consumer.session.timeout.ms": ("group_consumer_session_timeout_ms", 45000),
+    "group.consumer.min.session.timeout.ms": ("group_consumer_min_session_timeout_ms", 45000),
+    "group.consumer.max.session.timeout.ms": ("group_consumer_max_session_timeout_ms", 60000),
+    "group.consumer.heartbeat.interval.ms": ("group_consumer_heartbeat_interval_ms", 5000),
+    "group.consumer.min.heartbeat.interval.ms": ("group_consumer_min_heartbeat_interval_ms", 5000),
+    "group.consumer.max.heartbeat.interval.ms": ("group_consumer_max_heartbeat_interval_ms", 15000),
+    "group.consumer.max.size": ("group_consumer_max_size", 2_147_483_647),
+    "offsets.retention.minutes": ("offsets_retention_minutes", 10080),
+    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 4096),
+    "num.partitions": ("num_partitions", 1),
+    "groupcoord.sweep.interval.ms": ("sweep_interval_ms", 1000),
+    "groupcoord.barrier.hold.ms": ("barrier_hold_ms", 2000),
+    "groupcoord.member.shards": ("member_shards", 8),
+    "groupcoord.deadline.shards": ("deadline_shards", 16),
+    "groupcoord.store.max.attempts": ("store_max_attempts", 5),
+}
+_STR_SETTINGS: dict[str, tuple[str, str]] = {
+    "group.consumer.assignors": ("group_consumer_assignors", "uniform,range"),
+    "group.consumer.migration.policy": ("group_consumer_migration_policy", "bidirectional"),
+    "groupcoord.table.name": ("table_name", "groupcoord"),
+    # Base URL that find-coordinator hands out; empty = derived from the request's host.
+    "groupcoord.endpoint": ("endpoint", ""),
+}
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
+
+
+class SettingsError(ValueError):
+    """A setting that is unknown or has a value of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1_800_000
+    group_max_size: int = 2_147_483_647
+    group_consumer_session_timeout_ms: int = 45000
+    group_consumer_min_session_timeout_ms: int = 45000
+    group_consumer_max_session_timeout_ms: int = 60000
+    group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_min_heartbeat_interval_ms: int = 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15000
+    group_consumer_max_size: int = 2_147_483_647
+    offsets_retention_minutes: int = 10080
+    offset_metadata_max_bytes: int = 4096
+    num_partitions: int = 1
+    sweep_interval_ms: int = 1000
+    barrier_hold_ms: int = 2000
+    member_shards: int = 8
+    deadline_shards: int = 16
+    store_max_attempts: int = 5
+    group_consumer_assignors: str = "uniform,range"
+    group_consumer_migration_policy: str = "bidirectional"
+    table_name: str = "groupcoord"
+    endpoint: str = ""
+
+    @property
+    def consumer_assignors(self) -> tuple[str, ...]:
+        return tuple(a.strip() for a in self.group_consumer_assignors.split(",") if a.strip())
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """Every Kafka-style setting name this coordinator reads."""
+        return sorted([*_INT_SETTINGS, *_STR_SETTINGS])
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, str], base: Settings | None = None) -> Settings:
+        """Settings from `name=value` pairs under Kafka names; unknown names are an error."""
+        current = {f.name: getattr(base or cls(), f.name) for f in fields(cls)}
+        for name, raw in values.items():
+            if name in _INT_SETTINGS:
+                attr = _INT_SETTINGS[name][0]
+                try:
+                    current[attr] = int(raw)
+                except ValueError:
+                    raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+            elif name in _STR_SETTINGS:
+                current[_STR_SETTINGS[name][0]] = str(raw)
+            else:
+                raise SettingsError(f"unknown setting {name!r}")
+        settings = cls(**current)
+        settings.check()
+        return settings
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from environment variables named like GROUP_MAX_SIZE (Lambda)."""
+        environ = os.environ if environ is None else environ
+        found = {}
+        for name in [*_INT_SETTINGS, *_STR_SETTINGS]:
+            env_name = env_var_name(name)
+            if env_name in environ and environ[env_name] != "":
+                found[name] = environ[env_name]
+        return cls.from_mapping(found)
+
+    def check(self) -> None:
+        if self.group_consumer_migration_policy not in MIGRATION_POLICIES:
+            raise SettingsError(
+                "group.consumer.migration.policy must be one of " + ", ".join(MIGRATION_POLICIES)
+            )
+        for attr in ("member_shards", "deadline_shards", "store_max_attempts", "sweep_interval_ms"):
+            if getattr(self, attr) < 1:
+                raise SettingsError(f"{attr} must be at least 1")
+
+
+def env_var_name(setting: str) -> str:
+    return setting.upper().replace(".", "_")

@@ -1,0 +1,498 @@
+"""The only code that calls DynamoDB: typed helpers for conditional writes and transactions,
+bounded jittered retries on throttling and transaction conflicts, and usage accounting.
+
+Values are plain Python (str, int, bool, bytes, list, dict); numbers come back as int.
+A failed condition raises ConditionFailed (with the old item when DynamoDB returns it), a
+cancelled transaction TransactionCanceled (with the per-item reasons), and throttling that
+outlasts the retries StoreThrottled, which the HTTP layer answers with 429 and Retry-After.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from . import capacity
+
+_RETRYABLE_CODES = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "TransactionConflictException",
+    "TransactionInProgressException",
+}
+_RETRYABLE_CANCEL_REASONS = {
+    "TransactionConflict",
+    "ThrottlingError",
+    "ProvisionedThroughputExceeded",
+}
+_BACKOFF_BASE_S = 0.02
+_BACKOFF_CAP_S = 1.0
+
+Item = dict[str, Any]
+
+
+class StoreError(Exception):
+    """A DynamoDB failure that is not the client's fault."""
+
+
+class StoreThrottled(StoreError):
+    def __init__(self, message: str, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ConditionFailed(StoreError):
+    """A conditional write lost: `old` is the item as it was, when DynamoDB returned it."""
+
+    def __init__(self, old: Item | None = None) -> None:
+        super().__init__("conditional check failed")
+        self.old = old
+
+
+class TransactionCanceled(StoreError):
+    """A transaction was cancelled; `reasons[i]` is the code for item i ('None' = fine)."""
+
+    def __init__(self, reasons: list[str], old_items: list[Item | None]) -> None:
+        super().__init__("transaction cancelled: " + ", ".join(reasons))
+        self.reasons = reasons
+        self.old_items = old_items
+
+    def failed_conditions(self) -> list[int]:
+        return [i for i, r in enumerate(self.reasons) if r == "ConditionalCheckFailed"]
+
+
+@dataclass(frozen=True)
+class Update:
+    """An UpdateItem: `expression` uses #names and :values given by `names` / `values`."""
+
+    key: Item
+    expression: str
+    names: dict[str, str] | None = None
+    values: dict[str, Any] | None = None
+    condition: str | None = None
+
+
+@dataclass(frozen=True)
+class Put:
+    item: Item
+    condition: str | None = None
+    names: dict[str, str] | None = None
+    values: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Delete:
+    key: Item
+    condition: str | None = None
+    names: dict[str, str] | None = None
+    values: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    key: Item
+    condition: str
+    names: dict[str, str] | None = None
+    values: dict[str, Any] | None = None
+
+
+TransactItem = Update | Put | Delete | Check
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_python(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _to_python(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_python(v) for v in value]
+    if isinstance(value, set):
+        return {_to_python(v) for v in value}
+    return value
+
+
+def _to_dynamo_value(value: Any) -> Any:
+    if isinstance(value, float):
+        value = Decimal(repr(value))
+    elif isinstance(value, dict):
+        return {k: _to_dynamo_value(v) for k, v in value.items()}
+    elif isinstance(value, list | tuple):
+        return [_to_dynamo_value(v) for v in value]
+    return value
+
+
+def serialize(item: Item) -> dict[str, Any]:
+    return {k: _serializer.serialize(_to_dynamo_value(v)) for k, v in item.items()}
+
+
+def deserialize(item: dict[str, Any]) -> Item:
+    return {k: _to_python(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _expression_args(names: dict[str, str] | None, values: dict[str, Any] | None) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if names:
+        args["ExpressionAttributeNames"] = names
+    if values:
+        args["ExpressionAttributeValues"] = serialize(values)
+    return args
+
+
+def make_client(endpoint_url: str | None = None, region: str | None = None) -> Any:
+    """A low-level DynamoDB client with SDK retries off (the store retries itself)."""
+    config = Config(
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        connect_timeout=2,
+        read_timeout=10,
+        max_pool_connections=50,
+    )
+    return boto3.session.Session().client(
+        "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config
+    )
+
+
+class Dynamo:
+    """DynamoDB operations on one table, with retries and usage accounting."""
+
+    def __init__(self, client: Any, table_name: str, max_attempts: int = 5) -> None:
+        self.client = client
+        self.table_name = table_name
+        self.max_attempts = max_attempts
+
+    # --- the call loop ---
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        usage = capacity.current()
+        method: Callable[..., dict[str, Any]] = getattr(self.client, operation)
+        for attempt in range(1, self.max_attempts + 1):
+            if usage is not None:
+                usage.count(operation)
+            try:
+                response = method(ReturnConsumedCapacity="TOTAL", **kwargs)
+            except ClientError as error:
+                if not self._retryable(error):
+                    raise
+                if attempt == self.max_attempts:
+                    raise StoreThrottled(
+                        f"DynamoDB {operation} still throttled or conflicting after "
+                        f"{attempt} attempts"
+                    ) from error
+                # Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter").
+                time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                continue
+            if usage is not None:
+                self._record_reported(usage, response.get("ConsumedCapacity"))
+            return response
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _retryable(error: ClientError) -> bool:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code in _RETRYABLE_CODES:
+            return True
+        if code == "TransactionCanceledException":
+            reasons = error.response.get("CancellationReasons") or []
+            return any(r.get("Code") in _RETRYABLE_CANCEL_REASONS for r in reasons)
+        return False
+
+    @staticmethod
+    def _record_reported(usage: capacity.Usage, consumed: Any) -> None:
+        entries = consumed if isinstance(consumed, list) else [consumed] if consumed else []
+        for entry in entries:
+            usage.reported_units += float(entry.get("CapacityUnits") or 0)
+
+    @staticmethod
+    def _estimate(
+        read_bytes: int = 0,
+        write_bytes: int = 0,
+        *,
+        consistent: bool = False,
+        transactional: bool = False,
+        reads: int = 0,
+        writes: int = 0,
+    ) -> None:
+        usage = capacity.current()
+        if usage is None:
+            return
+        if reads:
+            usage.read_units += capacity.read_units(read_bytes, consistent, transactional)
+        if writes:
+            usage.write_units += capacity.write_units(write_bytes, transactional)
+
+    # --- reads ---
+
+    def get(self, key: Item, *, consistent: bool = False) -> Item | None:
+        response = self._call(
+            "get_item", TableName=self.table_name, Key=serialize(key), ConsistentRead=consistent
+        )
+        item = response.get("Item")
+        result = deserialize(item) if item else None
+        self._estimate(capacity.item_size(result or {}), consistent=consistent, reads=1)
+        return result
+
+    def query(
+        self,
+        key_condition: str,
+        values: dict[str, Any],
+        *,
+        names: dict[str, str] | None = None,
+        index: str | None = None,
+        consistent: bool = False,
+        limit: int | None = None,
+        forward: bool = True,
+    ) -> Iterator[Item]:
+        """All items matching the key condition, following pagination."""
+        args: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": key_condition,
+            "ScanIndexForward": forward,
+            **_expression_args(names, values),
+        }
+        if index:
+            args["IndexName"] = index
+        else:
+            args["ConsistentRead"] = consistent
+        if limit:
+            args["Limit"] = limit
+        returned = 0
+        while True:
+            response = self._call("query", **args)
+            items = [deserialize(i) for i in response.get("Items", [])]
+            self._estimate(
+                sum(capacity.item_size(i) for i in items), consistent=consistent, reads=1
+            )
+            for item in items:
+                yield item
+                returned += 1
+                if limit and returned >= limit:
+                    return
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            args["ExclusiveStartKey"] = last
+
+    def batch_get(self, keys: Sequence[Item], *, consistent: bool = False) -> list[Item]:
+        """Items for the keys that exist (order not kept), 100 keys per request."""
+        found: list[Item] = []
+        for start in range(0, len(keys), 100):
+            pending: dict[str, Any] = {
+                self.table_name: {
+                    "Keys": [serialize(k) for k in keys[start : start + 100]],
+                    "ConsistentRead": consistent,
+                }
+            }
+            for attempt in range(1, self.max_attempts + 2):
+                response = self._call("batch_get_item", RequestItems=pending)
+                items = [deserialize(i) for i in response["Responses"].get(self.table_name, [])]
+                for item in items:
+                    self._estimate(capacity.item_size(item), consistent=consistent, reads=1)
+                found.extend(items)
+                pending = response.get("UnprocessedKeys") or {}
+                if not pending:
+                    break
+                if attempt > self.max_attempts:
+                    raise StoreThrottled("DynamoDB BatchGetItem left keys unprocessed")
+                time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+        return found
+
+    # --- single-item writes ---
+
+    def put(
+        self,
+        item: Item,
+        *,
+        condition: str | None = None,
+        names: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+    ) -> None:
+        args: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Item": serialize(item),
+            **_expression_args(names, values),
+        }
+        if condition:
+            args["ConditionExpression"] = condition
+            args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        self._write("put_item", args, capacity.item_size(item))
+
+    def update(self, update: Update, *, return_new: bool = False) -> Item | None:
+        args: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": serialize(update.key),
+            "UpdateExpression": update.expression,
+            **_expression_args(update.names, update.values),
+        }
+        if update.condition:
+            args["ConditionExpression"] = update.condition
+            args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        args["ReturnValues"] = "ALL_NEW" if return_new else "NONE"
+        known = capacity.item_size({**update.key, **(update.values or {})})
+        response = self._write("update_item", args, known)
+        attributes = response.get("Attributes")
+        return deserialize(attributes) if attributes else None
+
+    def delete(
+        self,
+        key: Item,
+        *,
+        condition: str | None = None,
+        names: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+    ) -> Item | None:
+        """Delete an item; returns the deleted item (None if there was none)."""
+        args: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": serialize(key),
+            "ReturnValues": "ALL_OLD",
+            **_expression_args(names, values),
+        }
+        if condition:
+            args["ConditionExpression"] = condition
+            args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        response = self._write("delete_item", args, capacity.item_size(key))
+        attributes = response.get("Attributes")
+        return deserialize(attributes) if attributes else None
+
+    def _write(self, operation: str, args: dict[str, Any], known_bytes: int) -> dict[str, Any]:
+        try:
+            response = self._call(operation, **args)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                self._estimate(write_bytes=known_bytes, writes=1)
+                old = error.response.get("Item")
+                raise ConditionFailed(deserialize(old) if old else None) from None
+            raise
+        written = known_bytes
+        if response.get("Attributes"):
+            written = max(written, capacity.item_size(deserialize(response["Attributes"])))
+        self._estimate(write_bytes=written, writes=1)
+        return response
+
+    # --- multi-item writes ---
+
+    def transact(self, items: Sequence[TransactItem]) -> None:
+        """One atomic TransactWriteItems (at most 100 items)."""
+        if not items:
+            return
+        if len(items) > 100:
+            raise ValueError("a DynamoDB transaction holds at most 100 items")
+        entries = [self._transact_entry(i) for i in items]
+        try:
+            self._call("transact_write_items", TransactItems=entries)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            reasons_raw = error.response.get("CancellationReasons") or []
+            reasons = [r.get("Code", "None") for r in reasons_raw]
+            olds = [deserialize(r["Item"]) if r.get("Item") else None for r in reasons_raw]
+            if not reasons:
+                reasons = self._parse_cancel_message(str(error))
+                olds = [None] * len(reasons)
+            raise TransactionCanceled(reasons, olds) from None
+        finally:
+            for item in items:
+                self._estimate(
+                    write_bytes=capacity.item_size(self._item_bytes_basis(item)),
+                    transactional=True,
+                    writes=1,
+                )
+
+    @staticmethod
+    def _parse_cancel_message(message: str) -> list[str]:
+        # Some endpoints send the reasons only in the message: "... reasons [None, Cond...]".
+        start, end = message.find("["), message.rfind("]")
+        if start < 0 or end < start:
+            return []
+        return [part.strip() for part in message[start + 1 : end].split(",")]
+
+    @staticmethod
+    def _item_bytes_basis(item: TransactItem) -> Item:
+        if isinstance(item, Put):
+            return item.item
+        if isinstance(item, Update):
+            return {**item.key, **(item.values or {})}
+        return item.key
+
+    def _transact_entry(self, item: TransactItem) -> dict[str, Any]:
+        common: dict[str, Any] = {
+            "TableName": self.table_name,
+            **_expression_args(item.names, item.values),
+        }
+        if item.condition:
+            common["ConditionExpression"] = item.condition
+            common["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        if isinstance(item, Put):
+            return {"Put": {**common, "Item": serialize(item.item)}}
+        if isinstance(item, Update):
+            return {
+                "Update": {
+                    **common,
+                    "Key": serialize(item.key),
+                    "UpdateExpression": item.expression,
+                }
+            }
+        if isinstance(item, Delete):
+            return {"Delete": {**common, "Key": serialize(item.key)}}
+        return {"ConditionCheck": {**common, "Key": serialize(item.key)}}
+
+    def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[Item] = ()) -> None:
+        """Unconditional puts and deletes, 25 per request, unprocessed items retried."""
+        requests = [{"PutRequest": {"Item": serialize(i)}} for i in puts] + [
+            {"DeleteRequest": {"Key": serialize(k)}} for k in deletes
+        ]
+        sizes = [capacity.item_size(i) for i in puts] + [capacity.item_size(k) for k in deletes]
+        for size in sizes:
+            self._estimate(write_bytes=size, writes=1)
+        for start in range(0, len(requests), 25):
+            pending: dict[str, Any] = {self.table_name: requests[start : start + 25]}
+            for attempt in range(1, self.max_attempts + 2):
+                response = self._call("batch_write_item", RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                if attempt > self.max_attempts:
+                    raise StoreThrottled("DynamoDB BatchWriteItem left items unprocessed")
+                time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+
+    # --- table management (serve and tests) ---
+
+    def ensure_table(self, definition: dict[str, Any], ttl_attribute: str) -> bool:
+        """Create the table if missing; True when it was created."""
+        try:
+            self.client.describe_table(TableName=self.table_name)
+            return False
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise
+        try:
+            self.client.create_table(**{**definition, "TableName": self.table_name})
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ResourceInUseException":
+                raise
+            return False
+        self.client.get_waiter("table_exists").wait(
+            TableName=self.table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+        )
+        # Some local endpoints lack TTL; the sweeper expires items anyway.
+        with contextlib.suppress(ClientError):
+            self.client.update_time_to_live(
+                TableName=self.table_name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute},
+            )
+        return True

@@ -1,0 +1,133 @@
+"""The one DynamoDB table: its keys, indexes and item key formats (docs/table-layout.md).
+
+template.yaml declares the same table; tests/integration/test_template.py deploys the template
+into moto's CloudFormation and checks it against `table_definition()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+PK = "pk"
+SK = "sk"
+TTL_ATTRIBUTE = "expiresAt"
+
+# Sparse index of absolute deadlines (session expiry, rebalance timeouts, offset retention).
+# The sweeper queries every shard for `dl <= now` instead of scanning the table.
+DEADLINE_INDEX = "deadlines"
+DEADLINE_SHARD = "dlShard"
+DEADLINE = "dl"
+
+# Sparse index that lists groups (list-groups) without a scan, over a few shards so that
+# group state changes never pile onto one index partition.
+LISTING_INDEX = "listing"
+LISTING_PK = "lsPk"
+LISTING_SK = "lsSk"
+GROUP_LISTING_SHARDS = 4
+
+# Topics are few and rarely written: they share one partition key, so `metadata` lists them
+# with one strongly consistent Query.
+TOPICS_PK = "TOPICS"
+TOPIC_IDS_PK = "TOPIC-IDS"
+
+# Item kinds (attribute `kind` on every item), for humans reading the table and for the docs.
+KIND_TOPIC = "topic"
+KIND_TOPIC_ID = "topic-id"
+KIND_TOPIC_SUBSCRIBER = "topic-subscriber"
+KIND_REGEX_SUBSCRIBER = "regex-subscriber"
+KIND_GROUP = "group"
+KIND_COORDINATOR = "coordinator"
+
+GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
+DEADLINE_PROJECTION = ["kind", "groupId"]
+
+
+def stable_shard(text: str, shards: int) -> int:
+    """A shard number that is the same in every process (Python's hash() is salted)."""
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % shards
+
+
+# --- key formats ---
+
+
+def topic_key(name: str) -> dict[str, str]:
+    return {PK: TOPICS_PK, SK: name}
+
+
+def topic_id_key(topic_id: str) -> dict[str, str]:
+    return {PK: TOPIC_IDS_PK, SK: topic_id}
+
+
+def topic_subscribers_pk(topic: str) -> str:
+    return f"TSUB#{topic}"
+
+
+def topic_subscriber_key(topic: str, group_id: str) -> dict[str, str]:
+    # One partition key per topic: one Query lists the groups subscribed to it (seed 000).
+    return {PK: topic_subscribers_pk(topic), SK: group_id}
+
+
+def regex_subscriber_key(group_id: str) -> dict[str, str]:
+    return {PK: "REGEX-SUBSCRIBERS", SK: group_id}
+
+
+def group_key(group_id: str) -> dict[str, str]:
+    return {PK: f"G#{group_id}", SK: "GROUP"}
+
+
+def group_listing_pk(group_id: str) -> str:
+    return f"GROUPS#{stable_shard(group_id, GROUP_LISTING_SHARDS)}"
+
+
+def coordinator_key() -> dict[str, str]:
+    return {PK: "COORDINATOR", SK: "COORDINATOR"}
+
+
+def deadline_shard_value(owner: str, shards: int) -> str:
+    return f"DL#{stable_shard(owner, shards)}"
+
+
+def table_definition(table_name: str) -> dict[str, Any]:
+    """CreateTable arguments for the table the store expects (used by `serve` and tests)."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": PK, "AttributeType": "S"},
+            {"AttributeName": SK, "AttributeType": "S"},
+            {"AttributeName": DEADLINE_SHARD, "AttributeType": "S"},
+            {"AttributeName": DEADLINE, "AttributeType": "N"},
+            {"AttributeName": LISTING_PK, "AttributeType": "S"},
+            {"AttributeName": LISTING_SK, "AttributeType": "S"},
+        ],
+        "KeySchema": [
+            {"AttributeName": PK, "KeyType": "HASH"},
+            {"AttributeName": SK, "KeyType": "RANGE"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": DEADLINE_INDEX,
+                "KeySchema": [
+                    {"AttributeName": DEADLINE_SHARD, "KeyType": "HASH"},
+                    {"AttributeName": DEADLINE, "KeyType": "RANGE"},
+                ],
+                "Projection": {
+                    "ProjectionType": "INCLUDE",
+                    "NonKeyAttributes": DEADLINE_PROJECTION,
+                },
+            },
+            {
+                "IndexName": LISTING_INDEX,
+                "KeySchema": [
+                    {"AttributeName": LISTING_PK, "KeyType": "HASH"},
+                    {"AttributeName": LISTING_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {
+                    "ProjectionType": "INCLUDE",
+                    "NonKeyAttributes": GROUP_LISTING_PROJECTION,
+                },
+            },
+        ],
+    }

@@ -1,0 +1,31 @@
+"""The store facade: one object that hands out the table's repositories."""
+
+from __future__ import annotations
+
+from ..settings import Settings
+from . import schema
+from .coordinator import CoordinatorRecord
+from .dynamo import Dynamo, make_client
+from .groups import GroupDirectory
+from .topics import TopicRegistry
+
+
+class Store:
+    def __init__(self, dynamo: Dynamo, settings: Settings) -> None:
+        self.dynamo = dynamo
+        self.settings = settings
+        self.topics = TopicRegistry(dynamo, settings.deadline_shards)
+        self.groups = GroupDirectory(dynamo)
+        self.coordinator = CoordinatorRecord(dynamo)
+
+    @classmethod
+    def connect(
+        cls, settings: Settings, endpoint_url: str | None = None, region: str | None = None
+    ) -> Store:
+        client = make_client(endpoint_url=endpoint_url, region=region)
+        return cls(Dynamo(client, settings.table_name, settings.store_max_attempts), settings)
+
+    def ensure_table(self) -> bool:
+        return self.dynamo.ensure_table(
+            schema.table_definition(self.settings.table_name), schema.TTL_ATTRIBUTE
+        )

@@ -1,0 +1,228 @@
+"""The topic registry: topics by name and by id, and the groups subscribed to each topic.
+
+A topic change (creation, growth, deletion) must reach every group subscribed to it, even if
+the process dies half-way. So the change is written in one transaction together with a
+`topic-change` item that carries a deadline in the deadline index; the registry then bumps
+`topicChanges` on each affected group item and deletes the change item. If it dies first, the
+sweeper finds the change item past its deadline and notifies again (a second bump is harmless:
+at worst one extra rebalance).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..core.topics import TopicRecord, regex_matches
+from . import schema
+from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, Update
+
+# How long a topic change may stay un-notified before the sweeper redoes it.
+NOTIFY_GRACE_MS = 5000
+TOPIC_CHANGES_PK = "TOPIC-CHANGES"
+
+
+class TopicAlreadyExists(Exception):
+    pass
+
+
+class TopicChanged(Exception):
+    """The topic was changed or deleted by someone else since it was read."""
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    """A pending notification of the groups subscribed to `topic`."""
+
+    key: dict[str, str]
+    topic: str
+
+
+def _record(item: dict) -> TopicRecord:
+    return TopicRecord(
+        name=item["sk"],
+        topic_id=item["topicId"],
+        partitions=int(item["partitions"]),
+        replication_factor=int(item.get("replicationFactor", -1)),
+        created_at_ms=int(item.get("createdAt", 0)),
+    )
+
+
+class TopicRegistry:
+    def __init__(self, dynamo: Dynamo, deadline_shards: int) -> None:
+        self.dynamo = dynamo
+        self.deadline_shards = deadline_shards
+
+    # --- reads ---
+
+    def get(self, name: str) -> TopicRecord | None:
+        item = self.dynamo.get(schema.topic_key(name), consistent=True)
+        return _record(item) if item else None
+
+    def get_by_id(self, topic_id: str) -> TopicRecord | None:
+        pointer = self.dynamo.get(schema.topic_id_key(topic_id), consistent=True)
+        if not pointer:
+            return None
+        record = self.get(pointer["name"])
+        return record if record and record.topic_id == topic_id else None
+
+    def list(self) -> list[TopicRecord]:
+        items = self.dynamo.query("pk = :pk", {":pk": schema.TOPICS_PK}, consistent=True)
+        return [_record(i) for i in items]
+
+    # --- changes ---
+
+    def create(self, record: TopicRecord, now_ms: int) -> None:
+        topic_item = {
+            **schema.topic_key(record.name),
+            "kind": schema.KIND_TOPIC,
+            "topicId": record.topic_id,
+            "partitions": record.partitions,
+            "replicationFactor": record.replication_factor,
+            "createdAt": record.created_at_ms,
+        }
+        id_item = {
+            **schema.topic_id_key(record.topic_id),
+            "kind": schema.KIND_TOPIC_ID,
+            "name": record.name,
+        }
+        change = self._change_item(record.name, now_ms)
+        try:
+            self.dynamo.transact(
+                [
+                    Put(topic_item, condition="attribute_not_exists(pk)"),
+                    Put(id_item, condition="attribute_not_exists(pk)"),
+                    Put(change),
+                ]
+            )
+        except TransactionCanceled as cancel:
+            if 0 in cancel.failed_conditions():
+                raise TopicAlreadyExists(record.name) from None
+            raise
+        self.notify(TopicChange(key=_key_of(change), topic=record.name))
+
+    def grow(self, record: TopicRecord, new_count: int, now_ms: int) -> None:
+        """Raise the partition count; fails with TopicChanged if the topic moved meanwhile."""
+        change = self._change_item(record.name, now_ms)
+        try:
+            self.dynamo.transact(
+                [
+                    Update(
+                        schema.topic_key(record.name),
+                        "SET #partitions = :new",
+                        names={"#partitions": "partitions"},
+                        values={":new": new_count, ":id": record.topic_id},
+                        # Counts only grow, whatever raced us.
+                        condition="topicId = :id AND #partitions < :new",
+                    ),
+                    Put(change),
+                ]
+            )
+        except TransactionCanceled as cancel:
+            if 0 in cancel.failed_conditions():
+                raise TopicChanged(record.name) from None
+            raise
+        self.notify(TopicChange(key=_key_of(change), topic=record.name))
+
+    def delete(self, record: TopicRecord, now_ms: int) -> None:
+        change = self._change_item(record.name, now_ms)
+        try:
+            self.dynamo.transact(
+                [
+                    Delete(
+                        schema.topic_key(record.name),
+                        condition="topicId = :id",
+                        values={":id": record.topic_id},
+                    ),
+                    Delete(schema.topic_id_key(record.topic_id)),
+                    Put(change),
+                ]
+            )
+        except TransactionCanceled as cancel:
+            if 0 in cancel.failed_conditions():
+                raise TopicChanged(record.name) from None
+            raise
+        self.notify(TopicChange(key=_key_of(change), topic=record.name))
+
+    def _change_item(self, topic: str, now_ms: int) -> dict:
+        key = {schema.PK: TOPIC_CHANGES_PK, schema.SK: f"{topic}#{uuid.uuid4().hex}"}
+        return {
+            **key,
+            "kind": "topic-change",
+            "topic": topic,
+            schema.DEADLINE_SHARD: schema.deadline_shard_value(
+                key[schema.SK], self.deadline_shards
+            ),
+            schema.DEADLINE: now_ms + NOTIFY_GRACE_MS,
+        }
+
+    # --- subscriptions (seed 000: per topic, the groups subscribing to it) ---
+
+    def subscribe(self, topic: str, group_id: str) -> None:
+        self.dynamo.put(
+            {
+                **schema.topic_subscriber_key(topic, group_id),
+                "kind": schema.KIND_TOPIC_SUBSCRIBER,
+                "groupId": group_id,
+            }
+        )
+
+    def unsubscribe(self, topic: str, group_id: str) -> None:
+        self.dynamo.delete(schema.topic_subscriber_key(topic, group_id))
+
+    def subscribers(self, topic: str) -> list[str]:
+        items = self.dynamo.query(
+            "pk = :pk", {":pk": schema.topic_subscribers_pk(topic)}, consistent=True
+        )
+        return [i["sk"] for i in items]
+
+    def set_regex(self, group_id: str, pattern: str | None) -> None:
+        """Record (or, with None, forget) a group's subscribedTopicRegex."""
+        key = schema.regex_subscriber_key(group_id)
+        if pattern is None:
+            self.dynamo.delete(key)
+        else:
+            self.dynamo.put({**key, "kind": schema.KIND_REGEX_SUBSCRIBER, "regex": pattern})
+
+    def regex_subscribers(self) -> list[tuple[str, str]]:
+        items = self.dynamo.query("pk = :pk", {":pk": schema.regex_subscriber_key("")[schema.PK]})
+        return [(i["sk"], i["regex"]) for i in items]
+
+    def groups_affected_by(self, topic: str) -> set[str]:
+        groups = set(self.subscribers(topic))
+        groups.update(g for g, pattern in self.regex_subscribers() if regex_matches(pattern, topic))
+        return groups
+
+    # --- notification ---
+
+    def notify(self, change: TopicChange) -> int:
+        """Bump `topicChanges` on every group affected by the change; returns how many."""
+        bumped = self.bump_groups(self.groups_affected_by(change.topic))
+        self.dynamo.delete(change.key)
+        return bumped
+
+    def bump_groups(self, group_ids: Iterable[str]) -> int:
+        bumped = 0
+        for group_id in sorted(group_ids):
+            try:
+                self.dynamo.update(
+                    Update(
+                        schema.group_key(group_id),
+                        "ADD topicChanges :one",
+                        values={":one": 1},
+                        condition="attribute_exists(pk)",
+                    )
+                )
+                bumped += 1
+            except ConditionFailed:
+                pass  # The group is gone; its subscriptions are cleaned up with it.
+        return bumped
+
+    def pending_change(self, item: dict) -> TopicChange:
+        # The sort key is "<topic>#<nonce>"; topic names never contain '#'.
+        return TopicChange(key=_key_of(item), topic=item[schema.SK].rsplit("#", 1)[0])
+
+
+def _key_of(item: dict) -> dict[str, str]:
+    return {schema.PK: item[schema.PK], schema.SK: item[schema.SK]}

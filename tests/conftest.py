@@ -1,0 +1,59 @@
+"""Shared fixtures: a real DynamoDB API endpoint, the store on it, `groupcoord serve`.
+
+The endpoint is, in order: LOCALSTACK_ENDPOINT (opt-in LocalStack runs),
+GROUPCOORD_TEST_DYNAMODB_ENDPOINT (the moto server `.ci/run` starts), else a serialized moto
+server started in this process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from groupcoord.settings import Settings
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.servers import running_dynamodb, running_serve, unique_table
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint() -> Iterator[str]:
+    configured = os.environ.get("LOCALSTACK_ENDPOINT") or os.environ.get(
+        "GROUPCOORD_TEST_DYNAMODB_ENDPOINT"
+    )
+    if configured:
+        yield configured
+        return
+    # A separate process: tests that use moto in-process (mock_aws) reset moto's global
+    # backends, which would wipe the tables of an in-process server.
+    with running_dynamodb() as url:
+        yield url
+
+
+@pytest.fixture
+def store(dynamodb_endpoint: str) -> Store:
+    """The store on a fresh table of the test endpoint."""
+    settings = Settings.from_mapping({"groupcoord.table.name": unique_table()})
+    store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
+    store.ensure_table()
+    return store
+
+
+@pytest.fixture(scope="session")
+def served(dynamodb_endpoint: str) -> Iterator[str]:
+    """One `groupcoord serve` for the tests that share it (they use unique names)."""
+    with running_serve(dynamodb_endpoint) as url:
+        yield url
+
+
+@pytest.fixture
+def api(served: str) -> Api:
+    return Api(served)

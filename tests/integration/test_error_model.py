@@ -1,0 +1,102 @@
+"""API.md's error model: 400 naming the field (and nothing written), 404, 405, 413, headers."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from tests.support.api import Api
+
+
+def missing(api: Api, topic: str) -> bool:
+    body = api.ok("metadata", {"topics": [{"name": topic}]})
+    return body["topics"][0]["errorCode"] == 3
+
+
+def test_a_string_where_a_number_belongs_is_a_400_naming_the_field_and_writes_nothing(
+    api: Api,
+) -> None:
+    topic = f"orders-{uuid.uuid4().hex[:8]}"
+    answer = api.call("create-topics", {"topics": [{"name": topic, "numPartitions": "12"}]})
+    assert answer.status == 400
+    assert answer.body["errorCode"] == 42
+    assert "topics[0].numPartitions" in answer.body["errorMessage"]
+    assert missing(api, topic)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"topics": [{"name": "t", "numPartitions": 2**31}]}, "topics[0].numPartitions"),
+        ({"topics": [{"name": "t", "numPartitions": True}]}, "topics[0].numPartitions"),
+        ({"topics": [{"name": 5}]}, "topics[0].name"),
+        ({"topics": "all"}, "topics"),
+        ({}, "topics"),
+        ({"topics": [{"numPartitions": 1}]}, "topics[0].name"),
+    ],
+)
+def test_schema_violations_name_the_field(api: Api, body: dict, field: str) -> None:
+    answer = api.call("create-topics", body)
+    assert answer.status == 400, answer.body
+    assert answer.body["errorCode"] == 42
+    assert answer.body["errorMessage"].startswith(field + ":"), answer.body
+
+
+def test_required_field_of_find_coordinator(api: Api) -> None:
+    answer = api.call("find-coordinator", {"keyType": 0})
+    assert answer.status == 400
+    assert answer.body["errorMessage"].startswith("coordinatorKeys:")
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'"text"', b"\xff\xfe"])
+def test_unparseable_bodies_are_400(api: Api, raw: bytes) -> None:
+    answer = api.call("metadata", raw=raw, headers={"Content-Type": "application/json"})
+    assert answer.status == 400
+    assert answer.body["errorCode"] == 42
+    assert answer.body["errorMessage"]
+
+
+def test_a_body_over_one_mebibyte_is_413_and_writes_nothing(api: Api) -> None:
+    topic = f"big-{uuid.uuid4().hex[:8]}"
+    body = {"topics": [{"name": topic, "numPartitions": 1, "configs": []}], "pad": "x" * 2**20}
+    answer = api.call("create-topics", raw=json.dumps(body).encode())
+    assert answer.status == 413
+    assert answer.body["errorCode"] == 42
+    assert missing(api, topic)
+
+
+def test_unknown_api_is_404(api: Api) -> None:
+    answer = api.call("no-such-api", {})
+    assert answer.status == 404
+    assert answer.body["errorCode"] == 42
+    assert "no-such-api" in answer.body["errorMessage"]
+
+
+def test_paths_outside_v1_are_404(api: Api) -> None:
+    answer = Api(api.base_url).session.post(f"{api.base_url}/v2/metadata", json={}, timeout=10)
+    assert answer.status_code == 404
+    assert answer.json()["errorCode"] == 42
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+def test_methods_other_than_post_are_405(api: Api, method: str) -> None:
+    answer = api.call("metadata", {}, method=method)
+    assert answer.status == 405
+    assert answer.headers.get("Allow") == "POST"
+    assert answer.body["errorCode"] == 42
+
+
+def test_correlation_id_is_echoed_and_throttle_time_is_present(api: Api) -> None:
+    answer = api.call("metadata", {}, headers={"Kafka-Correlation-Id": "7"})
+    assert answer.status == 200
+    assert answer.headers.get("Kafka-Correlation-Id") == "7"
+    assert answer.body["throttleTimeMs"] == 0
+    assert answer.headers["Content-Type"].startswith("application/json")
+
+
+def test_an_empty_body_reads_as_an_empty_object(api: Api) -> None:
+    assert api.call("metadata", raw=b"").status == 200
+    answer = api.call("find-coordinator", raw=b"")
+    assert answer.status == 400 and answer.body["errorMessage"].startswith("coordinatorKeys:")
