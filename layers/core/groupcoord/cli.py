@@ -45,6 +45,11 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
 
 
+def _stop_like_ctrl_c(signum: int, frame: object) -> None:
+    """SIGTERM stops `serve` as cleanly as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .local.server import LocalCoordinator
 
@@ -63,8 +68,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(coordinator.banner(), flush=True)
     if args.url_file:
         args.url_file.write_text(coordinator.url + "\n")
-    # SIGTERM stops as cleanly as Ctrl-C.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
     try:
         coordinator.serve_forever()
     except KeyboardInterrupt:
