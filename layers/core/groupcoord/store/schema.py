@@ -37,6 +37,7 @@ KIND_TOPIC_ID = "topic-id"
 KIND_TOPIC_SUBSCRIBER = "topic-subscriber"
 KIND_REGEX_SUBSCRIBER = "regex-subscriber"
 KIND_GROUP = "group"
+KIND_MEMBER = "member"
 KIND_COORDINATOR = "coordinator"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
@@ -75,6 +76,19 @@ def regex_subscriber_key(group_id: str) -> dict[str, str]:
 
 def group_key(group_id: str) -> dict[str, str]:
     return {PK: f"G#{group_id}", SK: "GROUP"}
+
+
+def member_pk(group_id: str, shard: int) -> str:
+    return f"G#{group_id}#M{shard}"
+
+
+def member_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
+    """Member items spread over `shards` partition keys per group (DESIGN.md 4b)."""
+    return {PK: member_pk(group_id, stable_shard(member_id, shards)), SK: member_id}
+
+
+def member_pks(group_id: str, shards: int) -> list[str]:
+    return [member_pk(group_id, shard) for shard in range(shards)]
 
 
 def group_listing_pk(group_id: str) -> str:

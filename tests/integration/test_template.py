@@ -1,0 +1,537 @@
+"""template.yaml against the code it deploys, offline (no AWS account, no SAM CLI).
+
+- The SAM template is transformed to CloudFormation with aws-sam-translator.
+- The DynamoDB table is created by moto's CloudFormation and compared with
+  `groupcoord.store.schema.table_definition()`.
+- The HTTP API's routes are compared with `groupcoord.http.routing.FUNCTION_APIS`.
+- Each function's CodeUri + Handler is imported the way Lambda imports it (code directory and
+  layer on sys.path, the template's environment) in a fresh interpreter.
+- Every environment variable is a known setting, and the parameter defaults are the code's.
+- Every function role grants only item-level DynamoDB actions on this table.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from samtranslator.translator.transform import transform
+from samtranslator.yaml_helper import yaml_parse
+
+from groupcoord.http.routing import DEFAULT_ROUTE_FUNCTION, FUNCTION_APIS
+from groupcoord.settings import Settings, env_var_name
+from groupcoord.store import schema
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template.yaml"
+REGION = "us-east-1"
+TABLE_NAME = "groupcoord-template-test"
+
+# Environment variables that are not coordinator settings.
+POWERTOOLS_VARS = {
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_LOG_LEVEL",
+}
+SETTING_VARS = {env_var_name(name): name for name in Settings.names()}
+
+# Item-level actions a function may be granted. Transactions are authorized per contained
+# operation (TransactWriteItems: PutItem/UpdateItem/DeleteItem/ConditionCheckItem,
+# TransactGetItems: GetItem), so they need no actions of their own.
+ALLOWED_DYNAMODB_ACTIONS = {
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+}
+# The secondary indexes each function queries (groupcoord.store: groups.py lists groups
+# through the listing index, sweeper.py finds overdue deadlines through the deadlines index).
+# Every other function reads the table only. "*" would mean any index of the table.
+INDEX_READERS = {
+    "admin": {schema.LISTING_INDEX},
+    "sweeper": {schema.DEADLINE_INDEX},
+}
+EXPECTED_MANAGED_POLICIES = {
+    "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+    "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess",
+}
+
+
+class _NoManagedPolicies:
+    """ManagedPolicyLoader stand-in: the template names no managed policies, so no IAM call."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def _sam_template() -> dict[str, Any]:
+    return yaml_parse(TEMPLATE.read_text())
+
+
+def _serverless_functions(template: dict[str, Any]) -> dict[str, str]:
+    """Function name (directory under functions/) -> logical id, from each CodeUri."""
+    found = {}
+    for logical_id, resource in template["Resources"].items():
+        if resource["Type"] == "AWS::Serverless::Function":
+            code_uri = resource["Properties"]["CodeUri"]
+            match = re.fullmatch(r"functions/([a-z_]+)/?", code_uri)
+            assert match, f"{logical_id}: CodeUri {code_uri!r} is not functions/<name>/"
+            found[match.group(1)] = logical_id
+    return found
+
+
+FUNCTION_NAMES = sorted(_serverless_functions(_sam_template()))
+
+
+@pytest.fixture(scope="module")
+def sam_template() -> dict[str, Any]:
+    return _sam_template()
+
+
+@pytest.fixture(scope="module")
+def functions(sam_template) -> dict[str, str]:
+    return _serverless_functions(sam_template)
+
+
+@pytest.fixture(scope="module")
+def cfn(sam_template) -> dict[str, Any]:
+    """The template as CloudFormation sees it after the SAM transform."""
+    template = copy.deepcopy(sam_template)
+    # The translator insists on S3 locations (sam build/package make them); keep the local path
+    # as the key so the transformed Code/Content still says where the code lives.
+    for resource in template["Resources"].values():
+        props = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri"):
+            if isinstance(props.get(key), str):
+                props[key] = f"s3://local-build/{props[key]}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AWS_DEFAULT_REGION", REGION)
+        return transform(template, {}, _NoManagedPolicies())
+
+
+def _resources(cfn: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in cfn["Resources"].items() if v["Type"] == type_}
+
+
+def _sub_refs(value: Any) -> set[str]:
+    """Resource logical ids referenced by Ref, GetAtt or ${...} in Fn::Sub, anywhere in value."""
+    refs: set[str] = set()
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "Ref" and isinstance(inner, str):
+                refs.add(inner)
+            elif key == "Fn::GetAtt":
+                refs.add(inner[0] if isinstance(inner, list) else inner.split(".")[0])
+            elif key == "Fn::Sub":
+                text = inner[0] if isinstance(inner, list) else inner
+                refs |= {m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text)}
+                if isinstance(inner, list):
+                    refs |= _sub_refs(inner[1])
+            else:
+                refs |= _sub_refs(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            refs |= _sub_refs(inner)
+    return refs
+
+
+def _table_logical_id(cfn: dict[str, Any]) -> str:
+    tables = _resources(cfn, "AWS::DynamoDB::Table")
+    assert len(tables) == 1, f"expected exactly one DynamoDB table, found {sorted(tables)}"
+    return next(iter(tables))
+
+
+# --- the inventory ---------------------------------------------------------------------------
+
+
+def test_one_function_per_api_group_plus_the_sweeper(functions):
+    assert set(functions) == {*FUNCTION_APIS, "sweeper"}
+
+
+def test_functions_runtime_timeouts_and_tracing(cfn, functions):
+    for name, logical_id in functions.items():
+        props = cfn["Resources"][logical_id]["Properties"]
+        assert props["Runtime"] == "python3.12", name
+        assert props["Architectures"] == ["x86_64"], name
+        assert props["TracingConfig"] == {"Mode": "Active"}, name
+        expected_timeout = 60 if name == "sweeper" else 29
+        assert props["Timeout"] == expected_timeout, name
+        assert len(props["Layers"]) == 1, name
+
+
+def test_core_layer(cfn, functions):
+    layers = _resources(cfn, "AWS::Lambda::LayerVersion")
+    assert len(layers) == 1
+    ((layer_id, layer),) = layers.items()
+    assert layer["Properties"]["Content"]["S3Key"].rstrip("/") == "layers/core"
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    assert (ROOT / "layers/core/groupcoord/__init__.py").is_file()
+    assert (ROOT / "layers/core/requirements.txt").is_file()
+    for logical_id in functions.values():
+        assert cfn["Resources"][logical_id]["Properties"]["Layers"] == [{"Ref": layer_id}]
+
+
+def test_core_layer_is_built_for_python312(sam_template):
+    layers = [
+        r
+        for r in sam_template["Resources"].values()
+        if r["Type"] == "AWS::Serverless::LayerVersion"
+    ]
+    assert [r.get("Metadata", {}).get("BuildMethod") for r in layers] == ["python3.12"]
+
+
+def test_sweeper_runs_every_minute(cfn, functions):
+    rules = _resources(cfn, "AWS::Events::Rule")
+    targets = {
+        target["Arn"]["Fn::GetAtt"][0]: rule["Properties"]["ScheduleExpression"]
+        for rule in rules.values()
+        for target in rule["Properties"]["Targets"]
+    }
+    assert targets == {functions["sweeper"]: "rate(1 minute)"}
+
+
+# --- (a) the table, created by moto's CloudFormation ------------------------------------------
+
+
+def _normalized_table(description: dict[str, Any]) -> dict[str, Any]:
+    def projection(p: dict[str, Any]) -> dict[str, Any]:
+        out = {"ProjectionType": p["ProjectionType"]}
+        if p.get("NonKeyAttributes"):
+            out["NonKeyAttributes"] = sorted(p["NonKeyAttributes"])
+        return out
+
+    billing = description.get("BillingModeSummary", {}).get("BillingMode") or description.get(
+        "BillingMode"
+    )
+    return {
+        "BillingMode": billing,
+        "KeySchema": description["KeySchema"],
+        "AttributeDefinitions": sorted(
+            description["AttributeDefinitions"], key=lambda a: a["AttributeName"]
+        ),
+        "GlobalSecondaryIndexes": sorted(
+            (
+                {
+                    "IndexName": gsi["IndexName"],
+                    "KeySchema": gsi["KeySchema"],
+                    "Projection": projection(gsi["Projection"]),
+                }
+                for gsi in description.get("GlobalSecondaryIndexes", [])
+            ),
+            key=lambda g: g["IndexName"],
+        ),
+        "LocalSecondaryIndexes": description.get("LocalSecondaryIndexes", []),
+    }
+
+
+def test_table_properties_not_modelled_by_moto(cfn):
+    props = cfn["Resources"][_table_logical_id(cfn)]["Properties"]
+    # CloudFormation names the table; the functions get the name from the environment.
+    assert "TableName" not in props
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    # moto's CloudFormation ignores TimeToLiveSpecification, so it is checked here.
+    assert props["TimeToLiveSpecification"] == {
+        "AttributeName": schema.TTL_ATTRIBUTE,
+        "Enabled": True,
+    }
+
+
+def test_table_created_by_cloudformation_matches_table_definition(cfn):
+    table_id = _table_logical_id(cfn)
+    stack_template = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {table_id: cfn["Resources"][table_id]},
+    }
+    with mock_aws():
+        cloudformation = boto3.client("cloudformation", region_name=REGION)
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        cloudformation.create_stack(
+            StackName="groupcoord-test", TemplateBody=json.dumps(stack_template)
+        )
+        stack = cloudformation.describe_stacks(StackName="groupcoord-test")["Stacks"][0]
+        assert stack["StackStatus"] == "CREATE_COMPLETE"
+        resource = cloudformation.describe_stack_resource(
+            StackName="groupcoord-test", LogicalResourceId=table_id
+        )["StackResourceDetail"]
+        physical_name = resource["PhysicalResourceId"]
+        created = dynamodb.describe_table(TableName=physical_name)["Table"]
+        ttl = dynamodb.describe_time_to_live(TableName=physical_name)["TimeToLiveDescription"]
+
+    assert _normalized_table(created) == _normalized_table(schema.table_definition(TABLE_NAME))
+    if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):  # if moto ever models it
+        assert ttl["AttributeName"] == schema.TTL_ATTRIBUTE
+
+
+# --- (b) the routes ---------------------------------------------------------------------------
+
+
+def _integration_function(operation: dict[str, Any]) -> str:
+    uri = operation["x-amazon-apigateway-integration"]["uri"]
+    (ref,) = {r for r in _sub_refs(uri) if not r.startswith("AWS::")}
+    return ref
+
+
+def test_routes_are_post_v1_api_on_the_serving_function(cfn, functions):
+    ((api_id, api),) = _resources(cfn, "AWS::ApiGatewayV2::Api").items()
+    body = api["Properties"]["Body"]
+    routes: dict[str, str] = {}
+    for path, operations in body["paths"].items():
+        for method, operation in operations.items():
+            if method == "x-amazon-apigateway-any-method":
+                route_key = "$default" if path == "/$default" else f"ANY {path}"
+            else:
+                route_key = f"{method.upper()} {path}"
+            assert route_key not in routes, f"duplicate route {route_key}"
+            routes[route_key] = _integration_function(operation)
+            # Every route, $default included, requires SigV4 (IAM) auth.
+            assert operation.get("security") == [{"AWS_IAM": []}], route_key
+            integration = operation["x-amazon-apigateway-integration"]
+            assert integration["type"] == "aws_proxy", route_key
+            assert integration["payloadFormatVersion"] == "2.0", route_key
+
+    expected = {
+        f"POST /v1/{api_name}": functions[function]
+        for function, apis in FUNCTION_APIS.items()
+        for api_name in apis
+    }
+    expected["$default"] = functions[DEFAULT_ROUTE_FUNCTION]
+    assert routes == expected
+
+    schemes = body["components"]["securitySchemes"]
+    assert schemes["AWS_IAM"]["x-amazon-apigateway-authtype"] == "awsSigv4"
+    stages = _resources(cfn, "AWS::ApiGatewayV2::Stage")
+    assert [s["Properties"]["StageName"] for s in stages.values()] == ["$default"]
+    assert all(s["Properties"]["ApiId"] == {"Ref": api_id} for s in stages.values())
+
+
+def test_api_url_output(cfn):
+    (api_id,) = _resources(cfn, "AWS::ApiGatewayV2::Api")
+    assert cfn["Outputs"]["ApiUrl"]["Value"] == {
+        "Fn::Sub": f"https://${{{api_id}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"
+    }
+    assert cfn["Outputs"]["TableName"]["Value"] == {"Ref": _table_logical_id(cfn)}
+
+
+# --- (c) every handler imports the way Lambda imports it ---------------------------------------
+
+
+def _resolved_environment(cfn: dict[str, Any], logical_id: str) -> dict[str, str]:
+    """The function's environment with parameters at their defaults, the table at TABLE_NAME."""
+    table_id = _table_logical_id(cfn)
+    variables = cfn["Resources"][logical_id]["Properties"]["Environment"]["Variables"]
+    resolved = {}
+    for name, value in variables.items():
+        if isinstance(value, dict) and set(value) == {"Ref"}:
+            ref = value["Ref"]
+            if ref == table_id:
+                value = TABLE_NAME
+            else:
+                assert ref in cfn["Parameters"], f"{name} refers to {ref}"
+                value = cfn["Parameters"][ref]["Default"]
+        assert isinstance(value, (str, int)), f"{name}: unsupported value {value!r}"
+        resolved[name] = str(value)
+    return resolved
+
+
+_IMPORT_PROBE = """
+import importlib, json, sys
+module_name, attr = sys.argv[1], sys.argv[2]
+module = importlib.import_module(module_name)
+handler = getattr(module, attr)
+import groupcoord
+print(json.dumps({
+    "callable": callable(handler),
+    "module_file": module.__file__,
+    "groupcoord_file": groupcoord.__file__,
+}))
+"""
+
+
+@pytest.mark.parametrize("name", FUNCTION_NAMES)
+def test_handler_imports_from_code_uri_with_the_layer(cfn, functions, name, tmp_path):
+    props = cfn["Resources"][functions[name]]["Properties"]
+    code_dir = ROOT / props["Code"]["S3Key"]
+    module_name, _, attr = props["Handler"].rpartition(".")
+    module_path = code_dir / (module_name.replace(".", "/") + ".py")
+    if not module_path.is_file():
+        pytest.skip(f"{module_path.relative_to(ROOT)} is not written yet")
+
+    env = {
+        # Enough of a Lambda environment for an import, with no way to reach AWS.
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join([str(code_dir), str(ROOT / "layers/core")]),
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_CONFIG_FILE": str(tmp_path / "no-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_LAMBDA_FUNCTION_NAME": f"groupcoord-{name}",
+        "POWERTOOLS_TRACE_DISABLED": "1",
+        "POWERTOOLS_METRICS_DISABLED": "1",
+        "POWERTOOLS_DEV": "0",
+        **_resolved_environment(cfn, functions[name]),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE, module_name, attr],
+        cwd=code_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, f"importing {props['Handler']} failed:\n{result.stderr}"
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    assert probe["callable"], f"{props['Handler']} is not callable"
+    assert Path(probe["module_file"]).resolve() == module_path.resolve()
+    assert Path(probe["groupcoord_file"]).resolve().is_relative_to(ROOT / "layers/core")
+
+
+# --- (d) environment variables are settings the code reads ------------------------------------
+
+
+def test_every_environment_variable_is_a_known_setting(cfn, functions):
+    for name, logical_id in functions.items():
+        variables = cfn["Resources"][logical_id]["Properties"]["Environment"]["Variables"]
+        unknown = set(variables) - set(SETTING_VARS) - POWERTOOLS_VARS
+        assert not unknown, f"{name}: not settings of groupcoord: {sorted(unknown)}"
+        assert set(variables) >= POWERTOOLS_VARS, name
+        assert variables["POWERTOOLS_SERVICE_NAME"] == "groupcoord"
+        assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "groupcoord"
+        table_var = env_var_name("groupcoord.table.name")
+        assert variables[table_var] == {"Ref": _table_logical_id(cfn)}, name
+
+
+def test_setting_parameters_are_named_after_their_setting(cfn, functions):
+    for logical_id in functions.values():
+        variables = cfn["Resources"][logical_id]["Properties"]["Environment"]["Variables"]
+        for var, value in variables.items():
+            if (
+                var in SETTING_VARS
+                and isinstance(value, dict)
+                and value.get("Ref") in cfn.get("Parameters", {})
+            ):
+                words = re.findall(r"[A-Z][a-z0-9]*", value["Ref"])
+                assert "_".join(w.upper() for w in words) == var, (value["Ref"], var)
+
+
+def test_parameter_defaults_are_the_code_defaults(cfn, functions):
+    """With every parameter at its default, the functions get exactly Settings()' values."""
+    for name, logical_id in functions.items():
+        environment = _resolved_environment(cfn, logical_id)
+        settings = Settings.from_env(environment)
+        assert settings == Settings(table_name=TABLE_NAME), name
+
+
+# --- IAM: least privilege ---------------------------------------------------------------------
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_function_roles_are_least_privilege(cfn, functions):
+    table_id = _table_logical_id(cfn)
+    index_names = {
+        gsi["IndexName"] for gsi in schema.table_definition("x")["GlobalSecondaryIndexes"]
+    }
+    for name, logical_id in functions.items():
+        role_ref = cfn["Resources"][logical_id]["Properties"]["Role"]
+        role = cfn["Resources"][role_ref["Fn::GetAtt"][0]]["Properties"]
+        assert set(role.get("ManagedPolicyArns", [])) <= EXPECTED_MANAGED_POLICIES, name
+        statements = [
+            s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]
+        ]
+        assert statements, f"{name} has no DynamoDB permissions"
+        indexes_read: set[str] = set()
+        for statement in statements:
+            assert statement["Effect"] == "Allow", name
+            actions = set(_as_list(statement["Action"]))
+            assert actions <= ALLOWED_DYNAMODB_ACTIONS, (
+                f"{name}: {actions - ALLOWED_DYNAMODB_ACTIONS}"
+            )
+            for resource in _as_list(statement["Resource"]):
+                if resource == {"Fn::GetAtt": [table_id, "Arn"]}:
+                    continue
+                assert isinstance(resource, dict) and set(resource) == {"Fn::Sub"}, resource
+                match = re.fullmatch(
+                    r"\$\{" + table_id + r"\.Arn\}/index/([A-Za-z0-9_.*-]+)", resource["Fn::Sub"]
+                )
+                assert match, f"{name}: resource {resource} is neither the table nor its index"
+                assert actions == {"dynamodb:Query"}, f"{name}: only Query on an index"
+                index = match.group(1)
+                assert index == "*" or index in index_names, f"{name}: no index {index!r}"
+                indexes_read.add(index)
+        assert indexes_read == INDEX_READERS.get(name, set()), name
+
+
+def test_no_scan_and_no_wildcard_anywhere(cfn):
+    text = json.dumps(cfn)
+    assert "dynamodb:*" not in text
+    assert "dynamodb:Scan" not in text
+    assert '"Action": "*"' not in text
+
+
+# --- alarms -----------------------------------------------------------------------------------
+
+
+def _alarm_metrics(alarm: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    props = alarm["Properties"]
+    if "MetricName" in props:
+        metrics = [(props["Namespace"], props["MetricName"], props["Dimensions"])]
+    else:
+        metrics = [
+            (
+                m["MetricStat"]["Metric"]["Namespace"],
+                m["MetricStat"]["Metric"]["MetricName"],
+                m["MetricStat"]["Metric"]["Dimensions"],
+            )
+            for m in props["Metrics"]
+            if "MetricStat" in m
+        ]
+    return [(ns, metric, {d["Name"]: d["Value"] for d in dims}) for ns, metric, dims in metrics]
+
+
+def test_alarms_watch_api_table_and_sweeper(cfn, functions):
+    (api_id,) = _resources(cfn, "AWS::ApiGatewayV2::Api")
+    table_id = _table_logical_id(cfn)
+    watched = [
+        m for a in _resources(cfn, "AWS::CloudWatch::Alarm").values() for m in _alarm_metrics(a)
+    ]
+
+    assert ("AWS/ApiGateway", "5xx", {"ApiId": {"Ref": api_id}, "Stage": "$default"}) in watched
+    assert ("AWS/Lambda", "Errors", {"FunctionName": {"Ref": functions["sweeper"]}}) in watched
+
+    throttled = {
+        (metric, dims.get("GlobalSecondaryIndexName"))
+        for ns, metric, dims in watched
+        if ns == "AWS/DynamoDB" and dims.get("TableName") == {"Ref": table_id}
+    }
+    gsis = {gsi["IndexName"] for gsi in schema.table_definition("x")["GlobalSecondaryIndexes"]}
+    for index in [None, *gsis]:
+        for metric in ("ReadThrottleEvents", "WriteThrottleEvents"):
+            assert (metric, index) in throttled, (metric, index)
+
+
+def test_alarm_actions_only_with_a_topic(cfn):
+    for logical_id, alarm in _resources(cfn, "AWS::CloudWatch::Alarm").items():
+        for key in ("AlarmActions", "OKActions"):
+            assert alarm["Properties"][key] == {
+                "Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopic"}], {"Ref": "AWS::NoValue"}]
+            }, (logical_id, key)
+    assert cfn["Parameters"]["AlarmTopic"]["Default"] == ""
