@@ -18,9 +18,9 @@ def test_find_coordinator_names_this_endpoint_for_every_key(api: Api) -> None:
         assert (coordinator["host"], coordinator["port"]) == (parts.hostname, parts.port)
     # The epoch is stable while the coordinator stays where it is.
     again = api.ok("find-coordinator", {"coordinatorKeys": ["g1"]})
-    assert again["coordinators"][0]["coordinatorEpoch"] == body["coordinators"][0][
-        "coordinatorEpoch"
-    ]
+    assert (
+        again["coordinators"][0]["coordinatorEpoch"] == body["coordinators"][0]["coordinatorEpoch"]
+    )
 
 
 def test_find_coordinator_refuses_non_group_key_types(api: Api) -> None:

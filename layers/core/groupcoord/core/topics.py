@@ -40,7 +40,7 @@ def check_topic_name(name: str) -> Refusal | None:
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} "
             f"characters, topic name: {name}",
         )
-    if not _LEGAL_TOPIC_NAME.match(name):
+    if not _LEGAL_TOPIC_NAME.fullmatch(name):
         return Refusal(
             Errors.INVALID_TOPIC_EXCEPTION,
             f'Topic name "{name}" is illegal, it contains a character other than ASCII '

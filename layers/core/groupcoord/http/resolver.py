@@ -10,6 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from pydantic import ValidationError
 
 from .. import runtime
@@ -157,6 +158,9 @@ def build_resolver() -> APIGatewayHttpResolver:
 
 
 def _record_usage(api: str, usage: capacity.Usage) -> None:
+    if is_metrics_disabled():
+        # Powertools never flushes a disabled Metrics, so adding would only pile up.
+        return
     metrics.add_dimension(name="api", value=api)
     metrics.add_metric(name="DynamoDBRequests", unit=MetricUnit.Count, value=usage.requests)
     metrics.add_metric(name="ReadUnits", unit=MetricUnit.Count, value=usage.read_units)

@@ -81,9 +81,7 @@ class CreatableTopicConfig(KafkaMessage):
 
 class CreatableTopic(KafkaMessage):
     name: str
-    num_partitions: Int32 = Field(
-        -1, description="-1 (the default here) uses num.partitions."
-    )
+    num_partitions: Int32 = Field(-1, description="-1 (the default here) uses num.partitions.")
     replication_factor: Int16 = Field(
         -1, description="Recorded only; -1 (the default here) means the cluster default."
     )

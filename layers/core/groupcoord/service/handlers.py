@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..models.base import KafkaMessage
 from ..models.registry import API_MESSAGES
-from . import coordinator, groups, topics
+from . import coordinator, group_admin, groups, topics
+from .classic.describe import describe_groups
+from .classic.heartbeat import heartbeat
+from .classic.join import join_group
+from .classic.leave import leave_group
+from .classic.sync import sync_group
 from .context import ApiContext
-
-
-@dataclass(frozen=True)
-class Accepted:
-    """API.md's 202: the member's join or sync is registered; re-send after retry_after_ms."""
-
-    member_id: str
-    retry_after_ms: int
-
+from .handlers_types import Accepted
 
 Handler = Callable[[Any, ApiContext], KafkaMessage | Accepted]
 
@@ -29,6 +25,12 @@ _HANDLERS: dict[str, Handler] = {
     "create-partitions": topics.create_partitions,
     "delete-topics": topics.delete_topics,
     "list-groups": groups.list_groups,
+    "join-group": join_group,
+    "sync-group": sync_group,
+    "heartbeat": heartbeat,
+    "leave-group": leave_group,
+    "describe-groups": describe_groups,
+    "delete-groups": group_admin.delete_groups,
 }
 
 

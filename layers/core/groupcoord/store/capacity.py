@@ -73,7 +73,8 @@ def attribute_size(value: Any) -> int:
     if isinstance(value, bytes | bytearray):
         return len(value)
     if isinstance(value, int | float | Decimal):
-        digits = len(str(abs(value)).replace(".", "").lstrip("0")) or 1
+        # Significant digits: leading and trailing zeros are not stored.
+        digits = len(Decimal(str(value)).normalize().as_tuple().digits)
         return 1 + math.ceil(digits / 2)
     if isinstance(value, dict):
         return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in value.items())

@@ -10,13 +10,22 @@ at worst one extra rebalance).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..core.topics import TopicRecord, regex_matches
 from . import schema
-from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, Update
+from .dynamo import (
+    ConditionFailed,
+    Delete,
+    Dynamo,
+    Put,
+    StoreError,
+    TransactionCanceled,
+    Update,
+)
 
 # How long a topic change may stay un-notified before the sweeper redoes it.
 NOTIFY_GRACE_MS = 5000
@@ -100,7 +109,7 @@ class TopicRegistry:
             if 0 in cancel.failed_conditions():
                 raise TopicAlreadyExists(record.name) from None
             raise
-        self.notify(TopicChange(key=_key_of(change), topic=record.name))
+        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=record.name))
 
     def grow(self, record: TopicRecord, new_count: int, now_ms: int) -> None:
         """Raise the partition count; fails with TopicChanged if the topic moved meanwhile."""
@@ -123,7 +132,7 @@ class TopicRegistry:
             if 0 in cancel.failed_conditions():
                 raise TopicChanged(record.name) from None
             raise
-        self.notify(TopicChange(key=_key_of(change), topic=record.name))
+        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=record.name))
 
     def delete(self, record: TopicRecord, now_ms: int) -> None:
         change = self._change_item(record.name, now_ms)
@@ -143,7 +152,7 @@ class TopicRegistry:
             if 0 in cancel.failed_conditions():
                 raise TopicChanged(record.name) from None
             raise
-        self.notify(TopicChange(key=_key_of(change), topic=record.name))
+        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=record.name))
 
     def _change_item(self, topic: str, now_ms: int) -> dict:
         key = {schema.PK: TOPIC_CHANGES_PK, schema.SK: f"{topic}#{uuid.uuid4().hex}"}
@@ -195,6 +204,16 @@ class TopicRegistry:
         return groups
 
     # --- notification ---
+
+    def _notify_or_leave_to_sweeper(self, change: TopicChange) -> None:
+        """The change is committed: a failure to tell the groups now must not fail the
+        request (a retry would see 36 TOPIC_ALREADY_EXISTS); the sweeper redoes it."""
+        try:
+            self.notify(change)
+        except StoreError:
+            logging.getLogger(__name__).warning(
+                "topic change notification deferred to the sweeper", exc_info=True
+            )
 
     def notify(self, change: TopicChange) -> int:
         """Bump `topicChanges` on every group affected by the change; returns how many."""

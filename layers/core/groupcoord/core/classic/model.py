@@ -1,0 +1,99 @@
+"""The state of a classic group and its members, as the pure rules see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+
+GROUP_TYPE = "classic"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class ClassicMember:
+    member_id: str
+    instance_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    session_timeout_ms: int = 0
+    rebalance_timeout_ms: int = 0
+    # How long silence may last before the member is dead (seed 000): threshold * session /
+    # frequency; equals the session timeout with the defaults.
+    expiry_ms: int = 0
+    heartbeat_interval_ms: int = 0
+    protocol_type: str = ""
+    protocols: tuple[Protocol, ...] = ()
+    # The generation this member has joined for: group.generation + 1 while its join is
+    # registered in PreparingRebalance, group.generation once the barrier completed.
+    joined_generation: int = -1
+    joined_at_ms: int = 0
+    synced_generation: int = -1
+    assignment: bytes = b""
+    assignment_generation: int = -1
+    session_deadline_ms: int = 0
+    # Handed a member id by MEMBER_ID_REQUIRED and not yet joined with it.
+    pending: bool = False
+
+    @property
+    def protocol_names(self) -> list[str]:
+        return [p.name for p in self.protocols]
+
+    def metadata_for(self, protocol_name: str | None) -> bytes:
+        for protocol in self.protocols:
+            if protocol.name == protocol_name:
+                return protocol.metadata
+        return b""
+
+    def renewed(self, now_ms: int) -> ClassicMember:
+        return replace(self, session_deadline_ms=now_ms + self.expiry_ms)
+
+
+@dataclass(frozen=True)
+class ClassicGroup:
+    group_id: str
+    state: str = EMPTY
+    generation: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str | None = None
+    # Grows on every write of the group item; every write is conditioned on the one read.
+    version: int = 0
+    member_count: int = 0
+    joined_count: int = 0
+    # How many members support each protocol name (Kafka's supportedProtocols).
+    protocol_counts: dict[str, int] = field(default_factory=dict)
+    rebalance_timeout_ms: int = 0
+    rebalance_started_ms: int | None = None
+    join_deadline_ms: int | None = None
+    initial_delay_until_ms: int | None = None
+    sync_deadline_ms: int | None = None
+    topic_changes: int = 0
+    topic_changes_seen: int = 0
+    subscribed_topics: tuple[str, ...] = ()
+    member_shards: int = 8
+    empty_since_ms: int | None = None
+    next_check_ms: int | None = None
+    created_at_ms: int = 0
+
+    @property
+    def pending_generation(self) -> int:
+        return self.generation + 1
+
+    def awaiting_join(self, member: ClassicMember) -> bool:
+        return self.state == PREPARING_REBALANCE and member.joined_generation == self.generation + 1
+
+    def awaiting_sync(self, member: ClassicMember) -> bool:
+        return self.state == COMPLETING_REBALANCE and member.synced_generation == self.generation
+
+    def topics_changed(self) -> bool:
+        return self.topic_changes != self.topic_changes_seen

@@ -1,0 +1,288 @@
+"""The classic protocol's decisions as pure functions of (group, members, request, now).
+
+Kafka's GroupMetadataManager (classic part) is the reference; the serverless differences
+(barriers answered with 202, timers checked lazily) are in API.md and DESIGN.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from ...errors import Errors
+from ...settings import Settings
+from .model import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+    ClassicMember,
+)
+
+
+def check_join_request(
+    group_id: str,
+    session_timeout_ms: int,
+    protocol_type: str,
+    protocol_names: Sequence[str],
+    settings: Settings,
+) -> Errors | None:
+    if not group_id:
+        return Errors.INVALID_GROUP_ID
+    if not (
+        settings.group_min_session_timeout_ms
+        <= session_timeout_ms
+        <= settings.group_max_session_timeout_ms
+    ):
+        return Errors.INVALID_SESSION_TIMEOUT
+    if not protocol_type or not protocol_names:
+        return Errors.INCONSISTENT_GROUP_PROTOCOL
+    return None
+
+
+def supports_protocols(
+    group: ClassicGroup, protocol_type: str, protocol_names: Iterable[str], replacing: int = 0
+) -> bool:
+    """Kafka's supportsProtocols: an empty group takes anything; otherwise the type must match
+    and one of the protocols must be supported by every (other) member."""
+    if group.member_count == 0:
+        return True
+    if group.protocol_type != protocol_type:
+        return False
+    others = group.member_count - replacing
+    if others <= 0:
+        return True
+    return any(group.protocol_counts.get(name, 0) >= others for name in protocol_names)
+
+
+def with_member_protocols(
+    counts: dict[str, int], added: Iterable[str] = (), removed: Iterable[str] = ()
+) -> dict[str, int]:
+    result = dict(counts)
+    for name in set(removed):
+        result[name] = result.get(name, 0) - 1
+        if result[name] <= 0:
+            del result[name]
+    for name in set(added):
+        result[name] = result.get(name, 0) + 1
+    return result
+
+
+def vote_protocol(members: Sequence[ClassicMember]) -> str:
+    """Each member votes for its first preference among the protocols all support."""
+    common = set(members[0].protocol_names)
+    for member in members[1:]:
+        common &= set(member.protocol_names)
+    if not common:
+        raise ValueError("no protocol is supported by every member")
+    votes = Counter(next(n for n in m.protocol_names if n in common) for m in members)
+    best = max(votes.values())
+    # Ties go to the protocol the earliest member prefers: deterministic across retries.
+    for member in members:
+        choice = next(n for n in member.protocol_names if n in common)
+        if votes[choice] == best:
+            return choice
+    raise AssertionError("unreachable")
+
+
+def start_rebalance(group: ClassicGroup, now_ms: int) -> ClassicGroup:
+    """Enter PreparingRebalance: members must rejoin within the rebalance timeout."""
+    if group.state == PREPARING_REBALANCE:
+        return group
+    initial = group.state == EMPTY
+    return replace(
+        group,
+        state=PREPARING_REBALANCE,
+        joined_count=0,
+        rebalance_started_ms=now_ms,
+        join_deadline_ms=now_ms + group.rebalance_timeout_ms,
+        initial_delay_until_ms=None if not initial else now_ms,
+        sync_deadline_ms=None,
+        topic_changes_seen=group.topic_changes,
+    )
+
+
+def extend_initial_delay(group: ClassicGroup, now_ms: int, settings: Settings) -> ClassicGroup:
+    """The first rebalance of an empty group waits the initial delay, extended while new
+    members keep arriving, capped by the rebalance timeout."""
+    if group.initial_delay_until_ms is None or group.rebalance_started_ms is None:
+        return group
+    cap = group.rebalance_started_ms + group.rebalance_timeout_ms
+    until = min(now_ms + settings.group_initial_rebalance_delay_ms, cap)
+    return replace(group, initial_delay_until_ms=max(group.initial_delay_until_ms, until))
+
+
+def barrier_ready(group: ClassicGroup, now_ms: int) -> bool:
+    if group.state != PREPARING_REBALANCE:
+        return False
+    if group.join_deadline_ms is not None and now_ms >= group.join_deadline_ms:
+        return True
+    if group.initial_delay_until_ms is not None and now_ms < group.initial_delay_until_ms:
+        return False
+    return group.joined_count >= group.member_count
+
+
+@dataclass(frozen=True)
+class JoinCompletion:
+    group: ClassicGroup
+    removed: list[ClassicMember]
+    members: list[ClassicMember]  # the members of the new generation
+
+
+def complete_join(
+    group: ClassicGroup, members: Sequence[ClassicMember], now_ms: int
+) -> JoinCompletion:
+    """Close the join barrier: drop dynamic members that did not rejoin, pick the protocol and
+    the leader, and move to the next generation (CompletingRebalance, or Empty if nobody is
+    left)."""
+    pending_generation = group.generation + 1
+    joined = [m for m in members if not m.pending and m.joined_generation == pending_generation]
+    kept_static = [
+        m
+        for m in members
+        if not m.pending and m.joined_generation != pending_generation and m.instance_id
+    ]
+    removed = [
+        m
+        for m in members
+        if not m.pending and m.joined_generation != pending_generation and not m.instance_id
+    ]
+    survivors = sorted(joined, key=lambda m: (m.joined_at_ms, m.member_id)) + kept_static
+    counts: dict[str, int] = {}
+    for member in survivors:
+        counts = with_member_protocols(counts, added=member.protocol_names)
+    base = replace(
+        group,
+        generation=pending_generation,
+        joined_count=0,
+        member_count=len(survivors),
+        protocol_counts=counts,
+        join_deadline_ms=None,
+        initial_delay_until_ms=None,
+        rebalance_started_ms=None,
+        rebalance_timeout_ms=max((m.rebalance_timeout_ms for m in survivors), default=0),
+    )
+    if not survivors:
+        return JoinCompletion(
+            replace(
+                base,
+                state=EMPTY,
+                protocol_name=None,
+                leader=None,
+                protocol_type=None,
+                sync_deadline_ms=None,
+                empty_since_ms=now_ms,
+            ),
+            removed,
+            [],
+        )
+    # The old leader if it rejoined, else the first member that did (survivors are sorted
+    # by join time, rejoined members first).
+    leader_ids = {m.member_id for m in joined}
+    leader = group.leader if group.leader in leader_ids else survivors[0].member_id
+    new_group = replace(
+        base,
+        state=COMPLETING_REBALANCE,
+        protocol_name=vote_protocol(survivors),
+        leader=leader,
+        sync_deadline_ms=now_ms + base.rebalance_timeout_ms,
+        empty_since_ms=None,
+    )
+    survivors = [replace(m, joined_generation=pending_generation) for m in survivors]
+    return JoinCompletion(new_group, removed, survivors)
+
+
+@dataclass(frozen=True)
+class Expiry:
+    group: ClassicGroup
+    removed: list[ClassicMember]
+    removed_pending: list[ClassicMember]
+
+
+def expire(group: ClassicGroup, members: Sequence[ClassicMember], now_ms: int) -> Expiry:
+    """What timers have fired: dead members (session), members that did not sync in time
+    (rebalance timeout in CompletingRebalance/Stable), expired pending member ids."""
+    removed_pending = [m for m in members if m.pending and m.session_deadline_ms <= now_ms]
+    removed: list[ClassicMember] = []
+    for member in members:
+        if member.pending:
+            continue
+        kept_alive = group.awaiting_join(member) or group.awaiting_sync(member)
+        if not kept_alive and member.session_deadline_ms <= now_ms:
+            removed.append(member)
+    sync_overdue = (
+        group.state in (COMPLETING_REBALANCE, STABLE)
+        and group.sync_deadline_ms is not None
+        and now_ms >= group.sync_deadline_ms
+    )
+    if sync_overdue:
+        removed_ids = {m.member_id for m in removed}
+        removed += [
+            m
+            for m in members
+            if not m.pending
+            and m.member_id not in removed_ids
+            and m.synced_generation != group.generation
+        ]
+    new_group = group
+    if removed:
+        new_group = remove_members(group, removed, now_ms)
+    elif sync_overdue:
+        new_group = replace(group, sync_deadline_ms=None)
+    return Expiry(new_group, removed, removed_pending)
+
+
+def remove_members(
+    group: ClassicGroup, removed: Sequence[ClassicMember], now_ms: int
+) -> ClassicGroup:
+    """Members leave (or die): counts shrink and the group rebalances, or empties."""
+    counts = group.protocol_counts
+    joined = group.joined_count
+    for member in removed:
+        counts = with_member_protocols(counts, removed=member.protocol_names)
+        if group.awaiting_join(member):
+            joined -= 1
+    remaining = max(0, group.member_count - len(removed))
+    leader = None if group.leader in {m.member_id for m in removed} else group.leader
+    shrunk = replace(
+        group,
+        member_count=remaining,
+        protocol_counts=counts,
+        joined_count=max(0, joined),
+        leader=leader,
+    )
+    if group.state == PREPARING_REBALANCE:
+        return shrunk  # the barrier may now be complete; the caller checks
+    if remaining == 0:
+        return replace(
+            shrunk,
+            state=EMPTY,
+            generation=group.generation + 1,
+            protocol_name=None,
+            protocol_type=None,
+            leader=None,
+            sync_deadline_ms=None,
+            empty_since_ms=now_ms,
+        )
+    return start_rebalance(shrunk, now_ms)
+
+
+def next_check_ms(group: ClassicGroup, members: Iterable[ClassicMember], now_ms: int) -> int | None:
+    """The earliest time a timer of this group may fire (the group item's `dl`)."""
+    candidates = [t for t in (group.join_deadline_ms, group.sync_deadline_ms) if t is not None]
+    if group.initial_delay_until_ms is not None and group.initial_delay_until_ms > now_ms:
+        candidates.append(group.initial_delay_until_ms)
+    for member in members:
+        if member.pending or not (group.awaiting_join(member) or group.awaiting_sync(member)):
+            candidates.append(member.session_deadline_ms)
+    return min(candidates) if candidates else None
+
+
+def heartbeat_interval_ms(session_timeout_ms: int, heartbeat_frequency: int) -> int:
+    return session_timeout_ms // heartbeat_frequency
+
+
+def expiry_ms(session_timeout_ms: int, heartbeat_frequency: int, threshold: int) -> int:
+    return threshold * session_timeout_ms // heartbeat_frequency

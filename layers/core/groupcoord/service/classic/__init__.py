@@ -1,0 +1,1 @@
+"""The classic group protocol: join-group, sync-group, heartbeat, leave-group, describe."""

@@ -1,0 +1,219 @@
+"""What every classic API does first: load the group, settle its due timers, retry on races."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ... import runtime
+from ...core.classic.model import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    GROUP_TYPE,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+    ClassicMember,
+)
+from ...core.classic.rules import (
+    barrier_ready,
+    complete_join,
+    expire,
+    next_check_ms,
+    start_rebalance,
+)
+from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
+from ...store.classic_groups import (
+    ClassicGroupStore,
+    ClassicTransition,
+    VersionConflict,
+    group_from_item,
+)
+from ...store.store import Store
+from ..context import ApiContext
+from ..group_admin import cleans_up_groups_of_type
+from ..group_timers import expires_groups_of_type
+
+# A transition that lost a race is decided again on fresh state this many times.
+RACE_RETRIES = 8
+POLL_INTERVAL_S = 0.05
+
+
+class GroupBusy(Exception):
+    """The group kept changing under us for RACE_RETRIES attempts."""
+
+
+class NotClassic(Exception):
+    """The group exists and is of the other type."""
+
+    def __init__(self, item: dict[str, Any]) -> None:
+        super().__init__(item.get("groupId"))
+        self.item = item
+
+
+@dataclass(frozen=True)
+class Loaded:
+    group: ClassicGroup | None
+    raw: dict[str, Any] | None
+
+
+def classic_store(store: Store) -> ClassicGroupStore:
+    return ClassicGroupStore(store.dynamo, store.settings.deadline_shards)
+
+
+def load(store: Store, group_id: str) -> ClassicGroup | None:
+    """The classic group, or None; NotClassic for a group of the other type."""
+    item = classic_store(store).group_item(group_id)
+    if item is None:
+        return None
+    if item.get("groupType") != GROUP_TYPE:
+        raise NotClassic(item)
+    return group_from_item(item)
+
+
+def now_ms() -> int:
+    return runtime.now_ms()
+
+
+def settle(store: Store, group: ClassicGroup, now: int) -> ClassicGroup:
+    """Apply whatever is due (dead members, timeouts, a complete barrier, changed topics),
+    retrying on races; returns the group as it now stands."""
+    groups = classic_store(store)
+    for _ in range(RACE_RETRIES):
+        transition = _due_transition(store, groups, group, now)
+        if transition is None:
+            return group
+        try:
+            committed = groups.commit(transition)
+        except VersionConflict:
+            fresh = load(store, group.group_id)
+            if fresh is None:
+                return group
+            group = fresh
+            continue
+        _sync_subscriptions(store, group, committed)
+        return committed
+    raise GroupBusy(group.group_id)
+
+
+def _due_transition(
+    store: Store, groups: ClassicGroupStore, group: ClassicGroup, now: int
+) -> ClassicTransition | None:
+    due = group.next_check_ms is not None and now >= group.next_check_ms
+    topic_change = group.topics_changed()
+    ready = barrier_ready(group, now)
+    if not (due or topic_change or ready):
+        return None
+    expected = group.version
+    members: list[ClassicMember] | None = None
+    transition = ClassicTransition(group=group, expected_version=expected)
+    if due:
+        members = groups.members(group)
+        expiry = expire(group, members, now)
+        group = expiry.group
+        gone = {m.member_id for m in expiry.removed + expiry.removed_pending}
+        members = [m for m in members if m.member_id not in gone]
+        transition.delete_members += expiry.removed + expiry.removed_pending
+        transition.delete_instances += [m.instance_id for m in expiry.removed if m.instance_id]
+    if group.topics_changed():
+        if group.state in (STABLE, COMPLETING_REBALANCE):
+            group = start_rebalance(group, now)
+        else:
+            group = replace(group, topic_changes_seen=group.topic_changes)
+    if barrier_ready(group, now):
+        if members is None:
+            members = groups.members(group)
+        completion = complete_join(group, members, now)
+        group = replace(completion.group, subscribed_topics=_subscribed_topics(completion))
+        transition.delete_members += completion.removed
+        transition.delete_instances += [m.instance_id for m in completion.removed if m.instance_id]
+        transition.member_updates += [
+            (m.member_id, {"joinedGeneration": m.joined_generation}) for m in completion.members
+        ]
+        members = completion.members
+    if members is not None:
+        group = replace(group, next_check_ms=next_check_ms(group, members, now))
+    else:
+        candidates = [
+            t
+            for t in (group.next_check_ms, group.join_deadline_ms, group.initial_delay_until_ms)
+            if t is not None
+        ]
+        group = replace(group, next_check_ms=min(candidates) if candidates else None)
+    transition.group = group
+    return transition
+
+
+def _subscribed_topics(completion: Any) -> tuple[str, ...]:
+    """For protocolType "consumer", the union of the members' subscribed topics."""
+    group = completion.group
+    if group.protocol_type != "consumer":
+        return ()
+    topics: set[str] = set()
+    for member in completion.members:
+        try:
+            topics.update(decode_subscription(member.metadata_for(group.protocol_name)).topics)
+        except ConsumerProtocolError:
+            continue  # opaque or malformed metadata: nothing to record for this member
+    return tuple(sorted(topics))
+
+
+def _sync_subscriptions(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
+    """Keep the topic registry's per-topic subscriber index in step with the group (seed 000)."""
+    old, new = set(before.subscribed_topics), set(after.subscribed_topics)
+    for topic in sorted(new - old):
+        store.topics.subscribe(topic, after.group_id)
+    for topic in sorted(old - new):
+        store.topics.unsubscribe(topic, after.group_id)
+
+
+def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) -> ClassicGroup:
+    committed = classic_store(store).commit(transition)
+    _sync_subscriptions(store, before, committed)
+    return committed
+
+
+def wait_for(
+    ctx: ApiContext, group_id: str, done: Any, hold_ms: int | None = None
+) -> ClassicGroup | None:
+    """Hold the request (API.md "Barriers") until `done(group)` or the hold time passes,
+    settling due timers meanwhile. Returns the group that satisfied `done`, else None."""
+    hold = ctx.settings.barrier_hold_ms if hold_ms is None else hold_ms
+    deadline = time.monotonic() + hold / 1000
+    while True:
+        group = load(ctx.store, group_id)
+        if group is None:
+            return None
+        group = settle(ctx.store, group, now_ms())
+        if done(group):
+            return group
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(POLL_INTERVAL_S)
+
+
+def retry_after_ms(ctx: ApiContext) -> int:
+    # The re-sent request is held again, so a short pause is enough.
+    return max(10, min(500, ctx.settings.barrier_hold_ms // 4 or 100))
+
+
+@cleans_up_groups_of_type(GROUP_TYPE)
+def _delete_classic_members(store: Store, item: dict[str, Any]) -> None:
+    classic_store(store).delete_group(group_from_item(item))
+
+
+@expires_groups_of_type(GROUP_TYPE)
+def _expire_classic_group(store: Store, item: dict[str, Any], now: int) -> None:
+    settle(store, group_from_item(item), now)
+
+
+__all__ = [
+    "COMPLETING_REBALANCE",
+    "EMPTY",
+    "PREPARING_REBALANCE",
+    "STABLE",
+    "GroupBusy",
+    "Loaded",
+    "NotClassic",
+]

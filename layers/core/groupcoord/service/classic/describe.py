@@ -1,0 +1,56 @@
+"""describe-groups (classic groups; API.md: a missing or non-classic group answers 69)."""
+
+from __future__ import annotations
+
+from ...core.classic.model import STABLE
+from ...errors import Errors
+from ...models.groups import (
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
+from ..context import ApiContext
+from .common import NotClassic, classic_store, load, settle
+
+
+def describe_groups(request: DescribeGroupsRequest, ctx: ApiContext) -> DescribeGroupsResponse:
+    return DescribeGroupsResponse(groups=[_describe(group_id, ctx) for group_id in request.groups])
+
+
+def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
+    try:
+        group = load(ctx.store, group_id)
+    except NotClassic:
+        group = None
+    if group is None:
+        return DescribedGroup(
+            group_id=group_id,
+            error_code=Errors.GROUP_ID_NOT_FOUND,
+            error_message=f"Group {group_id} not found.",
+            group_state="Dead",
+        )
+    group = settle(ctx.store, group, ctx.now_ms)
+    stable = group.state == STABLE
+    members = [
+        DescribedGroupMember(
+            member_id=m.member_id,
+            group_instance_id=m.instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            # Kafka shows metadata and assignments only in Stable.
+            member_metadata=m.metadata_for(group.protocol_name) if stable else b"",
+            member_assignment=(
+                m.assignment if stable and m.assignment_generation == group.generation else b""
+            ),
+        )
+        for m in sorted(classic_store(ctx.store).members(group), key=lambda m: m.member_id)
+        if not m.pending
+    ]
+    return DescribedGroup(
+        group_id=group_id,
+        group_state=group.state,
+        protocol_type=group.protocol_type or "",
+        protocol_data=(group.protocol_name or "") if stable else "",
+        members=members,
+    )

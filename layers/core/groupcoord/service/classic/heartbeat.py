@@ -1,0 +1,68 @@
+"""heartbeat: one read of the group item and one conditional write of the member item."""
+
+from __future__ import annotations
+
+from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup
+from ...errors import Errors
+from ...models.classic import HeartbeatRequest, HeartbeatResponse
+from ...store import schema
+from ...store.dynamo import ConditionFailed, Update
+from ..context import ApiContext
+from .common import GroupBusy, NotClassic, classic_store, load, settle
+
+
+def _membership_error(
+    request: HeartbeatRequest, ctx: ApiContext, group: ClassicGroup, old: dict | None
+) -> Errors:
+    """Why a member's request is refused, from the member item as it is (None = absent)."""
+    instance = request.group_instance_id
+    if old is None or old.get("pending"):
+        owner = (
+            classic_store(ctx.store).instance_owner(group.group_id, instance) if instance else None
+        )
+        fenced = owner is not None and owner != request.member_id
+        return Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
+    if instance and old.get("instanceId") != instance:
+        return Errors.FENCED_INSTANCE_ID
+    return Errors.ILLEGAL_GENERATION
+
+
+def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
+    try:
+        group = load(ctx.store, request.group_id)
+        if group is not None:
+            group = settle(ctx.store, group, ctx.now_ms)
+    except (NotClassic, GroupBusy) as error:
+        code = (
+            Errors.UNKNOWN_MEMBER_ID
+            if isinstance(error, NotClassic)
+            else Errors.REBALANCE_IN_PROGRESS
+        )
+        return HeartbeatResponse(error_code=code)
+    if group is None or group.state == EMPTY:
+        return HeartbeatResponse(error_code=Errors.UNKNOWN_MEMBER_ID)
+    key = schema.member_key(group.group_id, request.member_id, group.member_shards)
+    dynamo = ctx.store.dynamo
+    if request.generation_id != group.generation:
+        old = dynamo.get(key, consistent=True)
+        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, old))
+    condition = "attribute_exists(pk) AND pending = :false"
+    values: dict = {":false": False}
+    if request.group_instance_id:
+        condition += " AND instanceId = :instance"
+        values[":instance"] = request.group_instance_id
+    try:
+        dynamo.update(
+            Update(
+                key,
+                "SET sessionDeadline = expiryMs + :now",
+                values={**values, ":now": ctx.now_ms},
+                condition=condition,
+            )
+        )
+    except ConditionFailed as failed:
+        old = failed.old if failed.old is not None else dynamo.get(key, consistent=True)
+        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, old))
+    if group.state == PREPARING_REBALANCE:
+        return HeartbeatResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+    return HeartbeatResponse(error_code=Errors.NONE)

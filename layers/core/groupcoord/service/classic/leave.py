@@ -1,0 +1,97 @@
+"""leave-group: members leave (or are removed by instance id); the group rebalances."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...core.classic.model import ClassicMember
+from ...core.classic.rules import next_check_ms, remove_members
+from ...errors import Errors
+from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
+from ...store.classic_groups import ClassicTransition, VersionConflict
+from ..context import ApiContext
+from .common import RACE_RETRIES, GroupBusy, NotClassic, classic_store, commit, load, now_ms, settle
+
+
+def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
+    try:
+        for _ in range(RACE_RETRIES):
+            try:
+                return _leave(request, ctx)
+            except VersionConflict:
+                continue
+        raise GroupBusy(request.group_id)
+    except NotClassic:
+        return _unknown(request)
+    except GroupBusy:
+        return LeaveGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+
+
+def _unknown(request: LeaveGroupRequest) -> LeaveGroupResponse:
+    return LeaveGroupResponse(
+        error_code=Errors.UNKNOWN_MEMBER_ID,
+        members=[
+            LeaveGroupMemberResponse(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                error_code=Errors.UNKNOWN_MEMBER_ID,
+            )
+            for m in request.members
+        ],
+    )
+
+
+def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
+    now = now_ms()
+    group = load(ctx.store, request.group_id)
+    if group is None:
+        return _unknown(request)
+    group = settle(ctx.store, group, now)
+    groups = classic_store(ctx.store)
+    results: list[LeaveGroupMemberResponse] = []
+    leaving: dict[str, ClassicMember] = {}
+    for identity in request.members:
+        instance = identity.group_instance_id
+        member_id = identity.member_id
+        error = Errors.NONE
+        member = None
+        if member_id:
+            member = groups.member(group, member_id)
+            if member is None:
+                owner = groups.instance_owner(group.group_id, instance) if instance else None
+                fenced = owner is not None and owner != member_id
+                error = Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
+            elif instance and member.instance_id != instance:
+                error, member = Errors.FENCED_INSTANCE_ID, None
+        elif instance:
+            # An admin removal of a static member by its instance id alone.
+            owner = groups.instance_owner(group.group_id, instance)
+            member = groups.member(group, owner) if owner else None
+            if member is None:
+                error = Errors.UNKNOWN_MEMBER_ID
+        else:
+            error = Errors.UNKNOWN_MEMBER_ID
+        if member is not None:
+            leaving[member.member_id] = member
+        results.append(
+            LeaveGroupMemberResponse(
+                member_id=member_id, group_instance_id=instance, error_code=error
+            )
+        )
+    if leaving:
+        departed = [m for m in leaving.values() if not m.pending]
+        shrunk = remove_members(group, departed, now) if departed else group
+        remaining = [m for m in groups.members(group) if m.member_id not in leaving]
+        shrunk = replace(shrunk, next_check_ms=next_check_ms(shrunk, remaining, now))
+        committed = commit(
+            ctx.store,
+            group,
+            ClassicTransition(
+                group=shrunk,
+                expected_version=group.version,
+                delete_members=list(leaving.values()),
+                delete_instances=[m.instance_id for m in departed if m.instance_id],
+            ),
+        )
+        settle(ctx.store, committed, now)  # the barrier may be complete now
+    return LeaveGroupResponse(members=results)

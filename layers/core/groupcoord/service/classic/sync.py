@@ -1,0 +1,157 @@
+"""sync-group: the leader's assignment is stored, followers wait for it (held, then 202)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...core.classic.model import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+    ClassicMember,
+)
+from ...errors import Errors
+from ...models.classic import SyncGroupRequest, SyncGroupResponse
+from ...store.classic_groups import ClassicTransition, VersionConflict
+from ..context import ApiContext
+from ..handlers_types import Accepted
+from .common import (
+    RACE_RETRIES,
+    GroupBusy,
+    NotClassic,
+    classic_store,
+    commit,
+    load,
+    now_ms,
+    retry_after_ms,
+    settle,
+    wait_for,
+)
+
+
+def _error(error: Errors) -> SyncGroupResponse:
+    return SyncGroupResponse(error_code=error)
+
+
+def _check(
+    request: SyncGroupRequest, ctx: ApiContext, group: ClassicGroup | None
+) -> tuple[ClassicMember | None, Errors | None]:
+    if group is None or group.state == EMPTY:
+        return None, Errors.UNKNOWN_MEMBER_ID
+    groups = classic_store(ctx.store)
+    member = groups.member(group, request.member_id)
+    instance = request.group_instance_id
+    if member is None or member.pending:
+        owner = groups.instance_owner(group.group_id, instance) if instance else None
+        fenced = owner is not None and owner != request.member_id
+        return None, Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
+    if instance and member.instance_id != instance:
+        return None, Errors.FENCED_INSTANCE_ID
+    if request.generation_id != group.generation:
+        return None, Errors.ILLEGAL_GENERATION
+    if (request.protocol_type is not None and request.protocol_type != group.protocol_type) or (
+        request.protocol_name is not None and request.protocol_name != group.protocol_name
+    ):
+        return None, Errors.INCONSISTENT_GROUP_PROTOCOL
+    if group.state == PREPARING_REBALANCE:
+        return None, Errors.REBALANCE_IN_PROGRESS
+    return member, None
+
+
+def _answer(group: ClassicGroup, member: ClassicMember) -> SyncGroupResponse:
+    assigned = member.assignment if member.assignment_generation == group.generation else b""
+    return SyncGroupResponse(
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        assignment=assigned,
+    )
+
+
+def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse | Accepted:
+    groups = classic_store(ctx.store)
+    try:
+        for _ in range(RACE_RETRIES):
+            now = now_ms()
+            group = load(ctx.store, request.group_id)
+            if group is not None:
+                group = settle(ctx.store, group, now)
+            member, refusal = _check(request, ctx, group)
+            if refusal is not None:
+                return _error(refusal)
+            assert group is not None and member is not None
+            deadline = now + member.expiry_ms
+            if group.state == STABLE:
+                if member.synced_generation != group.generation:
+                    groups.mark_synced(group, member.member_id, deadline)
+                else:
+                    groups.renew_session(group, member.member_id, deadline)
+                return _answer(group, member)
+            if group.state != COMPLETING_REBALANCE:
+                return _error(Errors.REBALANCE_IN_PROGRESS)
+            if group.leader == member.member_id:
+                try:
+                    return _leader_sync(request, ctx, group, member, now)
+                except VersionConflict:
+                    continue
+            groups.mark_synced(group, member.member_id, deadline)
+            return _follower_waits(request, ctx, member.member_id, group.generation)
+    except NotClassic:
+        return _error(Errors.UNKNOWN_MEMBER_ID)
+    except GroupBusy:
+        return _error(Errors.REBALANCE_IN_PROGRESS)
+    return _error(Errors.REBALANCE_IN_PROGRESS)
+
+
+def _leader_sync(
+    request: SyncGroupRequest,
+    ctx: ApiContext,
+    group: ClassicGroup,
+    leader: ClassicMember,
+    now: int,
+) -> SyncGroupResponse:
+    groups = classic_store(ctx.store)
+    members = {m.member_id: m for m in groups.members(group) if not m.pending}
+    assignments = [
+        (a.member_id, a.assignment) for a in request.assignments if a.member_id in members
+    ]
+    # Members first (idempotent), then the flip to Stable conditioned on the version read: a
+    # crash in between leaves CompletingRebalance, and the leader's re-sent sync redoes it.
+    groups.write_assignments(group, assignments)
+    own = next((data for member_id, data in assignments if member_id == leader.member_id), b"")
+    transition = ClassicTransition(
+        group=replace(group, state=STABLE),
+        expected_version=group.version,
+        member_updates=[
+            (
+                leader.member_id,
+                {"syncedGeneration": group.generation, "sessionDeadline": now + leader.expiry_ms},
+            )
+        ],
+    )
+    committed = commit(ctx.store, group, transition)
+    return SyncGroupResponse(
+        protocol_type=committed.protocol_type,
+        protocol_name=committed.protocol_name,
+        assignment=own,
+    )
+
+
+def _follower_waits(
+    request: SyncGroupRequest, ctx: ApiContext, member_id: str, generation: int
+) -> SyncGroupResponse | Accepted:
+    def done(group: ClassicGroup) -> bool:
+        return group.generation != generation or group.state != COMPLETING_REBALANCE
+
+    group = wait_for(ctx, request.group_id, done)
+    if group is None:
+        return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx))
+    member = classic_store(ctx.store).member(group, member_id)
+    if member is None:
+        return _error(Errors.UNKNOWN_MEMBER_ID)
+    if group.generation != generation:
+        return _error(Errors.ILLEGAL_GENERATION)
+    if group.state != STABLE:
+        return _error(Errors.REBALANCE_IN_PROGRESS)
+    return _answer(group, member)

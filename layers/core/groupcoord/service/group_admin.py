@@ -1,0 +1,72 @@
+"""delete-groups for groups of either type: refused while the group has members (68)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import Errors
+from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
+from ..store import schema
+from ..store.dynamo import ConditionFailed
+from ..store.store import Store
+from .context import ApiContext
+from .group_timers import run_group_expiry
+
+# (store, group item) -> None: delete everything of the group but its group item.
+GroupCleanup = Callable[[Store, dict[str, Any]], None]
+_CLEANUPS: dict[str, GroupCleanup] = {}
+
+
+def cleans_up_groups_of_type(group_type: str) -> Callable[[GroupCleanup], GroupCleanup]:
+    def register(fn: GroupCleanup) -> GroupCleanup:
+        _CLEANUPS[group_type] = fn
+        return fn
+
+    return register
+
+
+def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroupsResponse:
+    return DeleteGroupsResponse(
+        results=[_delete(group_id, ctx) for group_id in request.groups_names]
+    )
+
+
+def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
+    dynamo = ctx.store.dynamo
+    item = dynamo.get(schema.group_key(group_id), consistent=True)
+    if item is not None and int(item.get(schema.DEADLINE, ctx.now_ms + 1)) <= ctx.now_ms:
+        run_group_expiry(ctx.store, item, ctx.now_ms)  # dead members do not block deletion
+        item = dynamo.get(schema.group_key(group_id), consistent=True)
+    if item is None:
+        return DeletableGroupResult(
+            group_id=group_id,
+            error_code=Errors.GROUP_ID_NOT_FOUND,
+            error_message=f"Group {group_id} not found.",
+        )
+    if int(item.get("memberCount", 0)) > 0:
+        return DeletableGroupResult(
+            group_id=group_id,
+            error_code=Errors.NON_EMPTY_GROUP,
+            error_message=f"Group {group_id} is not empty.",
+        )
+    try:
+        dynamo.delete(
+            schema.group_key(group_id),
+            condition="#version = :version",
+            names={"#version": "version"},
+            values={":version": item.get("version", 0)},
+        )
+    except ConditionFailed:
+        return DeletableGroupResult(
+            group_id=group_id,
+            error_code=Errors.NON_EMPTY_GROUP,
+            error_message=f"Group {group_id} changed while being deleted; it may not be empty.",
+        )
+    cleanup = _CLEANUPS.get(item.get("groupType", ""))
+    if cleanup is not None:
+        cleanup(ctx.store, item)
+    for topic in item.get("subscribedTopics") or ():
+        ctx.store.topics.unsubscribe(topic, group_id)
+    ctx.store.topics.set_regex(group_id, None)
+    return DeletableGroupResult(group_id=group_id)
