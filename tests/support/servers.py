@@ -87,4 +87,9 @@ def running_serve(
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+            # A 500 is always a bug of ours: show its traceback with the test's output.
+            log.seek(0)
+            for line in log:
+                if '"unhandled error"' in line:
+                    sys.stderr.write(line)
             log.close()

@@ -39,3 +39,12 @@ class Errors(IntEnum):
     UNSUPPORTED_ASSIGNOR = 112
     STALE_MEMBER_EPOCH = 113
     INVALID_REGULAR_EXPRESSION = 128
+
+
+class BadRequest(ValueError):
+    """A well-formed request whose fields contradict each other: answered 400 naming the field
+    (API.md), before anything is written."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field

@@ -14,7 +14,7 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from pydantic import ValidationError
 
 from .. import runtime
-from ..errors import Errors
+from ..errors import BadRequest, Errors
 from ..models.registry import API_NAMES
 from ..service.context import ApiContext
 from ..service.handlers import Accepted, handler_for
@@ -139,6 +139,10 @@ def build_resolver() -> APIGatewayHttpResolver:
         return error_response(
             error.status, error.message, _echoed(app.current_event, error.headers)
         )
+
+    @app.exception_handler(BadRequest)
+    def bad_request(error: BadRequest) -> Response:
+        return error_response(400, str(error), _echoed(app.current_event))
 
     @app.exception_handler(StoreThrottled)
     def throttled(error: StoreThrottled) -> Response:

@@ -9,6 +9,7 @@ from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from ..store import schema
 from ..store.dynamo import ConditionFailed
+from ..store.offsets import OffsetStore
 from ..store.store import Store
 from .context import ApiContext
 from .group_timers import run_group_expiry
@@ -69,4 +70,5 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
     for topic in item.get("subscribedTopics") or ():
         ctx.store.topics.unsubscribe(topic, group_id)
     ctx.store.topics.set_regex(group_id, None)
+    OffsetStore(dynamo).delete_all(group_id)  # API.md: deleting a group deletes its offsets
     return DeletableGroupResult(group_id=group_id)

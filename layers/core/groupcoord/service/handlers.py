@@ -13,8 +13,11 @@ from .classic.heartbeat import heartbeat
 from .classic.join import join_group
 from .classic.leave import leave_group
 from .classic.sync import sync_group
+from .consumer.describe import consumer_group_describe
+from .consumer.heartbeat import consumer_group_heartbeat
 from .context import ApiContext
 from .handlers_types import Accepted
+from .offsets import offset_commit, offset_delete, offset_fetch
 
 Handler = Callable[[Any, ApiContext], KafkaMessage | Accepted]
 
@@ -31,6 +34,11 @@ _HANDLERS: dict[str, Handler] = {
     "leave-group": leave_group,
     "describe-groups": describe_groups,
     "delete-groups": group_admin.delete_groups,
+    "consumer-group-heartbeat": consumer_group_heartbeat,
+    "consumer-group-describe": consumer_group_describe,
+    "offset-commit": offset_commit,
+    "offset-fetch": offset_fetch,
+    "offset-delete": offset_delete,
 }
 
 

@@ -38,6 +38,7 @@ KIND_TOPIC_SUBSCRIBER = "topic-subscriber"
 KIND_REGEX_SUBSCRIBER = "regex-subscriber"
 KIND_GROUP = "group"
 KIND_MEMBER = "member"
+KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
@@ -89,6 +90,24 @@ def member_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
 
 def member_pks(group_id: str, shards: int) -> list[str]:
     return [member_pk(group_id, shard) for shard in range(shards)]
+
+
+OFFSET_SHARDS = 16
+
+
+def offset_pk(group_id: str, shard: int) -> str:
+    return f"O#{group_id}#{shard}"
+
+
+def offset_key(group_id: str, topic: str, partition: int) -> dict[str, str]:
+    """One item per committed partition, spread over OFFSET_SHARDS partition keys per group so
+    that a group committing many partitions at once has no hot key (DESIGN.md 4b)."""
+    shard = stable_shard(f"{topic}/{partition}", OFFSET_SHARDS)
+    return {PK: offset_pk(group_id, shard), SK: f"{topic}#{partition:010d}"}
+
+
+def offset_pks(group_id: str) -> list[str]:
+    return [offset_pk(group_id, shard) for shard in range(OFFSET_SHARDS)]
 
 
 def group_listing_pk(group_id: str) -> str:

@@ -1,0 +1,261 @@
+"""offset-commit, offset-fetch and offset-delete."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..core.topics import TopicRecord
+from ..errors import BadRequest, Errors
+from ..models.offsets import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopics,
+)
+from ..store import schema
+from ..store.offsets import CommittedOffset, Fenced, OffsetStore
+from ..topic_ids import ZERO_UUID
+from .context import ApiContext
+from .offset_fencing import commit_fence
+
+# A commit whose fence moved between read and write is decided again this many times.
+_FENCE_RETRIES = 3
+
+# (ctx, group item) -> topics the group subscribes to (offset-delete answers 86 for them).
+SubscribedTopics = Callable[[ApiContext, dict[str, Any]], set[str]]
+_SUBSCRIPTIONS: dict[str, SubscribedTopics] = {}
+
+
+def reads_subscriptions_of_type(group_type: str) -> Callable[[SubscribedTopics], SubscribedTopics]:
+    def register(fn: SubscribedTopics) -> SubscribedTopics:
+        _SUBSCRIPTIONS[group_type] = fn
+        return fn
+
+    return register
+
+
+def resolve_topic(
+    ctx: ApiContext, name: str | None, topic_id: str | None, field: str
+) -> tuple[TopicRecord | None, Errors]:
+    """The registry's topic for a request topic given by name, id or both (API.md)."""
+    by_id = topic_id not in (None, ZERO_UUID)
+    if by_id:
+        assert topic_id is not None
+        record = ctx.store.topics.get_by_id(topic_id)
+        if record is not None and name is not None and record.name != name:
+            raise BadRequest(field, f"topicId {topic_id} is topic {record.name!r}, not {name!r}")
+        if record is None:
+            if name is not None and ctx.store.topics.get(name) is not None:
+                raise BadRequest(field, f"topic {name!r} does not have topicId {topic_id}")
+            return None, Errors.UNKNOWN_TOPIC_ID
+        return record, Errors.NONE
+    if name is None:
+        raise BadRequest(field, "a topic needs a name or a topicId")
+    record = ctx.store.topics.get(name)
+    return record, Errors.NONE if record else Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+# --- offset-commit ---
+
+
+def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommitResponse:
+    """A rejected commit rejects the whole request; only unknown partitions (3 / 100) and
+    oversized metadata (12) are answered per partition."""
+    codes: list[list[Errors]] = []
+    names: list[tuple[str, str]] = []
+    offsets: list[CommittedOffset] = []
+    for i, topic in enumerate(request.topics):
+        record, topic_error = resolve_topic(ctx, topic.name, topic.topic_id, f"topics[{i}]")
+        names.append(
+            (record.name, record.topic_id)
+            if record
+            else (topic.name or "", topic.topic_id or ZERO_UUID)
+        )
+        row: list[Errors] = []
+        for partition in topic.partitions:
+            code = topic_error
+            if record is not None and not 0 <= partition.partition_index < record.partitions:
+                code = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            metadata = partition.committed_metadata or ""
+            if (
+                code == Errors.NONE
+                and len(metadata.encode()) > ctx.settings.offset_metadata_max_bytes
+            ):
+                code = Errors.OFFSET_METADATA_TOO_LARGE
+            if code == Errors.NONE and record is not None:
+                offsets.append(
+                    CommittedOffset(
+                        topic=record.name,
+                        topic_id=record.topic_id,
+                        partition=partition.partition_index,
+                        offset=partition.committed_offset,
+                        leader_epoch=partition.committed_leader_epoch,
+                        metadata=partition.committed_metadata,
+                        commit_timestamp_ms=ctx.now_ms,
+                    )
+                )
+            row.append(code)
+        codes.append(row)
+
+    error = _commit(request, ctx, offsets) if offsets else _check_only(request, ctx)
+    if error != Errors.NONE:
+        codes = [[error if c == Errors.NONE else c for c in row] for row in codes]
+    return OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name=name,
+                topic_id=topic_id,
+                partitions=[
+                    OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=c)
+                    for p, c in zip(topic.partitions, row, strict=True)
+                ],
+            )
+            for topic, (name, topic_id), row in zip(request.topics, names, codes, strict=True)
+        ]
+    )
+
+
+def _group_item(ctx: ApiContext, group_id: str) -> dict[str, Any] | None:
+    return ctx.store.dynamo.get(schema.group_key(group_id), consistent=True)
+
+
+def _check_only(request: OffsetCommitRequest, ctx: ApiContext) -> Errors:
+    """Nothing to write: the request still gets the fencing verdict."""
+    fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
+    return fence.error or Errors.NONE
+
+
+def _commit(
+    request: OffsetCommitRequest, ctx: ApiContext, offsets: Sequence[CommittedOffset]
+) -> Errors:
+    store = OffsetStore(ctx.store.dynamo)
+    for _ in range(_FENCE_RETRIES):
+        fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
+        if fence.error is not None:
+            return fence.error
+        try:
+            store.commit(request.group_id, fence.items, offsets)
+            return Errors.NONE
+        except Fenced:
+            continue  # the group moved between read and write: decide again on what is there
+    fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
+    return fence.error or Errors.REBALANCE_IN_PROGRESS
+
+
+# --- offset-fetch ---
+
+
+def offset_fetch(request: OffsetFetchRequest, ctx: ApiContext) -> OffsetFetchResponse:
+    return OffsetFetchResponse(groups=[_fetch_group(group, ctx) for group in request.groups])
+
+
+def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFetchResponseGroup:
+    store = OffsetStore(ctx.store.dynamo)
+    item = _group_item(ctx, request.group_id)
+    if request.topics is None:
+        committed = store.fetch_all(request.group_id) if item is not None else []
+        by_topic: dict[tuple[str, str], list[CommittedOffset]] = {}
+        for offset in committed:
+            by_topic.setdefault((offset.topic, offset.topic_id), []).append(offset)
+        return OffsetFetchResponseGroup(
+            group_id=request.group_id,
+            topics=[
+                OffsetFetchResponseTopics(
+                    name=name, topic_id=topic_id, partitions=[_fetched(o) for o in offsets]
+                )
+                for (name, topic_id), offsets in sorted(by_topic.items())
+            ],
+        )
+    wanted: list[tuple[str, str, list[int], Errors]] = []
+    for i, topic in enumerate(request.topics):
+        record, error = resolve_topic(ctx, topic.name, topic.topic_id, f"groups.topics[{i}]")
+        name = record.name if record else (topic.name or "")
+        topic_id = record.topic_id if record else (topic.topic_id or ZERO_UUID)
+        code = Errors.UNKNOWN_TOPIC_ID if error == Errors.UNKNOWN_TOPIC_ID else Errors.NONE
+        wanted.append((name, topic_id, list(topic.partition_indexes), code))
+    found = (
+        store.fetch(
+            request.group_id, [(n, p) for n, _, ps, c in wanted if c == Errors.NONE for p in ps]
+        )
+        if item is not None
+        else {}
+    )
+    return OffsetFetchResponseGroup(
+        group_id=request.group_id,
+        topics=[
+            OffsetFetchResponseTopics(
+                name=name,
+                topic_id=topic_id,
+                partitions=[
+                    _fetched(found[(name, p)])
+                    if (name, p) in found
+                    else OffsetFetchResponsePartitions(
+                        partition_index=p, committed_offset=-1, error_code=code
+                    )
+                    for p in partitions
+                ],
+            )
+            for name, topic_id, partitions, code in wanted
+        ],
+    )
+
+
+def _fetched(offset: CommittedOffset) -> OffsetFetchResponsePartitions:
+    return OffsetFetchResponsePartitions(
+        partition_index=offset.partition,
+        committed_offset=offset.offset,
+        committed_leader_epoch=offset.leader_epoch,
+        metadata=offset.metadata if offset.metadata is not None else "",
+    )
+
+
+# --- offset-delete ---
+
+
+def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDeleteResponse:
+    item = _group_item(ctx, request.group_id)
+    if item is None:
+        return OffsetDeleteResponse(error_code=Errors.GROUP_ID_NOT_FOUND)
+    subscribed: set[str] = set()
+    if int(item.get("memberCount", 0)) > 0:
+        reader = _SUBSCRIPTIONS.get(item.get("groupType", ""))
+        if reader is None:
+            subscribed = set(item.get("subscribedTopics") or ())
+            if item.get("protocolType") != "consumer":
+                # Kafka: a non-empty group that is not a consumer group has opaque subscriptions.
+                return OffsetDeleteResponse(error_code=Errors.NON_EMPTY_GROUP)
+        else:
+            subscribed = reader(ctx, item)
+    results: list[OffsetDeleteResponseTopic] = []
+    deletable: list[tuple[str, int]] = []
+    for i, topic in enumerate(request.topics):
+        record, error = resolve_topic(ctx, topic.name, topic.topic_id, f"topics[{i}]")
+        name = record.name if record else (topic.name or "")
+        code = Errors.GROUP_SUBSCRIBED_TO_TOPIC if name in subscribed else error
+        if code == Errors.NONE:
+            deletable += [(name, p.partition_index) for p in topic.partitions]
+        results.append(
+            OffsetDeleteResponseTopic(
+                name=name,
+                topic_id=record.topic_id if record else (topic.topic_id or ZERO_UUID),
+                partitions=[
+                    OffsetDeleteResponsePartition(
+                        partition_index=p.partition_index, error_code=code
+                    )
+                    for p in topic.partitions
+                ],
+            )
+        )
+    OffsetStore(ctx.store.dynamo).delete(request.group_id, deletable)
+    return OffsetDeleteResponse(topics=results)

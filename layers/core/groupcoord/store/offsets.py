@@ -1,0 +1,112 @@
+"""Committed offsets: one item per (group, topic, partition), sharded per group.
+
+A commit is written in TransactWriteItems of at most 100 items whose first items are the
+fence (ConditionCheck / conditional Update of the group and member items) and the rest the
+offset puts: the fencing rule is checked at the moment of the write (DESIGN.md invariant 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import schema
+from .dynamo import Dynamo, Put, TransactionCanceled, TransactItem
+
+MAX_TRANSACTION_ITEMS = 100
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    topic: str
+    topic_id: str
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = None
+    commit_timestamp_ms: int = 0
+
+
+class Fenced(Exception):
+    """A fence item of the transaction failed: the group or member moved since it was read."""
+
+    def __init__(self, failed: list[int]) -> None:
+        super().__init__(f"fence items {failed} failed")
+        self.failed = failed
+
+
+def _item(group_id: str, offset: CommittedOffset) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **schema.offset_key(group_id, offset.topic, offset.partition),
+        "kind": schema.KIND_OFFSET,
+        "groupId": group_id,
+        "topic": offset.topic,
+        "topicId": offset.topic_id,
+        "partition": offset.partition,
+        "offset": offset.offset,
+        "leaderEpoch": offset.leader_epoch,
+        "commitTimestamp": offset.commit_timestamp_ms,
+    }
+    if offset.metadata is not None:
+        item["metadata"] = offset.metadata
+    return item
+
+
+def _offset(item: dict[str, Any]) -> CommittedOffset:
+    return CommittedOffset(
+        topic=item["topic"],
+        topic_id=item.get("topicId", ""),
+        partition=int(item["partition"]),
+        offset=int(item["offset"]),
+        leader_epoch=int(item.get("leaderEpoch", -1)),
+        metadata=item.get("metadata"),
+        commit_timestamp_ms=int(item.get("commitTimestamp", 0)),
+    )
+
+
+class OffsetStore:
+    def __init__(self, dynamo: Dynamo) -> None:
+        self.dynamo = dynamo
+
+    def commit(
+        self, group_id: str, fence: Sequence[TransactItem], offsets: Sequence[CommittedOffset]
+    ) -> None:
+        """Write the offsets, each chunk in one transaction with the fence items.
+
+        A commit of up to 100 - len(fence) partitions is all-or-nothing. A larger one is split;
+        every chunk is fenced at its own write, so a chunk written after the fence moved is
+        rejected (Fenced) while earlier chunks, admitted at their moment, stay.
+        """
+        room = MAX_TRANSACTION_ITEMS - len(fence)
+        puts = [Put(_item(group_id, o)) for o in offsets]
+        for start in range(0, max(len(puts), 1), room):
+            chunk = puts[start : start + room]
+            try:
+                self.dynamo.transact([*fence, *chunk])
+            except TransactionCanceled as cancel:
+                failed = [i for i in cancel.failed_conditions() if i < len(fence)]
+                if failed:
+                    raise Fenced(failed) from None
+                raise
+
+    def fetch(
+        self, group_id: str, partitions: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], CommittedOffset]:
+        keys = [schema.offset_key(group_id, t, p) for t, p in partitions]
+        found = self.dynamo.batch_get(keys, consistent=True)
+        return {(o.topic, o.partition): o for o in map(_offset, found)}
+
+    def fetch_all(self, group_id: str) -> list[CommittedOffset]:
+        found: list[CommittedOffset] = []
+        for pk in schema.offset_pks(group_id):
+            found.extend(map(_offset, self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)))
+        return sorted(found, key=lambda o: (o.topic, o.partition))
+
+    def delete(self, group_id: str, partitions: Iterable[tuple[str, int]]) -> None:
+        self.dynamo.batch_write(deletes=[schema.offset_key(group_id, t, p) for t, p in partitions])
+
+    def delete_all(self, group_id: str) -> int:
+        offsets = self.fetch_all(group_id)
+        self.delete(group_id, [(o.topic, o.partition) for o in offsets])
+        return len(offsets)
