@@ -1,0 +1,165 @@
+"""Server-side assignors (pure): `uniform` (balance first, then stickiness) and `range`.
+
+Both take the members (their subscribed topic ids and their previous target) and the
+partition count of every subscribed topic, and return every member's new target. Every
+partition of a subscribed topic goes to exactly one member subscribed to that topic.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .assignment import Assignment, TopicPartition, from_pairs, pairs
+
+UNIFORM = "uniform"
+RANGE = "range"
+
+
+@dataclass(frozen=True)
+class AssignorMember:
+    member_id: str
+    topics: frozenset[str]  # subscribed topic ids (resolved from names and regex)
+    previous: Assignment = field(default_factory=dict)  # the previous target, for stickiness
+    instance_id: str | None = None
+
+
+AssignorFn = Callable[[Sequence[AssignorMember], Mapping[str, int]], dict[str, Assignment]]
+
+
+def _valid_previous(
+    member: AssignorMember, topics: Mapping[str, int], taken: set[TopicPartition]
+) -> list[TopicPartition]:
+    kept = []
+    for topic, partition in sorted(pairs(member.previous)):
+        valid = topic in member.topics and partition < topics.get(topic, 0)
+        if valid and (topic, partition) not in taken:
+            kept.append((topic, partition))
+            taken.add((topic, partition))
+    return kept
+
+
+def _partitions(topic_ids: Iterable[str], topics: Mapping[str, int]) -> list[TopicPartition]:
+    return [(t, p) for t in sorted(topic_ids) if t in topics for p in range(topics[t])]
+
+
+def assign_uniform(
+    members: Sequence[AssignorMember], topics: Mapping[str, int]
+) -> dict[str, Assignment]:
+    """Balanced to within one partition when all members subscribe to the same topics (the
+    best effort otherwise), then sticky: a member keeps what it had as far as balance allows."""
+    ordered = sorted(members, key=lambda m: m.member_id)
+    if not ordered:
+        return {}
+    if len({frozenset(m.topics & topics.keys()) for m in ordered}) == 1:
+        return _uniform_homogeneous(ordered, topics)
+    return _uniform_general(ordered, topics)
+
+
+def _uniform_homogeneous(
+    members: list[AssignorMember], topics: Mapping[str, int]
+) -> dict[str, Assignment]:
+    every = _partitions(members[0].topics, topics)
+    base, extra = divmod(len(every), len(members))
+    taken: set[TopicPartition] = set()
+    retained = {m.member_id: _valid_previous(m, topics, taken) for m in members}
+    # The members that retain the most get the extra partition: the fewest moves.
+    by_retained = sorted(members, key=lambda m: (-len(retained[m.member_id]), m.member_id))
+    quota = {m.member_id: base + (1 if i < extra else 0) for i, m in enumerate(by_retained)}
+    result: dict[str, list[TopicPartition]] = {}
+    kept: set[TopicPartition] = set()
+    for m in members:
+        mine = retained[m.member_id][: quota[m.member_id]]
+        result[m.member_id] = mine
+        kept.update(mine)
+    free = deque(tp for tp in every if tp not in kept)
+    hungry = deque(m.member_id for m in members if len(result[m.member_id]) < quota[m.member_id])
+    while free and hungry:
+        member_id = hungry.popleft()
+        result[member_id].append(free.popleft())
+        if len(result[member_id]) < quota[member_id]:
+            hungry.append(member_id)
+    return {m: from_pairs(tps) for m, tps in result.items()}
+
+
+def _uniform_general(
+    members: list[AssignorMember], topics: Mapping[str, int]
+) -> dict[str, Assignment]:
+    subscribers: dict[str, list[str]] = {}
+    for m in members:
+        for t in sorted(m.topics):
+            if t in topics:
+                subscribers.setdefault(t, []).append(m.member_id)
+    taken: set[TopicPartition] = set()
+    owned: dict[str, set[TopicPartition]] = {
+        m.member_id: set(_valid_previous(m, topics, taken)) for m in members
+    }
+    owner = {tp: m for m, tps in owned.items() for tp in tps}
+    # Every free partition to the least loaded subscriber of its topic.
+    for tp in _partitions(subscribers, topics):
+        if tp not in owner:
+            chosen = min(subscribers[tp[0]], key=lambda m: (len(owned[m]), m))
+            owned[chosen].add(tp)
+            owner[tp] = chosen
+    # Then even out: move a partition from a loaded subscriber to a lighter one while that
+    # narrows a gap of more than one. Each move lowers the sum of squared loads, so it ends.
+    moved = True
+    while moved:
+        moved = False
+        for topic, candidates in subscribers.items():
+            while True:
+                light = min(candidates, key=lambda m: (len(owned[m]), m))
+                heavy_with = [m for m in candidates if any(tp[0] == topic for tp in owned[m])]
+                if not heavy_with:
+                    break
+                heavy = max(heavy_with, key=lambda m: (len(owned[m]), m))
+                if len(owned[heavy]) - len(owned[light]) <= 1:
+                    break
+                tp = max(tp for tp in owned[heavy] if tp[0] == topic)
+                owned[heavy].remove(tp)
+                owned[light].add(tp)
+                moved = True
+    return {m: from_pairs(tps) for m, tps in owned.items()}
+
+
+def _range_order(member: AssignorMember) -> tuple[int, str, str]:
+    # Static members first, by instance id; then dynamic ones by member id.
+    if member.instance_id is not None:
+        return (0, member.instance_id, member.member_id)
+    return (1, "", member.member_id)
+
+
+def assign_range(
+    members: Sequence[AssignorMember], topics: Mapping[str, int]
+) -> dict[str, Assignment]:
+    """Per topic: its subscribers in order, contiguous ranges of n/m partitions, the first
+    n % m members one more."""
+    result: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
+    ordered = sorted(members, key=_range_order)
+    for topic in sorted(topics):
+        subscribed = [m for m in ordered if topic in m.topics]
+        if not subscribed:
+            continue
+        base, extra = divmod(topics[topic], len(subscribed))
+        start = 0
+        for i, m in enumerate(subscribed):
+            count = base + (1 if i < extra else 0)
+            result[m.member_id].extend((topic, p) for p in range(start, start + count))
+            start += count
+    return {m: from_pairs(tps) for m, tps in result.items()}
+
+
+ASSIGNORS: dict[str, AssignorFn] = {UNIFORM: assign_uniform, RANGE: assign_range}
+
+
+def choose_assignor(votes: Iterable[str | None], configured: Sequence[str]) -> str:
+    """The assignor most members ask for; ties and no votes go to the configured order."""
+    counts: dict[str, int] = {}
+    for vote in votes:
+        if vote is not None and vote in configured:
+            counts[vote] = counts.get(vote, 0) + 1
+    if not counts:
+        return configured[0] if configured else UNIFORM
+    best = max(counts.values())
+    return next(name for name in configured if counts.get(name) == best)

@@ -1,0 +1,225 @@
+"""Consumer group decisions that need no I/O: request validation, the member epoch check,
+subscriptions, the group state, and what the heartbeat response carries."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ...errors import Errors
+from ...models.consumer import ConsumerGroupHeartbeatRequest
+from .assignment import Assignment, normalize
+from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
+from .reconciliation import MemberState, is_lost_response
+
+EMPTY = "Empty"
+ASSIGNING = "Assigning"
+RECONCILING = "Reconciling"
+STABLE = "Stable"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    error: Errors
+    message: str
+
+
+def validate_heartbeat(
+    request: ConsumerGroupHeartbeatRequest, assignors: Sequence[str]
+) -> Refusal | None:
+    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, plus the regex check."""
+
+    def invalid(message: str) -> Refusal:
+        return Refusal(Errors.INVALID_REQUEST, message)
+
+    if request.member_id == "":
+        return invalid("MemberId can't be empty.")
+    if request.group_id == "":
+        return invalid("GroupId can't be empty.")
+    if request.instance_id == "":
+        return invalid("InstanceId can't be empty.")
+    if request.rack_id == "":
+        return invalid("RackId can't be empty.")
+    if request.member_epoch == 0:
+        if request.rebalance_timeout_ms == -1:
+            return invalid("RebalanceTimeoutMs must be provided in first request.")
+        if request.topic_partitions is None or request.topic_partitions:
+            return invalid("TopicPartitions must be empty when (re-)joining.")
+        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+            return invalid(
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+                "(re-)joining."
+            )
+    elif request.member_epoch == STATIC_LEAVE_EPOCH:
+        if request.instance_id is None:
+            return invalid("InstanceId can't be null.")
+    elif request.member_epoch < STATIC_LEAVE_EPOCH:
+        return invalid("MemberEpoch is invalid.")
+    if request.server_assignor is not None and request.server_assignor not in assignors:
+        return Refusal(
+            Errors.UNSUPPORTED_ASSIGNOR,
+            f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: "
+            f"{', '.join(assignors)}.",
+        )
+    if request.subscribed_topic_regex:
+        try:
+            re.compile(request.subscribed_topic_regex)
+        except re.error as error:
+            return Refusal(
+                Errors.INVALID_REGULAR_EXPRESSION,
+                f"SubscribedTopicRegex `{request.subscribed_topic_regex}` is not a valid "
+                f"regular expression: {error}.",
+            )
+    return None
+
+
+def check_member_epoch(
+    member: ConsumerGroupMember, received: int, owned: Assignment | None
+) -> Refusal | None:
+    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid (for received epochs > 0)."""
+    if received > member.epoch:
+        return Refusal(
+            Errors.FENCED_MEMBER_EPOCH,
+            f"The consumer group member has a greater member epoch ({received}) than the one "
+            f"known by the group coordinator ({member.epoch}). The member must abandon all "
+            "its partitions and rejoin.",
+        )
+    if received < member.epoch and not is_lost_response(member.assignment, received, owned):
+        return Refusal(
+            Errors.FENCED_MEMBER_EPOCH,
+            f"The consumer group member has a smaller member epoch ({received}) than the one "
+            f"known by the group coordinator ({member.epoch}). The member must abandon all "
+            "its partitions and rejoin.",
+        )
+    return None
+
+
+def owned_partitions(request: ConsumerGroupHeartbeatRequest) -> Assignment | None:
+    if request.topic_partitions is None:
+        return None
+    found: dict[str, set[int]] = {}
+    for entry in request.topic_partitions:
+        found.setdefault(entry.topic_id, set()).update(entry.partitions)
+    return normalize(found)
+
+
+def is_full_request(request: ConsumerGroupHeartbeatRequest) -> bool:
+    """Kafka sends the whole assignment back to a joining member and to a full request."""
+    subscription = (
+        request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None
+    )
+    return request.member_epoch == 0 or (
+        request.rebalance_timeout_ms != -1 and subscription and request.topic_partitions is not None
+    )
+
+
+def combined_regex(patterns: Iterable[str]) -> str | None:
+    """One pattern that fully matches what any of `patterns` fully matches."""
+    unique = sorted({p for p in patterns if p})
+    if not unique:
+        return None
+    if len(unique) == 1:
+        return unique[0]
+    return "|".join(f"(?:{p})" for p in unique)
+
+
+def subscribed_topic_ids(
+    member: ConsumerGroupMember, topic_ids: Mapping[str, str]
+) -> frozenset[str]:
+    """The ids of the existing topics a member subscribes to, by name or by regex."""
+    names = set(member.subscribed_topic_names)
+    if member.subscribed_topic_regex:
+        try:
+            pattern = re.compile(member.subscribed_topic_regex)
+        except re.error:
+            pattern = None
+        if pattern is not None:
+            names.update(n for n in topic_ids if pattern.fullmatch(n))
+    return frozenset(topic_ids[n] for n in names if n in topic_ids)
+
+
+def group_state(
+    member_count: int,
+    group_epoch: int,
+    target_epoch: int,
+    members: Iterable[ConsumerGroupMember] | None = None,
+) -> str:
+    """Empty, Assigning, Reconciling or Stable. Without the members, the best guess is
+    Reconciling right after an install (the sweep refines it)."""
+    if member_count == 0:
+        return EMPTY
+    if group_epoch > target_epoch:
+        return ASSIGNING
+    if members is None:
+        return RECONCILING
+    for m in members:
+        if m.epoch == STATIC_LEAVE_EPOCH:
+            continue
+        if m.epoch != target_epoch or m.state is not MemberState.STABLE:
+            return RECONCILING
+    return STABLE
+
+
+def apply_request(
+    member: ConsumerGroupMember,
+    request: ConsumerGroupHeartbeatRequest,
+    client_id: str,
+    client_host: str,
+) -> tuple[ConsumerGroupMember, bool]:
+    """The member with the request's non-null fields; True when its subscription changed
+    (which bumps the group epoch)."""
+    names = member.subscribed_topic_names
+    if request.subscribed_topic_names is not None:
+        names = tuple(sorted(set(request.subscribed_topic_names)))
+    regex = member.subscribed_topic_regex
+    if request.subscribed_topic_regex is not None:
+        regex = request.subscribed_topic_regex or None
+    updated = replace(
+        member,
+        instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
+        rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
+        rebalance_timeout_ms=(
+            request.rebalance_timeout_ms
+            if request.rebalance_timeout_ms != -1
+            else member.rebalance_timeout_ms
+        ),
+        server_assignor=(
+            request.server_assignor
+            if request.server_assignor is not None
+            else member.server_assignor
+        ),
+        subscribed_topic_names=names,
+        subscribed_topic_regex=regex,
+        client_id=client_id,
+        client_host=client_host,
+    )
+    return updated, updated.subscription() != member.subscription()
+
+
+def next_deadline(
+    members: Iterable[ConsumerGroupMember], now_ms: int, refresh_ms: int | None
+) -> int | None:
+    """When the group must next be looked at: the earliest session deadline or armed rebalance
+    timeout, or `refresh_ms` from now while it is not Stable (to refresh its listed state)."""
+    deadlines = []
+    for m in members:
+        deadlines.append(m.session_deadline)
+        if m.state is MemberState.UNREVOKED_PARTITIONS and m.rebalance_deadline is not None:
+            deadlines.append(m.rebalance_deadline)
+    if not deadlines:
+        return None
+    if refresh_ms is not None:
+        deadlines.append(now_ms + refresh_ms)
+    return min(deadlines)
+
+
+def is_expired(member: ConsumerGroupMember, now_ms: int) -> bool:
+    """Session over, or stuck in UNREVOKED_PARTITIONS past its rebalance timeout."""
+    if member.session_deadline <= now_ms:
+        return True
+    return (
+        member.state is MemberState.UNREVOKED_PARTITIONS
+        and member.rebalance_deadline is not None
+        and member.rebalance_deadline <= now_ms
+    )

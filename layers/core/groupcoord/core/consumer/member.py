@@ -1,0 +1,59 @@
+"""A consumer group member as the coordinator keeps it (Kafka's ConsumerGroupMember)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .assignment import Assignment
+from .reconciliation import MemberAssignment, MemberState
+
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A member that held partitions of another member's new target when it was installed;
+    static members are followed through their instance id if replaced meanwhile."""
+
+    member_id: str
+    instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = 0
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    assignment: MemberAssignment = field(default_factory=MemberAssignment)
+    # The target: partitions, the epoch it was computed for, and whom to wait for.
+    target: Assignment = field(default_factory=dict)
+    target_epoch: int = 0
+    target_version: int = 0
+    wait_on: tuple[Holder, ...] = ()
+    # Grows whenever the member's held partitions grow (installs condition on it).
+    acquired_version: int = 0
+    # Grows on every write but target installs (member writes condition on it).
+    version: int = 0
+    session_deadline: int = 0
+    rebalance_deadline: int | None = None
+
+    @property
+    def epoch(self) -> int:
+        return self.assignment.epoch
+
+    @property
+    def state(self) -> MemberState:
+        return self.assignment.state
+
+    def subscription(self) -> tuple[tuple[str, ...], str | None]:
+        return tuple(sorted(self.subscribed_topic_names)), self.subscribed_topic_regex or None
+
+    def with_assignment(self, assignment: MemberAssignment) -> ConsumerGroupMember:
+        return replace(self, assignment=assignment)

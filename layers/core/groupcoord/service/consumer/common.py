@@ -1,0 +1,47 @@
+"""What the consumer protocol's service modules share: the store, the clock, timeouts."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from ...settings import Settings
+from ...store.consumer_groups import ConsumerGroupRecord, ConsumerGroupStore, group_from_item
+from ...store.store import Store
+
+GROUP_TYPE = "consumer"
+# A lost race is re-read and decided again this many times before answering 14.
+RACE_ATTEMPTS = 12
+
+
+def consumer_store(store: Store) -> ConsumerGroupStore:
+    return ConsumerGroupStore(store.dynamo, store.settings.deadline_shards)
+
+
+def clock_ms() -> int:
+    """The server clock right now (a request's `now_ms` is when it arrived)."""
+    return time.time_ns() // 1_000_000
+
+
+def backoff(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(0.2, 0.005 * 2**attempt)))
+
+
+def session_timeout_ms(settings: Settings) -> int:
+    return settings.group_consumer_session_timeout_ms
+
+
+def heartbeat_interval_ms(settings: Settings) -> int:
+    return settings.group_consumer_heartbeat_interval_ms
+
+
+def state_refresh_ms(settings: Settings) -> int:
+    """How soon a Reconciling group is looked at again to refresh its listed state."""
+    return 2 * heartbeat_interval_ms(settings)
+
+
+def reload(cs: ConsumerGroupStore, group_id: str) -> ConsumerGroupRecord | None:
+    item = cs.group_item(group_id, consistent=True)
+    if item is None or item.get("groupType") != GROUP_TYPE:
+        return None
+    return group_from_item(item)

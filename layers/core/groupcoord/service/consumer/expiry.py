@@ -1,0 +1,93 @@
+"""Lazy and swept expiry of consumer group members: session timeouts and the rebalance timeout
+of a member stuck in UNREVOKED_PARTITIONS. An expired member is fenced (removed) and the group
+epoch bumped; the new target is installed at once, so an idle group settles without traffic.
+
+A heartbeat renews only the member's own item, so the group item's `dl` is a lower bound of
+every member's deadlines: when it passes, one request (or the sweeper) claims the scan by
+moving `dl` a little ahead, reads the members, fences the overdue ones and writes the exact
+next deadline. Concurrent requests that lose the claim go on without scanning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from ...core.consumer.group import ASSIGNING, EMPTY, group_state, is_expired, next_deadline
+from ...store.consumer_groups import (
+    CHUNK,
+    Conflict,
+    ConsumerGroupRecord,
+    group_from_item,
+)
+from ...store.store import Store
+from ..group_admin import cleans_up_groups_of_type
+from ..group_timers import expires_groups_of_type
+from .common import GROUP_TYPE, consumer_store, state_refresh_ms
+from .install import ensure_target
+
+# How long a claimed scan keeps other requests from scanning the same group.
+SCAN_LEASE_MS = 2_000
+
+
+@expires_groups_of_type(GROUP_TYPE)
+def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
+    cs = consumer_store(store)
+    item = cs.group_item(group_item["groupId"], consistent=True)
+    if item is None or item.get("groupType") != GROUP_TYPE:
+        return
+    group = group_from_item(item)
+    if group.deadline is None or group.deadline > now_ms:
+        return
+    sets, _ = cs.deadline_fields(group.group_id, now_ms + SCAN_LEASE_MS)
+    try:
+        cs.update_group(group, sets)
+    except Conflict:
+        return  # someone else scans, or the group moved: it is looked at again
+    group = group_from_item({**item, **sets, "version": group.version + 1})
+    _scan(store, group, now_ms)
+
+
+def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
+    cs = consumer_store(store)
+    members = cs.members(group)
+    expired = [m for m in members if is_expired(m, now_ms)][: CHUNK // 2]
+    remaining = [m for m in members if m not in expired]
+    refresh = state_refresh_ms(store.settings)
+    if not expired:
+        state = group_state(len(members), group.group_epoch, group.target_epoch, members)
+        deadline = next_deadline(members, now_ms, None if state in ("Stable", EMPTY) else refresh)
+        sets, removes = cs.deadline_fields(group.group_id, deadline)
+        with contextlib.suppress(Conflict):
+            cs.update_group(
+                group, {**sets, "groupState": state, "memberCount": len(members)}, removes
+            )
+        return
+    removals = [item for m in expired for item in cs.remove_member_items(group, m)]
+    deadline = next_deadline(remaining, now_ms, refresh)
+    if len(members) > len(expired) + len(remaining):  # more expired than one pass takes
+        deadline = now_ms
+    sets, removes = cs.deadline_fields(group.group_id, deadline)
+    sets.update(
+        {
+            "groupEpoch": group.group_epoch + 1,
+            "memberCount": len(remaining),
+            "groupState": ASSIGNING if remaining else EMPTY,
+        }
+    )
+    if not remaining:
+        sets["targetEpoch"] = group.group_epoch + 1
+    try:
+        cs.update_group(group, sets, removes, extra=removals)
+    except Conflict:
+        return
+    fresh = cs.group_item(group.group_id, consistent=True)
+    if fresh is not None and remaining:
+        ensure_target(store, group_from_item(fresh))
+
+
+@cleans_up_groups_of_type(GROUP_TYPE)
+def _delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
+    consumer_store(store).delete_group_items(
+        group_item["groupId"], int(group_item.get("memberShards", 8))
+    )

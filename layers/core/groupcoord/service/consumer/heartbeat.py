@@ -1,0 +1,425 @@
+"""consumer-group-heartbeat (KIP-848): join, leave, static leave, and the regular heartbeat that
+reconciles a member towards its target.
+
+A steady heartbeat (nothing changed) reads the group item and the member item (eventually
+consistent) and writes only the member item, conditioned on the versions read. Anything that
+changes the group (join, subscription change, leave) is one transaction with the group item
+conditioned on its version; a lost race is re-read (consistently) and decided again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...core.consumer.assignment import Assignment, is_subset, minus, union
+from ...core.consumer.group import (
+    ASSIGNING,
+    EMPTY,
+    Refusal,
+    apply_request,
+    check_member_epoch,
+    is_full_request,
+    owned_partitions,
+    validate_heartbeat,
+)
+from ...core.consumer.member import (
+    LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
+    ConsumerGroupMember,
+    Holder,
+)
+from ...core.consumer.reconciliation import MemberAssignment, MemberState, reconcile
+from ...errors import Errors
+from ...models.consumer import (
+    ConsumerGroupHeartbeatAssignment,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupHeartbeatTopicPartitions,
+)
+from ...store.consumer_groups import (
+    Conflict,
+    ConsumerGroupRecord,
+    ConsumerGroupStore,
+    group_from_item,
+)
+from ..context import ApiContext
+from .common import (
+    GROUP_TYPE,
+    RACE_ATTEMPTS,
+    backoff,
+    consumer_store,
+    heartbeat_interval_ms,
+    reload,
+    session_timeout_ms,
+)
+from .expiry import expire_consumer_group
+from .install import ensure_target
+
+
+class Answer(Exception):
+    """A Kafka error answer, raised from deep in the flow."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def _error(
+    request: ConsumerGroupHeartbeatRequest, refusal: Refusal
+) -> ConsumerGroupHeartbeatResponse:
+    return ConsumerGroupHeartbeatResponse(
+        error_code=refusal.error, error_message=refusal.message, member_id=request.member_id
+    )
+
+
+def consumer_group_heartbeat(
+    request: ConsumerGroupHeartbeatRequest, ctx: ApiContext
+) -> ConsumerGroupHeartbeatResponse:
+    refusal = validate_heartbeat(request, ctx.settings.consumer_assignors)
+    if refusal is not None:
+        return _error(request, refusal)
+    for attempt in range(RACE_ATTEMPTS):
+        try:
+            return _Heartbeat(request, ctx, consistent=attempt > 0).run()
+        except Answer as answer:
+            return _error(request, answer.refusal)
+        except Conflict:
+            backoff(attempt)
+    return _error(
+        request,
+        Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat."),
+    )
+
+
+def _unknown_member(member_id: str, group_id: str) -> Answer:
+    return Answer(
+        Refusal(
+            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
+        )
+    )
+
+
+class _Heartbeat:
+    def __init__(self, request: ConsumerGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
+        self.request = request
+        self.ctx = ctx
+        self.consistent = consistent
+        self.cs: ConsumerGroupStore = consumer_store(ctx.store)
+        self.now = ctx.now_ms
+
+    # --- the group ---
+
+    def run(self) -> ConsumerGroupHeartbeatResponse:
+        group = self._group()
+        epoch = self.request.member_epoch
+        if epoch == LEAVE_EPOCH:
+            return self._leave(group)
+        if epoch == STATIC_LEAVE_EPOCH:
+            return self._static_leave(group)
+        if epoch == 0:
+            return self._join(group)
+        return self._heartbeat(group)
+
+    def _group(self) -> ConsumerGroupRecord:
+        gid = self.request.group_id
+        item = self.cs.group_item(gid, consistent=self.consistent)
+        replaceable = (
+            item is not None
+            and item.get("groupType") == "classic"
+            and int(item.get("memberCount", 0)) == 0
+        )
+        if item is None or replaceable:
+            if self.request.member_epoch != 0:
+                raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} not found."))
+            self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
+            item = self.cs.group_item(gid, consistent=True)
+            if item is None:
+                raise Conflict(gid)
+        if item.get("groupType") != GROUP_TYPE:
+            raise Answer(
+                Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
+            )
+        group = group_from_item(item)
+        if group.deadline is not None and group.deadline <= self.now:
+            expire_consumer_group(self.ctx.store, item, self.now)
+            group = self._reload(group)
+        if group.topic_changes != group.topic_changes_seen:
+            # A subscribed topic was created, deleted or grown: a new target is due.
+            self.cs.update_group(
+                group,
+                {
+                    "groupEpoch": group.group_epoch + 1,
+                    "topicChangesSeen": group.topic_changes,
+                    "groupState": ASSIGNING if group.member_count else EMPTY,
+                },
+            )
+            group = ensure_target(self.ctx.store, self._reload(group))
+        elif group.group_epoch > group.target_epoch:
+            group = ensure_target(self.ctx.store, group)
+        return group
+
+    def _reload(self, group: ConsumerGroupRecord) -> ConsumerGroupRecord:
+        fresh = reload(self.cs, group.group_id)
+        if fresh is None:
+            raise Conflict(group.group_id)
+        return fresh
+
+    def _bump(self, group: ConsumerGroupRecord, member_delta: int) -> dict:
+        count = group.member_count + member_delta
+        return {
+            "groupEpoch": group.group_epoch + 1,
+            "memberCount": count,
+            "groupState": ASSIGNING if count else EMPTY,
+        }
+
+    # --- members ---
+
+    def _member(self, group: ConsumerGroupRecord, consistent: bool) -> ConsumerGroupMember | None:
+        return self.cs.member(group, self.request.member_id, consistent=consistent)
+
+    def _static_owner_check(
+        self, group: ConsumerGroupRecord, member: ConsumerGroupMember | None
+    ) -> ConsumerGroupMember:
+        """Kafka's static member checks for epochs != 0: unknown instance 25, owned by
+        another member id 82."""
+        iid = self.request.instance_id
+        assert iid is not None
+        if member is not None and member.instance_id == iid:
+            return member
+        owner = self.cs.instance_owner(group, iid)
+        if owner is None:
+            raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
+        if owner != self.request.member_id:
+            raise Answer(
+                Refusal(
+                    Errors.FENCED_INSTANCE_ID,
+                    f"Static member {self.request.member_id} with instance id {iid} was fenced "
+                    f"by member {owner}.",
+                )
+            )
+        if member is None:
+            raise _unknown_member(self.request.member_id, group.group_id)
+        return member
+
+    def _existing(self, group: ConsumerGroupRecord, consistent: bool) -> ConsumerGroupMember:
+        member = self._member(group, consistent)
+        if self.request.instance_id is not None:
+            return self._static_owner_check(group, member)
+        if member is None:
+            raise _unknown_member(self.request.member_id, group.group_id)
+        return member
+
+    def _leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+        member = self._existing(group, consistent=True)
+        self.cs.update_group(
+            group, self._bump(group, -1), extra=self.cs.remove_member_items(group, member)
+        )
+        ensure_target(self.ctx.store, self._reload(group))
+        return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
+
+    def _static_leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+        member = self._existing(group, consistent=True)
+        # Partitions kept for the instance's return; those pending revocation released.
+        leaving = replace(member.assignment, epoch=STATIC_LEAVE_EPOCH, revoking={})
+        self.cs.write_member(group, replace(member, assignment=leaving, rebalance_deadline=None))
+        return ConsumerGroupHeartbeatResponse(
+            member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
+        )
+
+    def _join(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+        req, ctx = self.request, self.ctx
+        member = self._member(group, consistent=True)
+        owner_id = None
+        if req.instance_id is not None:
+            owner_id = self.cs.instance_owner(group, req.instance_id)
+        if owner_id is not None and owner_id != req.member_id:
+            owner = self.cs.member(group, owner_id, consistent=True)
+            if owner is not None:
+                return self._replace_static(group, owner)
+        deadline = self.now + session_timeout_ms(ctx.settings)
+        if member is None:
+            max_size = ctx.settings.group_consumer_max_size
+            if group.member_count >= max_size:
+                raise Answer(
+                    Refusal(
+                        Errors.GROUP_MAX_SIZE_REACHED,
+                        f"The consumer group has reached its maximum capacity of {max_size} "
+                        "members.",
+                    )
+                )
+            new, changed = apply_request(
+                ConsumerGroupMember(member_id=req.member_id, session_deadline=deadline),
+                req,
+                ctx.client_id,
+                ctx.client_host,
+            )
+            items = self.cs.put_member_items(group, new, new=True)
+            if new.instance_id is not None:
+                if owner_id is None:
+                    items.append(self.cs.claim_instance(group, new))
+                elif owner_id != new.member_id:  # a dangling claim of a removed member
+                    items.append(
+                        self.cs.move_instance(group, new.instance_id, owner_id, new.member_id)
+                    )
+            sets = self._bump(group, +1)
+            if not changed and group.group_epoch > 0:
+                sets["groupEpoch"] = group.group_epoch  # no subscription: no new target due
+                sets["groupState"] = group.state if group.state != EMPTY else "Stable"
+            if group.deadline is None or deadline < group.deadline:
+                sets.update(self.cs.deadline_fields(group.group_id, deadline)[0])
+            self.cs.update_group(group, sets, extra=items)
+            return self._after_change(group)
+        updated, changed = apply_request(member, req, ctx.client_id, ctx.client_host)
+        if changed:
+            items = self.cs.put_member_items(group, updated, new=False)
+            self.cs.update_group(group, self._bump(group, 0), extra=items)
+            return self._after_change(group)
+        return self._reconcile(group, member, updated)
+
+    def _replace_static(
+        self, group: ConsumerGroupRecord, owner: ConsumerGroupMember
+    ) -> ConsumerGroupHeartbeatResponse:
+        req = self.request
+        assert req.instance_id is not None
+        if owner.epoch != STATIC_LEAVE_EPOCH:
+            raise Answer(
+                Refusal(
+                    Errors.UNRELEASED_INSTANCE_ID,
+                    f"Static member {req.member_id} with instance id {req.instance_id} cannot "
+                    f"join the group because the instance id is owned by {owner.member_id} "
+                    "member.",
+                )
+            )
+        # The new member id takes over the instance: same assignment and target, epoch 0.
+        copy = replace(
+            owner,
+            member_id=req.member_id,
+            assignment=replace(owner.assignment, epoch=0, previous_epoch=0),
+            session_deadline=self.now + session_timeout_ms(self.ctx.settings),
+            version=0,
+        )
+        updated, changed = apply_request(copy, req, self.ctx.client_id, self.ctx.client_host)
+        items = [
+            *self.cs.remove_member_items(group, owner)[:1],
+            *self.cs.put_member_items(group, updated, new=True),
+            self.cs.move_instance(group, req.instance_id, owner.member_id, req.member_id),
+        ]
+        if changed:
+            self.cs.update_group(group, self._bump(group, 0), extra=items)
+        else:
+            self.cs.transact(items)
+        return self._after_change(group)
+
+    def _after_change(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+        """After a membership write: install the target at once, then reconcile."""
+        group = ensure_target(self.ctx.store, self._reload(group))
+        member = self._member(group, consistent=True)
+        if member is None:
+            raise Conflict(group.group_id)
+        updated, _ = apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+        return self._reconcile(group, member, updated)
+
+    def _heartbeat(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+        member = self._existing(group, consistent=self.consistent)
+        refusal = check_member_epoch(
+            member, self.request.member_epoch, owned_partitions(self.request)
+        )
+        if refusal is not None:
+            raise Answer(refusal)
+        updated, changed = apply_request(
+            member, self.request, self.ctx.client_id, self.ctx.client_host
+        )
+        if changed:
+            items = self.cs.put_member_items(group, updated, new=False)
+            self.cs.update_group(group, self._bump(group, 0), extra=items)
+            return self._after_change(group)
+        return self._reconcile(group, member, updated)
+
+    # --- reconciliation ---
+
+    def _held_by_others(
+        self, group: ConsumerGroupRecord, member: ConsumerGroupMember
+    ) -> Assignment:
+        """What the members recorded in `waitOn` still hold (strongly consistent reads)."""
+        wait_on = [h for h in member.wait_on if h.member_id != member.member_id]
+        if not wait_on:
+            return {}
+        found = self.cs.members_by_id(group, [h.member_id for h in wait_on])
+        held: Assignment = {}
+        for holder in wait_on:
+            current = found.get(holder.member_id) or self._successor(group, holder)
+            if current is not None and current.member_id != member.member_id:
+                held = union(held, current.assignment.holds)
+        return held
+
+    def _successor(self, group: ConsumerGroupRecord, holder: Holder) -> ConsumerGroupMember | None:
+        """A replaced static member's partitions live on under its instance id."""
+        if holder.instance_id is None:
+            return None
+        owner = self.cs.instance_owner(group, holder.instance_id)
+        return None if owner is None else self.cs.member(group, owner, consistent=True)
+
+    def _reconcile(
+        self,
+        group: ConsumerGroupRecord,
+        member: ConsumerGroupMember,
+        updated: ConsumerGroupMember,
+    ) -> ConsumerGroupHeartbeatResponse:
+        owned = owned_partitions(self.request)
+        before = member.assignment
+        after = before
+        if member.target_epoch <= group.target_epoch and before.epoch != STATIC_LEAVE_EPOCH:
+            held: Assignment = {}
+            if minus(member.target, before.holds):
+                held = self._held_by_others(group, member)
+            after = reconcile(before, group.target_epoch, member.target, owned, held)
+        rebalance_deadline = updated.rebalance_deadline
+        if after.state is MemberState.UNREVOKED_PARTITIONS:
+            if before.state is not MemberState.UNREVOKED_PARTITIONS or before.epoch != after.epoch:
+                rebalance_deadline = self.now + updated.rebalance_timeout_ms
+        else:
+            rebalance_deadline = None
+        acquired = not is_subset(after.holds, before.holds)
+        new = replace(
+            updated,
+            assignment=after,
+            session_deadline=self.now + session_timeout_ms(self.ctx.settings),
+            rebalance_deadline=rebalance_deadline,
+            acquired_version=member.acquired_version + (1 if acquired else 0),
+        )
+        self.cs.write_member(group, new)
+        if rebalance_deadline is not None and (
+            group.deadline is None or rebalance_deadline < group.deadline
+        ):
+            self._lower_group_deadline(group, rebalance_deadline)
+        return self._response(before, after)
+
+    def _lower_group_deadline(self, group: ConsumerGroupRecord, deadline: int) -> None:
+        """A rebalance timeout earlier than the group's next check: check earlier. Best effort:
+        the next scan recomputes the deadline from the members anyway."""
+        for _ in range(3):
+            try:
+                self.cs.update_group(group, self.cs.deadline_fields(group.group_id, deadline)[0])
+                return
+            except Conflict:
+                fresh = reload(self.cs, group.group_id)
+                if fresh is None or (fresh.deadline is not None and fresh.deadline <= deadline):
+                    return
+                group = fresh
+
+    def _response(
+        self, before: MemberAssignment, after: MemberAssignment
+    ) -> ConsumerGroupHeartbeatResponse:
+        response = ConsumerGroupHeartbeatResponse(
+            member_id=self.request.member_id,
+            member_epoch=after.epoch,
+            heartbeat_interval_ms=heartbeat_interval_ms(self.ctx.settings),
+        )
+        if is_full_request(self.request) or after.assigned != before.assigned:
+            response.assignment = ConsumerGroupHeartbeatAssignment(
+                topic_partitions=[
+                    ConsumerGroupHeartbeatTopicPartitions(topic_id=t, partitions=sorted(ps))
+                    for t, ps in sorted(after.assigned.items())
+                ]
+            )
+        return response

@@ -1,0 +1,445 @@
+"""Consumer groups (KIP-848) in the table: the group item, member items, static instance items.
+
+- Group item (schema.group_key): a fixed set of fields: epochs, version, member count, the
+  union of subscribed topic names, the install lease, `dl` / `dlShard`. Every write of it is
+  conditioned on the `version` read and bumps it.
+- Member items (schema.member_key, sharded by member id): subscription, epochs, current
+  assignment (assigned + pending revocation), the target with its epoch, and `waitOn`, the
+  members that held partitions of the target when it was installed. A steady heartbeat writes
+  only its own member item (a Put conditioned on the member's `mver` and `tver`).
+- Static instance items (`G#<group>#S<shard>` / instance id): which member id owns an
+  instance id, claimed in the same transaction that creates or replaces the member.
+
+docs/consumer-protocol.md describes the conditions of each write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..core.consumer.assignment import from_item, to_item
+from ..core.consumer.member import ConsumerGroupMember, Holder
+from ..core.consumer.reconciliation import MemberAssignment, MemberState
+from . import schema
+from .dynamo import (
+    Check,
+    ConditionFailed,
+    Delete,
+    Dynamo,
+    Put,
+    TransactionCanceled,
+    TransactItem,
+    Update,
+)
+from .groups import listing_attributes
+
+GROUP_TYPE = "consumer"
+KIND_STATIC_INSTANCE = "static-instance"
+# Items per transaction, leaving room for the group item (DynamoDB allows 100).
+CHUNK = 98
+
+
+class Conflict(Exception):
+    """Someone else changed the group or the member since it was read: re-read, decide again."""
+
+
+@dataclass(frozen=True)
+class ConsumerGroupRecord:
+    group_id: str
+    version: int
+    member_count: int
+    member_shards: int
+    group_epoch: int
+    target_epoch: int
+    state: str
+    assignor_name: str
+    topic_changes: int
+    topic_changes_seen: int
+    subscribed_topics: tuple[str, ...]
+    subscribed_regex: str | None
+    deadline: int | None
+    install_id: str | None
+    install_until: int
+    raw: dict[str, Any]
+
+
+def group_from_item(item: dict[str, Any]) -> ConsumerGroupRecord:
+    return ConsumerGroupRecord(
+        group_id=item["groupId"],
+        version=int(item.get("version", 0)),
+        member_count=int(item.get("memberCount", 0)),
+        member_shards=int(item.get("memberShards", 8)),
+        group_epoch=int(item.get("groupEpoch", 0)),
+        target_epoch=int(item.get("targetEpoch", 0)),
+        state=item.get("groupState", "Empty"),
+        assignor_name=item.get("assignorName", ""),
+        topic_changes=int(item.get("topicChanges", 0)),
+        topic_changes_seen=int(item.get("topicChangesSeen", 0)),
+        subscribed_topics=tuple(item.get("subscribedTopics") or ()),
+        subscribed_regex=item.get("subscribedRegex") or None,
+        deadline=int(item[schema.DEADLINE]) if schema.DEADLINE in item else None,
+        install_id=item.get("installId") or None,
+        install_until=int(item.get("installUntil", 0)),
+        raw=item,
+    )
+
+
+def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[str, str]:
+    shard = schema.stable_shard(instance_id, shards)
+    return {schema.PK: f"G#{group_id}#S{shard}", schema.SK: instance_id}
+
+
+def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[str, Any]:
+    a = m.assignment
+    item: dict[str, Any] = {
+        **schema.member_key(group_id, m.member_id, shards),
+        "kind": schema.KIND_MEMBER,
+        "groupId": group_id,
+        "groupType": GROUP_TYPE,
+        "memberId": m.member_id,
+        "clientId": m.client_id,
+        "clientHost": m.client_host,
+        "rebalanceTimeoutMs": m.rebalance_timeout_ms,
+        "subscribedTopicNames": list(m.subscribed_topic_names),
+        "memberEpoch": a.epoch,
+        "previousEpoch": a.previous_epoch,
+        "state": a.state.value,
+        "assigned": to_item(a.assigned),
+        "revoking": to_item(a.revoking),
+        "target": to_item(m.target),
+        "targetEpoch": m.target_epoch,
+        "tver": m.target_version,
+        "waitOn": [[h.member_id, h.instance_id or ""] for h in m.wait_on],
+        "acqVersion": m.acquired_version,
+        "mver": m.version,
+        "sessionDeadline": m.session_deadline,
+    }
+    for name, value in (
+        ("instanceId", m.instance_id),
+        ("rackId", m.rack_id),
+        ("subscribedTopicRegex", m.subscribed_topic_regex),
+        ("serverAssignor", m.server_assignor),
+        ("rebalanceDeadline", m.rebalance_deadline),
+    ):
+        if value is not None:
+            item[name] = value
+    return item
+
+
+def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
+    return ConsumerGroupMember(
+        member_id=item["memberId"],
+        instance_id=item.get("instanceId"),
+        rack_id=item.get("rackId"),
+        client_id=item.get("clientId", ""),
+        client_host=item.get("clientHost", ""),
+        rebalance_timeout_ms=int(item.get("rebalanceTimeoutMs", 0)),
+        subscribed_topic_names=tuple(item.get("subscribedTopicNames") or ()),
+        subscribed_topic_regex=item.get("subscribedTopicRegex"),
+        server_assignor=item.get("serverAssignor"),
+        assignment=MemberAssignment(
+            epoch=int(item.get("memberEpoch", 0)),
+            previous_epoch=int(item.get("previousEpoch", 0)),
+            state=MemberState(item.get("state", MemberState.STABLE.value)),
+            assigned=from_item(item.get("assigned")),
+            revoking=from_item(item.get("revoking")),
+        ),
+        target=from_item(item.get("target")),
+        target_epoch=int(item.get("targetEpoch", 0)),
+        target_version=int(item.get("tver", 0)),
+        wait_on=tuple(Holder(h[0], h[1] or None) for h in item.get("waitOn") or ()),
+        acquired_version=int(item.get("acqVersion", 0)),
+        version=int(item.get("mver", 0)),
+        session_deadline=int(item.get("sessionDeadline", 0)),
+        rebalance_deadline=(
+            int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
+        ),
+    )
+
+
+def _member_condition(m: ConsumerGroupMember) -> tuple[str, dict[str, str], dict[str, Any]]:
+    return (
+        "attribute_exists(pk) AND #mver = :mver AND #tver = :tver",
+        {"#mver": "mver", "#tver": "tver"},
+        {":mver": m.version, ":tver": m.target_version},
+    )
+
+
+class ConsumerGroupStore:
+    def __init__(self, dynamo: Dynamo, deadline_shards: int) -> None:
+        self.dynamo = dynamo
+        self.deadline_shards = deadline_shards
+
+    # --- reads ---
+
+    def group_item(self, group_id: str, *, consistent: bool) -> dict[str, Any] | None:
+        return self.dynamo.get(schema.group_key(group_id), consistent=consistent)
+
+    def member(
+        self, group: ConsumerGroupRecord, member_id: str, *, consistent: bool
+    ) -> ConsumerGroupMember | None:
+        key = schema.member_key(group.group_id, member_id, group.member_shards)
+        item = self.dynamo.get(key, consistent=consistent)
+        return member_from_item(item) if item and item.get("kind") == schema.KIND_MEMBER else None
+
+    def members(self, group: ConsumerGroupRecord) -> list[ConsumerGroupMember]:
+        found = []
+        for pk in schema.member_pks(group.group_id, group.member_shards):
+            for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
+                if item.get("kind") == schema.KIND_MEMBER:
+                    found.append(member_from_item(item))
+        return sorted(found, key=lambda m: m.member_id)
+
+    def members_by_id(
+        self, group: ConsumerGroupRecord, member_ids: Iterable[str]
+    ) -> dict[str, ConsumerGroupMember]:
+        keys = [
+            schema.member_key(group.group_id, mid, group.member_shards)
+            for mid in sorted(set(member_ids))
+        ]
+        items = self.dynamo.batch_get(keys, consistent=True)
+        return {
+            i["memberId"]: member_from_item(i) for i in items if i.get("kind") == schema.KIND_MEMBER
+        }
+
+    def instance_owner(self, group: ConsumerGroupRecord, instance_id: str) -> str | None:
+        key = static_instance_key(group.group_id, instance_id, group.member_shards)
+        item = self.dynamo.get(key, consistent=True)
+        return item["memberId"] if item else None
+
+    # --- group item writes ---
+
+    def _group_update(
+        self, group: ConsumerGroupRecord, sets: dict[str, Any], removes: Sequence[str] = ()
+    ) -> Update:
+        """SET the given attributes (and REMOVE others), bump `version`, on the version read."""
+        names = {"#version": "version"}
+        values: dict[str, Any] = {":expected": group.version, ":one": 1}
+        parts = []
+        for i, (name, value) in enumerate(sets.items()):
+            names[f"#s{i}"] = name
+            values[f":s{i}"] = value
+            parts.append(f"#s{i} = :s{i}")
+        parts.append("#version = #version + :one")
+        expression = "SET " + ", ".join(parts)
+        if removes:
+            for i, name in enumerate(removes):
+                names[f"#r{i}"] = name
+            expression += " REMOVE " + ", ".join(f"#r{i}" for i in range(len(removes)))
+        return Update(
+            schema.group_key(group.group_id),
+            expression,
+            names=names,
+            values=values,
+            condition="#version = :expected",
+        )
+
+    def deadline_fields(self, group_id: str, deadline: int | None) -> tuple[dict, list[str]]:
+        if deadline is None:
+            return {}, [schema.DEADLINE, schema.DEADLINE_SHARD]
+        shard = schema.deadline_shard_value(group_id, self.deadline_shards)
+        return {schema.DEADLINE: deadline, schema.DEADLINE_SHARD: shard}, []
+
+    def update_group(
+        self,
+        group: ConsumerGroupRecord,
+        sets: dict[str, Any],
+        removes: Sequence[str] = (),
+        extra: Sequence[TransactItem] = (),
+    ) -> None:
+        """One conditional write of the group item, with `extra` items in the same transaction."""
+        update = self._group_update(group, sets, removes)
+        try:
+            if extra:
+                self.dynamo.transact([update, *extra])
+            else:
+                self.dynamo.update(update)
+        except (ConditionFailed, TransactionCanceled):
+            raise Conflict(group.group_id) from None
+
+    def create_group(
+        self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None
+    ) -> None:
+        """A new, empty consumer group; `replacing` is an Empty classic group item read."""
+        item = {
+            **schema.group_key(group_id),
+            **listing_attributes(group_id),
+            "kind": schema.KIND_GROUP,
+            "groupType": GROUP_TYPE,
+            "protocolType": "consumer",
+            "groupState": "Empty",
+            "version": int((replacing or {}).get("version", 0)) + 1,
+            "memberCount": 0,
+            "memberShards": shards,
+            "groupEpoch": 0,
+            "targetEpoch": 0,
+            "assignorName": "",
+            "topicChanges": 0,
+            "topicChangesSeen": 0,
+            # A replaced classic group's topics, so the next install unsubscribes them.
+            "subscribedTopics": list((replacing or {}).get("subscribedTopics") or ()),
+            "createdAt": now_ms,
+        }
+        if replacing is None:
+            condition, names, values = "attribute_not_exists(pk)", None, None
+        else:
+            condition = "groupType = :classic AND #version = :v AND memberCount = :zero"
+            names = {"#version": "version"}
+            values = {":classic": "classic", ":v": replacing.get("version", 0), ":zero": 0}
+        try:
+            self.dynamo.put(item, condition=condition, names=names, values=values)
+        except ConditionFailed:
+            raise Conflict(group_id) from None
+
+    # --- member writes ---
+
+    def put_member_items(
+        self, group: ConsumerGroupRecord, m: ConsumerGroupMember, *, new: bool
+    ) -> list[TransactItem]:
+        item = member_to_item(group.group_id, group.member_shards, m)
+        if new:
+            return [Put(item, condition="attribute_not_exists(pk)")]
+        condition, names, values = _member_condition(m)
+        return [Put({**item, "mver": m.version + 1}, condition, names, values)]
+
+    def claim_instance(self, group: ConsumerGroupRecord, m: ConsumerGroupMember) -> Put:
+        assert m.instance_id is not None
+        key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
+        item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
+                "memberId": m.member_id}  # fmt: skip
+        return Put(item, condition="attribute_not_exists(pk)")
+
+    def move_instance(
+        self, group: ConsumerGroupRecord, instance_id: str, old_id: str, new_id: str
+    ) -> Update:
+        return Update(
+            static_instance_key(group.group_id, instance_id, group.member_shards),
+            "SET memberId = :new",
+            values={":new": new_id, ":old": old_id},
+            condition="memberId = :old",
+        )
+
+    def remove_member_items(
+        self, group: ConsumerGroupRecord, m: ConsumerGroupMember
+    ) -> list[TransactItem]:
+        condition, names, values = _member_condition(m)
+        items: list[TransactItem] = [
+            Delete(
+                schema.member_key(group.group_id, m.member_id, group.member_shards),
+                condition=condition,
+                names=names,
+                values=values,
+            )
+        ]
+        if m.instance_id is not None:
+            items.append(
+                Delete(
+                    static_instance_key(group.group_id, m.instance_id, group.member_shards),
+                    condition="attribute_not_exists(pk) OR memberId = :m",
+                    values={":m": m.member_id},
+                )
+            )
+        return items
+
+    def write_member(self, group: ConsumerGroupRecord, m: ConsumerGroupMember) -> None:
+        """The steady heartbeat's one write: the member item, on the versions read."""
+        (put,) = self.put_member_items(group, m, new=False)
+        assert isinstance(put, Put)
+        try:
+            self.dynamo.put(put.item, condition=put.condition, names=put.names, values=put.values)
+        except ConditionFailed:
+            raise Conflict(m.member_id) from None
+
+    def transact(self, items: Sequence[TransactItem]) -> None:
+        try:
+            self.dynamo.transact(items)
+        except TransactionCanceled:
+            raise Conflict("transaction") from None
+
+    # --- target installs ---
+
+    def target_update(
+        self, group: ConsumerGroupRecord, m: ConsumerGroupMember, epoch: int
+    ) -> Update:
+        """A new target for a member, conditioned on it not having acquired anything since
+        the install read it (so the holders recorded in `waitOn` are complete)."""
+        return Update(
+            schema.member_key(group.group_id, m.member_id, group.member_shards),
+            "SET #target = :target, targetEpoch = :epoch, waitOn = :wait, tver = tver + :one",
+            names={"#target": "target"},
+            values={
+                ":target": to_item(m.target),
+                ":epoch": epoch,
+                ":wait": [[h.member_id, h.instance_id or ""] for h in m.wait_on],
+                ":one": 1,
+                ":acq": m.acquired_version,
+            },
+            condition="attribute_exists(pk) AND acqVersion = :acq",
+        )
+
+    def install_check(self, group: ConsumerGroupRecord, install_id: str) -> Check:
+        return Check(
+            schema.group_key(group.group_id),
+            condition="installId = :id",
+            values={":id": install_id},
+        )
+
+    def write_targets(
+        self, group: ConsumerGroupRecord, install_id: str, updates: Sequence[Update]
+    ) -> None:
+        """Chunks of target writes, each guarded by the install lease on the group item."""
+        for start in range(0, len(updates), CHUNK):
+            chunk = list(updates[start : start + CHUNK])
+            self.transact([*chunk, self.install_check(group, install_id)])
+
+    def flip_target(
+        self,
+        group: ConsumerGroupRecord,
+        install_id: str,
+        epoch: int,
+        sets: dict[str, Any],
+        removes: Sequence[str],
+    ) -> None:
+        """The install's last write: the new target epoch, if the lease is still ours and no
+        one bumped the group epoch meanwhile (else the next install redoes it)."""
+        update = self._group_update(group, sets, removes)
+        update = replace(
+            update,
+            condition="installId = :install AND groupEpoch = :epoch",
+            values={**(update.values or {}), ":install": install_id, ":epoch": epoch},
+        )
+        update.values.pop(":expected", None)  # type: ignore[union-attr]
+        try:
+            self.dynamo.update(update)
+        except ConditionFailed:
+            raise Conflict(group.group_id) from None
+
+    def release_install(self, group_id: str, install_id: str) -> None:
+        """Give up the install lease (best effort: it expires anyway)."""
+        with contextlib.suppress(ConditionFailed):
+            self.dynamo.update(
+                Update(
+                    schema.group_key(group_id),
+                    "REMOVE installId, installUntil SET #version = #version + :one",
+                    names={"#version": "version"},
+                    values={":id": install_id, ":one": 1},
+                    condition="installId = :id",
+                )
+            )
+
+    def delete_group_items(self, group_id: str, shards: int) -> None:
+        """Member and instance items of a deleted group (delete-groups cleanup)."""
+        keys = []
+        for shard in range(shards):
+            for pk in (schema.member_pk(group_id, shard), f"G#{group_id}#S{shard}"):
+                for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
+                    keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
+        self.dynamo.batch_write(deletes=keys)
+
+
+def with_version(m: ConsumerGroupMember) -> ConsumerGroupMember:
+    """The member as it is after write_member / a Put of it (its `mver` bumped)."""
+    return replace(m, version=m.version + 1)
