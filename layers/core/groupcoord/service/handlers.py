@@ -19,6 +19,9 @@ from .context import ApiContext
 from .handlers_types import Accepted
 from .offsets import offset_commit, offset_delete, offset_fetch
 
+# Registers the consumer groups' offset fencing with the offsets service.
+from . import consumer_offsets  # noqa: F401  isort: skip
+
 Handler = Callable[[Any, ApiContext], KafkaMessage | Accepted]
 
 _HANDLERS: dict[str, Handler] = {

@@ -45,6 +45,19 @@ def reads_subscriptions_of_type(group_type: str) -> Callable[[SubscribedTopics],
     return register
 
 
+# (ctx, group item, fetch request of one group) -> error for the whole group, or NONE.
+FetchCheck = Callable[[ApiContext, dict[str, Any], OffsetFetchRequestGroup], Errors]
+_FETCH_CHECKS: dict[str, FetchCheck] = {}
+
+
+def checks_fetches_of_type(group_type: str) -> Callable[[FetchCheck], FetchCheck]:
+    def register(fn: FetchCheck) -> FetchCheck:
+        _FETCH_CHECKS[group_type] = fn
+        return fn
+
+    return register
+
+
 def resolve_topic(
     ctx: ApiContext, name: str | None, topic_id: str | None, field: str
 ) -> tuple[TopicRecord | None, Errors]:
@@ -163,6 +176,11 @@ def offset_fetch(request: OffsetFetchRequest, ctx: ApiContext) -> OffsetFetchRes
 def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFetchResponseGroup:
     store = OffsetStore(ctx.store.dynamo)
     item = _group_item(ctx, request.group_id)
+    check = _FETCH_CHECKS.get(item.get("groupType", "")) if item is not None else None
+    if check is not None and item is not None:
+        error = check(ctx, item, request)
+        if error != Errors.NONE:
+            return OffsetFetchResponseGroup(group_id=request.group_id, error_code=error)
     if request.topics is None:
         committed = store.fetch_all(request.group_id) if item is not None else []
         by_topic: dict[tuple[str, str], list[CommittedOffset]] = {}

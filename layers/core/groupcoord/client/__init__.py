@@ -1,0 +1,22 @@
+"""groupcoord.client: a consumer-group member for both protocols, and its errors."""
+
+from .assignors import TopicPartition
+from .errors import (
+    CommitFailed,
+    CoordinatorUnavailable,
+    FencedInstance,
+    GroupcoordError,
+    InvalidRequest,
+)
+from .member import GroupMember, RebalanceListener
+
+__all__ = [
+    "CommitFailed",
+    "CoordinatorUnavailable",
+    "FencedInstance",
+    "GroupMember",
+    "GroupcoordError",
+    "InvalidRequest",
+    "RebalanceListener",
+    "TopicPartition",
+]

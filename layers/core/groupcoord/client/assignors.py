@@ -1,0 +1,148 @@
+"""Leader-side assignors of the classic protocol: range, roundrobin, cooperative-sticky.
+
+Each takes the members' ConsumerProtocol subscriptions and the partition counts and returns
+every member's partitions. Kafka's assignors are the reference; the sticky one keeps what
+members own where balance allows, and in cooperative mode (KIP-429) never moves a partition
+directly from one owner to another in one round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+from ..core.consumer_protocol import Subscription
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+Assignment = dict[str, list[TopicPartition]]
+Assignor = Callable[[Mapping[str, Subscription], Mapping[str, int]], Assignment]
+
+
+def _eligible(subscriptions: Mapping[str, Subscription], topic: str) -> list[str]:
+    return sorted(m for m, s in subscriptions.items() if topic in s.topics)
+
+
+def assign_range(
+    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int]
+) -> Assignment:
+    """Per topic, contiguous ranges: n/m partitions each, the first n%m members one more."""
+    result: Assignment = {m: [] for m in subscriptions}
+    for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
+        members = _eligible(subscriptions, topic)
+        count = partitions.get(topic, 0)
+        if not members or not count:
+            continue
+        per, extra = divmod(count, len(members))
+        start = 0
+        for i, member in enumerate(members):
+            size = per + (1 if i < extra else 0)
+            result[member] += [TopicPartition(topic, p) for p in range(start, start + size)]
+            start += size
+    return result
+
+
+def assign_roundrobin(
+    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int]
+) -> Assignment:
+    """All partitions in order, dealt to the members in turn (skipping the unsubscribed)."""
+    result: Assignment = {m: [] for m in subscriptions}
+    members = sorted(subscriptions)
+    turn = 0
+    for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
+        for p in range(partitions.get(topic, 0)):
+            for _ in range(len(members)):
+                member = members[turn % len(members)]
+                turn += 1
+                if topic in subscriptions[member].topics:
+                    result[member].append(TopicPartition(topic, p))
+                    break
+    return result
+
+
+def _owned(
+    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int]
+) -> dict[str, list[TopicPartition]]:
+    """What each member says it owns, dropping what it cannot keep; a partition claimed by
+    two members goes to the one with the newer generation (neither if they tie)."""
+    claims: dict[TopicPartition, list[tuple[int, str]]] = {}
+    for member, sub in subscriptions.items():
+        for topic, parts in sub.owned_partitions.items():
+            if topic not in sub.topics:
+                continue
+            for p in parts:
+                if 0 <= p < partitions.get(topic, 0):
+                    claims.setdefault(TopicPartition(topic, p), []).append(
+                        (sub.generation_id, member)
+                    )
+    owned: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
+    for tp, claimants in claims.items():
+        claimants.sort(reverse=True)
+        if len(claimants) == 1 or claimants[0][0] > claimants[1][0]:
+            owned[claimants[0][1]].append(tp)
+    return owned
+
+
+def assign_sticky(
+    subscriptions: Mapping[str, Subscription],
+    partitions: Mapping[str, int],
+    cooperative: bool = False,
+) -> Assignment:
+    """Balanced (sizes within one for equal subscriptions), then sticky: members keep what
+    they own up to their share. Cooperative: a partition that changes owner is left out of
+    this round; its old owner revokes it, rejoins, and the next round hands it over."""
+    members = sorted(subscriptions)
+    if not members:
+        return {}
+    topics = sorted({t for s in subscriptions.values() for t in s.topics})
+    all_tps = [TopicPartition(t, p) for t in topics for p in range(partitions.get(t, 0))]
+    share = -(-len(all_tps) // len(members))  # ceil: nobody keeps more than a full share
+    owned = _owned(subscriptions, partitions)
+    result: Assignment = {m: sorted(owned[m])[:share] for m in members}
+    taken = {tp for parts in result.values() for tp in parts}
+    for tp in [tp for tp in all_tps if tp not in taken]:
+        candidates = [m for m in members if tp.topic in subscriptions[m].topics]
+        if candidates:
+            target = min(candidates, key=lambda m: (len(result[m]), m))
+            result[target].append(tp)
+    _rebalance(result, subscriptions)
+    if cooperative:
+        previous = {tp: m for m, parts in owned.items() for tp in parts}
+        for member, parts in result.items():
+            result[member] = [tp for tp in parts if previous.get(tp, member) == member]
+    return {m: sorted(parts) for m, parts in result.items()}
+
+
+def _rebalance(result: Assignment, subscriptions: Mapping[str, Subscription]) -> None:
+    """Move partitions from the fullest to the emptiest eligible member until sizes differ by
+    at most one (for members that can take them)."""
+    while True:
+        moved = False
+        for low in sorted(result, key=lambda m: (len(result[m]), m)):
+            for high in sorted(result, key=lambda m: (-len(result[m]), m)):
+                if len(result[high]) - len(result[low]) <= 1:
+                    break
+                movable = [tp for tp in result[high] if tp.topic in subscriptions[low].topics]
+                if movable:
+                    tp = movable[-1]
+                    result[high].remove(tp)
+                    result[low].append(tp)
+                    moved = True
+                    break
+            if moved:
+                break
+        if not moved:
+            return
+
+
+ASSIGNORS: dict[str, Assignor] = {
+    "range": assign_range,
+    "roundrobin": assign_roundrobin,
+    "sticky": assign_sticky,
+    "cooperative-sticky": lambda subs, parts: assign_sticky(subs, parts, cooperative=True),
+}
+COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})

@@ -1,0 +1,45 @@
+"""Exceptions the client raises: one class per thing a caller can do something about."""
+
+from __future__ import annotations
+
+from ..errors import Errors
+
+
+class GroupcoordError(Exception):
+    """A call failed. `error` is Kafka's error code when the coordinator answered one."""
+
+    def __init__(self, message: str, error: Errors | None = None, status: int | None = None):
+        super().__init__(message)
+        self.error = error
+        self.status = status
+
+
+class CoordinatorUnavailable(GroupcoordError):
+    """The coordinator could not be reached (or kept failing) within the call's deadline."""
+
+
+class InvalidRequest(GroupcoordError):
+    """The coordinator refused the request as malformed (HTTP 400): a bug or bad input."""
+
+
+class CommitFailed(GroupcoordError):
+    """An offset commit was rejected because this member no longer owns what it committed
+    (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, STALE_MEMBER_EPOCH, ...): the
+    partitions moved to another member. Do not retry; the next poll() rejoins."""
+
+
+class FencedInstance(GroupcoordError):
+    """Another process took this static member's groupInstanceId: this one must stop."""
+
+
+FENCING_ERRORS = frozenset(
+    {
+        Errors.ILLEGAL_GENERATION,
+        Errors.UNKNOWN_MEMBER_ID,
+        Errors.FENCED_INSTANCE_ID,
+        Errors.STALE_MEMBER_EPOCH,
+        Errors.FENCED_MEMBER_EPOCH,
+        Errors.REBALANCE_IN_PROGRESS,
+        Errors.GROUP_ID_NOT_FOUND,
+    }
+)

@@ -1,0 +1,86 @@
+"""Offset fencing for consumer groups (PROTOCOL.md "Offsets", KIP-1251).
+
+A member committing with its current epoch may commit any partition; a newer epoch than the
+coordinator's is 113 STALE_MEMBER_EPOCH; an older one is accepted only for partitions assigned
+to it (or pending revocation) since an epoch no later than the client's. Assignment epochs are
+read from the member item when stored there (`assignedEpochs` / `revokingEpochs`, aligned with
+the partitions), else taken as equal to the member epoch, as KIP-1251 reads legacy records: so
+until they are stored, an older epoch is always 113 (Kafka's rule before KIP-1251).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.consumer.member import ConsumerGroupMember
+from ..errors import Errors
+from ..models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
+from ..store import schema
+from ..store.consumer_groups import ConsumerGroupStore, group_from_item
+from ..store.dynamo import Check
+from .context import ApiContext
+from .offset_fencing import Fence, fences_commits_of_type
+from .offsets import checks_fetches_of_type, resolve_topic
+
+GROUP_TYPE = "consumer"
+
+
+def _member(ctx: ApiContext, item: dict[str, Any], member_id: str) -> ConsumerGroupMember | None:
+    store = ConsumerGroupStore(ctx.store.dynamo, ctx.settings.deadline_shards)
+    return store.member(group_from_item(item), member_id, consistent=True) if member_id else None
+
+
+def _assignment_epochs(member: ConsumerGroupMember) -> dict[tuple[str, int], int]:
+    """(topic id, partition) -> the epoch it was assigned at, for assigned and revoking ones."""
+    epochs: dict[tuple[str, int], int] = {}
+    assignment = member.assignment
+    for owned in (assignment.assigned, assignment.revoking):
+        for topic_id, partitions in owned.items():
+            for partition in partitions:
+                epochs[(topic_id, partition)] = assignment.epoch
+    return epochs
+
+
+@fences_commits_of_type(GROUP_TYPE)
+def _consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
+    member = _member(ctx, item, request.member_id)
+    if member is None:
+        return Fence(error=Errors.UNKNOWN_MEMBER_ID)
+    client_epoch = request.generation_id_or_member_epoch
+    member_epoch = member.assignment.epoch
+    if client_epoch > member_epoch:
+        return Fence(error=Errors.STALE_MEMBER_EPOCH)
+    if client_epoch < member_epoch:
+        epochs = _assignment_epochs(member)
+        for i, topic in enumerate(request.topics):
+            record, _ = resolve_topic(ctx, topic.name, topic.topic_id, f"topics[{i}]")
+            for partition in topic.partitions:
+                key = (record.topic_id if record else "", partition.partition_index)
+                if key not in epochs or epochs[key] > client_epoch:
+                    return Fence(error=Errors.STALE_MEMBER_EPOCH)
+    group = group_from_item(item)
+    # Checked again at the write: the member still exists at the epoch we judged by.
+    return Fence(
+        items=[
+            Check(
+                schema.member_key(group.group_id, member.member_id, group.member_shards),
+                "memberEpoch = :epoch",
+                values={":epoch": member_epoch},
+            )
+        ]
+    )
+
+
+@checks_fetches_of_type(GROUP_TYPE)
+def _consumer_fetch_check(
+    ctx: ApiContext, item: dict[str, Any], request: OffsetFetchRequestGroup
+) -> Errors:
+    """OffsetFetch stays strict for members (113 / 25); a fetch from outside is always allowed."""
+    if request.member_id is None or (request.member_id == "" and request.member_epoch < 0):
+        return Errors.NONE
+    member = _member(ctx, item, request.member_id)
+    if member is None:
+        return Errors.UNKNOWN_MEMBER_ID
+    if request.member_epoch != member.assignment.epoch:
+        return Errors.STALE_MEMBER_EPOCH
+    return Errors.NONE
