@@ -11,22 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .plugins import Registry
 from .store import schema
 from .store.store import Store
 
 Completion = Callable[[Store, dict[str, Any], int], None]
 
-_COMPLETIONS: dict[str, Completion] = {}
-
-
-def completes(kind: str) -> Callable[[Completion], Completion]:
-    """Register the completion of items of `kind` found overdue."""
-
-    def register(fn: Completion) -> Completion:
-        _COMPLETIONS[kind] = fn
-        return fn
-
-    return register
+_COMPLETIONS: Registry[Completion] = Registry("completion of overdue items of a kind")
+completes = _COMPLETIONS.register
 
 
 @completes("topic-change")

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
+from ..plugins import Registry
 from ..store import schema
 from ..store.dynamo import ConditionFailed
 from ..store.offsets import OffsetStore
@@ -16,15 +17,8 @@ from .group_timers import run_group_expiry
 
 # (store, group item) -> None: delete everything of the group but its group item.
 GroupCleanup = Callable[[Store, dict[str, Any]], None]
-_CLEANUPS: dict[str, GroupCleanup] = {}
-
-
-def cleans_up_groups_of_type(group_type: str) -> Callable[[GroupCleanup], GroupCleanup]:
-    def register(fn: GroupCleanup) -> GroupCleanup:
-        _CLEANUPS[group_type] = fn
-        return fn
-
-    return register
+_CLEANUPS: Registry[GroupCleanup] = Registry("cleanup of a deleted group of a type")
+cleans_up_groups_of_type = _CLEANUPS.register
 
 
 def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroupsResponse:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..plugins import Registry
 from ..store import schema
 from ..store.store import Store
 from ..sweeper import completes
@@ -18,15 +19,8 @@ from ..sweeper import completes
 # (store, group item as read, now_ms) -> None. Must be idempotent and safe under races.
 GroupExpiry = Callable[[Store, dict[str, Any], int], None]
 
-_EXPIRIES: dict[str, GroupExpiry] = {}
-
-
-def expires_groups_of_type(group_type: str) -> Callable[[GroupExpiry], GroupExpiry]:
-    def register(fn: GroupExpiry) -> GroupExpiry:
-        _EXPIRIES[group_type] = fn
-        return fn
-
-    return register
+_EXPIRIES: Registry[GroupExpiry] = Registry("timer expiry of a group type")
+expires_groups_of_type = _EXPIRIES.register
 
 
 def run_group_expiry(store: Store, group_item: dict[str, Any], now_ms: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from ..core.classic.model import COMPLETING_REBALANCE, GROUP_TYPE, ClassicGroup
 from ..errors import Errors
 from ..models.offsets import OffsetCommitRequest
+from ..plugins import Registry
 from ..store import schema
 from ..store.classic_groups import ClassicGroupStore, group_from_item, group_to_item
 from ..store.dynamo import Check, Put, TransactItem, Update
@@ -30,15 +31,8 @@ class Fence:
 
 # (ctx, group item, request) -> Fence, for a non-empty group or a commit with member info.
 CommitFencer = Callable[[ApiContext, dict[str, Any], OffsetCommitRequest], Fence]
-_FENCERS: dict[str, CommitFencer] = {}
-
-
-def fences_commits_of_type(group_type: str) -> Callable[[CommitFencer], CommitFencer]:
-    def register(fn: CommitFencer) -> CommitFencer:
-        _FENCERS[group_type] = fn
-        return fn
-
-    return register
+_FENCERS: Registry[CommitFencer] = Registry("offset commit fence of a group type")
+fences_commits_of_type = _FENCERS.register
 
 
 def _has_member_info(request: OffsetCommitRequest) -> bool:

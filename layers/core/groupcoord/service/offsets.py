@@ -23,6 +23,7 @@ from ..models.offsets import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
+from ..plugins import Registry
 from ..store import schema
 from ..store.offsets import CommittedOffset, Fenced, OffsetStore
 from ..topic_ids import ZERO_UUID
@@ -34,28 +35,14 @@ _FENCE_RETRIES = 3
 
 # (ctx, group item) -> topics the group subscribes to (offset-delete answers 86 for them).
 SubscribedTopics = Callable[[ApiContext, dict[str, Any]], set[str]]
-_SUBSCRIPTIONS: dict[str, SubscribedTopics] = {}
-
-
-def reads_subscriptions_of_type(group_type: str) -> Callable[[SubscribedTopics], SubscribedTopics]:
-    def register(fn: SubscribedTopics) -> SubscribedTopics:
-        _SUBSCRIPTIONS[group_type] = fn
-        return fn
-
-    return register
+_SUBSCRIPTIONS: Registry[SubscribedTopics] = Registry("subscribed topics of a group type")
+reads_subscriptions_of_type = _SUBSCRIPTIONS.register
 
 
 # (ctx, group item, fetch request of one group) -> error for the whole group, or NONE.
 FetchCheck = Callable[[ApiContext, dict[str, Any], OffsetFetchRequestGroup], Errors]
-_FETCH_CHECKS: dict[str, FetchCheck] = {}
-
-
-def checks_fetches_of_type(group_type: str) -> Callable[[FetchCheck], FetchCheck]:
-    def register(fn: FetchCheck) -> FetchCheck:
-        _FETCH_CHECKS[group_type] = fn
-        return fn
-
-    return register
+_FETCH_CHECKS: Registry[FetchCheck] = Registry("offset fetch check of a group type")
+checks_fetches_of_type = _FETCH_CHECKS.register
 
 
 def resolve_topic(

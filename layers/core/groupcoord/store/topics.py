@@ -24,6 +24,7 @@ from .dynamo import (
     Put,
     StoreError,
     TransactionCanceled,
+    TransactItem,
     Update,
 )
 
@@ -96,63 +97,52 @@ class TopicRegistry:
             "kind": schema.KIND_TOPIC_ID,
             "name": record.name,
         }
-        change = self._change_item(record.name, now_ms)
-        try:
-            self.dynamo.transact(
-                [
-                    Put(topic_item, condition="attribute_not_exists(pk)"),
-                    Put(id_item, condition="attribute_not_exists(pk)"),
-                    Put(change),
-                ]
-            )
-        except TransactionCanceled as cancel:
-            if 0 in cancel.failed_conditions():
-                raise TopicAlreadyExists(record.name) from None
-            raise
-        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=record.name))
+        self._change(
+            record.name,
+            now_ms,
+            [
+                Put(topic_item, condition="attribute_not_exists(pk)"),
+                Put(id_item, condition="attribute_not_exists(pk)"),
+            ],
+            TopicAlreadyExists,
+        )
 
     def grow(self, record: TopicRecord, new_count: int, now_ms: int) -> None:
         """Raise the partition count; fails with TopicChanged if the topic moved meanwhile."""
-        change = self._change_item(record.name, now_ms)
-        try:
-            self.dynamo.transact(
-                [
-                    Update(
-                        schema.topic_key(record.name),
-                        "SET #partitions = :new",
-                        names={"#partitions": "partitions"},
-                        values={":new": new_count, ":id": record.topic_id},
-                        # Counts only grow, whatever raced us.
-                        condition="topicId = :id AND #partitions < :new",
-                    ),
-                    Put(change),
-                ]
-            )
-        except TransactionCanceled as cancel:
-            if 0 in cancel.failed_conditions():
-                raise TopicChanged(record.name) from None
-            raise
-        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=record.name))
+        update = Update(
+            schema.topic_key(record.name),
+            "SET #partitions = :new",
+            names={"#partitions": "partitions"},
+            values={":new": new_count, ":id": record.topic_id},
+            # Counts only grow, whatever raced us.
+            condition="topicId = :id AND #partitions < :new",
+        )
+        self._change(record.name, now_ms, [update], TopicChanged)
 
     def delete(self, record: TopicRecord, now_ms: int) -> None:
-        change = self._change_item(record.name, now_ms)
+        deletes = [
+            Delete(
+                schema.topic_key(record.name),
+                condition="topicId = :id",
+                values={":id": record.topic_id},
+            ),
+            Delete(schema.topic_id_key(record.topic_id)),
+        ]
+        self._change(record.name, now_ms, deletes, TopicChanged)
+
+    def _change(
+        self, topic: str, now_ms: int, writes: list[TransactItem], refused: type[Exception]
+    ) -> None:
+        """The writes and a pending topic-change item in one transaction, then the groups
+        are told. `refused` is raised when the first write's condition fails."""
+        change = self._change_item(topic, now_ms)
         try:
-            self.dynamo.transact(
-                [
-                    Delete(
-                        schema.topic_key(record.name),
-                        condition="topicId = :id",
-                        values={":id": record.topic_id},
-                    ),
-                    Delete(schema.topic_id_key(record.topic_id)),
-                    Put(change),
-                ]
-            )
+            self.dynamo.transact([*writes, Put(change)])
         except TransactionCanceled as cancel:
             if 0 in cancel.failed_conditions():
-                raise TopicChanged(record.name) from None
+                raise refused(topic) from None
             raise
-        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=record.name))
+        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=topic))
 
     def _change_item(self, topic: str, now_ms: int) -> dict:
         key = {schema.PK: TOPIC_CHANGES_PK, schema.SK: f"{topic}#{uuid.uuid4().hex}"}
