@@ -40,7 +40,12 @@ def make_topic(api: Api, partitions: int = 4) -> tuple[str, str]:
 
 
 def join(
-    api: Api, group: str, topic: str, instance: str | None = None, member_id: str = ""
+    api: Api,
+    group: str,
+    topic: str,
+    instance: str | None = None,
+    member_id: str = "",
+    rebalance_timeout_ms: int = 10_000,
 ) -> dict:
     """Join until a 200 that is not MEMBER_ID_REQUIRED, polling 202s."""
     metadata = base64.b64encode(encode_subscription(Subscription([topic]))).decode()
@@ -51,7 +56,8 @@ def join(
             "memberId": member_id,
             "groupInstanceId": instance,
             "sessionTimeoutMs": SESSION_MS,
-            "rebalanceTimeoutMs": 1500,
+            # Long enough for a busy CI machine; the zombie test shortens it on purpose.
+            "rebalanceTimeoutMs": rebalance_timeout_ms,
             "protocolType": "consumer",
             "protocols": [{"name": "range", "metadata": metadata}],
         }
@@ -86,7 +92,9 @@ def sync(api: Api, group: str, joined: dict, assignments: list | None = None) ->
     raise AssertionError("sync did not complete")
 
 
-def stable_group(api: Api, group: str, topic: str, size: int) -> list[dict]:
+def stable_group(
+    api: Api, group: str, topic: str, size: int, rebalance_timeout_ms: int = 10_000
+) -> list[dict]:
     """`size` members joined concurrently and synced: the join responses."""
     joined: list[dict] = [{} for _ in range(size)]
     settled: list[int] = [-1] * size  # the generation each member's last heartbeat accepted
@@ -94,7 +102,7 @@ def stable_group(api: Api, group: str, topic: str, size: int) -> list[dict]:
 
     def run(i: int) -> None:
         # A client's loop: join, heartbeat, rejoin on 27/22 (a later member started a rebalance).
-        joined[i] = join(api, group, topic)
+        joined[i] = join(api, group, topic, rebalance_timeout_ms=rebalance_timeout_ms)
         while not converged.is_set():
             beat = api.ok(
                 "heartbeat",
@@ -109,6 +117,9 @@ def stable_group(api: Api, group: str, topic: str, size: int) -> list[dict]:
             elif beat in (22, 27):
                 settled[i] = -1
                 joined[i] = join(api, group, topic, member_id=joined[i]["memberId"])
+            elif beat == 25:  # removed (too slow to rejoin): join afresh
+                settled[i] = -1
+                joined[i] = join(api, group, topic)
             time.sleep(0.05)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(size)]
@@ -422,7 +433,8 @@ def test_a_zombie_commit_never_overwrites_the_new_generations_commit(api: Api) -
     once the new generation has committed, no commit of the old one is ever accepted."""
     topic, _ = make_topic(api, partitions=1)
     group = unique("zombie")
-    (zombie,) = stable_group(api, group, topic, 1)
+    # A short rebalance timeout: the barrier below waits it out for the zombie.
+    (zombie,) = stable_group(api, group, topic, 1, rebalance_timeout_ms=1500)
     stop = threading.Event()
     accepted: list[tuple[float, int]] = []
 
@@ -439,9 +451,10 @@ def test_a_zombie_commit_never_overwrites_the_new_generations_commit(api: Api) -
     thread = threading.Thread(target=zombie_loop)
     thread.start()
     try:
-        newcomer = join(api, group, topic)  # forces a rebalance; the zombie never rejoins
+        # Forces a rebalance; the zombie never rejoins and is dropped at the rebalance timeout.
+        newcomer = join(api, group, topic, rebalance_timeout_ms=1500)
         while newcomer["errorCode"] != 0:
-            newcomer = join(api, group, topic)
+            newcomer = join(api, group, topic, rebalance_timeout_ms=1500)
         sync(api, group, newcomer, [{"memberId": newcomer["memberId"], "assignment": ""}])
         new_codes = commit(
             api, group, topic, {0: 1_000_000}, newcomer["generationId"], newcomer["memberId"]
