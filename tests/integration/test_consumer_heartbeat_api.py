@@ -4,6 +4,9 @@ leaving, the group size limit, and consumer-group-describe."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+
+import pytest
 
 from tests.support.api import Api
 from tests.support.consumer import (
@@ -18,6 +21,19 @@ from tests.support.consumer import (
 from tests.support.servers import running_serve
 
 HB = "consumer-group-heartbeat"
+
+
+@pytest.fixture(scope="module")
+def consumer_served(dynamodb_endpoint: str) -> Iterator[str]:
+    """A coordinator on a table of this module's own: moto's TransactWriteItems deep-copies
+    the whole table per item, so a table shared with every other module slows each join."""
+    with running_serve(dynamodb_endpoint) as url:
+        yield url
+
+
+@pytest.fixture
+def api(consumer_served: str) -> Api:
+    return Api(consumer_served)
 
 
 def join_body(group: str, **fields) -> dict:

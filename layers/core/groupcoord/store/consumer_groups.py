@@ -16,7 +16,7 @@ docs/consumer-protocol.md describes the conditions of each write.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +25,6 @@ from ..core.consumer.member import ConsumerGroupMember, Holder
 from ..core.consumer.reconciliation import MemberAssignment, MemberState
 from . import schema
 from .dynamo import (
-    Check,
     ConditionFailed,
     Delete,
     Dynamo,
@@ -249,8 +248,9 @@ class ConsumerGroupStore:
         sets: dict[str, Any],
         removes: Sequence[str] = (),
         extra: Sequence[TransactItem] = (),
-    ) -> None:
-        """One conditional write of the group item, with `extra` items in the same transaction."""
+    ) -> ConsumerGroupRecord:
+        """One conditional write of the group item, with `extra` items in the same transaction.
+        Returns the group as written (no re-read needed: the write was on the version read)."""
         update = self._group_update(group, sets, removes)
         try:
             if extra:
@@ -259,6 +259,7 @@ class ConsumerGroupStore:
                 self.dynamo.update(update)
         except (ConditionFailed, TransactionCanceled):
             raise Conflict(group.group_id) from None
+        return applied(group, sets, removes)
 
     def create_group(
         self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None
@@ -380,20 +381,52 @@ class ConsumerGroupStore:
             condition="attribute_exists(pk) AND acqVersion = :acq",
         )
 
-    def install_check(self, group: ConsumerGroupRecord, install_id: str) -> Check:
-        return Check(
+    def take_install_lease(
+        self,
+        group: ConsumerGroupRecord,
+        install_id: str,
+        now_ms: int,
+        until_ms: int,
+        sets: dict[str, Any],
+    ) -> ConsumerGroupRecord:
+        """The install lease (`installId`, `installUntil`): on the version read (so the group
+        epoch it installs for is the current one) and only if no live lease is held."""
+        sets = {**sets, "installId": install_id, "installUntil": until_ms}
+        update = self._group_update(group, sets)
+        update = replace(
+            update,
+            condition="#version = :expected AND "
+            "(attribute_not_exists(installId) OR installUntil <= :now)",
+            values={**(update.values or {}), ":now": now_ms},
+        )
+        try:
+            self.dynamo.update(update)
+        except ConditionFailed:
+            raise Conflict(group.group_id) from None
+        return applied(group, sets, ())
+
+    def renew_install(self, group: ConsumerGroupRecord, install_id: str, until_ms: int) -> Update:
+        """Each chunk of target writes renews the lease, and fails if it was lost (the group's
+        `version` is not bumped: the lease is not group state)."""
+        return Update(
             schema.group_key(group.group_id),
+            "SET installUntil = :until",
+            values={":id": install_id, ":until": until_ms},
             condition="installId = :id",
-            values={":id": install_id},
         )
 
     def write_targets(
-        self, group: ConsumerGroupRecord, install_id: str, updates: Sequence[Update]
+        self,
+        group: ConsumerGroupRecord,
+        install_id: str,
+        updates: Sequence[Update],
+        lease_until: Callable[[], int],
     ) -> None:
-        """Chunks of target writes, each guarded by the install lease on the group item."""
+        """Chunks of target writes (< 100 items per transaction), each guarded by the install
+        lease on the group item."""
         for start in range(0, len(updates), CHUNK):
             chunk = list(updates[start : start + CHUNK])
-            self.transact([*chunk, self.install_check(group, install_id)])
+            self.transact([*chunk, self.renew_install(group, install_id, lease_until())])
 
     def flip_target(
         self,
@@ -402,20 +435,23 @@ class ConsumerGroupStore:
         epoch: int,
         sets: dict[str, Any],
         removes: Sequence[str],
-    ) -> None:
-        """The install's last write: the new target epoch, if the lease is still ours and no
-        one bumped the group epoch meanwhile (else the next install redoes it)."""
+    ) -> ConsumerGroupRecord:
+        """The install's last write: target epoch = the group epoch read when the lease was
+        taken, if the lease is still ours and the target epoch never went past it. Joins
+        that bumped the group epoch meanwhile are installed by the next request."""
         update = self._group_update(group, sets, removes)
         update = replace(
             update,
-            condition="installId = :install AND groupEpoch = :epoch",
+            condition="installId = :install AND targetEpoch < :epoch",
             values={**(update.values or {}), ":install": install_id, ":epoch": epoch},
         )
         update.values.pop(":expected", None)  # type: ignore[union-attr]
         try:
-            self.dynamo.update(update)
+            item = self.dynamo.update(update, return_new=True)
         except ConditionFailed:
             raise Conflict(group.group_id) from None
+        assert item is not None
+        return group_from_item(item)
 
     def release_install(self, group_id: str, install_id: str) -> None:
         """Give up the install lease (best effort: it expires anyway)."""
@@ -438,6 +474,16 @@ class ConsumerGroupStore:
                 for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                     keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
         self.dynamo.batch_write(deletes=keys)
+
+
+def applied(
+    group: ConsumerGroupRecord, sets: dict[str, Any], removes: Sequence[str]
+) -> ConsumerGroupRecord:
+    """The group item after a successful update_group (its version bumped)."""
+    item = {k: v for k, v in group.raw.items() if k not in removes}
+    item.update(sets)
+    item["version"] = group.version + 1
+    return group_from_item(item)
 
 
 def with_version(m: ConsumerGroupMember) -> ConsumerGroupMember:

@@ -53,11 +53,41 @@ def overlaps(a: Assignment, b: Assignment) -> bool:
     return any(ps & b.get(t, frozenset()) for t, ps in a.items())
 
 
-def to_item(a: Assignment) -> dict[str, list[int]]:
-    """The stored form: topic id -> sorted partition list (a later assignment-epoch list can
-    sit beside it, aligned index by index)."""
-    return {t: sorted(ps) for t, ps in sorted(a.items())}
+def encode_partitions(partitions: Iterable[int]) -> str:
+    """Sorted partitions as ranges, "0-4,7,9-12": a member of a big topic (one member over
+    100,000 partitions) stays a few bytes instead of a 500 KB number list (DESIGN.md 4)."""
+    ordered = sorted(set(partitions))
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
-def from_item(value: Mapping[str, Iterable[int]] | None) -> Assignment:
-    return normalize({t: [int(p) for p in ps] for t, ps in (value or {}).items()})
+def decode_partitions(value: str | Iterable[int]) -> list[int]:
+    """The inverse of `encode_partitions`; a plain number list (the older form) too."""
+    if not isinstance(value, str):
+        return [int(p) for p in value]
+    found: list[int] = []
+    for part in value.split(","):
+        if not part:
+            continue
+        start, _, end = part.partition("-")
+        if end:
+            found.extend(range(int(start), int(end) + 1))
+        else:
+            found.append(int(start))
+    return found
+
+
+def to_item(a: Mapping[str, Iterable[int]]) -> dict[str, str]:
+    """The stored form: topic id -> partition ranges (`encode_partitions`)."""
+    return {t: encode_partitions(ps) for t, ps in sorted(a.items()) if ps}
+
+
+def from_item(value: Mapping[str, str | Iterable[int]] | None) -> Assignment:
+    return normalize({t: decode_partitions(ps) for t, ps in (value or {}).items()})

@@ -7,7 +7,6 @@ partition of a subscribed topic goes to exactly one member subscribed to that to
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -73,13 +72,15 @@ def _uniform_homogeneous(
         mine = retained[m.member_id][: quota[m.member_id]]
         result[m.member_id] = mine
         kept.update(mine)
-    free = deque(tp for tp in every if tp not in kept)
-    hungry = deque(m.member_id for m in members if len(result[m.member_id]) < quota[m.member_id])
-    while free and hungry:
-        member_id = hungry.popleft()
-        result[member_id].append(free.popleft())
-        if len(result[member_id]) < quota[member_id]:
-            hungry.append(member_id)
+    # Free partitions go out in contiguous runs (each member its whole deficit at once), so
+    # targets stay a few ranges long in the stored form (assignment.encode_partitions).
+    free = [tp for tp in every if tp not in kept]
+    start = 0
+    for m in members:
+        deficit = quota[m.member_id] - len(result[m.member_id])
+        if deficit > 0:
+            result[m.member_id].extend(free[start : start + deficit])
+            start += deficit
     return {m: from_pairs(tps) for m, tps in result.items()}
 
 

@@ -9,6 +9,7 @@ conditioned on its version; a lost race is re-read (consistently) and decided ag
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from ...core.consumer.assignment import Assignment, is_subset, minus, union
@@ -47,13 +48,14 @@ from .common import (
     GROUP_TYPE,
     RACE_ATTEMPTS,
     backoff,
+    clock_ms,
     consumer_store,
     heartbeat_interval_ms,
     reload,
     session_timeout_ms,
 )
 from .expiry import expire_consumer_group
-from .install import ensure_target
+from .install import WAIT_FOR_FIRST_TARGET_MS, Installed, ensure_target, ensure_target_installed
 
 
 class Answer(Exception):
@@ -145,7 +147,7 @@ class _Heartbeat:
             group = self._reload(group)
         if group.topic_changes != group.topic_changes_seen:
             # A subscribed topic was created, deleted or grown: a new target is due.
-            self.cs.update_group(
+            group = self.cs.update_group(
                 group,
                 {
                     "groupEpoch": group.group_epoch + 1,
@@ -153,7 +155,7 @@ class _Heartbeat:
                     "groupState": ASSIGNING if group.member_count else EMPTY,
                 },
             )
-            group = ensure_target(self.ctx.store, self._reload(group))
+            group = ensure_target(self.ctx.store, group)
         elif group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group)
         return group
@@ -211,10 +213,10 @@ class _Heartbeat:
 
     def _leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
-        self.cs.update_group(
+        group = self.cs.update_group(
             group, self._bump(group, -1), extra=self.cs.remove_member_items(group, member)
         )
-        ensure_target(self.ctx.store, self._reload(group))
+        ensure_target(self.ctx.store, group)
         return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
     def _static_leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
@@ -267,12 +269,11 @@ class _Heartbeat:
                 sets["groupState"] = group.state if group.state != EMPTY else "Stable"
             if group.deadline is None or deadline < group.deadline:
                 sets.update(self.cs.deadline_fields(group.group_id, deadline)[0])
-            self.cs.update_group(group, sets, extra=items)
-            return self._after_change(group)
+            return self._after_change(self.cs.update_group(group, sets, extra=items))
         updated, changed = apply_request(member, req, ctx.client_id, ctx.client_host)
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
-            self.cs.update_group(group, self._bump(group, 0), extra=items)
+            group = self.cs.update_group(group, self._bump(group, 0), extra=items)
             return self._after_change(group)
         return self._reconcile(group, member, updated)
 
@@ -305,19 +306,28 @@ class _Heartbeat:
             self.cs.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
         if changed:
-            self.cs.update_group(group, self._bump(group, 0), extra=items)
+            group = self.cs.update_group(group, self._bump(group, 0), extra=items)
         else:
             self.cs.transact(items)
         return self._after_change(group)
 
     def _after_change(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
-        """After a membership write: install the target at once, then reconcile."""
-        group = ensure_target(self.ctx.store, self._reload(group))
-        member = self._member(group, consistent=True)
+        """After a membership write (`group` is the group as written): install the target at
+        once, then reconcile. If another request's install is running, it (or the next
+        heartbeat) covers this change; only a group that has no target at all yet is waited
+        for, so that a joiner never gets epoch 0 back."""
+        group, installed = ensure_target_installed(self.ctx.store, group)
+        waited_until = clock_ms() + WAIT_FOR_FIRST_TARGET_MS
+        while group.target_epoch == 0 and group.group_epoch > 0 and clock_ms() < waited_until:
+            time.sleep(0.05)
+            group, installed = ensure_target_installed(self.ctx.store, self._reload(group))
+        member = installed.members.get(self.request.member_id) if installed else None
+        if member is None:
+            member = self._member(group, consistent=True)
         if member is None:
             raise Conflict(group.group_id)
         updated, _ = apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
-        return self._reconcile(group, member, updated)
+        return self._reconcile(group, member, updated, installed)
 
     def _heartbeat(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=self.consistent)
@@ -331,20 +341,27 @@ class _Heartbeat:
         )
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
-            self.cs.update_group(group, self._bump(group, 0), extra=items)
+            group = self.cs.update_group(group, self._bump(group, 0), extra=items)
             return self._after_change(group)
         return self._reconcile(group, member, updated)
 
     # --- reconciliation ---
 
     def _held_by_others(
-        self, group: ConsumerGroupRecord, member: ConsumerGroupMember
+        self,
+        group: ConsumerGroupRecord,
+        member: ConsumerGroupMember,
+        installed: Installed | None,
     ) -> Assignment:
-        """What the members recorded in `waitOn` still hold (strongly consistent reads)."""
+        """What the members recorded in `waitOn` still hold (strongly consistent reads, or the
+        snapshot of the install this request just completed: see `Installed`)."""
         wait_on = [h for h in member.wait_on if h.member_id != member.member_id]
         if not wait_on:
             return {}
-        found = self.cs.members_by_id(group, [h.member_id for h in wait_on])
+        if installed is not None and all(h.member_id in installed.members for h in wait_on):
+            found = installed.members
+        else:
+            found = self.cs.members_by_id(group, [h.member_id for h in wait_on])
         held: Assignment = {}
         for holder in wait_on:
             current = found.get(holder.member_id) or self._successor(group, holder)
@@ -364,6 +381,7 @@ class _Heartbeat:
         group: ConsumerGroupRecord,
         member: ConsumerGroupMember,
         updated: ConsumerGroupMember,
+        installed: Installed | None = None,
     ) -> ConsumerGroupHeartbeatResponse:
         owned = owned_partitions(self.request)
         before = member.assignment
@@ -371,8 +389,12 @@ class _Heartbeat:
         if member.target_epoch <= group.target_epoch and before.epoch != STATIC_LEAVE_EPOCH:
             held: Assignment = {}
             if minus(member.target, before.holds):
-                held = self._held_by_others(group, member)
+                held = self._held_by_others(group, member, installed)
             after = reconcile(before, group.target_epoch, member.target, owned, held)
+        elif before.epoch == 0 and not before.holds and group.target_epoch > 0:
+            # A joiner whose target an unfinished install already wrote: it holds nothing, so
+            # it takes the epoch in force (not 0, which would read as a rejoin) and waits.
+            after = MemberAssignment(epoch=group.target_epoch)
         rebalance_deadline = updated.rebalance_deadline
         if after.state is MemberState.UNREVOKED_PARTITIONS:
             if before.state is not MemberState.UNREVOKED_PARTITIONS or before.epoch != after.epoch:
@@ -388,6 +410,15 @@ class _Heartbeat:
             acquired_version=member.acquired_version + (1 if acquired else 0),
         )
         self.cs.write_member(group, new)
+        if after.epoch == 0 and self.request.member_epoch == 0:
+            # The group's first target is not installed yet (its installer is slow or died
+            # and its lease has not run out): the member is in, but has no epoch to answer.
+            raise Answer(
+                Refusal(
+                    Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                    "The group's first assignment is being computed; retry the join.",
+                )
+            )
         if rebalance_deadline is not None and (
             group.deadline is None or rebalance_deadline < group.deadline
         ):

@@ -1,18 +1,24 @@
 """Target assignment installs: when the group epoch is ahead of the target epoch, run the
 group's assignor over all members and install the new target.
 
-The install takes a lease on the group item (`installId`, one writer per epoch), writes the
-changed member targets in transactions of under 100 items that each check the lease, then
-flips `targetEpoch` on the group item last. A crash in between leaves the old target epoch in
-force: members whose target item is ahead of it wait, and the next request installs again.
+The install takes a lease on the group item (`installId`, one installer at a time), on the
+version read, so the epoch it installs for is the group epoch at that moment. It then reads the
+members, writes the changed member targets in transactions of under 100 items that each renew
+(and check) the lease, and flips `targetEpoch` to that epoch last. A crash in between leaves the
+old target epoch in force: members whose target item is ahead of it wait, and the next request
+installs again.
+
+Installs coalesce: a request that finds a live lease does not start another install and does
+not wait for it; the running install covers every bump before its lease, and whatever bumped
+the epoch after it is installed by the next request (heartbeats come every few seconds). So a
+burst of n joins costs a few installs, not n, and a 5,000-member group never livelocks on
+installs that a newer join keeps invalidating.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
@@ -22,32 +28,54 @@ from ...store.consumer_groups import Conflict, ConsumerGroupRecord, ConsumerGrou
 from ...store.store import Store
 from .common import clock_ms, consumer_store, reload, state_refresh_ms
 
-LEASE_MS = 15_000
-# How long a request waits for another request's install before answering without it.
-WAIT_FOR_OTHER_INSTALL_MS = 3_000
+# Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
+# read before the first); a crashed install holds the group's installs back this long.
+LEASE_MS = 10_000
+# A request that made the group's first bump waits this long for its first target.
+WAIT_FOR_FIRST_TARGET_MS = 3_000
+# Lease races and lost flips are retried this many times before the request goes on.
+INSTALL_ATTEMPTS = 4
+
+
+@dataclass(frozen=True)
+class Installed:
+    """An install this request completed: the group after the flip and every member as the
+    install left it (read strongly consistently after the lease, then its target written).
+    What a holder held then is a superset of what it can hold of another member's new target
+    afterwards (install.py's writes and reconcile's acquisitions serialize on acqVersion/tver),
+    so the snapshot may stand in for fresh reads of the holders in the same request."""
+
+    group: ConsumerGroupRecord
+    members: dict[str, ConsumerGroupMember]
 
 
 def ensure_target(store: Store, group: ConsumerGroupRecord) -> ConsumerGroupRecord:
-    """The group with target epoch = group epoch, installing the target if needed (or the
-    group as it is, if another request's install does not finish in time)."""
+    return ensure_target_installed(store, group)[0]
+
+
+def ensure_target_installed(
+    store: Store, group: ConsumerGroupRecord
+) -> tuple[ConsumerGroupRecord, Installed | None]:
+    """The group with its target installed up to the current group epoch if this request could
+    do it: at most one successful install per request. If another request holds a live lease,
+    the group as it is (that install, or the next request, covers our bump)."""
     cs = consumer_store(store)
-    waited_until = clock_ms() + WAIT_FOR_OTHER_INSTALL_MS
-    for _ in range(50):
+    for _ in range(INSTALL_ATTEMPTS):
         if group.group_epoch <= group.target_epoch:
-            return group
+            return group, None
         now = clock_ms()
         if group.install_id is not None and group.install_until > now:
-            if now >= waited_until:
-                return group
-            time.sleep(0.05)
-        else:
-            with contextlib.suppress(Conflict):
-                install(store, cs, group, now)
-        fresh = reload(cs, group.group_id)
-        if fresh is None:
-            return group
-        group = fresh
-    return group
+            return group, None
+        try:
+            installed = install(store, cs, group, now)
+        except Conflict:
+            fresh = reload(cs, group.group_id)
+            if fresh is None:
+                return group, None
+            group = fresh
+            continue
+        return installed.group, installed
+    return group, None
 
 
 def _targets(
@@ -75,19 +103,15 @@ def _targets(
     return targets, assignor, names, regex
 
 
-def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroupRecord, now_ms: int) -> None:
+def install(
+    store: Store, cs: ConsumerGroupStore, group: ConsumerGroupRecord, now_ms: int
+) -> Installed:
     epoch = group.group_epoch
     install_id = uuid.uuid4().hex
-    cs.update_group(
-        group,
-        {
-            "installId": install_id,
-            "installUntil": now_ms + LEASE_MS,
-            # Topic changes up to here are seen by the listing below.
-            "topicChangesSeen": group.topic_changes,
-        },
+    # Topic changes up to here are seen by the listing below.
+    group = cs.take_install_lease(
+        group, install_id, now_ms, now_ms + LEASE_MS, {"topicChangesSeen": group.topic_changes}
     )
-    group = replace(group, version=group.version + 1, install_id=install_id)
     try:
         members = cs.members(group)
         targets, assignor, names, regex = _targets(store, group, members)
@@ -105,11 +129,15 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroupRecord, no
                 }
             )
             wait_on = tuple(Holder(w, by_id[w].instance_id) for w in waits)
-            if target != m.target or wait_on != m.wait_on:
-                updates.append(
-                    cs.target_update(group, replace(m, target=target, wait_on=wait_on), epoch)
+            # A waitOn that only shrank (holders released since) needs no write: reading a
+            # holder that holds nothing of the target is harmless, missing one is not.
+            if target != m.target or not set(wait_on) <= set(m.wait_on):
+                written = replace(m, target=target, wait_on=wait_on)
+                updates.append(cs.target_update(group, written, epoch))
+                by_id[m.member_id] = replace(
+                    written, target_epoch=epoch, target_version=m.target_version + 1
                 )
-        cs.write_targets(group, install_id, updates)
+        cs.write_targets(group, install_id, updates, lambda: clock_ms() + LEASE_MS)
         sets = {
             "targetEpoch": epoch,
             "assignorName": assignor,
@@ -126,9 +154,10 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroupRecord, no
             dl = refresh if group.deadline is None else min(group.deadline, refresh)
             deadline_sets, _ = cs.deadline_fields(group.group_id, dl)
             sets.update(deadline_sets)
-        cs.flip_target(group, install_id, epoch, sets, removes)
+        flipped = cs.flip_target(group, install_id, epoch, sets, removes)
     except BaseException:
         cs.release_install(group.group_id, install_id)
         raise
     for name in sorted(set(group.subscribed_topics) - set(names)):
         store.topics.unsubscribe(name, group.group_id)
+    return Installed(flipped, by_id)
