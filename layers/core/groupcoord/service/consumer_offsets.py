@@ -2,10 +2,9 @@
 
 A member committing with its current epoch may commit any partition; a newer epoch than the
 coordinator's is 113 STALE_MEMBER_EPOCH; an older one is accepted only for partitions assigned
-to it (or pending revocation) since an epoch no later than the client's. Assignment epochs are
-read from the member item when stored there (`assignedEpochs` / `revokingEpochs`, aligned with
-the partitions), else taken as equal to the member epoch, as KIP-1251 reads legacy records: so
-until they are stored, an older epoch is always 113 (Kafka's rule before KIP-1251).
+to it (or pending revocation) since an epoch no later than the client's. The member item keeps
+each held partition's assignment epoch (`assignedAt`); a record without them reads as "all
+assigned at the member epoch", as KIP-1251 reads legacy records.
 """
 
 from __future__ import annotations
@@ -30,17 +29,6 @@ def _member(ctx: ApiContext, item: dict[str, Any], member_id: str) -> ConsumerGr
     return store.member(group_from_item(item), member_id, consistent=True) if member_id else None
 
 
-def _assignment_epochs(member: ConsumerGroupMember) -> dict[tuple[str, int], int]:
-    """(topic id, partition) -> the epoch it was assigned at, for assigned and revoking ones."""
-    epochs: dict[tuple[str, int], int] = {}
-    assignment = member.assignment
-    for owned in (assignment.assigned, assignment.revoking):
-        for topic_id, partitions in owned.items():
-            for partition in partitions:
-                epochs[(topic_id, partition)] = assignment.epoch
-    return epochs
-
-
 @fences_commits_of_type(GROUP_TYPE)
 def _consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
     member = _member(ctx, item, request.member_id)
@@ -51,12 +39,14 @@ def _consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommit
     if client_epoch > member_epoch:
         return Fence(error=Errors.STALE_MEMBER_EPOCH)
     if client_epoch < member_epoch:
-        epochs = _assignment_epochs(member)
+        # KIP-1251: an older epoch may commit only partitions it held since then.
         for i, topic in enumerate(request.topics):
             record, _ = resolve_topic(ctx, topic.name, topic.topic_id, f"topics[{i}]")
             for partition in topic.partitions:
-                key = (record.topic_id if record else "", partition.partition_index)
-                if key not in epochs or epochs[key] > client_epoch:
+                since = member.assignment.assignment_epoch(
+                    record.topic_id if record else "", partition.partition_index
+                )
+                if since is None or since > client_epoch:
                     return Fence(error=Errors.STALE_MEMBER_EPOCH)
     group = group_from_item(item)
     # Checked again at the write: the member still exists at the epoch we judged by.

@@ -108,6 +108,7 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
         "state": a.state.value,
         "assigned": to_item(a.assigned),
         "revoking": to_item(a.revoking),
+        "assignedAt": {str(epoch): to_item(parts) for epoch, parts in a.assigned_at.items()},
         "target": to_item(m.target),
         "targetEpoch": m.target_epoch,
         "tver": m.target_version,
@@ -145,6 +146,10 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
             state=MemberState(item.get("state", MemberState.STABLE.value)),
             assigned=from_item(item.get("assigned")),
             revoking=from_item(item.get("revoking")),
+            assigned_at={
+                int(epoch): from_item(parts)
+                for epoch, parts in (item.get("assignedAt") or {}).items()
+            },
         ),
         target=from_item(item.get("target")),
         target_epoch=int(item.get("targetEpoch", 0)),

@@ -27,11 +27,38 @@ class MemberAssignment:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     revoking: Assignment = field(default_factory=dict)
+    # KIP-1251 assignment epochs: epoch -> the held partitions assigned at that epoch. A held
+    # partition missing here (a record written before they were kept) counts as assigned at
+    # the member epoch, as Kafka reads legacy records.
+    assigned_at: dict[int, Assignment] = field(default_factory=dict)
 
     @property
     def holds(self) -> Assignment:
         """Partitions no other member may be given while this member is in the group."""
         return union(self.assigned, self.revoking)
+
+    def epochs_of(self, kept: Assignment) -> dict[int, Assignment]:
+        """The assignment epochs of the `kept` partitions (legacy ones: the member epoch)."""
+        result: dict[int, Assignment] = {}
+        covered: Assignment = {}
+        for epoch, partitions in self.assigned_at.items():
+            part = intersect(partitions, kept)
+            if part:
+                result[epoch] = union(result.get(epoch, {}), part)
+                covered = union(covered, part)
+        legacy = minus(kept, covered)
+        if legacy:
+            result[self.epoch] = union(result.get(self.epoch, {}), legacy)
+        return result
+
+    def assignment_epoch(self, topic_id: str, partition: int) -> int | None:
+        """When the member got this partition (assigned or pending revocation), else None."""
+        if partition not in self.holds.get(topic_id, frozenset()):
+            return None
+        for epoch, partitions in self.assigned_at.items():
+            if partition in partitions.get(topic_id, frozenset()):
+                return epoch
+        return self.epoch
 
 
 def owns_any(owned: Assignment | None, partitions: Assignment) -> bool:
@@ -89,8 +116,17 @@ def _next(
             revoking=revoking,
         )
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
+    # Kept partitions keep their assignment epoch; new ones get the epoch the member moves to.
+    epochs = member.epochs_of(assigned)
+    if pending:
+        epochs[target_epoch] = union(epochs.get(target_epoch, {}), pending)
     return _with_epoch(
-        member, target_epoch, state=state, assigned=union(assigned, pending), revoking={}
+        member,
+        target_epoch,
+        state=state,
+        assigned=union(assigned, pending),
+        revoking={},
+        assigned_at=epochs,
     )
 
 

@@ -222,7 +222,15 @@ class _Heartbeat:
     def _static_leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
         # Partitions kept for the instance's return; those pending revocation released.
-        leaving = replace(member.assignment, epoch=STATIC_LEAVE_EPOCH, revoking={})
+        # KIP-1251: the kept partitions' assignment epochs reset to 0, so the instance's next
+        # member id may commit them whatever epoch it is at.
+        kept = member.assignment.assigned
+        leaving = replace(
+            member.assignment,
+            epoch=STATIC_LEAVE_EPOCH,
+            revoking={},
+            assigned_at={0: kept} if kept else {},
+        )
         self.cs.write_member(group, replace(member, assignment=leaving, rebalance_deadline=None))
         return ConsumerGroupHeartbeatResponse(
             member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
