@@ -25,6 +25,8 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "group.consumer.max.size": ("group_consumer_max_size", 2_147_483_647),
     "offsets.retention.minutes": ("offsets_retention_minutes", 10080),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 4096),
+    # Ours: a retention in ms that, when > 0, replaces offsets.retention.minutes (for tests).
+    "groupcoord.offsets.retention.ms": ("offsets_retention_ms", 0),
     "num.partitions": ("num_partitions", 1),
     "groupcoord.sweep.interval.ms": ("sweep_interval_ms", 1000),
     "groupcoord.barrier.hold.ms": ("barrier_hold_ms", 2000),
@@ -61,6 +63,7 @@ class Settings:
     group_consumer_max_size: int = 2_147_483_647
     offsets_retention_minutes: int = 10080
     offset_metadata_max_bytes: int = 4096
+    offsets_retention_ms: int = 0
     num_partitions: int = 1
     sweep_interval_ms: int = 1000
     barrier_hold_ms: int = 2000
@@ -71,6 +74,11 @@ class Settings:
     group_consumer_migration_policy: str = "bidirectional"
     table_name: str = "groupcoord"
     endpoint: str = ""
+
+    @property
+    def offsets_retention(self) -> int:
+        """How long offsets are kept, in ms (PROTOCOL.md "Offsets": retention)."""
+        return self.offsets_retention_ms or self.offsets_retention_minutes * 60_000
 
     @property
     def consumer_assignors(self) -> tuple[str, ...]:

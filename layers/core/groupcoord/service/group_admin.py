@@ -58,11 +58,19 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
             error_code=Errors.NON_EMPTY_GROUP,
             error_message=f"Group {group_id} changed while being deleted; it may not be empty.",
         )
+    delete_group_items(ctx.store, item)
+    return DeletableGroupResult(group_id=group_id)
+
+
+def delete_group_items(store: Store, item: dict[str, Any]) -> None:
+    """Everything a deleted group leaves behind: its type's items, its subscriptions in the
+    topic registry, its committed offsets (API.md), its retention check."""
+    group_id = item["groupId"]
     cleanup = _CLEANUPS.get(item.get("groupType", ""))
     if cleanup is not None:
-        cleanup(ctx.store, item)
+        cleanup(store, item)
     for topic in item.get("subscribedTopics") or ():
-        ctx.store.topics.unsubscribe(topic, group_id)
-    ctx.store.topics.set_regex(group_id, None)
-    OffsetStore(dynamo).delete_all(group_id)  # API.md: deleting a group deletes its offsets
-    return DeletableGroupResult(group_id=group_id)
+        store.topics.unsubscribe(topic, group_id)
+    store.topics.set_regex(group_id, None)
+    OffsetStore(store.dynamo).delete_all(group_id)
+    store.dynamo.delete(schema.retention_key(group_id))

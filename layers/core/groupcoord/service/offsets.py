@@ -29,6 +29,7 @@ from ..store.offsets import CommittedOffset, Fenced, OffsetStore
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
 from .offset_fencing import commit_fence
+from .offset_retention import arm, is_expired
 
 # A commit whose fence moved between read and write is decided again this many times.
 _FENCE_RETRIES = 3
@@ -141,11 +142,13 @@ def _commit(
 ) -> Errors:
     store = OffsetStore(ctx.store.dynamo)
     for _ in range(_FENCE_RETRIES):
-        fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
+        item = _group_item(ctx, request.group_id)
+        fence = commit_fence(ctx, item, request)
         if fence.error is not None:
             return fence.error
         try:
             store.commit(request.group_id, fence.items, offsets)
+            arm(ctx, item, request.group_id)
             return Errors.NONE
         except Fenced:
             continue  # the group moved between read and write: decide again on what is there
@@ -170,6 +173,7 @@ def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFet
             return OffsetFetchResponseGroup(group_id=request.group_id, error_code=error)
     if request.topics is None:
         committed = store.fetch_all(request.group_id) if item is not None else []
+        committed = [o for o in committed if not is_expired(item, o, ctx)]
         by_topic: dict[tuple[str, str], list[CommittedOffset]] = {}
         for offset in committed:
             by_topic.setdefault((offset.topic, offset.topic_id), []).append(offset)
@@ -196,6 +200,7 @@ def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFet
         if item is not None
         else {}
     )
+    found = {key: o for key, o in found.items() if not is_expired(item, o, ctx)}
     return OffsetFetchResponseGroup(
         group_id=request.group_id,
         topics=[

@@ -110,6 +110,11 @@ def offset_pks(group_id: str) -> list[str]:
     return [offset_pk(group_id, shard) for shard in range(OFFSET_SHARDS)]
 
 
+def retention_key(group_id: str) -> dict[str, str]:
+    """A group's offset-retention check, in the deadline index once it has committed."""
+    return {PK: f"G#{group_id}", SK: "RETENTION"}
+
+
 def group_listing_pk(group_id: str) -> str:
     return f"GROUPS#{stable_shard(group_id, GROUP_LISTING_SHARDS)}"
 
