@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -160,3 +162,48 @@ def test_an_admin_commit_to_a_consumer_group_with_members_is_unknown_member(api:
         },
     )
     assert body["topics"][0]["partitions"][0]["errorCode"] == 25
+
+
+def test_a_zombie_racing_the_reassignment_never_overwrites_the_new_owner(api: Api) -> None:
+    """Threads keep committing partition 0 with A's old epoch while it moves to B; once B has
+    committed, no zombie commit is ever accepted, and B's offset is the one that stays."""
+    group, t = unique("race"), unique("t")
+    create_topic(api, t, 1)
+    a = Member(api, group, topics=[t])
+    a.join()
+    old_epoch = a.epoch
+    stop = threading.Event()
+    accepted: list[float] = []
+
+    def zombie() -> None:
+        while not stop.is_set():
+            if commit(api, a, old_epoch, [(t, 0)]) == [0]:
+                accepted.append(time.monotonic())
+
+    zombies = [threading.Thread(target=zombie) for _ in range(3)]
+    for thread in zombies:
+        thread.start()
+    try:
+        a.leave()  # A is gone (as a zombie would be after its session expired)
+        b = Member(api, group, topics=[t])
+        b.join()
+        settle([b])
+        body = {
+            "groupId": group,
+            "generationIdOrMemberEpoch": b.epoch,
+            "memberId": b.member_id,
+            "topics": [{"name": t, "partitions": [{"partitionIndex": 0, "committedOffset": 999}]}],
+        }
+        assert api.ok("offset-commit", body)["topics"][0]["partitions"][0]["errorCode"] == 0
+        first_new_commit = time.monotonic()
+        time.sleep(0.3)  # the zombies keep trying against the new owner
+    finally:
+        stop.set()
+        for thread in zombies:
+            thread.join()
+    assert all(at < first_new_commit for at in accepted)
+    fetch = api.ok(
+        "offset-fetch",
+        {"groups": [{"groupId": group, "topics": [{"name": t, "partitionIndexes": [0]}]}]},
+    )
+    assert fetch["groups"][0]["topics"][0]["partitions"][0]["committedOffset"] == 999
