@@ -14,6 +14,8 @@ import os
 import threading
 from pathlib import Path
 
+from . import moto_transactions
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -40,6 +42,7 @@ class SerializedMotoServer:
                 pass  # one line per DynamoDB call drowns everything else
 
         _ensure_fake_credentials()
+        moto_transactions.install()
         app = DomainDispatcherApplication(create_backend_app)
         self._server = make_server(host, port, app, threaded=False, request_handler=QuietHandler)
         self._thread: threading.Thread | None = None

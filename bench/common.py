@@ -1,0 +1,701 @@
+"""What the benchmarks share: the servers, the in-process coordinator, an independent capacity
+audit, classic group builders and simulated members, and the writer of docs/performance.md."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import platform
+import random
+import re
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `python bench/x.py`: tests.support must import
+    sys.path.insert(0, str(REPO))
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+warnings.filterwarnings("ignore", module="aws_lambda_powertools")
+
+from tests.support.servers import running_dynamodb, running_serve, unique_table  # noqa: E402
+
+from groupcoord import runtime  # noqa: E402
+from groupcoord.core.classic.model import STABLE, ClassicGroup, ClassicMember, Protocol  # noqa: E402
+from groupcoord.core.consumer_protocol import (  # noqa: E402
+    Assignment,
+    Subscription,
+    decode_assignment,
+    encode_assignment,
+    encode_subscription,
+)
+from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E402
+from groupcoord.http.routing import API_FUNCTION, FUNCTION_APIS  # noqa: E402
+from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
+from groupcoord.settings import Settings  # noqa: E402
+from groupcoord.store import capacity, schema  # noqa: E402
+from groupcoord.store.classic_groups import (  # noqa: E402
+    ClassicGroupStore,
+    ClassicTransition,
+    group_from_item,
+    member_to_item,
+)
+from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
+from groupcoord.store.store import Store  # noqa: E402
+
+__all__ = ["running_serve", "unique_table"]
+
+PERFORMANCE_MD = REPO / "docs" / "performance.md"
+RESULTS = REPO / "bench" / ".results"
+# Sections of docs/performance.md, in the order they appear.
+SECTION_ORDER = ("cost", "cost_model", "latency", "rebalance", "coldstart")
+TOPIC = "bench-topic"
+ASSIGNOR = "range"
+
+
+# --- the DynamoDB endpoint ---
+
+
+def moto_server() -> AbstractContextManager[str]:
+    """The serialized moto DynamoDB endpoint (groupcoord.local.dynamodb) as a process: its URL.
+    Its transactions cost O(items), not O(table) (groupcoord.local.moto_transactions)."""
+    return running_dynamodb()
+
+
+# --- the independent capacity audit ---
+
+
+@dataclass
+class Audited:
+    """Capacity recomputed from the items a call actually read and wrote (before and after),
+    in total and per partition key (GSI keys as `<index>:<key>`)."""
+
+    read_units: float = 0.0
+    write_units: float = 0.0
+    index_write_units: float = 0.0  # GSI writes, billed as write units too
+    largest_item: int = 0
+    reads_by_key: dict[str, float] = field(default_factory=dict)
+    writes_by_key: dict[str, float] = field(default_factory=dict)
+
+    def read(self, key: str, units: float) -> None:
+        self.read_units += units
+        self.reads_by_key[key] = self.reads_by_key.get(key, 0.0) + units
+
+    def write(self, key: str, units: float, index: bool = False) -> None:
+        if index:
+            self.index_write_units += units
+        else:
+            self.write_units += units
+        self.writes_by_key[key] = self.writes_by_key.get(key, 0.0) + units
+
+
+def _key(item: dict[str, Any]) -> dict[str, Any]:
+    return {schema.PK: item[schema.PK], schema.SK: item[schema.SK]}
+
+
+def _size(raw: dict[str, Any] | None) -> int:
+    return capacity.item_size(deserialize(raw)) if raw else 0
+
+
+def _units(size: int, unit: int) -> int:
+    return max(1, math.ceil(size / unit))
+
+
+class CapacityAudit:
+    """Wraps the boto3 client under the store. While `measuring()`, every write is charged by
+    DynamoDB's rules on the real items: the larger of the item before and after (an UpdateItem
+    is billed on the whole item, not on the attributes it sets), twice in a transaction
+    (a ConditionCheck too), plus one write per GSI whose projection changed (two when its key
+    moved). Reads are charged on the items returned. The raw reads it makes for this go around
+    the store's accounting."""
+
+    _WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
+    _READS = ("get_item", "query", "batch_get_item")
+
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._client = client
+        self.table_name = table_name
+        self.indexes: list[tuple[str, list[str], list[str]]] = []
+        for index in schema.table_definition(table_name)["GlobalSecondaryIndexes"]:
+            keys = [k["AttributeName"] for k in index["KeySchema"]]
+            projected = [schema.PK, schema.SK, *index["Projection"].get("NonKeyAttributes", [])]
+            self.indexes.append((index["IndexName"], keys, keys + projected))
+        self.current: Audited | None = None
+
+    @contextmanager
+    def measuring(self) -> Iterator[Audited]:
+        self.current = Audited()
+        try:
+            yield self.current
+        finally:
+            self.current = None
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if name not in self._WRITES + self._READS:
+            return method
+
+        def call(**kwargs: Any) -> Any:
+            if self.current is None:
+                return method(**kwargs)
+            if name in self._READS:
+                response = method(**kwargs)
+                self._charge_reads(name, kwargs, response)
+                return response
+            writes = self._writes_of(name, kwargs)
+            before = self._items([k for k, _ in writes])
+            try:
+                return method(**kwargs)
+            finally:
+                after = self._items([k for k, _ in writes])
+                for key, factor in writes:
+                    ident = self._ident(key)
+                    self._charge_write(ident[0], before.get(ident), after.get(ident), factor)
+
+        return call
+
+    @staticmethod
+    def _ident(key: dict[str, Any]) -> tuple[str, str]:
+        return key[schema.PK]["S"], key[schema.SK]["S"]
+
+    def _items(self, keys: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(keys), 100):
+            chunk = list({self._ident(k): k for k in keys[start : start + 100]}.values())
+            request = {self.table_name: {"Keys": chunk, "ConsistentRead": True}}
+            while request:
+                response = self._client.batch_get_item(RequestItems=request)
+                for item in response["Responses"].get(self.table_name, []):
+                    found[self._ident(item)] = item
+                request = response.get("UnprocessedKeys") or {}
+        return found
+
+    def _writes_of(self, name: str, kwargs: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+        if name == "put_item":
+            return [(_key(kwargs["Item"]), 1)]
+        if name in ("update_item", "delete_item"):
+            return [(kwargs["Key"], 1)]
+        if name == "batch_write_item":
+            return [
+                (
+                    _key(r["PutRequest"]["Item"])
+                    if "PutRequest" in r
+                    else r["DeleteRequest"]["Key"],
+                    1,
+                )
+                for r in kwargs["RequestItems"][self.table_name]
+            ]
+        found = []
+        for entry in kwargs["TransactItems"]:
+            ((kind, body),) = entry.items()
+            found.append((_key(body["Item"]) if kind == "Put" else body["Key"], 2))
+        return found
+
+    def _charge_write(self, pk: str, before: Any, after: Any, factor: int) -> None:
+        audited = self.current
+        assert audited is not None
+        largest = max(_size(before), _size(after))
+        audited.largest_item = max(audited.largest_item, largest)
+        audited.write(pk, factor * _units(largest, capacity.WRITE_UNIT_BYTES))
+        for index, keys, projected in self.indexes:
+            old, new = (self._entry(i, keys, projected) for i in (before, after))
+            if old == new:
+                continue
+            moved = old is not None and new is not None and any(old[k] != new[k] for k in keys)
+            for entry in [old, new] if moved else [new if new is not None else old]:
+                assert entry is not None
+                key = f"{index}:{next(iter(entry[keys[0]].values()))}"
+                audited.write(key, _units(_size(entry), capacity.WRITE_UNIT_BYTES), index=True)
+
+    @staticmethod
+    def _entry(item: Any, keys: list[str], projected: list[str]) -> dict[str, Any] | None:
+        if not item or any(k not in item for k in keys):
+            return None
+        return {k: item[k] for k in projected if k in item}
+
+    def _charge_reads(self, name: str, kwargs: dict[str, Any], response: dict[str, Any]) -> None:
+        audited = self.current
+        assert audited is not None
+        if name == "batch_get_item":
+            consistent = kwargs["RequestItems"][self.table_name].get("ConsistentRead", False)
+            for item in response["Responses"].get(self.table_name, []):  # each rounded up
+                audited.read(item[schema.PK]["S"], capacity.read_units(_size(item), consistent))
+            return
+        if name == "get_item":
+            key, consistent = kwargs["Key"][schema.PK]["S"], bool(kwargs.get("ConsistentRead"))
+            items = [response["Item"]] if response.get("Item") else []
+        else:  # a Query: its partition key is the first string value of the key condition
+            values = kwargs.get("ExpressionAttributeValues", {})
+            key = next((v["S"] for v in values.values() if "S" in v), "?")
+            if "IndexName" in kwargs:
+                key = f"{kwargs['IndexName']}:{key}"
+            consistent = bool(kwargs.get("ConsistentRead")) and "IndexName" not in kwargs
+            items = response.get("Items", [])
+        audited.read(key, capacity.read_units(sum(_size(i) for i in items), consistent))
+
+
+# --- the coordinator, in-process ---
+
+
+@dataclass
+class Call:
+    api: str
+    status: int
+    body: Any
+    usage: capacity.Usage
+    audited: Audited | None
+    seconds: float
+
+    @property
+    def error_code(self) -> int | None:
+        return self.body.get("errorCode") if isinstance(self.body, dict) else None
+
+
+class InProcess:
+    """The Lambda handlers called with API Gateway events, the runtime configured on a fresh
+    table of the given DynamoDB endpoint (as `serve` does, minus HTTP)."""
+
+    def __init__(
+        self, endpoint: str, overrides: dict[str, str] | None = None, audit: bool = False
+    ) -> None:
+        table = unique_table()
+        self.base = {"groupcoord.table.name": table}
+        settings = Settings.from_mapping({**self.base, **(overrides or {})})
+        client = make_client(endpoint_url=endpoint)
+        self.audit = CapacityAudit(client, table) if audit else None
+        self.dynamo = Dynamo(self.audit or client, table, settings.store_max_attempts)
+        self.configure(overrides or {})
+        self.store.ensure_table()
+        self.handlers: dict[str, LambdaHandler] = {f: make_api_handler(f) for f in FUNCTION_APIS}
+
+    def configure(self, overrides: dict[str, str]) -> None:
+        """Settings for the next calls (same table): `overrides` on Kafka's defaults."""
+        self.settings = Settings.from_mapping({**self.base, **overrides})
+        self.store = Store(self.dynamo, self.settings)
+        runtime.configure(self.settings, self.store)
+
+    def call(self, api: str, body: Any, client_id: str = "bench") -> Call:
+        function = API_FUNCTION[api]
+        event = http_api_event(
+            "POST",
+            f"/v1/{api}",
+            json.dumps(body).encode(),
+            {"content-type": "application/json", "kafka-client-id": client_id},
+        )
+        with capacity.metered() as usage, self._audited() as audited:
+            start = time.perf_counter()
+            result = self.handlers[function](event, LambdaContext(function))
+            seconds = time.perf_counter() - start
+        return Call(
+            api, result["statusCode"], json.loads(result["body"] or "null"), usage, audited, seconds
+        )
+
+    @contextmanager
+    def _audited(self) -> Iterator[Audited | None]:
+        if self.audit is None:
+            yield None
+            return
+        with self.audit.measuring() as audited:
+            yield audited
+
+    def classic_groups(self) -> ClassicGroupStore:
+        return ClassicGroupStore(self.dynamo, self.settings.deadline_shards)
+
+
+def create_topic(coordinator: InProcess, name: str = TOPIC, partitions: int = 1000) -> None:
+    body = {"topics": [{"name": name, "numPartitions": partitions, "replicationFactor": 1}]}
+    answer = coordinator.call("create-topics", body)
+    code = answer.body["topics"][0]["errorCode"]
+    if answer.status != 200 or code not in (0, 36):
+        raise RuntimeError(f"create-topics failed: {answer.status} {answer.body}")
+
+
+# --- assignments (the classic leader's job, done client-side) ---
+
+
+def range_assign(member_ids: Sequence[str], partitions: int) -> dict[str, list[int]]:
+    """Kafka's RangeAssignor on one topic: members sorted, contiguous ranges."""
+    ordered = sorted(member_ids)
+    share, extra = divmod(partitions, len(ordered)) if ordered else (0, 0)
+    result: dict[str, list[int]] = {}
+    start = 0
+    for i, member in enumerate(ordered):
+        count = share + (1 if i < extra else 0)
+        result[member] = list(range(start, start + count))
+        start += count
+    return result
+
+
+def subscription_b64(topic: str = TOPIC) -> str:
+    return base64.b64encode(encode_subscription(Subscription(topics=[topic]))).decode()
+
+
+def assignment_bytes(parts: list[int], topic: str = TOPIC) -> bytes:
+    return encode_assignment(Assignment({topic: parts} if parts else {}))
+
+
+# --- classic groups built directly with the store's own code ---
+
+
+def build_classic_group_direct(
+    coordinator: InProcess,
+    group_id: str,
+    size: int,
+    *,
+    partitions: int = 1000,
+    session_timeout_ms: int = 300_000,
+    stable: bool = True,
+) -> list[str]:
+    """A classic group of `size` members written as the protocol leaves it (generation 1,
+    Stable with range assignments, or CompletingRebalance before any sync), through the
+    store's member_to_item / BatchWriteItem / commit. Returns the member ids, leader first."""
+    now = runtime.now_ms()
+    ids = [f"bench-{uuid.uuid4()}" for _ in range(size)]
+    assigned = range_assign(ids, partitions)
+    metadata = encode_subscription(Subscription(topics=[TOPIC]))
+    members = [
+        ClassicMember(
+            member_id=member_id,
+            client_id="bench",
+            client_host="127.0.0.1",
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=session_timeout_ms,
+            expiry_ms=session_timeout_ms,
+            heartbeat_interval_ms=session_timeout_ms // 3,
+            protocol_type="consumer",
+            protocols=(Protocol(ASSIGNOR, metadata),),
+            joined_generation=1,
+            joined_at_ms=now + i,
+            synced_generation=1 if stable else -1,
+            assignment=assignment_bytes(assigned[member_id]) if stable else b"",
+            assignment_generation=1 if stable else -1,
+            session_deadline_ms=now + session_timeout_ms,
+        )
+        for i, member_id in enumerate(ids)
+    ]
+    group = ClassicGroup(
+        group_id=group_id,
+        state=STABLE if stable else "CompletingRebalance",
+        generation=1,
+        protocol_type="consumer",
+        protocol_name=ASSIGNOR,
+        leader=ids[0],
+        member_count=size,
+        protocol_counts={ASSIGNOR: size},
+        rebalance_timeout_ms=session_timeout_ms,
+        sync_deadline_ms=None if stable else now + session_timeout_ms,
+        subscribed_topics=(TOPIC,),
+        member_shards=coordinator.settings.member_shards,
+        next_check_ms=now + session_timeout_ms,
+        created_at_ms=now,
+    )
+    coordinator.dynamo.batch_write(puts=[member_to_item(group, m) for m in members])
+    coordinator.classic_groups().commit(ClassicTransition(group=group, expected_version=None))
+    coordinator.store.topics.subscribe(TOPIC, group_id)
+    return ids
+
+
+def make_group_timer_due(coordinator: InProcess, group_id: str) -> None:
+    """Move the group item's next check (`dl`) into the past, as time passing does: the next
+    request that touches the group runs the expiry check."""
+    groups = coordinator.classic_groups()
+    item = groups.group_item(group_id)
+    assert item is not None
+    group = group_from_item(item)
+    moved = replace(group, next_check_ms=runtime.now_ms() - 1)
+    groups.commit(ClassicTransition(group=moved, expected_version=group.version))
+
+
+# --- simulated classic members (a consumer's poll loop, one request per round) ---
+
+
+@dataclass
+class SimMember:
+    """A classic consumer: joins (two-step, re-sending on 202), syncs (the leader assigns with
+    the range assignor), heartbeats; rejoins on 27, resets its id on 25."""
+
+    call: Callable[[str, Any], Call]
+    group_id: str
+    session_timeout_ms: int
+    partitions: int
+    index: int = 0
+    rebalance_timeout_ms: int = -1  # -1: the session timeout, as in Kafka
+    member_id: str = ""
+    state: str = "join"  # join | sync | stable | dead | left
+    generation: int = -1
+    members: list[str] = field(default_factory=list)  # the leader's view of the generation
+    assigned: list[int] = field(default_factory=list)
+    stop_at_sync: bool = False  # idle once joined (to leave the group CompletingRebalance)
+
+    @property
+    def live(self) -> bool:
+        return self.state in ("join", "sync", "stable")
+
+    def step(self) -> Call | None:
+        if self.state == "join":
+            return self._join()
+        if self.state == "sync":
+            return None if self.stop_at_sync else self._sync()
+        if self.state == "stable":
+            return self._heartbeat()
+        return None
+
+    def leave(self) -> Call:
+        self.state = "left"
+        body = {"groupId": self.group_id, "members": [{"memberId": self.member_id}]}
+        return self.call("leave-group", body)
+
+    def _join(self) -> Call:
+        body = {
+            "groupId": self.group_id,
+            "memberId": self.member_id,
+            "sessionTimeoutMs": self.session_timeout_ms,
+            "rebalanceTimeoutMs": self.rebalance_timeout_ms,
+            "protocolType": "consumer",
+            "protocols": [{"name": ASSIGNOR, "metadata": subscription_b64()}],
+        }
+        answer = self.call("join-group", body)
+        if answer.status == 202:
+            self.member_id = answer.body["memberId"]
+        elif answer.status == 200:
+            code = answer.error_code
+            if code == 79:
+                self.member_id = answer.body["memberId"]
+            elif code == 0:
+                self.generation = answer.body["generationId"]
+                self.members = [m["memberId"] for m in answer.body["members"]]
+                self.state = "sync"
+            elif code == 25:
+                self.member_id = ""
+        return answer
+
+    def _sync(self) -> Call:
+        body: dict[str, Any] = {
+            "groupId": self.group_id,
+            "generationId": self.generation,
+            "memberId": self.member_id,
+            "protocolType": "consumer",
+            "protocolName": ASSIGNOR,
+        }
+        if self.members:  # the leader
+            plan = range_assign(self.members, self.partitions)
+            body["assignments"] = [
+                {"memberId": m, "assignment": base64.b64encode(assignment_bytes(p)).decode()}
+                for m, p in plan.items()
+            ]
+        answer = self.call("sync-group", body)
+        if answer.status == 200:
+            if answer.error_code == 0:
+                data = base64.b64decode(answer.body.get("assignment") or "")
+                self.assigned = decode_assignment(data).partitions.get(TOPIC, [])
+                self.state = "stable"
+            else:
+                self._rejoin(answer.error_code)
+        return answer
+
+    def _heartbeat(self) -> Call:
+        body = {
+            "groupId": self.group_id,
+            "generationId": self.generation,
+            "memberId": self.member_id,
+        }
+        answer = self.call("heartbeat", body)
+        if answer.status == 200 and answer.error_code != 0:
+            self._rejoin(answer.error_code)
+        return answer
+
+    def _rejoin(self, code: int | None) -> None:
+        self.state = "join"
+        if code == 25:
+            self.member_id = ""
+
+
+def all_stable(members: Sequence[SimMember], partitions: int) -> bool:
+    """Every live member has its assignment for one generation and every partition has
+    exactly one owner."""
+    live = [m for m in members if m.live]
+    if not live or any(m.state != "stable" for m in live):
+        return False
+    if len({m.generation for m in live}) != 1:
+        return False
+    owned = sorted(p for m in live for p in m.assigned)
+    return owned == list(range(partitions))
+
+
+@dataclass
+class Rounds:
+    rounds: int = 0
+    seconds: float = 0.0
+    usage: capacity.Usage = field(default_factory=capacity.Usage)
+
+
+def run_rounds(
+    members: Sequence[SimMember],
+    done: Callable[[], bool],
+    *,
+    max_rounds: int = 200,
+    heartbeat_interval_ms: int = 0,
+) -> Rounds:
+    """Rounds until `done()`: in each, every live member sends one request (in shuffled
+    order). Rounds in which every live member only heartbeats are paced to the heartbeat
+    interval; barrier re-sends (after a 202) go at once."""
+    result = Rounds()
+    start = time.perf_counter()
+    while not done():
+        if result.rounds >= max_rounds:
+            raise RuntimeError(f"not done after {max_rounds} rounds")
+        round_start = time.perf_counter()
+        pace = all(m.state == "stable" for m in members if m.live)
+        order = list(members)
+        random.shuffle(order)
+        for member in order:
+            answer = member.step()
+            if answer is not None:
+                result.usage.add(answer.usage)
+                if answer.status >= 400:
+                    raise RuntimeError(f"{answer.api}: {answer.status} {answer.body}")
+        result.rounds += 1
+        if pace:
+            wait = heartbeat_interval_ms / 1000 - (time.perf_counter() - round_start)
+            if wait > 0:
+                time.sleep(wait)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+# --- numbers and tables ---
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def fmt(value: float, digits: int = 1) -> str:
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.{digits}f}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    from importlib.metadata import version
+
+    return (
+        f"{os.cpu_count()} cores ({platform.machine()}, {platform.system()}, shared with other "
+        f"test runs), Python {platform.python_version()}, moto {version('moto')}"
+    )
+
+
+def write_section(key: str, title: str, command: str, body: str) -> Path:
+    """Put the benchmark's section into docs/performance.md, replacing its previous run."""
+    text = PERFORMANCE_MD.read_text() if PERFORMANCE_MD.exists() else ""
+    pattern = re.compile(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->\n", re.S)
+    sections = {m.group(1): m.group(2) for m in pattern.finditer(text)}
+    date = datetime.now(UTC).strftime("%Y-%m-%d")
+    sections[key] = (
+        f"## {title}\n\n"
+        f"Reproduce: `{command}` (from the repository root). Run {date} on {machine()}.\n\n"
+        f"{body.strip()}\n\n"
+    )
+    order = [k for k in SECTION_ORDER if k in sections] + sorted(
+        k for k in sections if k not in SECTION_ORDER
+    )
+    header = (
+        "# Performance\n\n"
+        "Measured by the scripts in `bench/` (see `bench/README.md`); each section is rewritten "
+        "by its script. DynamoDB runs as moto here, so request counts and capacity units are "
+        "exact, while times are those of this machine, not of AWS.\n\n"
+    )
+    out = header + "".join(f"<!-- bench:{k} -->\n{sections[k]}<!-- /bench:{k} -->\n" for k in order)
+    PERFORMANCE_MD.write_text(out)
+    return PERFORMANCE_MD
+
+
+def save_results(name: str, data: Any) -> Path:
+    """Raw figures for the other scripts (bench/.results/<name>.json, not committed)."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def load_results(name: str) -> Any | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+# --- simulated consumer-protocol members (KIP-848) ---
+
+
+class ConsumerGroupSim:
+    """Members of a consumer-protocol group: join with epoch 0, then heartbeat, acknowledging
+    each new assignment once (topicPartitions is sent only when it changed, as clients do)."""
+
+    def __init__(
+        self, call: Callable[[str, Any], Call], group_id: str, size: int, topic: str = TOPIC
+    ) -> None:
+        self.call = call
+        self.group_id = group_id
+        self.topic = topic
+        self.ids = [str(uuid.uuid4()) for _ in range(size)]
+        self.epochs: dict[str, int] = {}
+        self.owned: dict[str, list[dict[str, Any]]] = {}
+        self.unacked: set[str] = set()
+
+    def beat(self, member_id: str) -> Call:
+        body: dict[str, Any] = {
+            "groupId": self.group_id,
+            "memberId": member_id,
+            "memberEpoch": self.epochs.get(member_id, 0),
+        }
+        if member_id not in self.epochs:
+            body |= {
+                "subscribedTopicNames": [self.topic],
+                "rebalanceTimeoutMs": 300_000,
+                "topicPartitions": [],
+            }
+        elif member_id in self.unacked:
+            body["topicPartitions"] = self.owned.get(member_id, [])
+        answer = self.call("consumer-group-heartbeat", body)
+        self.unacked.discard(member_id)
+        if answer.status == 200 and answer.error_code == 0:
+            self.epochs[member_id] = answer.body["memberEpoch"]
+            if answer.body.get("assignment") is not None:
+                self.owned[member_id] = answer.body["assignment"]["topicPartitions"]
+                self.unacked.add(member_id)
+        return answer
+
+    def converge(self, max_rounds: int = 30) -> Call | None:
+        """Heartbeat every member until a round changes nothing; a failed answer, else None."""
+        for _ in range(max_rounds):
+            before = (dict(self.epochs), set(self.unacked))
+            for member_id in self.ids:
+                answer = self.beat(member_id)
+                if answer.status != 200 or answer.error_code != 0:
+                    return answer
+            if (dict(self.epochs), set(self.unacked)) == before and not self.unacked:
+                return None
+        return None

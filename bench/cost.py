@@ -1,0 +1,699 @@
+"""Cost per API call: DynamoDB requests and capacity units, in-process, for classic groups of
+10, 1,000 and 5,000 members (and the consumer-protocol and offset APIs once they answer).
+
+    python -m bench.cost [--sizes 10,1000,5000] [--protocol-max 100] [--no-write]
+
+The Lambda handlers get API Gateway events; the runtime is configured on a table of a
+serialized moto server started here. Two figures per call: the store's own estimate
+(capacity.metered(), what the deployed functions report as metrics) and an independent audit
+that re-reads every item the call wrote, before and after, and charges it by DynamoDB's rules
+(bench/common.py CapacityAudit). moto's reported units are shown for reference only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import (
+    TOPIC,
+    Call,
+    ConsumerGroupSim,
+    InProcess,
+    SimMember,
+    all_stable,
+    assignment_bytes,
+    build_classic_group_direct,
+    create_topic,
+    fmt,
+    make_group_timer_due,
+    moto_server,
+    range_assign,
+    run_rounds,
+    save_results,
+    subscription_b64,
+    table,
+    write_section,
+)
+
+from groupcoord.service.handlers import handler_for
+from groupcoord.settings import Settings
+from groupcoord.store import schema
+
+PARTITIONS = 1000
+HEARTBEAT_SAMPLES = 20
+# Building groups through the protocol: no barrier hold, a short initial delay, long sessions
+# (so that no member expires while thousands of others are still joining).
+BUILD_SETTINGS = {"groupcoord.barrier.hold.ms": "0", "group.initial.rebalance.delay.ms": "300"}
+SESSION_TIMEOUT_MS = 300_000
+COMMAND = "python -m bench.cost"
+
+
+@dataclass
+class Row:
+    scenario: str
+    members: str
+    build: str
+    samples: int = 0
+    requests: float = 0.0
+    max_requests: int = 0
+    est_read: float = 0.0
+    est_write: float = 0.0
+    audit_read: float = 0.0
+    audit_write: float = 0.0
+    audit_index_write: float = 0.0
+    reported: float = 0.0
+    largest_item: int = 0
+    operations: dict[str, float] = field(default_factory=dict)
+    # Mean units per call on the partition keys of each kind (key_kind()).
+    key_reads: dict[str, float] = field(default_factory=dict)
+    key_writes: dict[str, float] = field(default_factory=dict)
+    status: str = ""
+    note: str = ""
+
+    @classmethod
+    def of(cls, scenario: str, members: str, build: str, calls: list[Call], note: str = "") -> Row:
+        n = len(calls)
+        row = cls(scenario, members, build, samples=n, note=note)
+        ops: dict[str, float] = {}
+        for call in calls:
+            row.requests += call.usage.requests / n
+            row.max_requests = max(row.max_requests, call.usage.requests)
+            row.est_read += call.usage.read_units / n
+            row.est_write += call.usage.write_units / n
+            row.reported += call.usage.reported_units / n
+            for op, count in call.usage.by_operation.items():
+                ops[op] = ops.get(op, 0) + count / n
+            if call.audited is not None:
+                row.audit_read += call.audited.read_units / n
+                row.audit_write += call.audited.write_units / n
+                row.audit_index_write += call.audited.index_write_units / n
+                row.largest_item = max(row.largest_item, call.audited.largest_item)
+                for mine, theirs in (
+                    (row.key_reads, call.audited.reads_by_key),
+                    (row.key_writes, call.audited.writes_by_key),
+                ):
+                    for key, units in theirs.items():
+                        kind = key_kind(key)
+                        mine[kind] = mine.get(kind, 0.0) + units / n
+        row.operations = ops
+        row.status = ", ".join(sorted({_status(c) for c in calls}))
+        return row
+
+    @property
+    def skipped(self) -> bool:
+        return self.samples == 0
+
+
+def key_kind(key: str) -> str:
+    """A partition key with the group id and shard number abstracted: G#<group>#M<n>."""
+    key = re.sub(r"cost-[a-z]-[0-9a-f]{8}", "<group>", key)
+    return re.sub(r"(\D)\d+$", r"\1<n>", key)
+
+
+def _status(call: Call) -> str:
+    code = call.error_code
+    return f"{call.status}" + (f"/{code}" if code not in (None, 0) else "")
+
+
+def _ops(operations: dict[str, float]) -> str:
+    short = {
+        "get_item": "Get",
+        "query": "Query",
+        "update_item": "Update",
+        "put_item": "Put",
+        "delete_item": "Delete",
+        "transact_write_items": "TransactWrite",
+        "batch_write_item": "BatchWrite",
+        "batch_get_item": "BatchGet",
+    }
+    return " ".join(f"{short.get(op, op)}x{fmt(n)}" for op, n in sorted(operations.items()))
+
+
+# --- classic groups ---
+
+
+def _members(coordinator: InProcess, group_id: str, size: int) -> list[SimMember]:
+    return [
+        SimMember(coordinator.call, group_id, SESSION_TIMEOUT_MS, PARTITIONS, index=i)
+        for i in range(size)
+    ]
+
+
+def build_stable(coordinator: InProcess, group_id: str, size: int, protocol: bool) -> list[str]:
+    """A Stable group; returns member ids (leader first). Generation is 1 when built directly."""
+    if not protocol:
+        return build_classic_group_direct(coordinator, group_id, size, partitions=PARTITIONS)
+    coordinator.configure(BUILD_SETTINGS)
+    members = _members(coordinator, group_id, size)
+    run_rounds(members, lambda: all_stable(members, PARTITIONS), max_rounds=200)
+    coordinator.configure({})
+    leader = next(m for m in members if m.members)
+    return [leader.member_id] + [m.member_id for m in members if m is not leader]
+
+
+def build_completing(
+    coordinator: InProcess, group_id: str, size: int, protocol: bool
+) -> tuple[list[str], int]:
+    """A group in CompletingRebalance (everyone joined, nobody synced): (ids, generation)."""
+    if not protocol:
+        ids = build_classic_group_direct(
+            coordinator, group_id, size, partitions=PARTITIONS, stable=False
+        )
+        return ids, 1
+    coordinator.configure(BUILD_SETTINGS)
+    members = _members(coordinator, group_id, size)
+    for member in members:
+        member.stop_at_sync = True
+    run_rounds(members, lambda: all(m.state == "sync" for m in members), max_rounds=200)
+    coordinator.configure({})
+    leader = next(m for m in members if m.members)
+    ids = [leader.member_id] + [m.member_id for m in members if m is not leader]
+    return ids, leader.generation
+
+
+def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]:
+    build = "protocol" if protocol else "direct"
+    label = f"{size:,}"
+    rows: list[Row] = []
+    started = time.perf_counter()
+
+    # Group A, Stable: heartbeats, offsets, the periodic expiry check, a new member's join.
+    group_a = f"cost-a-{uuid.uuid4().hex[:8]}"
+    ids = build_stable(coordinator, group_a, size, protocol)
+    generation = _generation(coordinator, group_a)
+    print(f"  built {size:,}-member Stable group ({build}) in {time.perf_counter() - started:.1f}s")
+
+    def heartbeat(member_id: str) -> Call:
+        body = {"groupId": group_a, "generationId": generation, "memberId": member_id}
+        return coordinator.call("heartbeat", body)
+
+    beats = [heartbeat(random.choice(ids)) for _ in range(HEARTBEAT_SAMPLES)]
+    rows.append(Row.of("heartbeat, steady state", label, build, beats))
+    rows += offset_rows(coordinator, group_a, ids[1], generation, label, build)
+    make_group_timer_due(coordinator, group_a)
+    rows.append(
+        Row.of(
+            "heartbeat, group timer due (expiry check)",
+            label,
+            build,
+            [heartbeat(ids[1])],
+            "once per group per ≥ ⅔ session timeout: reads every member",
+        )
+    )
+    join = {
+        "groupId": group_a,
+        "memberId": "",
+        "sessionTimeoutMs": SESSION_TIMEOUT_MS,
+        "protocolType": "consumer",
+        "protocols": [{"name": "range", "metadata": subscription_b64()}],
+    }
+    first = coordinator.call("join-group", join)
+    rows.append(Row.of("join-group, new member: id request", label, build, [first]))
+    second = coordinator.call("join-group", {**join, "memberId": first.body["memberId"]})
+    hold = coordinator.settings.barrier_hold_ms
+    rows.append(
+        Row.of(
+            "join-group, new member: registered (starts the rebalance)",
+            label,
+            build,
+            [second],
+            f"held {second.seconds:.1f}s (barrier.hold.ms {hold}), polling the group",
+        )
+    )
+
+    # Group B, CompletingRebalance: syncs, then a leave in Stable.
+    group_b = f"cost-b-{uuid.uuid4().hex[:8]}"
+    ids, generation = build_completing(coordinator, group_b, size, protocol)
+    leader, followers = ids[0], ids[1:]
+
+    def sync(member_id: str, assignments: list[dict[str, Any]] | None = None) -> Call:
+        body: dict[str, Any] = {
+            "groupId": group_b,
+            "generationId": generation,
+            "memberId": member_id,
+            "protocolType": "consumer",
+            "protocolName": "range",
+        }
+        if assignments is not None:
+            body["assignments"] = assignments
+        return coordinator.call("sync-group", body)
+
+    if followers:
+        held = sync(followers[0])
+        rows.append(
+            Row.of(
+                "sync-group, follower before the leader",
+                label,
+                build,
+                [held],
+                f"held {held.seconds:.1f}s (barrier.hold.ms {hold}), polling the group",
+            )
+        )
+    plan = range_assign(ids, PARTITIONS)
+    assignments = [
+        {"memberId": m, "assignment": _b64(assignment_bytes(p))} for m, p in plan.items()
+    ]
+    rows.append(Row.of("sync-group, leader", label, build, [sync(leader, assignments)]))
+    if len(followers) > 1:
+        rows.append(Row.of("sync-group, follower", label, build, [sync(followers[1])]))
+    leave = {"groupId": group_b, "members": [{"memberId": followers[-1] if followers else leader}]}
+    rows.append(Row.of("leave-group", label, build, [coordinator.call("leave-group", leave)]))
+    rows += consumer_rows(coordinator, size, protocol, label)
+    return rows
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode()
+
+
+def _generation(coordinator: InProcess, group_id: str) -> int:
+    item = coordinator.classic_groups().group_item(group_id)
+    assert item is not None
+    return int(item["generation"])
+
+
+# --- APIs that other work adds: rows appear once the API is implemented ---
+
+
+def _skip(scenario: str, label: str, api: str, why: str | None = None) -> Row:
+    return Row(scenario, label, "-", note=why or f"skipped: {api} is not implemented yet")
+
+
+def offset_rows(
+    coordinator: InProcess, group_id: str, member_id: str, generation: int, label: str, build: str
+) -> list[Row]:
+    def commit(partitions: range, offset: int) -> Call:
+        body = {
+            "groupId": group_id,
+            "generationIdOrMemberEpoch": generation,
+            "memberId": member_id,
+            "topics": [
+                {
+                    "name": TOPIC,
+                    "partitions": [
+                        {"partitionIndex": p, "committedOffset": offset} for p in partitions
+                    ],
+                }
+            ],
+        }
+        return coordinator.call("offset-commit", body)
+
+    rows: list[Row] = []
+    if handler_for("offset-commit") is None:
+        rows += [
+            _skip("offset-commit, 1 partition", label, "offset-commit"),
+            _skip("offset-commit, 100 partitions", label, "offset-commit"),
+        ]
+    else:
+        for count in (1, 100):
+            commit(range(count), 1)  # the first commit creates the offsets; measure updates
+            rows.append(
+                Row.of(
+                    f"offset-commit, {count} partition{'s' * (count > 1)}",
+                    label,
+                    build,
+                    [commit(range(count), 2)],
+                )
+            )
+    if handler_for("offset-fetch") is None:
+        rows.append(_skip("offset-fetch, 100 partitions", label, "offset-fetch"))
+    else:
+        body = {
+            "groups": [
+                {
+                    "groupId": group_id,
+                    "topics": [{"name": TOPIC, "partitionIndexes": list(range(100))}],
+                }
+            ]
+        }
+        fetch = coordinator.call("offset-fetch", body)
+        rows.append(Row.of("offset-fetch, 100 partitions", label, build, [fetch]))
+    return rows
+
+
+def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str) -> list[Row]:
+    scenario = "consumer-group-heartbeat, steady state"
+    if handler_for("consumer-group-heartbeat") is None:
+        return [_skip(scenario, label, "consumer-group-heartbeat")]
+    if not protocol:
+        return [
+            _skip(
+                scenario,
+                label,
+                "",
+                "skipped: consumer groups are built through the "
+                "protocol only (raise --protocol-max)",
+            )
+        ]
+    sim = ConsumerGroupSim(coordinator.call, f"cost-c-{uuid.uuid4().hex[:8]}", size)
+    failed = sim.converge()
+    if failed is not None:
+        return [_skip(scenario, label, "", f"answered {_status(failed)}: {failed.body}")]
+    calls = [sim.beat(random.choice(sim.ids)) for _ in range(HEARTBEAT_SAMPLES)]
+    return [Row.of(scenario, label, "protocol", calls)]
+
+
+def big_member_heartbeat(coordinator: InProcess) -> Row:
+    """A heartbeat is billed on the whole member item, which carries the member's assignment:
+    10 members over 5,000 partitions (500 each), built directly."""
+    group_id = f"cost-d-{uuid.uuid4().hex[:8]}"
+    ids = build_classic_group_direct(coordinator, group_id, 10, partitions=5000)
+    calls = [
+        coordinator.call("heartbeat", {"groupId": group_id, "generationId": 1, "memberId": m})
+        for m in ids[1:6]
+    ]
+    return Row.of("heartbeat, steady state, 500 partitions per member", "10", "direct", calls)
+
+
+# --- size-independent APIs ---
+
+
+def other_rows(coordinator: InProcess) -> list[Row]:
+    rows = [
+        Row.of(
+            "find-coordinator",
+            "-",
+            "-",
+            [
+                coordinator.call("find-coordinator", {"keyType": 0, "coordinatorKeys": ["g"]})
+                for _ in range(5)
+            ],
+        ),
+        Row.of(
+            "metadata, all topics (2 topics)",
+            "-",
+            "-",
+            [coordinator.call("metadata", {"topics": None}) for _ in range(5)],
+        ),
+        Row.of(
+            "metadata, one topic by name",
+            "-",
+            "-",
+            [coordinator.call("metadata", {"topics": [{"name": TOPIC}]}) for _ in range(5)],
+        ),
+    ]
+    creates = [
+        coordinator.call(
+            "create-topics",
+            {"topics": [{"name": f"t-{uuid.uuid4().hex[:8]}", "numPartitions": PARTITIONS}]},
+        )
+        for _ in range(5)
+    ]
+    rows.append(Row.of(f"create-topics, 1 topic of {PARTITIONS:,} partitions", "-", "-", creates))
+    return rows
+
+
+# --- output ---
+
+HEADERS = (
+    "API call",
+    "members",
+    "built by",
+    "DynamoDB requests",
+    "est. RCU",
+    "est. WCU",
+    "audited RCU",
+    "audited WCU (table + GSI)",
+    "moto-reported units",
+    "operations",
+    "answer",
+    "note",
+)
+
+
+def render(rows: list[Row]) -> str:
+    lines = []
+    for r in rows:
+        if r.skipped:
+            lines.append((r.scenario, r.members, r.build, "", "", "", "", "", "", "", "", r.note))
+            continue
+        audit_w = f"{fmt(r.audit_write)} + {fmt(r.audit_index_write)}"
+        lines.append(
+            (
+                r.scenario,
+                r.members,
+                r.build,
+                fmt(r.requests)
+                + (f" (max {r.max_requests})" if r.max_requests > r.requests else ""),
+                fmt(r.est_read),
+                fmt(r.est_write),
+                fmt(r.audit_read),
+                audit_w,
+                fmt(r.reported),
+                _ops(r.operations),
+                r.status,
+                r.note,
+            )
+        )
+    return table(HEADERS, lines)
+
+
+def heartbeat_growth(rows: list[Row]) -> list[str]:
+    """Warnings when the steady-state heartbeat costs more in a bigger group."""
+    warnings: list[str] = []
+    for scenario in ("heartbeat, steady state", "consumer-group-heartbeat, steady state"):
+        found = [r for r in rows if r.scenario == scenario and not r.skipped]
+        if len(found) < 2:
+            continue
+        small, large = found[0], found[-1]
+        for name in (
+            "requests",
+            "est_read",
+            "est_write",
+            "audit_read",
+            "audit_write",
+            "audit_index_write",
+        ):
+            a, b = getattr(small, name), getattr(large, name)
+            if b > a + 1e-9:
+                warnings.append(
+                    f"!!! {scenario.upper()} GROWS WITH GROUP SIZE: {name} {fmt(a, 2)} at "
+                    f"{small.members} members -> {fmt(b, 2)} at {large.members} members !!!"
+                )
+    return warnings
+
+
+def findings(rows: list[Row]) -> list[str]:
+    notes = []
+    under = [
+        r
+        for r in rows
+        if not r.skipped and r.est_write + 1e-9 < r.audit_write + r.audit_index_write
+    ]
+    if under:
+        names = ", ".join(f"{r.scenario} ({r.members})" for r in under[:6])
+        notes.append(
+            "The store's estimate is below the audit for: "
+            + names
+            + (" ..." if len(under) > 6 else "")
+            + ". The estimate charges an UpdateItem on its key and new values only "
+            "(DynamoDB bills the whole item, the larger of before and after) and leaves GSI "
+            "writes out."
+        )
+    largest = max((r.largest_item for r in rows), default=0)
+    notes.append(f"Largest item written in these calls: {largest:,} bytes (DynamoDB limit 400 KB).")
+    return notes
+
+
+# --- hot keys (DESIGN.md 4b) ---
+
+READ_LIMIT = 3000  # strongly consistent 4 KB reads per second on one partition
+WRITE_LIMIT = 1000  # 1 KB writes per second on one partition
+HEARTBEAT_S = 5.0
+COMMIT_S = 5.0  # Kafka's auto.commit.interval.ms
+PARTITIONS_AT_SCALE = 100_000
+
+
+def shards_of(kind: str) -> int:
+    """Over how many partition keys calls of one kind spread (the key formats of schema.py)."""
+    defaults = Settings()
+    if kind.endswith("#M<n>") or kind.endswith("#S<n>"):
+        return defaults.member_shards
+    if kind.startswith("O#"):
+        return schema.OFFSET_SHARDS
+    if kind.startswith(f"{schema.DEADLINE_INDEX}:"):
+        return defaults.deadline_shards
+    if kind.startswith(f"{schema.LISTING_INDEX}:"):
+        return schema.GROUP_LISTING_SHARDS
+    return 1
+
+
+def workloads(members: int, hold_s: float) -> list[tuple[str, float, float, str]]:
+    """(scenario, calls/s whose reads count, calls/s whose writes count, what it stands for)
+    in a group of `members`. A held call polls for its whole hold and is re-sent at once, but
+    registers its join (or sync) once per rebalance: all members within one interval."""
+    every = f"{members:,} members, each every {HEARTBEAT_S:.0f} s"
+    steady = members / HEARTBEAT_S
+    held = (
+        f"a rebalance: {members:,} members held {hold_s:.0f} s and re-sent, "
+        f"all joining within {HEARTBEAT_S:.0f} s"
+    )
+    return [
+        ("heartbeat, steady state", steady, steady, every),
+        ("consumer-group-heartbeat, steady state", steady, steady, every),
+        ("offset-commit, 1 partition", members / COMMIT_S, members / COMMIT_S, every),
+        (
+            "offset-commit, 100 partitions",
+            PARTITIONS_AT_SCALE / 100 / COMMIT_S,
+            PARTITIONS_AT_SCALE / 100 / COMMIT_S,
+            f"{PARTITIONS_AT_SCALE:,} partitions committed every {COMMIT_S:.0f} s, 100 a call",
+        ),
+        (
+            "join-group, new member: registered (starts the rebalance)",
+            members / hold_s,
+            steady,
+            held,
+        ),
+        ("sync-group, follower before the leader", members / hold_s, steady, held),
+    ]
+
+
+def hot_keys(rows: list[Row], hold_s: float) -> tuple[str, list[str]]:
+    """Per-key load at the largest measured group size, from each call's audited per-key units."""
+    sized = [r for r in rows if not r.skipped and r.members != "-"]
+    members = max(int(r.members.replace(",", "")) for r in sized)
+    lines, broken = [], []
+    for scenario, read_rate, write_rate, meaning in workloads(members, hold_s):
+        found = [r for r in sized if r.scenario == scenario]
+        if not found:
+            continue
+        row = max(found, key=lambda r: int(r.members.replace(",", "")))
+        for what, per_kind, limit, rate in (
+            ("reads", row.key_reads, READ_LIMIT, read_rate),
+            ("writes", row.key_writes, WRITE_LIMIT, write_rate),
+        ):
+            for kind, units in sorted(per_kind.items()):
+                load = rate * units / shards_of(kind)
+                if load < 0.05 * limit:
+                    continue
+                verdict = "ok" if load <= limit else f"**BREAKS 4b** ({load / limit:.0f}x)"
+                lines.append(
+                    (
+                        scenario,
+                        meaning,
+                        f"{kind} ({shards_of(kind)} key{'s' * (shards_of(kind) > 1)})",
+                        f"{fmt(load, 0)} {what}/s",
+                        f"{limit:,}",
+                        verdict,
+                        row.members,
+                    )
+                )
+                if load > limit:
+                    broken.append(f"{scenario}: {fmt(load, 0)} {what}/s on {kind} ({meaning})")
+    headers = (
+        "API call",
+        "load",
+        "partition key",
+        "per key",
+        "limit",
+        "verdict",
+        "units measured at",
+    )
+    return table(headers, lines), broken
+
+
+Scenario = Callable[[], list[Row]]
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,1000,5000", help="group sizes, comma-separated")
+    parser.add_argument(
+        "--protocol-max",
+        type=int,
+        default=100,
+        help="build groups up to this size through join/sync; larger ones directly",
+    )
+    parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    started = time.perf_counter()
+    rows: list[Row] = []
+    with moto_server() as endpoint:
+        for size in sizes:  # a table per size: moto's transactions copy the whole table
+            print(f"group of {size:,} members")
+            coordinator = InProcess(endpoint, audit=True)
+            create_topic(coordinator, TOPIC, PARTITIONS)
+            rows += classic_rows(coordinator, size, size <= args.protocol_max)
+        coordinator = InProcess(endpoint, audit=True)
+        create_topic(coordinator, TOPIC, PARTITIONS)
+        create_topic(coordinator, "other-topic", 10)
+        rows += other_rows(coordinator)
+        rows.append(big_member_heartbeat(coordinator))
+    rows.sort(key=lambda r: (r.members == "-", r.scenario, len(r.members), r.members))
+    elapsed = time.perf_counter() - started
+    text = render(rows)
+    warnings = heartbeat_growth(rows)
+    notes = findings(rows)
+    hold_s = Settings().barrier_hold_ms / 1000
+    keys_table, broken = hot_keys(rows, hold_s)
+    print(text)
+    for line in warnings or ["steady-state heartbeat: constant across group sizes (good)"]:
+        print(line)
+    for line in notes:
+        print(line)
+    print(keys_table)
+    for line in broken:
+        print(f"!!! BREAKS DESIGN.md 4b: {line}")
+    print(f"took {elapsed:.0f}s")
+    save_results("cost", [asdict(r) for r in rows])
+    if not args.no_write:
+        body = "\n\n".join(
+            [
+                DOC_INTRO.format(protocol_max=args.protocol_max, partitions=PARTITIONS),
+                text,
+                *(f"**{w}**" for w in warnings),
+                "Steady-state heartbeat across group sizes: "
+                + ("GROWS (see above)." if warnings else "constant."),
+                *notes,
+                "### Busiest partition keys at scale (DESIGN.md 4b)",
+                HOT_KEYS_INTRO.format(read=READ_LIMIT, write=WRITE_LIMIT),
+                keys_table,
+                *(f"**Breaks 4b: {line}.**" for line in broken),
+                f"The run took {elapsed:.0f} s.",
+            ]
+        )
+        command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
+        print(f"wrote {write_section('cost', 'Cost per API call', command, body)}")
+    return rows
+
+
+HOT_KEYS_INTRO = """\
+The load each workload puts on one partition key, from the audited units each call put on keys of
+each kind (group ids and shard numbers abstracted), times the calls per second, divided by the
+number of keys of that kind the calls spread over. DynamoDB serves about {read:,} read units and
+{write:,} write units per second per partition; a single item cannot be split. Only loads above
+5% of a limit are listed."""
+
+
+DOC_INTRO = """\
+Per call, averaged over the samples taken. *est.* is the store's own estimate (what the functions
+publish as metrics); *audited* re-reads every item the call wrote (before and after) and charges
+it by DynamoDB's rules: the larger item image, x2 in a transaction, plus the GSI writes
+(`deadlines`, `listing`). RCU are strongly consistent read units (an eventually consistent read of
+up to 4 KB is 0.5). moto reports fixed units (and none for transactions): for reference only.
+Groups up to {protocol_max} members are built through join/sync; larger groups are written
+directly (member items by the store's `member_to_item` + BatchWriteItem, the group item by
+`ClassicGroupStore.commit`), as the protocol would leave them. Members subscribe to one topic of
+{partitions:,} partitions, range-assigned (so a member item carries its assignment). "Group timer
+due" is the heartbeat that finds the group's next check (`dl`) passed and runs the expiry check.
+Held calls (a follower's sync before the leader's, a join that opens a rebalance) poll the group
+for `groupcoord.barrier.hold.ms` (default 2000) before answering 202."""
+
+
+if __name__ == "__main__":
+    main()
