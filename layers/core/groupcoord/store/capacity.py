@@ -89,6 +89,15 @@ def item_size(item: dict[str, Any]) -> int:
     return sum(len(name.encode("utf-8")) + attribute_size(v) for name, v in item.items())
 
 
+# The key attributes of the table's sparse GSIs (store/schema.py): an item carrying one is in
+# that index, and each write of it is also an index write.
+_INDEX_KEYS = ("dlShard", "lsPk")
+
+
+def index_writes(item: dict[str, Any]) -> int:
+    return sum(1 for key in _INDEX_KEYS if key in item)
+
+
 def read_units(total_bytes: int, consistent: bool, transactional: bool = False) -> float:
     units = max(1, math.ceil(total_bytes / READ_UNIT_BYTES))
     if transactional:

@@ -341,11 +341,12 @@ class Dynamo:
         if update.condition:
             args["ConditionExpression"] = update.condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        args["ReturnValues"] = "ALL_NEW" if return_new else "NONE"
+        # ALL_NEW costs no capacity and lets the estimate bill the whole item, as DynamoDB does.
+        args["ReturnValues"] = "ALL_NEW"
         known = capacity.item_size({**update.key, **(update.values or {})})
         response = self._write("update_item", args, known)
         attributes = response.get("Attributes")
-        return deserialize(attributes) if attributes else None
+        return deserialize(attributes) if attributes and return_new else None
 
     def delete(
         self,
@@ -379,9 +380,16 @@ class Dynamo:
                 raise ConditionFailed(deserialize(old) if old else None) from None
             raise
         written = known_bytes
+        indexes = 0
         if response.get("Attributes"):
-            written = max(written, capacity.item_size(deserialize(response["Attributes"])))
+            item = deserialize(response["Attributes"])
+            written = max(written, capacity.item_size(item))
+            indexes = capacity.index_writes(item)
+        elif operation == "put_item":
+            indexes = capacity.index_writes(deserialize(args["Item"]))
         self._estimate(write_bytes=written, writes=1)
+        for _ in range(indexes):  # a GSI the item is in is written too (its projection is small)
+            self._estimate(write_bytes=1, writes=1)
         return response
 
     # --- multi-item writes ---
