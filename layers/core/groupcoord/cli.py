@@ -1,5 +1,6 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb` runs the
-serialized moto endpoint the tests use."""
+serialized moto endpoint the tests use; `topics`, `groups` and `offsets` administer a running
+coordinator (see admin_cli.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from . import admin_cli
 from .settings import Settings, SettingsError
 
 
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser(
         "dynamodb", help="run a serialized moto DynamoDB endpoint (tests)", add_help=False
     )
+    admin_cli.add_commands(sub)
     args, rest = parser.parse_known_args(argv)
     if args.command == "dynamodb":
         from .local.dynamodb import main as dynamodb_main
@@ -94,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command in admin_cli.COMMANDS:
+        return admin_cli.run(args)
     return _serve(args)
 
 

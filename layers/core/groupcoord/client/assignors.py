@@ -8,10 +8,12 @@ directly from one owner to another in one round.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import NamedTuple
 
-from ..core.consumer_protocol import Subscription
+from ..core.consumer_protocol import ConsumerProtocolError, Subscription
 
 
 class TopicPartition(NamedTuple):
@@ -137,6 +139,57 @@ def _rebalance(result: Assignment, subscriptions: Mapping[str, Subscription]) ->
                 break
         if not moved:
             return
+
+
+# --- the eager sticky assignor's memory ---
+#
+# Eager members revoke everything before they join, so their subscription's ownedPartitions is
+# empty and the leader would have nothing to stick to. Kafka's StickyAssignor sends the
+# previous assignment in the subscription's userData instead (StickyAssignorUserData v1:
+# [topic, [partition]] and the generation); so does this client, in the same layout.
+
+
+def encode_sticky_user_data(partitions: Mapping[str, list[int]], generation: int) -> bytes:
+    out = struct.pack(">i", len(partitions))
+    for topic, parts in sorted(partitions.items()):
+        raw = topic.encode("utf-8")
+        out += struct.pack(">h", len(raw)) + raw
+        out += struct.pack(f">i{len(parts)}i", len(parts), *sorted(parts))
+    return out + struct.pack(">i", generation)
+
+
+def decode_sticky_user_data(data: bytes) -> tuple[dict[str, list[int]], int]:
+    try:
+        pos = 0
+
+        def take(fmt: str) -> tuple:
+            nonlocal pos
+            values = struct.unpack_from(fmt, data, pos)
+            pos += struct.calcsize(fmt)
+            return values
+
+        result: dict[str, list[int]] = {}
+        for _ in range(take(">i")[0]):
+            (size,) = take(">h")
+            topic = data[pos : pos + size].decode("utf-8")
+            pos += size
+            (count,) = take(">i")
+            result.setdefault(topic, []).extend(take(f">{count}i"))
+        generation = take(">i")[0] if pos < len(data) else -1  # v0 has no generation
+        return result, generation
+    except (struct.error, UnicodeDecodeError) as error:
+        raise ConsumerProtocolError(f"bad sticky userData: {error}") from error
+
+
+def with_sticky_memory(subscription: Subscription) -> Subscription:
+    """An eager sticky member's previous assignment (from its userData) as what it owns."""
+    if subscription.owned_partitions or not subscription.user_data:
+        return subscription
+    try:
+        owned, generation = decode_sticky_user_data(subscription.user_data)
+    except ConsumerProtocolError:
+        return subscription
+    return replace(subscription, owned_partitions=owned, generation_id=generation)
 
 
 ASSIGNORS: dict[str, Assignor] = {

@@ -19,11 +19,18 @@ from ..core.consumer_protocol import (
     encode_subscription,
 )
 from ..errors import Errors
-from .assignors import ASSIGNORS, COOPERATIVE_ASSIGNORS, TopicPartition
-from .errors import FencedInstance, GroupcoordError
-from .transport import Transport
+from .assignors import (
+    ASSIGNORS,
+    COOPERATIVE_ASSIGNORS,
+    TopicPartition,
+    encode_sticky_user_data,
+    with_sticky_memory,
+)
+from .errors import RETRIABLE_ERRORS, CoordinatorUnavailable, FencedInstance, GroupcoordError
+from .transport import Reply, Transport
 
 PROTOCOL_TYPE = "consumer"
+STICKY_USER_DATA = frozenset({"sticky"})  # eager: remembers through userData
 
 
 @dataclass
@@ -57,6 +64,7 @@ class ClassicMembership:
         session_timeout_ms: int,
         rebalance_timeout_ms: int,
         instance_id: str | None = None,
+        heartbeat_interval_ms: int | None = None,
     ) -> None:
         unknown = [a for a in assignors if a not in ASSIGNORS]
         if unknown or not assignors:
@@ -73,7 +81,19 @@ class ClassicMembership:
         self.generation = -1
         self.owned: set[TopicPartition] = set()
         self.heartbeat_interval_ms = max(1, session_timeout_ms // 3)
+        # Kafka's heartbeat.interval.ms is the client's choice; over HTTP it travels as the
+        # seed's heartbeatFrequency (heartbeats per session), with the failed-heartbeat
+        # threshold equal to it so that the coordinator still waits one session timeout.
+        self.heartbeat_frequency: int | None = None
+        if heartbeat_interval_ms is not None:
+            if not 0 < heartbeat_interval_ms < session_timeout_ms:
+                raise ValueError("heartbeat_interval_ms must be below session_timeout_ms")
+            self.heartbeat_frequency = max(1, session_timeout_ms // heartbeat_interval_ms)
+            self.heartbeat_interval_ms = session_timeout_ms // self.heartbeat_frequency
         self.subscribed: list[str] = []
+        # The last assignment and its generation: the eager sticky assignor's userData.
+        self.previous: set[TopicPartition] = set()
+        self.previous_generation = -1
 
     @property
     def cooperative(self) -> bool:
@@ -98,20 +118,34 @@ class ClassicMembership:
             result.rejoin = bool(result.revoked)
         result.assigned = assignment - self.owned
         self.owned = assignment
+        self.previous, self.previous_generation = set(assignment), self.generation
         return result
 
-    def _metadata(self) -> str:
+    def _metadata(self) -> dict[str, str]:
+        """Each protocol's metadata: Kafka's ConsumerProtocol subscription (v2), with the
+        previous assignment as userData for the eager sticky assignor."""
         self.subscribed = sorted(self.topics())
-        owned: dict[str, list[int]] = {}
-        for tp in sorted(self.owned):
-            owned.setdefault(tp.topic, []).append(tp.partition)
-        sub = Subscription(
-            topics=self.subscribed, owned_partitions=owned, generation_id=self.generation, version=2
-        )
-        return base64.b64encode(encode_subscription(sub)).decode("ascii")
+        owned = _by_topic(self.owned)
+        metadata = {}
+        for name in self.assignors:
+            user_data = None
+            if name in STICKY_USER_DATA and self.previous_generation >= 0:
+                user_data = encode_sticky_user_data(
+                    _by_topic(self.previous), self.previous_generation
+                )
+            sub = Subscription(
+                topics=self.subscribed,
+                user_data=user_data,
+                owned_partitions=owned,
+                generation_id=self.generation,
+                version=2,
+            )
+            metadata[name] = base64.b64encode(encode_subscription(sub)).decode("ascii")
+        return metadata
 
     def _join(self) -> dict:
         metadata = self._metadata()
+        deadline = time.monotonic() + self._barrier_limit_s()
         while True:
             body = {
                 "groupId": self.group_id,
@@ -120,26 +154,34 @@ class ClassicMembership:
                 "memberId": self.member_id,
                 "groupInstanceId": self.instance_id,
                 "protocolType": PROTOCOL_TYPE,
-                "protocols": [{"name": name, "metadata": metadata} for name in self.assignors],
+                "protocols": [{"name": n, "metadata": metadata[n]} for n in self.assignors],
             }
+            if self.heartbeat_frequency is not None:
+                body["heartbeatFrequency"] = self.heartbeat_frequency
+                body["failedHeartbeatThreshold"] = self.heartbeat_frequency
             reply = self.transport().call("join-group", body)
             if reply.status == 202:
                 self.member_id = reply.body["memberId"]
-                time.sleep(reply.body.get("retryAfterMs", 100) / 1000)
+                self._wait_at_barrier("join-group", reply, deadline)
                 continue
-            error = Errors(reply.body.get("errorCode", 0))
+            error = _error(reply.body)
             if error == Errors.MEMBER_ID_REQUIRED:
                 self.member_id = reply.body["memberId"]
                 continue
             if error == Errors.UNKNOWN_MEMBER_ID:
-                self.member_id = ""
+                self.reset()
                 raise RejoinNeeded(error, lost=True)
             if error == Errors.FENCED_INSTANCE_ID:
                 raise FencedInstance("another member took this groupInstanceId", error)
             if error in (Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION):
                 raise RejoinNeeded(error)
+            if error in RETRIABLE_ERRORS:
+                raise CoordinatorUnavailable(f"join-group: {error.name}", error)
             if error != Errors.NONE:
-                raise GroupcoordError(f"join-group failed: {error.name}", error)
+                raise GroupcoordError(
+                    f"join-group failed: {error.name}: {reply.body.get('errorMessage') or ''}",
+                    error,
+                )
             self.member_id = reply.body["memberId"]
             self.generation = reply.body["generationId"]
             self.heartbeat_interval_ms = reply.body.get("heartbeatIntervalMs") or (
@@ -158,6 +200,8 @@ class ClassicMembership:
                 )
             except ConsumerProtocolError:
                 subscriptions[member["memberId"]] = Subscription([])
+        if joined["protocolName"] in STICKY_USER_DATA:
+            subscriptions = {m: with_sticky_memory(s) for m, s in subscriptions.items()}
         topics = sorted({t for s in subscriptions.values() for t in s.topics})
         counts = self.partition_counts(topics)
         assignor = ASSIGNORS[joined["protocolName"]]
@@ -184,16 +228,22 @@ class ClassicMembership:
             "protocolName": joined["protocolName"],
             "assignments": self._leader_assignments(joined) if leader else [],
         }
+        deadline = time.monotonic() + self._barrier_limit_s()
         while True:
             reply = self.transport().call("sync-group", body)
             if reply.status == 202:
-                time.sleep(reply.body.get("retryAfterMs", 100) / 1000)
+                self._wait_at_barrier("sync-group", reply, deadline)
                 continue
-            error = Errors(reply.body.get("errorCode", 0))
+            error = _error(reply.body)
             if error == Errors.FENCED_INSTANCE_ID:
                 raise FencedInstance("another member took this groupInstanceId", error)
+            if error in RETRIABLE_ERRORS:
+                raise CoordinatorUnavailable(f"sync-group: {error.name}", error)
+            if error == Errors.UNKNOWN_MEMBER_ID:
+                self.reset()
+                raise RejoinNeeded(error, lost=True)
             if error != Errors.NONE:
-                raise RejoinNeeded(error, lost=error == Errors.UNKNOWN_MEMBER_ID)
+                raise RejoinNeeded(error)
             raw = base64.b64decode(reply.body.get("assignment") or "")
             try:
                 assigned = decode_assignment(raw).partitions
@@ -201,9 +251,21 @@ class ClassicMembership:
                 assigned = {}
             return {TopicPartition(t, p) for t, parts in assigned.items() for p in parts}
 
+    def _barrier_limit_s(self) -> float:
+        # The coordinator completes a barrier within the rebalance timeout (a join) or hands
+        # the leader's assignment out as soon as it has it (a sync); past that plus a margin
+        # something is wrong: give up the round and let the caller start another.
+        return self.rebalance_timeout_ms / 1000 + max(5.0, self.session_timeout_ms / 1000)
+
+    @staticmethod
+    def _wait_at_barrier(api: str, reply: Reply, deadline: float) -> None:
+        if time.monotonic() >= deadline:
+            raise CoordinatorUnavailable(f"{api}: the barrier did not complete in time")
+        time.sleep(max(0.0, reply.body.get("retryAfterMs", 100)) / 1000)
+
     # --- between rounds ---
 
-    def heartbeat(self) -> Errors:
+    def heartbeat(self, timeout_s: float | None = None) -> Errors:
         reply = self.transport().call(
             "heartbeat",
             {
@@ -212,18 +274,24 @@ class ClassicMembership:
                 "memberId": self.member_id,
                 "groupInstanceId": self.instance_id,
             },
-            timeout_s=max(1.0, self.session_timeout_ms / 1000),
+            timeout_s=timeout_s,
+            retries=0,
         )
-        return Errors(reply.body.get("errorCode", 0))
+        return _error(reply.body)
 
     def leave(self) -> None:
+        """Leave the group (a dynamic member); a static member sends nothing and so leaves
+        temporarily, as Kafka's consumer does: its partitions wait for it (no rebalance) until
+        its session timeout."""
         if not self.member_id or self.instance_id:
-            return  # a static member leaves temporarily: its session timeout frees it
+            return
+        member_id = self.member_id
+        self.reset()
         self.transport().call(
             "leave-group",
-            {"groupId": self.group_id, "members": [{"memberId": self.member_id}]},
+            {"groupId": self.group_id, "members": [{"memberId": member_id}]},
+            retries=1,
         )
-        self.member_id, self.generation = "", -1
 
     def reset(self) -> None:
         """Forget the membership (UNKNOWN_MEMBER_ID / fenced): the next join starts afresh."""
@@ -235,3 +303,18 @@ class ClassicMembership:
             "memberId": self.member_id,
             "groupInstanceId": self.instance_id,
         }
+
+
+def _error(body: dict) -> Errors:
+    code = body.get("errorCode", 0)
+    try:
+        return Errors(code)
+    except ValueError:
+        return Errors.UNKNOWN_SERVER_ERROR
+
+
+def _by_topic(partitions: set[TopicPartition]) -> dict[str, list[int]]:
+    result: dict[str, list[int]] = {}
+    for tp in sorted(partitions):
+        result.setdefault(tp.topic, []).append(tp.partition)
+    return result

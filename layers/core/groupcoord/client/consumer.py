@@ -9,8 +9,21 @@ from collections.abc import Callable
 
 from ..errors import Errors
 from .assignors import TopicPartition
-from .errors import FencedInstance, GroupcoordError
+from .errors import RETRIABLE_ERRORS, CoordinatorUnavailable, FencedInstance, GroupcoordError
 from .transport import Transport
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+
+
+class RejoinRequired(Exception):
+    """The coordinator no longer knows this member at its epoch (FENCED_MEMBER_EPOCH,
+    UNKNOWN_MEMBER_ID): its partitions are lost; it rejoins with epoch 0."""
+
+    def __init__(self, error: Errors) -> None:
+        super().__init__(error.name)
+        self.error = error
 
 
 class ConsumerMembership:
@@ -36,27 +49,46 @@ class ConsumerMembership:
         self.instance_id = instance_id
         self.topic_name = topic_name
         self.topic_id = topic_id
+        # Generated once and kept for the member's life, rejoins included (KIP-848).
         self.member_id = str(uuid.uuid4())
-        self.epoch = 0
+        self.epoch = JOIN_EPOCH
         self.heartbeat_interval_ms = 5000
         self._sent_owned: set[TopicPartition] | None = None
+        # After a heartbeat that got no answer, the next one is "full" (every field, as
+        # Kafka's consumer does): if the lost one was applied, the coordinator answers it
+        # under its lost-response rule instead of fencing the member.
+        self._full = True
+        self._attempted = False  # a heartbeat was sent: the coordinator may know this member
 
-    def heartbeat(self, owned: set[TopicPartition]) -> set[TopicPartition] | None:
+    @property
+    def joining(self) -> bool:
+        return self.epoch == JOIN_EPOCH
+
+    def heartbeat(
+        self, owned: set[TopicPartition], timeout_s: float | None = None
+    ) -> set[TopicPartition] | None:
         """One heartbeat reporting `owned`; returns the new assignment when the coordinator
-        sent one. Raises RejoinRequired or FencedInstance."""
-        joining = self.epoch == 0
+        sent one. Raises RejoinRequired, FencedInstance, CoordinatorUnavailable (retry, after
+        rediscovering the coordinator) or GroupcoordError (fatal: a bad subscription, group
+        full, ...)."""
+        joining = self.joining
+        full = joining or self._full
         body: dict = {
             "groupId": self.group_id,
             "memberId": self.member_id,
             "memberEpoch": self.epoch,
             "instanceId": self.instance_id,
-            "rebalanceTimeoutMs": self.rebalance_timeout_ms if joining else -1,
-            "subscribedTopicNames": (self.topics if joining and self.topics is not None else None),
-            "subscribedTopicRegex": self.pattern if joining else None,
-            "serverAssignor": self.assignor if joining else None,
+            "rebalanceTimeoutMs": self.rebalance_timeout_ms if full else -1,
+            "subscribedTopicNames": self.topics if full else None,
+            "subscribedTopicRegex": self.pattern if full else None,
+            "serverAssignor": self.assignor if full else None,
             "topicPartitions": None,
         }
-        if joining or owned != self._sent_owned:
+        if joining:
+            # A (re)joining member owns nothing (Kafka rejects anything else).
+            owned = set()
+            body["topicPartitions"] = []
+        elif full or owned != self._sent_owned:
             by_topic: dict[str, list[int]] = {}
             for tp in sorted(owned):
                 tid = self.topic_id(tp.topic)
@@ -65,18 +97,23 @@ class ConsumerMembership:
             body["topicPartitions"] = [
                 {"topicId": tid, "partitions": parts} for tid, parts in sorted(by_topic.items())
             ]
-        reply = self.transport().call("consumer-group-heartbeat", body)
-        error = Errors(reply.body.get("errorCode", 0))
+        self._attempted = True
+        self._full = True  # until an answer arrives
+        reply = self.transport().call(
+            "consumer-group-heartbeat", body, timeout_s=timeout_s, retries=0
+        )
+        self._full = False
+        error = _error(reply.body)
+        message = f"consumer-group-heartbeat: {error.name}: {reply.body.get('errorMessage') or ''}"
         if error in (Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
-            self.epoch = 0
-            self._sent_owned = None
+            self.reset()
             raise RejoinRequired(error)
-        if error == Errors.FENCED_INSTANCE_ID or error == Errors.UNRELEASED_INSTANCE_ID:
-            raise FencedInstance(f"consumer-group-heartbeat: {error.name}", error)
+        if error in (Errors.FENCED_INSTANCE_ID, Errors.UNRELEASED_INSTANCE_ID):
+            raise FencedInstance(message, error)
+        if error in RETRIABLE_ERRORS:
+            raise CoordinatorUnavailable(message, error)
         if error != Errors.NONE:
-            raise GroupcoordError(
-                f"consumer-group-heartbeat: {error.name}: {reply.body.get('errorMessage')}", error
-            )
+            raise GroupcoordError(message, error)
         if body["topicPartitions"] is not None:
             self._sent_owned = set(owned)
         self.epoch = reply.body["memberEpoch"]
@@ -91,8 +128,20 @@ class ConsumerMembership:
                 result.update(TopicPartition(name, p) for p in entry["partitions"])
         return result
 
+    def reset(self) -> None:
+        """Forget the epoch: the next heartbeat rejoins (same member id, epoch 0)."""
+        self.epoch = JOIN_EPOCH
+        self._sent_owned = None
+        self._full = True
+
     def leave(self) -> None:
-        epoch = -2 if self.instance_id else -1
+        """Leave (-1), or for a static member leave temporarily (-2): the coordinator keeps
+        its assignment for the instance's return until the session times out."""
+        epoch = STATIC_LEAVE_EPOCH if self.instance_id else LEAVE_EPOCH
+        self.reset()
+        if not self._attempted:
+            return  # never sent a heartbeat: the coordinator does not know this member
+        self._attempted = False
         self.transport().call(
             "consumer-group-heartbeat",
             {
@@ -101,9 +150,8 @@ class ConsumerMembership:
                 "memberEpoch": epoch,
                 "instanceId": self.instance_id,
             },
+            retries=1,
         )
-        self.epoch = 0
-        self._sent_owned = None
 
     def commit_fields(self) -> dict:
         return {
@@ -113,7 +161,8 @@ class ConsumerMembership:
         }
 
 
-class RejoinRequired(Exception):
-    def __init__(self, error: Errors) -> None:
-        super().__init__(error.name)
-        self.error = error
+def _error(body: dict) -> Errors:
+    try:
+        return Errors(body.get("errorCode", 0))
+    except ValueError:
+        return Errors.UNKNOWN_SERVER_ERROR

@@ -6,7 +6,8 @@ from ..errors import Errors
 
 
 class GroupcoordError(Exception):
-    """A call failed. `error` is Kafka's error code when the coordinator answered one."""
+    """A call failed. `error` is Kafka's error code when the coordinator answered one,
+    `status` the HTTP status when the failure was an HTTP one."""
 
     def __init__(self, message: str, error: Errors | None = None, status: int | None = None):
         super().__init__(message)
@@ -43,3 +44,10 @@ FENCING_ERRORS = frozenset(
         Errors.GROUP_ID_NOT_FOUND,
     }
 )
+"""Commit errors that mean "this member's view of the group is stale": CommitFailed."""
+
+REDISCOVER_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
+"""The group's coordinator moved or is down: find it again (seed 000), then retry."""
+
+RETRIABLE_ERRORS = REDISCOVER_ERRORS | {Errors.COORDINATOR_LOAD_IN_PROGRESS}
+"""Answers that a later attempt of the same request can succeed past."""

@@ -2,36 +2,62 @@
 background, learn which partitions you own through a rebalance listener, commit safely.
 
     member = GroupMember("http://127.0.0.1:8080", "billing", topics=["orders"])
-    while running:
-        for tp in member.poll(timeout_s=1.0):
-            ...process tp, then member.commit({tp: next_offset})
-    member.close()
+    try:
+        while running:
+            for tp in member.poll(timeout_s=1.0):
+                ...process tp, then member.commit({tp: next_offset})
+    finally:
+        member.close()
 
-Listener callbacks run inside poll(), on the caller's thread, in the order Kafka's consumer
-calls them: revoked before a partition is given up, assigned after new ones arrive, lost when
-the membership was lost (the partitions may already belong to someone else).
+Listener callbacks run inside poll() (and close()), on the caller's thread, in the order
+Kafka's consumer calls them: revoked before a partition is given up, assigned after new ones
+arrive, lost when the membership was lost (the partitions may already belong to someone else).
+
+Threads: poll() and close() belong to one thread (the user's); commit(), commit_async(),
+committed() and assignment() may be called from any thread. A daemon thread sends the
+heartbeats; it shares a lock with poll(), so it never runs while poll() rebalances or calls
+the listener (keep callbacks shorter than the session timeout).
 """
 
 from __future__ import annotations
 
+import contextlib
+import random
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import Errors
 from .assignors import TopicPartition
 from .classic import ClassicMembership, RejoinNeeded
 from .consumer import ConsumerMembership, RejoinRequired
-from .errors import FENCING_ERRORS, CommitFailed, CoordinatorUnavailable, FencedInstance
+from .errors import (
+    FENCING_ERRORS,
+    REDISCOVER_ERRORS,
+    RETRIABLE_ERRORS,
+    CommitFailed,
+    CoordinatorUnavailable,
+    FencedInstance,
+    GroupcoordError,
+)
 from .transport import Reply, Transport
 
-REDISCOVER_ERRORS = {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE}
+COMMIT_ATTEMPTS = 3
 
 
 class RebalanceListener(Protocol):
+    """Called on the thread that calls poll() (or close()). Each method gets a non-empty set.
+
+    - `on_partitions_revoked`: the member is about to give these up; commit what you processed
+      (the commit still carries the current generation/epoch, so it is accepted).
+    - `on_partitions_assigned`: the member owns these now; read `committed()` to resume.
+    - `on_partitions_lost`: the membership was lost (expired, fenced, unreachable for a session
+      timeout); the partitions may already be someone else's, so do not commit them.
+    """
+
     def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None: ...
     def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None: ...
     def on_partitions_lost(self, partitions: set[TopicPartition]) -> None: ...
@@ -49,6 +75,23 @@ class _NoListener:
 
 
 class GroupMember:
+    """A member of consumer group `group_id`, subscribed to `topics` (or to the topics whose
+    names fully match `pattern`).
+
+    `protocol="consumer"` (KIP-848, the default): the coordinator assigns (`server_assignor`:
+    uniform or range, default the group's); `session_timeout_ms` should be the coordinator's
+    `group.consumer.session.timeout.ms`, which bounds how long this client keeps its partitions
+    when it cannot reach the coordinator. `protocol="classic"`: the leader member assigns with
+    the first of `assignors` that every member supports (range, roundrobin, sticky: eager;
+    cooperative-sticky: cooperative), `session_timeout_ms` and `rebalance_timeout_ms` are sent
+    with the join, and `heartbeat_interval_ms` (default a third of the session, as Kafka's)
+    sets how often it heartbeats, which is also how soon it hears of a rebalance. The consumer
+    protocol's interval is the coordinator's. `instance_id` makes the member static (KIP-345).
+
+    `sign`/`region`: SigV4-sign the requests (default: for https URLs) with botocore's
+    credentials, for a deployed API with IAM auth.
+    """
+
     def __init__(
         self,
         bootstrap_url: str,
@@ -63,37 +106,56 @@ class GroupMember:
         instance_id: str | None = None,
         session_timeout_ms: int = 45000,
         rebalance_timeout_ms: int = 300000,
+        heartbeat_interval_ms: int | None = None,
         metadata_refresh_ms: int = 5000,
         client_id: str = "groupcoord-client",
         request_timeout_s: float = 10.0,
+        sign: bool | None = None,
+        region: str | None = None,
     ) -> None:
         if (topics is None) == (pattern is None):
             raise ValueError("subscribe with exactly one of topics=[...] or pattern='...'")
         if protocol not in ("consumer", "classic"):
             raise ValueError("protocol must be 'consumer' or 'classic'")
+        if isinstance(topics, str):
+            raise ValueError("topics must be a list of names, not a string")
+        if not group_id:
+            raise ValueError("group_id must not be empty")
         self.group_id = group_id
         self.protocol = protocol
         self.listener: RebalanceListener = listener or _NoListener()
-        self._bootstrap = Transport(bootstrap_url, client_id=client_id, timeout_s=request_timeout_s)
+        self._bootstrap = Transport(
+            bootstrap_url,
+            client_id=client_id,
+            timeout_s=request_timeout_s,
+            sign=sign,
+            region=region,
+        )
         self._coordinator: Transport | None = None
-        self._topics = sorted(topics) if topics is not None else None
+        self._topics = sorted(set(topics)) if topics is not None else None
         self._pattern = re.compile(pattern) if pattern is not None else None
         self._metadata_refresh_s = metadata_refresh_ms / 1000
         self._topic_cache: dict[str, tuple[str, int]] = {}  # name -> (id, partitions)
-        self._topic_cache_at = 0.0
+        self._topic_cache_at = -1e9
         self._owned: set[TopicPartition] = set()
         self._lock = threading.RLock()
         self._rejoin = threading.Event()
         self._wake = threading.Event()
         self._closed = threading.Event()
-        self._fatal: Exception | None = None
+        self._stop_beating = threading.Event()
+        self._fatal: BaseException | None = None
+        self._listener_error: BaseException | None = None
         self._lost = False
+        self._joined = False
         self._last_ok = time.monotonic()
         self._session_s = session_timeout_ms / 1000
+        self._request_timeout_s = request_timeout_s
         self._pending_target: set[TopicPartition] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
+        self._classic: ClassicMembership | None = None
+        self._consumer: ConsumerMembership | None = None
         if protocol == "classic":
-            self._classic: ClassicMembership | None = ClassicMembership(
+            self._classic = ClassicMembership(
                 self._transport,
                 group_id,
                 self._subscribed_topics,
@@ -102,10 +164,9 @@ class GroupMember:
                 session_timeout_ms=session_timeout_ms,
                 rebalance_timeout_ms=rebalance_timeout_ms,
                 instance_id=instance_id,
+                heartbeat_interval_ms=heartbeat_interval_ms,
             )
-            self._consumer: ConsumerMembership | None = None
         else:
-            self._classic = None
             self._consumer = ConsumerMembership(
                 self._transport,
                 group_id,
@@ -117,34 +178,57 @@ class GroupMember:
                 topic_name=self._topic_name,
                 topic_id=self._topic_id,
             )
-        self._joined = False
-        self._heartbeats = threading.Thread(target=self._heartbeat_loop, daemon=True)
+        self._heartbeats = threading.Thread(
+            target=self._heartbeat_loop, name=f"heartbeat-{group_id}", daemon=True
+        )
         self._heartbeats.start()
 
     # --- the user's side ---
 
+    @property
+    def member_id(self) -> str:
+        """The member id the coordinator knows this member by ("" before a classic join)."""
+        membership = self._classic or self._consumer
+        assert membership is not None
+        return membership.member_id
+
     def poll(self, timeout_s: float = 0.0) -> set[TopicPartition]:
-        """Run pending rebalance work (and the listener) on this thread; return what this
-        member owns. Waits up to `timeout_s` for something to happen once it is stable."""
-        self._raise_if_fatal()
-        if self._joined and not self._rejoin.is_set() and self._pending_target is None:
+        """Run pending group work (join, rebalance, the listener) on this thread and return
+        what this member owns. When there is nothing to do, waits up to `timeout_s` for
+        something to happen. While the coordinator is unreachable it keeps trying for up to
+        `timeout_s` (at least once) and returns what the member still owns.
+
+        Raises FencedInstance (another process took the static member's instance id),
+        GroupcoordError for a fatal answer (bad session timeout, group full, ...), or
+        whatever a listener callback raised (after the rebalance step completed)."""
+        self._check_usable()
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        if not self._work_due():
             self._wake.wait(timeout_s)
             self._wake.clear()
-        self._raise_if_fatal()
+            self._check_usable()
         with self._lock:
             if self._classic is not None:
-                self._poll_classic()
+                self._poll_classic(deadline)
             else:
-                self._poll_consumer()
-        return set(self._owned)
+                self._poll_consumer(deadline)
+            owned = set(self._owned)
+        self._raise_listener_error()
+        return owned
 
     def assignment(self) -> set[TopicPartition]:
+        """What this member owns now (as of the last poll())."""
         return set(self._owned)
 
     def commit(self, offsets: Mapping[TopicPartition, int], metadata: str | None = None) -> None:
-        """Commit offsets (the next offset to read) for owned partitions. Raises CommitFailed
-        when the coordinator fenced the commit: the partitions moved on."""
-        by_topic: dict[str, list[dict]] = {}
+        """Commit offsets (the next offset to read) for owned partitions, with this member's
+        generation (classic) or epoch (consumer). Coordinator moves and "busy" answers are
+        retried (a commit is idempotent). Raises CommitFailed when the coordinator fenced the
+        commit (the partitions moved on: do not retry; poll() rejoins), GroupcoordError for
+        other refusals (unknown topic, metadata too large, ...)."""
+        if not offsets:
+            return
+        by_topic: dict[str, list[dict[str, Any]]] = {}
         for tp, offset in sorted(offsets.items()):
             by_topic.setdefault(tp.topic, []).append(
                 {
@@ -155,77 +239,112 @@ class GroupMember:
             )
         membership = self._classic or self._consumer
         assert membership is not None
-        body = {
-            "groupId": self.group_id,
-            **membership.commit_fields(),
-            "topics": [{"name": t, "partitions": parts} for t, parts in by_topic.items()],
-        }
-        reply = self._call("offset-commit", body)
-        codes = {
-            Errors(p["errorCode"]) for t in reply.body.get("topics", []) for p in t["partitions"]
-        }
-        codes.discard(Errors.NONE)
-        if not codes:
-            return
-        fenced = codes & FENCING_ERRORS
-        if fenced:
-            self._rejoin.set()
-            error = sorted(fenced)[0]
-            raise CommitFailed(f"commit fenced: {error.name}", error)
-        raise CommitFailed(f"commit failed: {', '.join(sorted(c.name for c in codes))}")
+        for attempt in range(1, COMMIT_ATTEMPTS + 1):
+            body = {
+                "groupId": self.group_id,
+                **membership.commit_fields(),
+                "topics": [{"name": t, "partitions": parts} for t, parts in by_topic.items()],
+            }
+            reply = self._call("offset-commit", body)
+            codes = {_code(p) for t in reply.body.get("topics", []) for p in t["partitions"]}
+            codes.discard(Errors.NONE)
+            if not codes:
+                return
+            fenced = codes & FENCING_ERRORS
+            if fenced:
+                if self._classic is not None:
+                    self._rejoin.set()  # the next poll() finds out where it stands
+                    self._wake.set()
+                error = sorted(fenced)[0]
+                raise CommitFailed(f"commit fenced: {error.name}", error)
+            if codes <= RETRIABLE_ERRORS and attempt < COMMIT_ATTEMPTS:
+                if codes & REDISCOVER_ERRORS:
+                    self._coordinator = None
+                time.sleep(0.05 * 2**attempt * random.uniform(0.5, 1.0))
+                continue
+            names = ", ".join(sorted(c.name for c in codes))
+            if codes <= RETRIABLE_ERRORS:
+                raise CoordinatorUnavailable(f"commit failed: {names}", sorted(codes)[0])
+            raise GroupcoordError(f"commit failed: {names}", sorted(codes)[0])
 
     def commit_async(
         self, offsets: Mapping[TopicPartition, int], metadata: str | None = None
     ) -> Future[None]:
+        """commit() on a background thread, in call order; the future holds its outcome.
+        close() waits for the pending ones before leaving the group."""
         return self._executor.submit(self.commit, dict(offsets), metadata)
 
     def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int | None]:
-        by_topic: dict[str, list[int]] = {}
+        """The committed offsets of `partitions` (None where nothing is committed)."""
+        by_topic: dict[str, set[int]] = {}
         for tp in partitions:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        reply = self._call(
-            "offset-fetch",
-            {
-                "groups": [
-                    {
-                        "groupId": self.group_id,
-                        "topics": [
-                            {"name": t, "partitionIndexes": sorted(ps)}
-                            for t, ps in by_topic.items()
-                        ],
-                    }
-                ]
-            },
-        )
-        result: dict[TopicPartition, int | None] = {}
-        for topic in reply.body["groups"][0]["topics"]:
-            for p in topic["partitions"]:
-                offset = p["committedOffset"]
-                result[TopicPartition(topic["name"], p["partitionIndex"])] = (
-                    None if offset < 0 else offset
-                )
-        return result
+            by_topic.setdefault(tp.topic, set()).add(tp.partition)
+        if not by_topic:
+            return {}
+        body = {
+            "groups": [
+                {
+                    "groupId": self.group_id,
+                    "topics": [
+                        {"name": t, "partitionIndexes": sorted(ps)}
+                        for t, ps in sorted(by_topic.items())
+                    ],
+                }
+            ]
+        }
+        for attempt in range(1, COMMIT_ATTEMPTS + 1):
+            reply = self._call("offset-fetch", body)
+            group = reply.body["groups"][0]
+            codes = {_code(group)} | {
+                _code(p) for t in group.get("topics", []) for p in t["partitions"]
+            }
+            codes.discard(Errors.NONE)
+            if codes <= RETRIABLE_ERRORS and codes and attempt < COMMIT_ATTEMPTS:
+                if codes & REDISCOVER_ERRORS:
+                    self._coordinator = None
+                time.sleep(0.05 * 2**attempt)
+                continue
+            if codes:
+                names = ", ".join(sorted(c.name for c in codes))
+                raise GroupcoordError(f"offset-fetch failed: {names}", sorted(codes)[0])
+            result: dict[TopicPartition, int | None] = {}
+            for topic in group.get("topics", []):
+                for p in topic["partitions"]:
+                    offset = p["committedOffset"]
+                    result[TopicPartition(topic["name"], p["partitionIndex"])] = (
+                        None if offset < 0 else offset
+                    )
+            return result
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
-        """Give up the partitions (listener: revoked) and leave the group; a static member
-        leaves temporarily, keeping its assignment for its session timeout."""
+        """Wait for pending commit_async() calls, give up the partitions (listener: revoked,
+        or lost if the membership was already lost) and leave the group. A static member
+        leaves temporarily: the coordinator keeps its partitions for its return until its
+        session times out, without a rebalance. Idempotent."""
         if self._closed.is_set():
             return
-        with self._lock:
-            if self._owned:
-                self.listener.on_partitions_revoked(set(self._owned))
-            try:
-                if self._classic is not None:
-                    self._classic.leave()
-                elif self._consumer is not None:
-                    self._consumer.leave()
-            except CoordinatorUnavailable:
-                pass  # the session timeout frees the partitions anyway
-            self._owned = set()
+        self._executor.shutdown(wait=True)
+        if self._stopped_by_crash:
             self._closed.set()
+            return
+        with self._lock:
+            self._closed.set()
+            self._stop_beating.set()
+            owned = set(self._owned)
+            if owned:
+                if self._lost:
+                    self._call_listener(self.listener.on_partitions_lost, owned)
+                else:
+                    self._call_listener(self.listener.on_partitions_revoked, owned)
+            # Unreachable: the session timeout frees the partitions anyway.
+            with contextlib.suppress(GroupcoordError):
+                self._leave()
+            self._owned = set()
+            self._joined = False
             self._wake.set()
         self._heartbeats.join(timeout=5)
-        self._executor.shutdown(wait=True)
+        self._raise_listener_error()
 
     def __enter__(self) -> GroupMember:
         return self
@@ -233,170 +352,289 @@ class GroupMember:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    _stopped_by_crash = False
+
+    def _simulate_crash(self) -> None:
+        """Test hook: stop as a killed process would. No more heartbeats, no leave; poll()
+        refuses from now on, but commit() still sends (a zombie's commit). close() afterwards
+        only releases the threads."""
+        self._stopped_by_crash = True
+        self._stop_beating.set()
+        self._wake.set()
+        self._heartbeats.join(timeout=5)
+
     # --- classic protocol ---
 
-    def _poll_classic(self) -> None:
-        assert self._classic is not None
-        # Wildcards (seed 000): poll metadata and rejoin when the matching set changes.
-        matching = self._pattern is not None and self._joined
-        if matching and self._subscribed_topics(refresh=False) != self._classic.subscribed:
-            self._rejoin.set()
-        if self._lost:
-            self._give_up_lost()
-        attempts = 0
-        while not self._joined or self._rejoin.is_set():
-            self._rejoin.clear()
-            attempts += 1
+    def _poll_classic(self, deadline: float) -> None:
+        classic = self._classic
+        assert classic is not None
+        if self._pattern is not None and self._joined and not self._rejoin.is_set():
+            # Wildcards (seed 000): poll metadata and rejoin when the matching set changes.
             try:
-                result = self._classic.rejoin(self.listener.on_partitions_revoked)
+                if self._subscribed_topics(refresh=False) != classic.subscribed:
+                    self._rejoin.set()
+            except CoordinatorUnavailable as error:
+                self._unavailable(error)
+        attempt = 0
+        while True:
+            if self._lost:
+                self._give_up_lost()
+            if self._joined and not self._rejoin.is_set():
+                return
+            self._rejoin.clear()
+            try:
+                result = classic.rejoin(self._revoke_before_join)
             except RejoinNeeded as needed:
-                if needed.lost:
-                    self._give_up_lost()
-                self._backoff(attempts)
+                self._lost = self._lost or needed.lost
+                self._rejoin.set()
+                attempt += 1
+                # A rebalance that started meanwhile is joined at once; anything else backs off.
+                pause = needed.error != Errors.REBALANCE_IN_PROGRESS
+                if not self._retry_until(deadline, attempt, pause=pause):
+                    return
                 continue
-            except CoordinatorUnavailable:
-                self._coordinator = None
-                self._backoff(attempts)
+            except CoordinatorUnavailable as error:
+                self._unavailable(error)
+                self._rejoin.set()
+                attempt += 1
+                if not self._retry_until(deadline, attempt):
+                    return
                 continue
             self._joined = True
             self._last_ok = time.monotonic()
-            if result.revoked and self._classic.cooperative:
-                self.listener.on_partitions_revoked(result.revoked)
-            self._owned = set(self._classic.owned)
+            if result.revoked and classic.cooperative:
+                self._call_listener(self.listener.on_partitions_revoked, result.revoked)
+            self._owned = set(classic.owned)
             if result.assigned:
-                self.listener.on_partitions_assigned(result.assigned)
+                self._call_listener(self.listener.on_partitions_assigned, result.assigned)
             if result.rejoin:
-                self._rejoin.set()
+                self._rejoin.set()  # cooperative: the revoked partitions go out next round
+
+    def _revoke_before_join(self, partitions: set[TopicPartition]) -> None:
+        """Eager rebalancing: everything is revoked before the join."""
+        self._call_listener(self.listener.on_partitions_revoked, partitions)
+        self._owned = set()
 
     # --- consumer protocol ---
 
-    def _poll_consumer(self) -> None:
-        assert self._consumer is not None
-        if self._lost:
-            self._give_up_lost()
-        if not self._joined:
-            self._consumer_heartbeat()
-            self._joined = True
+    def _poll_consumer(self, deadline: float) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        attempt = 0
+        while True:
+            try:
+                if self._lost:
+                    self._give_up_lost()
+                if not self._joined:
+                    self._consumer_heartbeat()  # the join: epoch 0
+                    self._joined = True
+                if self._pending_target is not None:
+                    self._reconcile_consumer()
+                return
+            except RejoinRequired:
+                attempt += 1  # rejoin at once; back off if that keeps failing
+                if not self._retry_until(deadline, attempt, pause=attempt > 1):
+                    return
+            except CoordinatorUnavailable as error:
+                self._unavailable(error)
+                attempt += 1
+                if not self._retry_until(deadline, attempt):
+                    return
+
+    def _reconcile_consumer(self) -> None:
+        """Move to the assignment the coordinator sent: revoke what is gone, take what is new,
+        and acknowledge at once (the next owner of a revoked partition is waiting for it)."""
         target = self._pending_target
+        self._pending_target = None
         if target is None:
             return
-        self._pending_target = None
         revoked = self._owned - target
         if revoked:
-            self.listener.on_partitions_revoked(revoked)
-            self._owned -= revoked
+            self._call_listener(self.listener.on_partitions_revoked, revoked)
+            self._owned = self._owned - revoked  # rebound, never mutated: read unlocked
         added = target - self._owned
         self._owned = set(target)
         if added:
-            self.listener.on_partitions_assigned(added)
-        self._wake.set()
-        self._consumer_heartbeat()  # acknowledge at once: the next owner may be waiting
+            self._call_listener(self.listener.on_partitions_assigned, added)
+        self._consumer_heartbeat()
 
-    def _consumer_heartbeat(self) -> None:
-        assert self._consumer is not None
+    def _consumer_heartbeat(self, timeout_s: float | None = None) -> None:
+        consumer = self._consumer
+        assert consumer is not None
         try:
-            target = self._consumer.heartbeat(set(self._owned))
+            target = consumer.heartbeat(set(self._owned), timeout_s)
         except RejoinRequired:
             self._lost = True
             self._wake.set()
-            return
+            raise
         self._last_ok = time.monotonic()
-        if target is not None and target != self._owned:
-            self._pending_target = target
-            self._wake.set()
+        if target is not None:
+            # The newest answer wins: an assignment that went back to what this member owns
+            # cancels a pending one.
+            self._pending_target = target if target != self._owned else None
+            if self._pending_target is not None:
+                self._wake.set()
 
     # --- shared machinery ---
 
+    def _leave(self) -> None:
+        if self._classic is not None:
+            self._classic.leave()
+        elif self._consumer is not None:
+            self._consumer.leave()
+
     def _give_up_lost(self) -> None:
+        """The membership is gone: the listener hears `lost`, and the member rejoins afresh."""
         self._lost = False
-        if self._owned:
-            self.listener.on_partitions_lost(set(self._owned))
-        self._owned = set()
+        self._pending_target = None
+        owned, self._owned = set(self._owned), set()
         if self._classic is not None:
             self._classic.owned = set()
             self._classic.reset()
+        elif self._consumer is not None:
+            self._consumer.reset()
         self._joined = False
+        if owned:
+            self._call_listener(self.listener.on_partitions_lost, owned)
+
+    def _call_listener(
+        self, callback: Callable[[set[TopicPartition]], None], partitions: set[TopicPartition]
+    ) -> None:
+        """Run a callback; an exception it raises is re-raised from poll()/close() once the
+        step completed (as Kafka's consumer does), so the membership stays consistent."""
+        try:
+            callback(set(partitions))
+        except Exception as error:
+            if self._listener_error is None:
+                self._listener_error = error
+
+    def _raise_listener_error(self) -> None:
+        error, self._listener_error = self._listener_error, None
+        if error is not None:
+            raise error
 
     def _heartbeat_loop(self) -> None:
-        last_beat = time.monotonic()
-        while not self._closed.is_set():
-            # Re-read the interval each tick: the coordinator's answer may have changed it.
-            due = last_beat + self._interval_s()
-            if self._closed.wait(max(0.0, min(due - time.monotonic(), 0.05))):
+        next_beat = time.monotonic()
+        while not self._stop_beating.is_set():
+            wait = next_beat - time.monotonic()
+            if self._stop_beating.wait(min(max(0.0, wait), 0.05)):
                 return
-            if time.monotonic() < due:
+            if time.monotonic() < next_beat:
                 continue
-            if not self._joined or not self._lock.acquire(blocking=False):
-                continue  # not joined yet, or a rebalance is running on the user's thread
-            last_beat = time.monotonic()
+            if not self._joined or self._lost or self._fatal is not None:
+                continue  # poll() has the next move
+            if not self._lock.acquire(timeout=0.05):
+                continue  # poll() is rebalancing or running the listener
+            started = time.monotonic()
             try:
+                if self._stop_beating.is_set() or not self._joined or self._lost:
+                    continue
                 self._beat_once()
-            except FencedInstance as fenced:
-                self._fatal = fenced
-                self._wake.set()
-            except CoordinatorUnavailable:
-                self._coordinator = None
-            except Exception as error:
+            except CoordinatorUnavailable as error:
+                self._unavailable(error)
+            except Exception as error:  # fatal: FencedInstance, a refused subscription, ...
                 self._fatal = error
                 self._wake.set()
             finally:
                 self._lock.release()
-            if time.monotonic() - self._last_ok > self._session_s:
-                # No successful heartbeat within the session: the coordinator has surely
-                # expired us. Rediscover it and rejoin (seed 000).
+            next_beat = started + self._interval_s()
+            if self._joined and not self._lost and started - self._last_ok > self._session_s:
+                # No successful heartbeat within the session timeout: the coordinator has
+                # surely expired this member. Give the partitions up (lost), rediscover the
+                # coordinator and rejoin (seed 000).
                 self._coordinator = None
                 self._lost = True
                 self._wake.set()
 
+    def _heartbeat_timeout_s(self) -> float:
+        # One attempt per beat (the next beat is the retry), answered within the session.
+        return max(1.0, min(self._request_timeout_s, self._session_s))
+
     def _beat_once(self) -> None:
         if self._consumer is not None:
-            self._consumer_heartbeat()
+            # RejoinRequired: poll() gives the partitions up (lost) and rejoins.
+            with contextlib.suppress(RejoinRequired):
+                self._consumer_heartbeat(self._heartbeat_timeout_s())
             return
         assert self._classic is not None
-        error = self._classic.heartbeat()
+        error = self._classic.heartbeat(self._heartbeat_timeout_s())
         if error == Errors.NONE:
             self._last_ok = time.monotonic()
-        elif error in (Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION):
+        elif error == Errors.REBALANCE_IN_PROGRESS:
             self._last_ok = time.monotonic()
             self._rejoin.set()
             self._wake.set()
-        elif error == Errors.UNKNOWN_MEMBER_ID:
+        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            # Expired, or a generation went by without this member: as Kafka's consumer,
+            # reset the generation, give the partitions up as lost and rejoin.
             self._lost = True
             self._wake.set()
         elif error == Errors.FENCED_INSTANCE_ID:
             raise FencedInstance("another member took this groupInstanceId", error)
-        elif error in REDISCOVER_ERRORS:
-            self._coordinator = None
+        elif error in RETRIABLE_ERRORS:
+            raise CoordinatorUnavailable(f"heartbeat: {error.name}", error)
+        elif error in (Errors.GROUP_AUTHORIZATION_FAILED, Errors.INVALID_GROUP_ID):
+            raise GroupcoordError(f"heartbeat: {error.name}", error)
 
     def _interval_s(self) -> float:
         membership = self._classic or self._consumer
         assert membership is not None
         return max(0.01, membership.heartbeat_interval_ms / 1000)
 
-    def _backoff(self, attempt: int) -> None:
-        self._raise_if_fatal()
-        time.sleep(min(1.0, 0.02 * 2**attempt))
+    def _work_due(self) -> bool:
+        if not self._joined or self._lost or self._rejoin.is_set():
+            return True
+        if self._pending_target is not None:
+            return True
+        stale = time.monotonic() - self._topic_cache_at >= self._metadata_refresh_s
+        return self._classic is not None and self._pattern is not None and stale
 
-    def _raise_if_fatal(self) -> None:
+    def _retry_until(self, deadline: float, attempt: int, pause: bool = True) -> bool:
+        """Back off before another attempt; False when poll()'s time is up."""
+        self._check_usable()
+        if time.monotonic() >= deadline:
+            return False
+        if pause:
+            delay = min(1.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0)
+            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+        return True
+
+    def _unavailable(self, error: CoordinatorUnavailable) -> None:
+        if error.error != Errors.COORDINATOR_LOAD_IN_PROGRESS:
+            self._coordinator = None  # rediscover (seed 000)
+
+    def _check_usable(self) -> None:
         if self._fatal is not None:
             raise self._fatal
+        if self._closed.is_set() or self._stopped_by_crash:
+            raise RuntimeError("this GroupMember is closed")
 
     def _transport(self) -> Transport:
         """The coordinator's transport, discovered with find-coordinator (and again after
         NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or a lost connection)."""
-        if self._coordinator is None:
+        coordinator = self._coordinator
+        if coordinator is None:
             reply = self._bootstrap.call(
-                "find-coordinator", {"keyType": 0, "coordinatorKeys": [self.group_id]}
+                "find-coordinator",
+                {"keyType": 0, "coordinatorKeys": [self.group_id]},
+                retries=2,
             )
-            entry = reply.body["coordinators"][0]
-            if entry["errorCode"] != 0 or not entry.get("endpoint"):
+            entries = reply.body.get("coordinators") or [{}]
+            entry = entries[0]
+            error = _code(entry)
+            if error != Errors.NONE or not entry.get("endpoint"):
                 raise CoordinatorUnavailable(
-                    f"find-coordinator: {entry.get('errorMessage')}", Errors(entry["errorCode"])
+                    f"find-coordinator: {error.name}: {entry.get('errorMessage') or ''}",
+                    error if error != Errors.NONE else Errors.COORDINATOR_NOT_AVAILABLE,
                 )
-            self._coordinator = self._bootstrap.with_base_url(entry["endpoint"])
-        return self._coordinator
+            try:
+                coordinator = self._bootstrap.with_base_url(entry["endpoint"])
+            except ValueError as bad:
+                raise CoordinatorUnavailable(f"find-coordinator: {bad}") from bad
+            self._coordinator = coordinator
+        return coordinator
 
-    def _call(self, api: str, body: dict) -> Reply:
+    def _call(self, api: str, body: dict[str, Any]) -> Reply:
         try:
             return self._transport().call(api, body)
         except CoordinatorUnavailable:
@@ -408,7 +646,9 @@ class GroupMember:
             return
         reply = self._call("metadata", {"topics": None})
         self._topic_cache = {
-            t["name"]: (t["topicId"], len(t["partitions"])) for t in reply.body["topics"]
+            t["name"]: (t["topicId"], len(t["partitions"]))
+            for t in reply.body.get("topics", [])
+            if t.get("errorCode", 0) == 0 and t.get("name")
         }
         self._topic_cache_at = time.monotonic()
 
@@ -435,3 +675,10 @@ class GroupMember:
             self._refresh_topics(force=True)
         entry = self._topic_cache.get(name)
         return entry[0] if entry else None
+
+
+def _code(entry: Mapping[str, Any]) -> Errors:
+    try:
+        return Errors(entry.get("errorCode", 0))
+    except ValueError:
+        return Errors.UNKNOWN_SERVER_ERROR

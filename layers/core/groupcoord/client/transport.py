@@ -4,8 +4,11 @@ boto3 already brings) only."""
 
 from __future__ import annotations
 
+import email.utils
+import http.client
 import json
 import random
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -16,6 +19,9 @@ from urllib.parse import urlsplit
 from .errors import CoordinatorUnavailable, GroupcoordError, InvalidRequest
 
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
+NETWORK_ERRORS = (urllib.error.URLError, http.client.HTTPException, OSError)
+"""What a request that never got an answer raises: refused or reset connections, timeouts,
+a response cut short. URLError and TimeoutError are OSErrors; HTTPException is not."""
 
 
 @dataclass
@@ -26,7 +32,14 @@ class Reply:
 
 
 class Transport:
-    """POSTs `/v1/<api>` to a base URL; retries what is safe to retry."""
+    """POSTs `/v1/<api>` to a base URL; retries what is safe to retry.
+
+    Every API of the contract is safe to re-send: joins and syncs are idempotent by member id,
+    a re-sent heartbeat is answered from the member's state (Kafka's lost-response rule), a
+    commit writes the same offsets again. So network errors, 429 (after its Retry-After) and
+    5xx are retried with jittered exponential backoff, up to `retries` more attempts and within
+    (retries + 1) * timeout_s overall; 4xx are not.
+    """
 
     def __init__(
         self,
@@ -40,6 +53,9 @@ class Transport:
         sign: bool | None = None,
         region: str | None = None,
     ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.client_id = client_id
         self.timeout_s = timeout_s
@@ -47,11 +63,12 @@ class Transport:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         # A plain-HTTP local endpoint (groupcoord serve) is not signed; AWS endpoints are.
-        self.sign = urlsplit(self.base_url).scheme == "https" if sign is None else sign
+        self.sign = parts.scheme == "https" if sign is None else sign
         self.region = region
-        self._credentials: Any = None
+        self._signer: _Signer | None = None
 
     def with_base_url(self, base_url: str) -> Transport:
+        """The same settings (and credentials) for another endpoint (the group's coordinator)."""
         clone = Transport(
             base_url,
             client_id=self.client_id,
@@ -62,69 +79,125 @@ class Transport:
             sign=self.sign,
             region=self.region,
         )
-        clone._credentials = self._credentials
+        clone._signer = self._signer
         return clone
 
-    def call(self, api: str, body: dict[str, Any], *, timeout_s: float | None = None) -> Reply:
-        """One API call: 200 and 202 are returned; 4xx raise; 429/5xx/network are retried."""
-        deadline = time.monotonic() + (timeout_s or self.timeout_s) * (self.retries + 1)
+    def call(
+        self,
+        api: str,
+        body: dict[str, Any],
+        *,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+    ) -> Reply:
+        """One API call: 200 and 202 are returned; 4xx raise; 429/5xx/network are retried.
+
+        Raises CoordinatorUnavailable when no answer came (or only 429/5xx) within the
+        retries, InvalidRequest on 400, GroupcoordError on any other status."""
+        per_attempt = timeout_s or self.timeout_s
+        retries = self.retries if retries is None else retries
+        deadline = time.monotonic() + per_attempt * (retries + 1)
         attempt = 0
         while True:
             attempt += 1
+            remaining = deadline - time.monotonic()
             try:
-                reply = self._once(api, body, timeout_s or self.timeout_s)
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
-                if attempt > self.retries or time.monotonic() >= deadline:
-                    raise CoordinatorUnavailable(f"{api}: {error}") from error
-                self._sleep(attempt)
+                reply = self._once(api, body, max(0.05, min(per_attempt, remaining)))
+            except NETWORK_ERRORS as error:
+                if attempt > retries or time.monotonic() >= deadline:
+                    raise CoordinatorUnavailable(
+                        f"{api}: {self.base_url} did not answer: {_reason(error)}"
+                    ) from error
+                self._sleep(attempt, deadline=deadline)
                 continue
             if reply.status in (200, 202):
                 return reply
-            if reply.status in RETRYABLE_STATUS and attempt <= self.retries:
-                retry_after = reply.headers.get("retry-after")
-                self._sleep(attempt, float(retry_after) if retry_after else None)
+            retryable = reply.status in RETRYABLE_STATUS
+            if retryable and attempt <= retries and time.monotonic() < deadline:
+                self._sleep(attempt, _retry_after_s(reply.headers), deadline)
                 continue
             message = f"{api}: HTTP {reply.status}: {reply.body.get('errorMessage', reply.body)}"
             if reply.status == 400:
                 raise InvalidRequest(message, status=400)
-            if reply.status in RETRYABLE_STATUS:
+            if retryable:
                 raise CoordinatorUnavailable(message, status=reply.status)
             raise GroupcoordError(message, status=reply.status)
 
-    def _sleep(self, attempt: int, at_least_s: float | None = None) -> None:
+    def _sleep(self, attempt: int, at_least_s: float | None = None, deadline: float = 0) -> None:
         backoff = random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2**attempt))
-        time.sleep(max(backoff, at_least_s or 0.0))
+        pause = max(backoff, at_least_s or 0.0)
+        if deadline:
+            # Retry-After longer than the call may last: wait what is left, then fail.
+            pause = min(pause, max(0.0, deadline - time.monotonic()))
+        time.sleep(pause)
 
     def _once(self, api: str, body: dict[str, Any], timeout_s: float) -> Reply:
         url = f"{self.base_url}/v1/{api}"
         data = json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json", "Kafka-Client-Id": self.client_id}
         if self.sign:
-            headers = self._signed_headers(url, data, headers)
+            if self._signer is None:
+                self._signer = _Signer(self.region)
+            headers = self._signer.sign(url, data, headers)
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return Reply(response.status, _json(response.read()), _lower(response.headers))
         except urllib.error.HTTPError as error:
-            return Reply(error.code, _json(error.read()), _lower(error.headers))
+            try:
+                return Reply(error.code, _json(error.read()), _lower(error.headers))
+            finally:
+                error.close()
 
-    def _signed_headers(self, url: str, data: bytes, headers: dict[str, str]) -> dict[str, str]:
-        """SigV4 for API Gateway (service execute-api) with botocore's credential chain."""
+
+class _Signer:
+    """SigV4 for API Gateway (service execute-api) with botocore's credential chain (env,
+    profile, SSO, container and instance roles); refreshable credentials are refreshed."""
+
+    def __init__(self, region: str | None) -> None:
         import botocore.session
+
+        session = botocore.session.get_session()
+        self.credentials = session.get_credentials()
+        if self.credentials is None:
+            raise GroupcoordError(
+                "no AWS credentials found to sign the request with (set AWS_PROFILE, "
+                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or use an instance role)"
+            )
+        self.region = region or session.get_config_variable("region") or "us-east-1"
+        self._lock = threading.Lock()
+
+    def sign(self, url: str, data: bytes, headers: dict[str, str]) -> dict[str, str]:
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
-        session = botocore.session.get_session()
-        if self._credentials is None:
-            self._credentials = session.get_credentials()
-        if self._credentials is None:
-            raise GroupcoordError("no AWS credentials found to sign the request with")
-        region = self.region or session.get_config_variable("region") or "us-east-1"
+        with self._lock:
+            frozen = self.credentials.get_frozen_credentials()
         request = AWSRequest(method="POST", url=url, data=data, headers=headers)
-        SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", region).add_auth(
-            request
-        )
+        SigV4Auth(frozen, "execute-api", self.region).add_auth(request)
         return dict(request.headers.items())
+
+
+def _retry_after_s(headers: dict[str, str]) -> float | None:
+    """Retry-After as seconds or as an HTTP date (RFC 9110); None when absent or unreadable."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, urllib.error.URLError) and error.reason is not None:
+        return str(error.reason)
+    return str(error) or type(error).__name__
 
 
 def _json(raw: bytes) -> dict[str, Any]:

@@ -1,0 +1,688 @@
+"""The admin commands of `groupcoord`, in the spirit of Kafka's kafka-topics.sh and
+kafka-consumer-groups.sh:
+
+    groupcoord topics  create|list|describe|alter|delete
+    groupcoord groups  list|describe|delete
+    groupcoord offsets show|reset|delete
+
+Every command takes `--url` (default $GROUPCOORD_URL, else http://127.0.0.1:8080) and `--json`
+(a JSON document instead of a table). A refusal or an unreachable coordinator is one line on
+stderr and exit status 1; a usage error exit status 2. Requests go through the client's
+Transport: retries, timeouts, and SigV4 signing for an https (deployed) URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .client.errors import GroupcoordError
+from .client.transport import Transport
+from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
+from .errors import Errors
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+COMMANDS = ("topics", "groups", "offsets")
+
+# What an error code means to someone running the tool (Kafka's names stay in the message).
+EXPLAIN: dict[Errors, str] = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: "no such topic or partition",
+    Errors.TOPIC_ALREADY_EXISTS: "the topic already exists",
+    Errors.INVALID_PARTITIONS: "invalid partition count",
+    Errors.NON_EMPTY_GROUP: "the group still has members; stop them first",
+    Errors.GROUP_ID_NOT_FOUND: "no such group",
+    Errors.GROUP_SUBSCRIBED_TO_TOPIC: "the group still subscribes to the topic",
+    Errors.COORDINATOR_NOT_AVAILABLE: "the coordinator is not available; retry",
+    Errors.NOT_COORDINATOR: "the coordinator moved; retry",
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: "the coordinator is busy; retry",
+    Errors.GROUP_AUTHORIZATION_FAILED: "not authorized for this group",
+    Errors.TOPIC_AUTHORIZATION_FAILED: "not authorized for this topic",
+    Errors.INVALID_REQUEST: "invalid request",
+}
+
+
+class CommandError(Exception):
+    """A refusal to report as one line on stderr (exit status 1)."""
+
+
+@dataclass
+class Output:
+    """What a command prints: a table for people, a document for --json."""
+
+    document: Any
+    tables: list[tuple[list[str], list[list[Any]]]]
+    notes: list[str]
+
+
+# --- parsers ---
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Add `topics`, `groups` and `offsets` to the `groupcoord` parser."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--url",
+        default=os.environ.get("GROUPCOORD_URL") or DEFAULT_URL,
+        help="the coordinator's base URL (default: $GROUPCOORD_URL, else %(default)s)",
+    )
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="per-request timeout"
+    )
+
+    topics = sub.add_parser("topics", help="manage the topic registry")
+    tsub = topics.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = tsub.add_parser("create", parents=[common], help="create a topic")
+    create.add_argument("topic")
+    create.add_argument(
+        "--partitions", type=int, default=-1, help="default: the coordinator's num.partitions"
+    )
+    create.add_argument("--if-not-exists", action="store_true")
+    tsub.add_parser("list", parents=[common], help="list every topic")
+    describe = tsub.add_parser("describe", parents=[common], help="describe topics")
+    describe.add_argument("topics", nargs="+", metavar="topic")
+    alter = tsub.add_parser("alter", parents=[common], help="grow a topic's partition count")
+    alter.add_argument("topic")
+    alter.add_argument("--partitions", type=int, required=True, help="the new (larger) count")
+    delete = tsub.add_parser("delete", parents=[common], help="delete topics")
+    delete.add_argument("topics", nargs="+", metavar="topic")
+
+    groups = sub.add_parser("groups", help="list, describe and delete consumer groups")
+    gsub = groups.add_subparsers(dest="action", required=True, metavar="ACTION")
+    glist = gsub.add_parser("list", parents=[common], help="list groups")
+    glist.add_argument("--state", action="append", default=[], help="only groups in STATE")
+    glist.add_argument("--type", action="append", default=[], choices=["classic", "consumer"])
+    gdescribe = gsub.add_parser("describe", parents=[common], help="members and assignments")
+    gdescribe.add_argument("groups", nargs="+", metavar="group")
+    gdelete = gsub.add_parser("delete", parents=[common], help="delete empty groups")
+    gdelete.add_argument("groups", nargs="+", metavar="group")
+
+    offsets = sub.add_parser("offsets", help="show, reset and delete committed offsets")
+    osub = offsets.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = osub.add_parser("show", parents=[common], help="committed offsets and owners")
+    show.add_argument("group")
+    show.add_argument("--topic", action="append", default=[], help="only this topic")
+    reset = osub.add_parser(
+        "reset",
+        parents=[common],
+        help="reset offsets of an empty group",
+        description="Reset the committed offsets of a group that has no members. The "
+        "coordinator is not a broker: it knows partitions but not where they end, so the "
+        "latest offset must be given with --to-offset.",
+    )
+    reset.add_argument("group")
+    scope = reset.add_mutually_exclusive_group(required=True)
+    scope.add_argument(
+        "--topic",
+        action="append",
+        metavar="TOPIC[:P,P...]",
+        help="a topic (all its partitions) or some of its partitions; repeatable",
+    )
+    scope.add_argument(
+        "--all-topics", action="store_true", help="every topic with a committed offset"
+    )
+    reset.add_argument("--to-earliest", action="store_true", help="offset 0")
+    reset.add_argument(
+        "--to-latest", action="store_true", help="the end (needs --to-offset: see above)"
+    )
+    reset.add_argument("--to-offset", type=int, metavar="N", help="this offset")
+    reset.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    odelete = osub.add_parser("delete", parents=[common], help="delete committed offsets")
+    odelete.add_argument("group")
+    odelete.add_argument(
+        "--topic", action="append", required=True, metavar="TOPIC[:P,P...]", help="repeatable"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed admin command; print its output; return the exit status."""
+    prog = f"groupcoord {args.command} {args.action}"
+    try:
+        admin = Admin(Transport(args.url, client_id="groupcoord-cli", timeout_s=args.timeout))
+        output = COMMAND_TABLE[(args.command, args.action)](admin, args)
+    except ValueError as error:  # a malformed --url
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+    except (CommandError, GroupcoordError) as error:
+        print(f"{prog}: {_one_line(str(error))}", file=sys.stderr)
+        return 1
+    _print(output, args.json)
+    return 0
+
+
+# --- talking to the coordinator ---
+
+
+class Admin:
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self._coordinators: dict[str, Transport] = {}
+
+    def call(self, api: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.transport.call(api, body).body
+
+    def group_call(self, group: str, api: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A group API goes to the group's coordinator (find-coordinator), as Kafka's tools
+        do; for `serve` and a deployed API that is the same endpoint."""
+        if group not in self._coordinators:
+            reply = self.call("find-coordinator", {"keyType": 0, "coordinatorKeys": [group]})
+            entry = (reply.get("coordinators") or [{}])[0]
+            _raise_for(entry, f"find-coordinator {group}")
+            endpoint = entry.get("endpoint") or self.transport.base_url
+            self._coordinators[group] = self.transport.with_base_url(endpoint)
+        return self._coordinators[group].call(api, body).body
+
+    def topics(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Topics as {name, topicId, partitions}; every topic when `names` is None."""
+        wanted = None if names is None else [{"name": n} for n in names]
+        body = self.call("metadata", {"topics": wanted})
+        found = []
+        for topic in body.get("topics", []):
+            _raise_for(topic, f"topic {topic.get('name')}")
+            found.append(
+                {
+                    "name": topic["name"],
+                    "topicId": topic.get("topicId"),
+                    "partitions": len(topic.get("partitions", [])),
+                }
+            )
+        return sorted(found, key=lambda t: t["name"])
+
+    def describe_group(self, group: str) -> dict[str, Any]:
+        """One shape for both group types: {groupId, type, state, protocol, epoch, members:
+        [{memberId, instanceId, clientId, host, epoch, assignment: {topic: [p...]}}]}."""
+        body = self.group_call(group, "consumer-group-describe", {"groupIds": [group]})
+        described = body["groups"][0]
+        if described.get("errorCode", 0) == 0:
+            return {
+                "groupId": group,
+                "type": "consumer",
+                "state": described.get("groupState", ""),
+                "protocol": described.get("assignorName", ""),
+                "epoch": described.get("groupEpoch"),
+                "members": [
+                    {
+                        "memberId": m["memberId"],
+                        "instanceId": m.get("instanceId"),
+                        "clientId": m.get("clientId", ""),
+                        "host": m.get("clientHost", ""),
+                        "epoch": m.get("memberEpoch"),
+                        "assignment": {
+                            tp.get("topicName") or tp["topicId"]: sorted(tp["partitions"])
+                            for tp in m.get("assignment", {}).get("topicPartitions", [])
+                        },
+                    }
+                    for m in described.get("members", [])
+                ],
+            }
+        if described.get("errorCode") != Errors.GROUP_ID_NOT_FOUND:
+            _raise_for(described, f"group {group}")
+        body = self.group_call(group, "describe-groups", {"groups": [group]})
+        described = body["groups"][0]
+        _raise_for(described, f"group {group}")
+        if described.get("groupState") == "Dead":
+            raise CommandError(f"group {group}: GROUP_ID_NOT_FOUND: no such group")
+        consumer = described.get("protocolType") == "consumer"
+        return {
+            "groupId": group,
+            "type": "classic",
+            "state": described.get("groupState", ""),
+            "protocol": described.get("protocolData", ""),
+            "epoch": None,
+            "members": [
+                {
+                    "memberId": m["memberId"],
+                    "instanceId": m.get("groupInstanceId"),
+                    "clientId": m.get("clientId", ""),
+                    "host": m.get("clientHost", ""),
+                    "epoch": None,
+                    "assignment": _classic_assignment(m.get("memberAssignment"), consumer),
+                }
+                for m in described.get("members", [])
+            ],
+        }
+
+    def committed(self, group: str, topics: Sequence[str] | None = None) -> dict:
+        """{(topic, partition): (offset, metadata)} of what the group committed."""
+        wanted = None if not topics else [{"name": t} for t in topics]
+        body = self.group_call(
+            group, "offset-fetch", {"groups": [{"groupId": group, "topics": wanted}]}
+        )
+        fetched = body["groups"][0]
+        _raise_for(fetched, f"group {group}")
+        result = {}
+        for topic in fetched.get("topics", []):
+            for p in topic.get("partitions", []):
+                _raise_for(p, f"{topic['name']}-{p['partitionIndex']}")
+                if p["committedOffset"] >= 0:
+                    result[(topic["name"], p["partitionIndex"])] = (
+                        p["committedOffset"],
+                        p.get("metadata"),
+                    )
+        return result
+
+
+def _classic_assignment(raw: str | None, consumer: bool) -> dict[str, list[int]]:
+    if not raw or not consumer:
+        return {}
+    try:
+        return {
+            t: sorted(ps) for t, ps in decode_assignment(base64.b64decode(raw)).partitions.items()
+        }
+    except (ConsumerProtocolError, binascii.Error, ValueError):
+        return {}
+
+
+def _error_of(entry: dict[str, Any]) -> Errors | int:
+    code = entry.get("errorCode", 0) or 0
+    try:
+        return Errors(code)
+    except ValueError:
+        return code
+
+
+def _describe_error(entry: dict[str, Any]) -> str:
+    error = _error_of(entry)
+    name = error.name if isinstance(error, Errors) else f"error {error}"
+    explained = EXPLAIN.get(error) if isinstance(error, Errors) else None
+    message = entry.get("errorMessage")
+    return ": ".join(part for part in (name, explained or message) if part)
+
+
+def _raise_for(entry: dict[str, Any], what: str) -> None:
+    if _error_of(entry) != Errors.NONE:
+        raise CommandError(f"{what}: {_describe_error(entry)}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _parse_topic_spec(spec: str) -> tuple[str, list[int] | None]:
+    """`orders` (every partition) or `orders:0,2,5`."""
+    name, sep, parts = spec.partition(":")
+    if not name:
+        raise CommandError(f"bad --topic {spec!r}: expected TOPIC or TOPIC:P,P")
+    if not sep:
+        return name, None
+    try:
+        partitions = sorted({int(p) for p in parts.split(",") if p.strip()})
+    except ValueError:
+        raise CommandError(f"bad --topic {spec!r}: partitions must be integers") from None
+    if not partitions or partitions[0] < 0:
+        raise CommandError(f"bad --topic {spec!r}: expected TOPIC:P,P with P >= 0")
+    return name, partitions
+
+
+def _partitions_of(admin: Admin, specs: Sequence[str]) -> list[tuple[str, int]]:
+    """Expand TOPIC[:P,...] specs against the topic registry (unknown ones are refused)."""
+    parsed = [_parse_topic_spec(s) for s in specs]
+    counts = {t["name"]: t["partitions"] for t in admin.topics(sorted({n for n, _ in parsed}))}
+    result: set[tuple[str, int]] = set()
+    for name, partitions in parsed:
+        count = counts[name]
+        if partitions is None:
+            result.update((name, p) for p in range(count))
+            continue
+        missing = [p for p in partitions if p >= count]
+        if missing:
+            raise CommandError(f"topic {name} has {count} partitions; no partition {missing[0]}")
+        result.update((name, p) for p in partitions)
+    return sorted(result)
+
+
+# --- topics ---
+
+
+def _topics_create(admin: Admin, args: argparse.Namespace) -> Output:
+    body = admin.call(
+        "create-topics",
+        {"topics": [{"name": args.topic, "numPartitions": args.partitions}]},
+    )
+    topic = body["topics"][0]
+    exists = _error_of(topic) == Errors.TOPIC_ALREADY_EXISTS
+    if exists and args.if_not_exists:
+        shown = admin.topics([args.topic])[0]
+        return Output({"topic": shown, "created": False}, [], [f"Topic {args.topic} exists."])
+    _raise_for(topic, f"topic {args.topic}")
+    shown = {
+        "name": topic["name"],
+        "topicId": topic.get("topicId"),
+        "partitions": topic.get("numPartitions"),
+    }
+    note = f"Created topic {args.topic} ({shown['partitions']} partitions, id {shown['topicId']})."
+    return Output({"topic": shown, "created": True}, [], [note])
+
+
+def _topic_rows(topics: list[dict[str, Any]]) -> list[list[Any]]:
+    return [[t["name"], t["topicId"], t["partitions"]] for t in topics]
+
+
+def _topics_list(admin: Admin, args: argparse.Namespace) -> Output:
+    topics = admin.topics()
+    return Output(
+        {"topics": topics},
+        [(["TOPIC", "TOPIC-ID", "PARTITIONS"], _topic_rows(topics))],
+        [] if topics else ["No topics."],
+    )
+
+
+def _topics_describe(admin: Admin, args: argparse.Namespace) -> Output:
+    topics = admin.topics(args.topics)
+    return Output(
+        {"topics": topics}, [(["TOPIC", "TOPIC-ID", "PARTITIONS"], _topic_rows(topics))], []
+    )
+
+
+def _topics_alter(admin: Admin, args: argparse.Namespace) -> Output:
+    body = admin.call(
+        "create-partitions", {"topics": [{"name": args.topic, "count": args.partitions}]}
+    )
+    _raise_for(body["results"][0], f"topic {args.topic}")
+    shown = admin.topics([args.topic])[0]
+    return Output(
+        {"topic": shown}, [], [f"Topic {args.topic} now has {shown['partitions']} partitions."]
+    )
+
+
+def _topics_delete(admin: Admin, args: argparse.Namespace) -> Output:
+    body = admin.call("delete-topics", {"topics": [{"name": n} for n in args.topics]})
+    failures = [r for r in body.get("responses", []) if _error_of(r) != Errors.NONE]
+    if failures:
+        raise CommandError(
+            "; ".join(f"topic {r.get('name')}: {_describe_error(r)}" for r in failures)
+        )
+    return Output({"deleted": list(args.topics)}, [], [f"Deleted topic {n}." for n in args.topics])
+
+
+# --- groups ---
+
+
+def _groups_list(admin: Admin, args: argparse.Namespace) -> Output:
+    body = admin.call("list-groups", {"statesFilter": args.state, "typesFilter": args.type})
+    _raise_for(body, "list-groups")
+    groups = sorted(
+        (
+            {
+                "groupId": g["groupId"],
+                "type": g.get("groupType", ""),
+                "state": g.get("groupState", ""),
+                "protocolType": g.get("protocolType", ""),
+            }
+            for g in body.get("groups", [])
+        ),
+        key=lambda g: g["groupId"],
+    )
+    rows = [[g["groupId"], g["type"], g["state"], g["protocolType"]] for g in groups]
+    return Output(
+        {"groups": groups},
+        [(["GROUP", "TYPE", "STATE", "PROTOCOL-TYPE"], rows)],
+        [] if groups else ["No groups."],
+    )
+
+
+def _assignment_text(assignment: dict[str, list[int]]) -> str:
+    return " ".join(f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(assignment.items()) if ps)
+
+
+def _groups_describe(admin: Admin, args: argparse.Namespace) -> Output:
+    described = [admin.describe_group(g) for g in args.groups]
+    tables = []
+    for g in described:
+        tables.append(
+            (
+                ["GROUP", "TYPE", "STATE", "ASSIGNOR", "EPOCH", "MEMBERS"],
+                [
+                    [
+                        g["groupId"],
+                        g["type"],
+                        g["state"],
+                        g["protocol"],
+                        g["epoch"],
+                        len(g["members"]),
+                    ]
+                ],
+            )
+        )
+        tables.append(
+            (
+                ["MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "EPOCH", "ASSIGNMENT"],
+                [
+                    [
+                        m["memberId"],
+                        m["instanceId"],
+                        m["clientId"],
+                        m["host"],
+                        m["epoch"],
+                        _assignment_text(m["assignment"]),
+                    ]
+                    for m in sorted(g["members"], key=lambda m: m["memberId"])
+                ],
+            )
+        )
+    return Output({"groups": described}, tables, [])
+
+
+def _groups_delete(admin: Admin, args: argparse.Namespace) -> Output:
+    deleted, failures = [], []
+    for group in args.groups:
+        body = admin.group_call(group, "delete-groups", {"groupsNames": [group]})
+        result = body["results"][0]
+        if _error_of(result) == Errors.NONE:
+            deleted.append(group)
+        else:
+            failures.append(f"group {group}: {_describe_error(result)}")
+    if failures:
+        done = f" (deleted: {', '.join(deleted)})" if deleted else ""
+        raise CommandError("; ".join(failures) + done)
+    return Output(
+        {"deleted": deleted}, [], [f"Deleted group {g} and its offsets." for g in deleted]
+    )
+
+
+# --- offsets ---
+
+
+def _owners(group: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(t, p): m for m in group["members"] for t, ps in m["assignment"].items() for p in ps}
+
+
+def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
+    committed = admin.committed(args.group, args.topic)
+    try:
+        group = admin.describe_group(args.group)
+    except CommandError:
+        group = {"groupId": args.group, "state": "", "members": []}
+    owners = _owners(group)
+    keys = set(committed) | {k for k in owners if not args.topic or k[0] in args.topic}
+    if not keys:
+        raise CommandError(f"group {args.group}: no committed offsets and no members")
+    rows, document = [], []
+    for topic, partition in sorted(keys):
+        offset, metadata = committed.get((topic, partition), (None, None))
+        owner = owners.get((topic, partition), {})
+        document.append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset,
+                "metadata": metadata,
+                "memberId": owner.get("memberId"),
+                "clientId": owner.get("clientId"),
+                "host": owner.get("host"),
+            }
+        )
+        rows.append(
+            [
+                topic,
+                partition,
+                offset,
+                metadata,
+                owner.get("memberId"),
+                owner.get("clientId"),
+                owner.get("host"),
+            ]
+        )
+    return Output(
+        {"groupId": args.group, "state": group.get("state", ""), "offsets": document},
+        [(["TOPIC", "PARTITION", "OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"], rows)],
+        [],
+    )
+
+
+def _reset_target(args: argparse.Namespace) -> int:
+    if args.to_earliest and (args.to_latest or args.to_offset is not None):
+        raise CommandError("give one of --to-earliest, --to-latest, --to-offset N")
+    if args.to_earliest:
+        return 0
+    if args.to_latest and args.to_offset is None:
+        raise CommandError(
+            "the coordinator does not know where a partition ends (it keeps no log): "
+            "give the latest offset with --to-offset N"
+        )
+    if args.to_offset is None:
+        raise CommandError("give one of --to-earliest, --to-latest, --to-offset N")
+    if args.to_offset < 0:
+        raise CommandError("--to-offset must be >= 0")
+    return args.to_offset
+
+
+def _require_empty(admin: Admin, group: str) -> None:
+    try:
+        described = admin.describe_group(group)
+    except CommandError as error:
+        if "GROUP_ID_NOT_FOUND" in str(error):
+            return  # nothing there yet: offsets may be set before the first member starts
+        raise
+    if described["members"]:
+        raise CommandError(
+            f"group {group} has {len(described['members'])} member(s) (state "
+            f"{described['state']}): offsets can only be reset while it is empty; stop its "
+            "consumers first"
+        )
+
+
+def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
+    target = _reset_target(args)
+    _require_empty(admin, args.group)
+    committed = admin.committed(args.group)
+    if args.all_topics:
+        partitions = sorted(committed)
+        if not partitions:
+            raise CommandError(f"group {args.group} has no committed offsets to reset")
+    else:
+        partitions = _partitions_of(admin, args.topic)
+    plan = [
+        {
+            "topic": t,
+            "partition": p,
+            "currentOffset": committed.get((t, p), (None, None))[0],
+            "newOffset": target,
+        }
+        for t, p in partitions
+    ]
+    if not args.dry_run:
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for step in plan:
+            by_topic.setdefault(step["topic"], []).append(
+                {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
+            )
+        body = admin.group_call(
+            args.group,
+            "offset-commit",
+            {
+                "groupId": args.group,
+                "generationIdOrMemberEpoch": -1,
+                "memberId": "",
+                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+            },
+        )
+        for topic in body.get("topics", []):
+            for p in topic.get("partitions", []):
+                _raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
+    rows = [[s["topic"], s["partition"], s["currentOffset"], s["newOffset"]] for s in plan]
+    note = "Dry run: nothing changed." if args.dry_run else f"Reset {len(plan)} partition(s)."
+    return Output(
+        {"groupId": args.group, "dryRun": args.dry_run, "plan": plan},
+        [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
+        [note],
+    )
+
+
+def _offsets_delete(admin: Admin, args: argparse.Namespace) -> Output:
+    partitions = _partitions_of(admin, args.topic)
+    by_topic: dict[str, list[dict[str, int]]] = {}
+    for t, p in partitions:
+        by_topic.setdefault(t, []).append({"partitionIndex": p})
+    body = admin.group_call(
+        args.group,
+        "offset-delete",
+        {
+            "groupId": args.group,
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        },
+    )
+    _raise_for(body, f"group {args.group}")
+    failures = [
+        f"{t.get('name')}-{p['partitionIndex']}: {_describe_error(p)}"
+        for t in body.get("topics", [])
+        for p in t.get("partitions", [])
+        if _error_of(p) != Errors.NONE
+    ]
+    if failures:
+        shown = "; ".join(failures[:3]) + (
+            f" (+{len(failures) - 3} more)" if len(failures) > 3 else ""
+        )
+        raise CommandError(f"group {args.group}: {shown}")
+    deleted = [{"topic": t, "partition": p} for t, p in partitions]
+    return Output(
+        {"groupId": args.group, "deleted": deleted},
+        [],
+        [f"Deleted the committed offsets of {len(deleted)} partition(s) of group {args.group}."],
+    )
+
+
+COMMAND_TABLE: dict[tuple[str, str], Callable[[Admin, argparse.Namespace], Output]] = {
+    ("topics", "create"): _topics_create,
+    ("topics", "list"): _topics_list,
+    ("topics", "describe"): _topics_describe,
+    ("topics", "alter"): _topics_alter,
+    ("topics", "delete"): _topics_delete,
+    ("groups", "list"): _groups_list,
+    ("groups", "describe"): _groups_describe,
+    ("groups", "delete"): _groups_delete,
+    ("offsets", "show"): _offsets_show,
+    ("offsets", "reset"): _offsets_reset,
+    ("offsets", "delete"): _offsets_delete,
+}
+
+
+# --- printing ---
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def format_table(header: list[str], rows: list[list[Any]]) -> str:
+    cells = [header] + [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells
+    )
+
+
+def _print(output: Output, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(output.document, indent=2, sort_keys=True))
+        return
+    blocks = [format_table(h, rows) for h, rows in output.tables if rows]
+    blocks += output.notes
+    print("\n\n".join(blocks))
