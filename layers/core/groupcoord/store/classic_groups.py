@@ -283,7 +283,7 @@ class ClassicGroupStore:
         return new_group
 
     def renew_session(self, group: ClassicGroup, member_id: str, deadline_ms: int) -> None:
-        """The heartbeat's one write: push the member's session deadline (never the group)."""
+        """Push the member's session deadline (never the group's item)."""
         self.dynamo.update(
             Update(
                 schema.member_key(group.group_id, member_id, group.member_shards),
@@ -292,6 +292,21 @@ class ClassicGroupStore:
                 condition="attribute_exists(pk)",
             )
         )
+
+    def restart_session(self, group: ClassicGroup, member_id: str, now_ms: int) -> ClassicMember:
+        """Restart the member's session timer (now + its expiry) and return the member, in one
+        write; ConditionFailed if it is gone."""
+        item = self.dynamo.update(
+            Update(
+                schema.member_key(group.group_id, member_id, group.member_shards),
+                "SET sessionDeadline = expiryMs + :now",
+                values={":now": now_ms},
+                condition="attribute_exists(pk)",
+            ),
+            return_new=True,
+        )
+        assert item is not None
+        return member_from_item(item)
 
     def mark_synced(self, group: ClassicGroup, member_id: str, deadline_ms: int) -> None:
         """A member has sent its sync for the current generation (and is alive)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,7 +38,15 @@ from ..group_timers import expires_groups_of_type
 
 # A transition that lost a race is decided again on fresh state this many times.
 RACE_RETRIES = 8
-POLL_INTERVAL_S = 0.05
+# How often a held join/sync re-reads the group; each poll is one consistent read.
+POLL_INTERVAL_S = 0.1
+MIN_POLL_INTERVAL_S = 0.01
+
+
+def back_off(attempt: int) -> None:
+    """A short random pause before deciding again after losing a race: requests that collided
+    on one group version would otherwise collide again (full jitter, capped at 50 ms)."""
+    time.sleep(random.uniform(0, min(0.05, 0.005 * 2**attempt)))
 
 
 class GroupBusy(Exception):
@@ -80,13 +89,14 @@ def settle(store: Store, group: ClassicGroup, now: int) -> ClassicGroup:
     """Apply whatever is due (dead members, timeouts, a complete barrier, changed topics),
     retrying on races; returns the group as it now stands."""
     groups = classic_store(store)
-    for _ in range(RACE_RETRIES):
+    for attempt in range(RACE_RETRIES):
         transition = _due_transition(store, groups, group, now)
         if transition is None:
             return group
         try:
             committed = groups.commit(transition)
         except VersionConflict:
+            back_off(attempt)
             fresh = load(store, group.group_id)
             if fresh is None:
                 return group
@@ -118,6 +128,9 @@ def _due_transition(
         transition.delete_instances += [m.instance_id for m in expiry.removed if m.instance_id]
     if group.topics_changed():
         if group.state in (STABLE, COMPLETING_REBALANCE):
+            if group.state == COMPLETING_REBALANCE and members is None:
+                # Members waiting for the leader's sync get their session timers back.
+                members = groups.members(group)
             group = start_rebalance(group, now)
         else:
             group = replace(group, topic_changes_seen=group.topic_changes)
@@ -129,7 +142,11 @@ def _due_transition(
         transition.delete_members += completion.removed
         transition.delete_instances += [m.instance_id for m in completion.removed if m.instance_id]
         transition.member_updates += [
-            (m.member_id, {"joinedGeneration": m.joined_generation}) for m in completion.members
+            (
+                m.member_id,
+                {"joinedGeneration": m.joined_generation, "sessionDeadline": m.session_deadline_ms},
+            )
+            for m in completion.members
         ]
         members = completion.members
     if members is not None:
@@ -143,6 +160,18 @@ def _due_transition(
         group = replace(group, next_check_ms=min(candidates) if candidates else None)
     transition.group = group
     return transition
+
+
+def resumed_timers(
+    store: Store, before: ClassicGroup, after: ClassicGroup, now: int, skip: str = ""
+) -> int | None:
+    """Leaving CompletingRebalance restarts the session timers of the members that were
+    waiting for the leader's sync: the earliest deadline among them (and the others), for the
+    group's next check. None when the group did not leave CompletingRebalance."""
+    if before.state != COMPLETING_REBALANCE or after.state == COMPLETING_REBALANCE:
+        return None
+    members = [m for m in classic_store(store).members(before) if m.member_id != skip]
+    return next_check_ms(after, members, now)
 
 
 def _subscribed_topics(completion: Any) -> tuple[str, ...]:
@@ -188,9 +217,19 @@ def wait_for(
         group = settle(ctx.store, group, now_ms())
         if done(group):
             return group
-        if time.monotonic() >= deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             return None
-        time.sleep(POLL_INTERVAL_S)
+        time.sleep(min(left, _until_due_s(group)))
+
+
+def _until_due_s(group: ClassicGroup) -> float:
+    """How long a held request sleeps before reading the group again: the poll interval, or
+    less when one of the group's timers (the initial delay, a deadline) falls due sooner."""
+    if group.next_check_ms is None:
+        return POLL_INTERVAL_S
+    due_in = (group.next_check_ms - now_ms()) / 1000
+    return min(POLL_INTERVAL_S, max(MIN_POLL_INTERVAL_S, due_in))
 
 
 def retry_after_ms(ctx: ApiContext) -> int:
@@ -216,4 +255,6 @@ __all__ = [
     "GroupBusy",
     "Loaded",
     "NotClassic",
+    "back_off",
+    "resumed_timers",
 ]

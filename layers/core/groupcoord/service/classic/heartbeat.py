@@ -28,6 +28,8 @@ def _membership_error(
 
 
 def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
+    if not request.group_id:
+        return HeartbeatResponse(error_code=Errors.INVALID_GROUP_ID)
     try:
         group = load(ctx.store, request.group_id)
         if group is not None:
@@ -39,7 +41,7 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
             else Errors.REBALANCE_IN_PROGRESS
         )
         return HeartbeatResponse(error_code=code)
-    if group is None or group.state == EMPTY:
+    if group is None or group.state == EMPTY or not request.member_id:
         return HeartbeatResponse(error_code=Errors.UNKNOWN_MEMBER_ID)
     key = schema.member_key(group.group_id, request.member_id, group.member_shards)
     dynamo = ctx.store.dynamo

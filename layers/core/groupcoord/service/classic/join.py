@@ -22,21 +22,25 @@ from ...core.classic.rules import (
     heartbeat_interval_ms,
     start_rebalance,
     supports_protocols,
+    vote_protocol,
     with_member_protocols,
 )
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from ...store.classic_groups import ClassicTransition, VersionConflict
+from ...store.dynamo import ConditionFailed
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from .common import (
     RACE_RETRIES,
     GroupBusy,
     NotClassic,
+    back_off,
     classic_store,
     commit,
     load,
     now_ms,
+    resumed_timers,
     retry_after_ms,
     settle,
     wait_for,
@@ -108,7 +112,7 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
 
 def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | tuple[str, int]:
     """Record the join; returns a final response or (member id, generation joined for)."""
-    for _ in range(RACE_RETRIES):
+    for attempt in range(RACE_RETRIES):
         now = now_ms()
         group = load(ctx.store, request.group_id)
         if group is None:
@@ -127,7 +131,7 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
         try:
             return _decide(request, ctx, group, expected, now)
         except VersionConflict:
-            continue
+            back_off(attempt)
     raise GroupBusy(request.group_id)
 
 
@@ -139,6 +143,7 @@ def _decide(
     now: int,
 ) -> JoinGroupResponse | tuple[str, int]:
     groups = classic_store(ctx.store)
+    read = group
     names = [p.name for p in request.protocols]
     instance = request.group_instance_id
     existing: ClassicMember | None = None
@@ -217,7 +222,10 @@ def _decide(
             group.state == PREPARING_REBALANCE and member.joined_generation == group.generation + 1
         )
         if closed or still_open:
-            groups.renew_session(group, member_id, now + member.expiry_ms)
+            try:
+                groups.renew_session(group, member_id, now + member.expiry_ms)
+            except ConditionFailed:  # removed meanwhile: decide again on fresh state
+                raise VersionConflict(group.group_id) from None
             return member_id, member.joined_generation
 
     transition = ClassicTransition(group=group, expected_version=expected)
@@ -257,6 +265,7 @@ def _decide(
             group.join_deadline_ms,
             group.initial_delay_until_ms,
             member.session_deadline_ms,
+            resumed_timers(ctx.store, read, group, now, skip=member_id),
         )
         if t is not None
     ]
@@ -277,7 +286,10 @@ def _replace_static_member(
     now: int,
 ) -> JoinGroupResponse | tuple[str, int]:
     """A static member rejoins with a new member id: it takes the old one's place (Kafka's
-    replaceStaticMember). In Stable with unchanged protocols nothing rebalances."""
+    updateStaticMemberThenRebalanceOrCompleteJoin). In Stable nothing rebalances unless the
+    protocol the group would select with the member's new protocols differs from the current
+    one: its metadata (a ConsumerProtocol subscription carries generationId and owned
+    partitions, so it differs after any rebalance) is simply updated."""
     member = replace(
         _template(request, ctx, new_member_id(ctx.client_id), now),
         joined_generation=old.joined_generation,
@@ -286,9 +298,9 @@ def _replace_static_member(
         assignment=old.assignment,
         assignment_generation=old.assignment_generation,
     )
-    unchanged = old.protocols == member.protocols and old.protocol_type == member.protocol_type
     if not supports_protocols(group, request.protocol_type, member.protocol_names, replacing=1):
         return _error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
+    same_protocol = group.state == STABLE and _selects_same_protocol(ctx, group, old, member)
     counts = with_member_protocols(
         group.protocol_counts, added=member.protocol_names, removed=old.protocol_names
     )
@@ -300,7 +312,7 @@ def _replace_static_member(
         delete_members=[old],
         put_instances={member.instance_id or "": member.member_id},
     )
-    if group.state == STABLE and unchanged:
+    if same_protocol:
         transition.put_members = [member]
         transition.group = replace(
             group,
@@ -313,6 +325,7 @@ def _replace_static_member(
         return _response(
             ctx, committed, member, skip_assignment=committed.leader == member.member_id
         )
+    read = group
     if group.state != PREPARING_REBALANCE:
         group = start_rebalance(group, now)
     pending_generation = group.generation + 1
@@ -321,7 +334,12 @@ def _replace_static_member(
     member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
     candidates = [
         t
-        for t in (group.next_check_ms, group.join_deadline_ms, member.session_deadline_ms)
+        for t in (
+            group.next_check_ms,
+            group.join_deadline_ms,
+            member.session_deadline_ms,
+            resumed_timers(ctx.store, read, group, now, skip=old.member_id),
+        )
         if t is not None
     ]
     transition.group = replace(group, next_check_ms=min(candidates))
@@ -330,6 +348,21 @@ def _replace_static_member(
     if barrier_ready(committed, now):
         settle(ctx.store, committed, now)
     return member.member_id, pending_generation
+
+
+def _selects_same_protocol(
+    ctx: ApiContext, group: ClassicGroup, old: ClassicMember, new: ClassicMember
+) -> bool:
+    """Kafka's selectProtocol() with `new` in place of `old` still picks the group's protocol."""
+    voters = [
+        new if m.member_id == old.member_id else m
+        for m in classic_store(ctx.store).members(group)
+        if not m.pending
+    ]
+    try:
+        return vote_protocol(voters) == group.protocol_name
+    except ValueError:  # no protocol in common any more
+        return False
 
 
 def _respond_when_joined(
@@ -341,12 +374,17 @@ def _respond_when_joined(
     group = wait_for(ctx, request.group_id, done)
     if group is None:
         return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx))
-    member = classic_store(ctx.store).member(group, member_id)
-    if member is None or group.state == EMPTY:
+    if group.state == EMPTY:
         return _error(request, Errors.UNKNOWN_MEMBER_ID, member_id=member_id)
     if group.generation != generation or group.state == PREPARING_REBALANCE:
         # The group moved on (another rebalance started): rejoin.
         return _error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
+    # Kafka restarts a member's session timer when it answers its join: the time spent at
+    # the barrier (and in delivering this answer) must not count against the session.
+    try:
+        member = classic_store(ctx.store).restart_session(group, member_id, now_ms())
+    except ConditionFailed:  # not (or no longer) a member
+        return _error(request, Errors.UNKNOWN_MEMBER_ID, member_id=member_id)
     return _response(ctx, group, member)
 
 

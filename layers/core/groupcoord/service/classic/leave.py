@@ -10,16 +10,28 @@ from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
 from ...store.classic_groups import ClassicTransition, VersionConflict
 from ..context import ApiContext
-from .common import RACE_RETRIES, GroupBusy, NotClassic, classic_store, commit, load, now_ms, settle
+from .common import (
+    RACE_RETRIES,
+    GroupBusy,
+    NotClassic,
+    back_off,
+    classic_store,
+    commit,
+    load,
+    now_ms,
+    settle,
+)
 
 
 def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
+    if not request.group_id:
+        return LeaveGroupResponse(error_code=Errors.INVALID_GROUP_ID)
     try:
-        for _ in range(RACE_RETRIES):
+        for attempt in range(RACE_RETRIES):
             try:
                 return _leave(request, ctx)
             except VersionConflict:
-                continue
+                back_off(attempt)
         raise GroupBusy(request.group_id)
     except NotClassic:
         return _unknown(request)
@@ -28,8 +40,8 @@ def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
 
 
 def _unknown(request: LeaveGroupRequest) -> LeaveGroupResponse:
+    """A missing group: as Kafka answers it, no top-level error, 25 for every member."""
     return LeaveGroupResponse(
-        error_code=Errors.UNKNOWN_MEMBER_ID,
         members=[
             LeaveGroupMemberResponse(
                 member_id=m.member_id,

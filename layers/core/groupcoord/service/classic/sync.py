@@ -12,15 +12,18 @@ from ...core.classic.model import (
     ClassicGroup,
     ClassicMember,
 )
+from ...core.classic.rules import next_check_ms
 from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
 from ...store.classic_groups import ClassicTransition, VersionConflict
+from ...store.dynamo import ConditionFailed
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from .common import (
     RACE_RETRIES,
     GroupBusy,
     NotClassic,
+    back_off,
     classic_store,
     commit,
     load,
@@ -70,9 +73,11 @@ def _answer(group: ClassicGroup, member: ClassicMember) -> SyncGroupResponse:
 
 
 def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse | Accepted:
+    if not request.group_id:
+        return _error(Errors.INVALID_GROUP_ID)
     groups = classic_store(ctx.store)
     try:
-        for _ in range(RACE_RETRIES):
+        for attempt in range(RACE_RETRIES):
             now = now_ms()
             group = load(ctx.store, request.group_id)
             if group is not None:
@@ -82,20 +87,21 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
                 return _error(refusal)
             assert group is not None and member is not None
             deadline = now + member.expiry_ms
-            if group.state == STABLE:
-                if member.synced_generation != group.generation:
-                    groups.mark_synced(group, member.member_id, deadline)
-                else:
-                    groups.renew_session(group, member.member_id, deadline)
-                return _answer(group, member)
-            if group.state != COMPLETING_REBALANCE:
-                return _error(Errors.REBALANCE_IN_PROGRESS)
-            if group.leader == member.member_id:
-                try:
+            try:
+                if group.state == STABLE:
+                    if member.synced_generation != group.generation:
+                        groups.mark_synced(group, member.member_id, deadline)
+                    else:
+                        groups.renew_session(group, member.member_id, deadline)
+                    return _answer(group, member)
+                if group.state != COMPLETING_REBALANCE:
+                    return _error(Errors.REBALANCE_IN_PROGRESS)
+                if group.leader == member.member_id:
                     return _leader_sync(request, ctx, group, member, now)
-                except VersionConflict:
-                    continue
-            groups.mark_synced(group, member.member_id, deadline)
+                groups.mark_synced(group, member.member_id, deadline)
+            except (VersionConflict, ConditionFailed):
+                back_off(attempt)  # the group or the member changed since the read
+                continue
             return _follower_waits(request, ctx, member.member_id, group.generation)
     except NotClassic:
         return _error(Errors.UNKNOWN_MEMBER_ID)
@@ -112,7 +118,8 @@ def _leader_sync(
     now: int,
 ) -> SyncGroupResponse:
     groups = classic_store(ctx.store)
-    members = {m.member_id: m for m in groups.members(group) if not m.pending}
+    everyone = groups.members(group)
+    members = {m.member_id: m for m in everyone if not m.pending}
     assignments = [
         (a.member_id, a.assignment) for a in request.assignments if a.member_id in members
     ]
@@ -120,8 +127,16 @@ def _leader_sync(
     # crash in between leaves CompletingRebalance, and the leader's re-sent sync redoes it.
     groups.write_assignments(group, assignments)
     own = next((data for member_id, data in assignments if member_id == leader.member_id), b"")
+    # Followers that synced first were waiting with no session timer running; in Stable their
+    # timers run again, so the group's next check must account for them (else a follower that
+    # dies right after the flip would be noticed only at some later deadline).
+    stable = replace(group, state=STABLE)
+    renewed = [
+        replace(m, session_deadline_ms=now + m.expiry_ms) if m.member_id == leader.member_id else m
+        for m in everyone
+    ]
     transition = ClassicTransition(
-        group=replace(group, state=STABLE),
+        group=replace(stable, next_check_ms=next_check_ms(stable, renewed, now)),
         expected_version=group.version,
         member_updates=[
             (
@@ -147,11 +162,14 @@ def _follower_waits(
     group = wait_for(ctx, request.group_id, done)
     if group is None:
         return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx))
-    member = classic_store(ctx.store).member(group, member_id)
-    if member is None:
-        return _error(Errors.UNKNOWN_MEMBER_ID)
     if group.generation != generation:
-        return _error(Errors.ILLEGAL_GENERATION)
+        member = classic_store(ctx.store).member(group, member_id)
+        return _error(Errors.ILLEGAL_GENERATION if member else Errors.UNKNOWN_MEMBER_ID)
     if group.state != STABLE:
         return _error(Errors.REBALANCE_IN_PROGRESS)
+    # As Kafka does when it propagates the assignment: the session restarts with the answer.
+    try:
+        member = classic_store(ctx.store).restart_session(group, member_id, now_ms())
+    except ConditionFailed:  # removed meanwhile
+        return _error(Errors.UNKNOWN_MEMBER_ID)
     return _answer(group, member)

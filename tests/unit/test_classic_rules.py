@@ -1,0 +1,382 @@
+"""The classic protocol's pure rules: protocol vote, join barrier, leader choice, timers,
+member removal (core/classic/rules.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from groupcoord.core.classic.model import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+    ClassicMember,
+    Protocol,
+)
+from groupcoord.core.classic.rules import (
+    barrier_ready,
+    check_join_request,
+    complete_join,
+    expire,
+    expiry_ms,
+    extend_initial_delay,
+    heartbeat_interval_ms,
+    next_check_ms,
+    remove_members,
+    start_rebalance,
+    supports_protocols,
+    vote_protocol,
+    with_member_protocols,
+)
+from groupcoord.errors import Errors
+from groupcoord.settings import Settings
+
+NOW = 1_000_000
+
+
+def member(member_id: str, *protocols: str, **kwargs) -> ClassicMember:
+    kwargs.setdefault("expiry_ms", 1000)
+    kwargs.setdefault("rebalance_timeout_ms", 5000)
+    return ClassicMember(
+        member_id=member_id,
+        protocol_type="consumer",
+        protocols=tuple(Protocol(p, p.encode()) for p in protocols or ("range",)),
+        **kwargs,
+    )
+
+
+def group(**kwargs) -> ClassicGroup:
+    kwargs.setdefault("group_id", "g")
+    kwargs.setdefault("rebalance_timeout_ms", 5000)
+    return ClassicGroup(**kwargs)
+
+
+def preparing(generation: int = 3, members: int = 3, joined: int = 3, **kwargs) -> ClassicGroup:
+    return group(
+        state=PREPARING_REBALANCE,
+        generation=generation,
+        member_count=members,
+        joined_count=joined,
+        rebalance_started_ms=NOW - 100,
+        join_deadline_ms=NOW + 4900,
+        protocol_type="consumer",
+        **kwargs,
+    )
+
+
+def joined(m: ClassicMember, generation: int, at: int) -> ClassicMember:
+    return replace(m, joined_generation=generation, joined_at_ms=at)
+
+
+# --- vote_protocol ---
+
+
+def test_vote_picks_each_members_first_choice_among_the_common_protocols() -> None:
+    members = [
+        member("a", "sticky", "range", "roundrobin"),
+        member("b", "roundrobin", "range"),
+        member("c", "roundrobin", "sticky", "range"),
+    ]
+    # Common: range, roundrobin. Votes: a -> range, b -> roundrobin, c -> roundrobin.
+    assert vote_protocol(members) == "roundrobin"
+
+
+def test_vote_tie_goes_to_the_earliest_members_choice() -> None:
+    members = [member("a", "range", "roundrobin"), member("b", "roundrobin", "range")]
+    assert vote_protocol(members) == "range"
+    assert vote_protocol(list(reversed(members))) == "roundrobin"
+
+
+def test_vote_without_a_common_protocol_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        vote_protocol([member("a", "range"), member("b", "sticky")])
+
+
+# --- supports_protocols and the join request checks ---
+
+
+def test_an_empty_group_supports_anything() -> None:
+    assert supports_protocols(group(), "connect", ["x"])
+
+
+def test_protocol_type_and_one_protocol_supported_by_every_member() -> None:
+    g = group(member_count=2, protocol_type="consumer", protocol_counts={"range": 2, "rr": 1})
+    assert supports_protocols(g, "consumer", ["sticky", "range"])
+    assert not supports_protocols(g, "consumer", ["rr"])
+    assert not supports_protocols(g, "connect", ["range"])
+    # A member replacing itself only needs what the others support.
+    lone = group(member_count=1, protocol_type="consumer", protocol_counts={"range": 1})
+    assert supports_protocols(lone, "consumer", ["sticky"], replacing=1)
+
+
+def test_with_member_protocols_counts_each_name_once_per_member() -> None:
+    counts = with_member_protocols({}, added=["range", "range", "rr"])
+    assert counts == {"range": 1, "rr": 1}
+    assert with_member_protocols(counts, removed=["rr"]) == {"range": 1}
+
+
+@pytest.mark.parametrize(
+    ("group_id", "session", "names", "error"),
+    [
+        ("", 10000, ["range"], Errors.INVALID_GROUP_ID),
+        ("g", 5999, ["range"], Errors.INVALID_SESSION_TIMEOUT),
+        ("g", 1_800_001, ["range"], Errors.INVALID_SESSION_TIMEOUT),
+        ("g", 10000, [], Errors.INCONSISTENT_GROUP_PROTOCOL),
+        ("g", 6000, ["range"], None),
+        ("g", 1_800_000, ["range"], None),
+    ],
+)
+def test_check_join_request(group_id: str, session: int, names: list[str], error) -> None:
+    assert check_join_request(group_id, session, "consumer", names, Settings()) == error
+
+
+def test_heartbeat_interval_and_expiry_from_frequency_and_threshold() -> None:
+    assert heartbeat_interval_ms(10000, 3) == 3333
+    assert expiry_ms(10000, 3, 3) == 10000  # the defaults: the session timeout
+    assert expiry_ms(6000, 20, 1) == 300
+    assert expiry_ms(200, 1, 10) == 2000
+
+
+# --- start_rebalance and the initial delay ---
+
+
+def test_start_rebalance_arms_the_join_deadline_and_the_initial_delay_only_when_empty() -> None:
+    empty = start_rebalance(group(rebalance_timeout_ms=5000), NOW)
+    assert (empty.state, empty.join_deadline_ms, empty.initial_delay_until_ms) == (
+        PREPARING_REBALANCE,
+        NOW + 5000,
+        NOW,
+    )
+    stable = start_rebalance(group(state=STABLE, generation=4, joined_count=2), NOW)
+    assert stable.initial_delay_until_ms is None
+    assert stable.joined_count == 0
+    assert start_rebalance(empty, NOW + 10) is empty  # already preparing: unchanged
+
+
+def test_initial_delay_is_extended_by_new_members_but_capped_by_the_rebalance_timeout() -> None:
+    settings = Settings(group_initial_rebalance_delay_ms=3000)
+    g = extend_initial_delay(start_rebalance(group(rebalance_timeout_ms=5000), NOW), NOW, settings)
+    assert g.initial_delay_until_ms == NOW + 3000
+    g = extend_initial_delay(g, NOW + 1000, settings)
+    assert g.initial_delay_until_ms == NOW + 4000
+    g = extend_initial_delay(g, NOW + 4000, settings)
+    assert g.initial_delay_until_ms == NOW + 5000  # capped
+
+
+# --- barrier_ready ---
+
+
+def test_barrier_is_ready_when_every_member_rejoined() -> None:
+    assert barrier_ready(preparing(members=3, joined=3), NOW)
+    assert not barrier_ready(preparing(members=3, joined=2), NOW)
+
+
+def test_barrier_is_ready_at_the_rebalance_timeout_even_if_members_are_missing() -> None:
+    g = preparing(members=3, joined=1)
+    assert not barrier_ready(g, NOW + 4899)
+    assert barrier_ready(g, NOW + 4900)
+
+
+def test_barrier_waits_for_the_initial_delay() -> None:
+    g = preparing(members=1, joined=1, initial_delay_until_ms=NOW + 200)
+    assert not barrier_ready(g, NOW + 199)
+    assert barrier_ready(g, NOW + 200)
+
+
+def test_barrier_is_only_in_preparing_rebalance() -> None:
+    for state in (EMPTY, COMPLETING_REBALANCE, STABLE):
+        assert not barrier_ready(replace(preparing(), state=state), NOW)
+
+
+# --- complete_join ---
+
+
+def test_complete_join_keeps_the_old_leader_if_it_rejoined() -> None:
+    g = preparing(generation=3, leader="b")
+    members = [joined(member("a"), 4, NOW - 50), joined(member("b"), 4, NOW - 10)]
+    done = complete_join(g, members, NOW)
+    assert done.group.leader == "b"
+    assert done.group.generation == 4
+    assert done.group.state == COMPLETING_REBALANCE
+    assert done.group.sync_deadline_ms == NOW + 5000
+
+
+def test_complete_join_picks_the_first_member_to_rejoin_when_the_leader_did_not() -> None:
+    g = preparing(generation=3, leader="gone", members=3, joined=2)
+    members = [
+        joined(member("late"), 4, NOW - 10),
+        joined(member("early"), 4, NOW - 90),
+        joined(member("gone"), 3, NOW - 1000),  # dynamic, did not rejoin
+    ]
+    done = complete_join(g, members, NOW)
+    assert done.group.leader == "early"
+    assert [m.member_id for m in done.removed] == ["gone"]
+    assert [m.member_id for m in done.members] == ["early", "late"]
+    assert done.group.member_count == 2
+
+
+def test_complete_join_keeps_static_members_that_did_not_rejoin_and_never_leads_them() -> None:
+    g = preparing(generation=3, leader="s", members=2, joined=1)
+    members = [
+        joined(member("s", instance_id="i-1"), 3, NOW - 1000),
+        joined(member("d"), 4, NOW - 10),
+    ]
+    done = complete_join(g, members, NOW)
+    assert done.removed == []
+    assert done.group.leader == "d"
+    assert {m.member_id: m.joined_generation for m in done.members} == {"d": 4, "s": 4}
+
+
+def test_complete_join_votes_the_protocol_and_counts_the_survivors_protocols() -> None:
+    g = preparing(generation=0, members=2, joined=2)
+    members = [
+        joined(member("a", "sticky", "range"), 1, NOW - 20),
+        joined(member("b", "range", "sticky"), 1, NOW - 10),
+    ]
+    done = complete_join(g, members, NOW)
+    assert done.group.protocol_name == "sticky"  # tie: the earliest member's choice
+    assert done.group.protocol_counts == {"sticky": 2, "range": 2}
+
+
+def test_complete_join_renews_every_survivors_session() -> None:
+    g = preparing(generation=1, members=1, joined=1)
+    stale = joined(member("a", expiry_ms=700, session_deadline_ms=NOW - 5), 2, NOW - 900)
+    done = complete_join(g, [stale], NOW)
+    assert done.members[0].session_deadline_ms == NOW + 700
+
+
+def test_complete_join_with_nobody_left_empties_the_group_at_the_next_generation() -> None:
+    g = preparing(generation=5, members=1, joined=0, leader="a")
+    done = complete_join(g, [joined(member("a"), 5, NOW - 10_000)], NOW)
+    assert done.group.state == EMPTY
+    assert done.group.generation == 6
+    assert (done.group.leader, done.group.protocol_name, done.group.protocol_type) == (
+        None,
+        None,
+        None,
+    )
+    assert done.group.empty_since_ms == NOW
+
+
+def test_complete_join_ignores_pending_members() -> None:
+    g = preparing(generation=0, members=1, joined=1)
+    pending = member("p", pending=True)
+    done = complete_join(g, [joined(member("a"), 1, NOW - 10), pending], NOW)
+    assert [m.member_id for m in done.members] == ["a"]
+    assert done.removed == []
+
+
+# --- expire ---
+
+
+def test_expire_removes_members_whose_session_ran_out_and_rebalances() -> None:
+    g = group(state=STABLE, generation=2, member_count=2, leader="a", protocol_type="consumer")
+    alive = replace(member("a"), session_deadline_ms=NOW + 1, joined_generation=2)
+    dead = replace(member("b"), session_deadline_ms=NOW, joined_generation=2)
+    result = expire(g, [alive, dead], NOW)
+    assert [m.member_id for m in result.removed] == ["b"]
+    assert result.group.state == PREPARING_REBALANCE
+    assert result.group.member_count == 1
+    assert result.group.leader == "a"
+
+
+def test_expire_keeps_members_waiting_at_a_barrier() -> None:
+    g = preparing(generation=2, members=1, joined=1)
+    waiting = replace(member("a"), session_deadline_ms=NOW - 1, joined_generation=3)
+    assert expire(g, [waiting], NOW).removed == []
+    completing = group(state=COMPLETING_REBALANCE, generation=3, member_count=1)
+    synced = replace(waiting, synced_generation=3)
+    assert expire(completing, [synced], NOW).removed == []
+    unsynced = replace(waiting, synced_generation=2)
+    assert [m.member_id for m in expire(completing, [unsynced], NOW).removed] == ["a"]
+
+
+def test_expire_removes_members_that_did_not_sync_by_the_sync_deadline() -> None:
+    g = group(
+        state=COMPLETING_REBALANCE,
+        generation=3,
+        member_count=2,
+        leader="a",
+        sync_deadline_ms=NOW,
+        protocol_type="consumer",
+    )
+    leader = replace(member("a"), session_deadline_ms=NOW + 10_000, synced_generation=2)
+    follower = replace(member("b"), session_deadline_ms=NOW + 10_000, synced_generation=3)
+    result = expire(g, [leader, follower], NOW)
+    assert [m.member_id for m in result.removed] == ["a"]
+    assert result.group.state == PREPARING_REBALANCE
+    assert result.group.leader is None
+
+
+def test_a_passed_sync_deadline_with_everyone_synced_is_just_cleared() -> None:
+    g = group(state=STABLE, generation=3, member_count=1, sync_deadline_ms=NOW)
+    synced = replace(member("a"), session_deadline_ms=NOW + 10_000, synced_generation=3)
+    result = expire(g, [synced], NOW)
+    assert result.removed == []
+    assert result.group.sync_deadline_ms is None
+    assert result.group.state == STABLE
+
+
+def test_expire_drops_pending_member_ids_after_their_session_timeout() -> None:
+    g = group(state=EMPTY)
+    old = member("p", pending=True, session_deadline_ms=NOW)
+    fresh = member("q", pending=True, session_deadline_ms=NOW + 1)
+    result = expire(g, [old, fresh], NOW)
+    assert [m.member_id for m in result.removed_pending] == ["p"]
+    assert result.removed == []
+    assert result.group == g
+
+
+# --- remove_members ---
+
+
+def test_removing_members_from_a_stable_group_starts_a_rebalance() -> None:
+    g = group(
+        state=STABLE,
+        generation=4,
+        member_count=3,
+        leader="a",
+        protocol_counts={"range": 3},
+        protocol_type="consumer",
+    )
+    shrunk = remove_members(g, [member("a"), member("b")], NOW)
+    assert shrunk.state == PREPARING_REBALANCE
+    assert shrunk.member_count == 1
+    assert shrunk.leader is None
+    assert shrunk.protocol_counts == {"range": 1}
+    assert shrunk.join_deadline_ms == NOW + 5000
+
+
+def test_removing_the_last_member_empties_the_group_and_bumps_the_generation() -> None:
+    g = group(state=STABLE, generation=4, member_count=1, leader="a", protocol_type="consumer")
+    emptied = remove_members(g, [member("a")], NOW)
+    assert emptied.state == EMPTY
+    assert emptied.generation == 5
+    assert emptied.protocol_type is None
+    assert emptied.empty_since_ms == NOW
+
+
+def test_removing_a_member_that_had_rejoined_during_preparing_rebalance() -> None:
+    g = preparing(generation=4, members=3, joined=2)
+    rejoined = joined(member("a"), 5, NOW - 10)
+    not_rejoined = joined(member("b"), 4, NOW - 1000)
+    shrunk = remove_members(g, [rejoined, not_rejoined], NOW)
+    assert (shrunk.state, shrunk.member_count, shrunk.joined_count) == (PREPARING_REBALANCE, 1, 1)
+    assert barrier_ready(shrunk, NOW)  # the remaining member had rejoined: complete
+
+
+# --- next_check_ms ---
+
+
+def test_next_check_is_the_earliest_timer() -> None:
+    g = preparing(generation=1, members=2, joined=1, initial_delay_until_ms=NOW + 50)
+    waiting = replace(member("a", session_deadline_ms=NOW + 10), joined_generation=2)
+    idle = replace(member("b", session_deadline_ms=NOW + 300), joined_generation=1)
+    pending = member("p", pending=True, session_deadline_ms=NOW + 100)
+    # A member waiting at the barrier has no session timer running.
+    assert next_check_ms(g, [waiting, idle, pending], NOW) == NOW + 50
+    assert next_check_ms(g, [waiting, idle, pending], NOW + 60) == NOW + 100
+    assert next_check_ms(group(), [], NOW) is None
