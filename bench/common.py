@@ -33,8 +33,6 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
-from tests.support.servers import running_dynamodb, running_serve, unique_table  # noqa: E402
-
 from groupcoord import runtime  # noqa: E402
 from groupcoord.core.classic.model import STABLE, ClassicGroup, ClassicMember, Protocol  # noqa: E402
 from groupcoord.core.consumer_protocol import (  # noqa: E402
@@ -57,6 +55,7 @@ from groupcoord.store.classic_groups import (  # noqa: E402
 )
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
+from tests.support.servers import running_dynamodb, running_serve, unique_table  # noqa: E402
 
 __all__ = ["running_serve", "unique_table"]
 

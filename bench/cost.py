@@ -46,7 +46,6 @@ from bench.common import (
     table,
     write_section,
 )
-
 from groupcoord.service.handlers import handler_for
 from groupcoord.settings import Settings
 from groupcoord.store import schema

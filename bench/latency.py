@@ -41,10 +41,9 @@ from bench.common import (
     table,
     write_section,
 )
-from tests.support.api import Api
-
 from groupcoord.service.handlers import handler_for
 from groupcoord.store import capacity
+from tests.support.api import Api
 
 SETTINGS = {"groupcoord.barrier.hold.ms": "0"}
 PARTITIONS = 1000

@@ -9,6 +9,7 @@ idempotent) and the group flip last, so a crash leaves the old group state in fo
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -201,8 +202,8 @@ class ClassicGroupStore:
 
     # --- reads ---
 
-    def group_item(self, group_id: str) -> dict[str, Any] | None:
-        return self.dynamo.get(schema.group_key(group_id), consistent=True)
+    def group_item(self, group_id: str, *, consistent: bool = True) -> dict[str, Any] | None:
+        return self.dynamo.get(schema.group_key(group_id), consistent=consistent)
 
     def members(self, group: ClassicGroup) -> list[ClassicMember]:
         found: list[ClassicMember] = []
@@ -242,10 +243,20 @@ class ClassicGroupStore:
                 names={**(group_write.names or {}), "#version": "version"},
                 values={**(group_write.values or {}), ":expected": transition.expected_version},
             )
-        members: list[TransactItem] = [
+        # Written with the group flip, atomically: new members and static instance claims.
+        atomic: list[TransactItem] = [
             Put(member_to_item(new_group, m)) for m in transition.put_members
         ]
-        members += [
+        atomic += [
+            Put({**instance_key(group.group_id, iid), "kind": "instance", "memberId": mid})
+            for iid, mid in transition.put_instances.items()
+        ]
+        atomic += [Delete(instance_key(group.group_id, iid)) for iid in transition.delete_instances]
+        # Idempotent: restarting sessions, marking generations, deleting departed members.
+        # They may be written before the flip when they do not fit in its transaction: if the
+        # flip then loses its race, they have done no harm (a session restarted a little early,
+        # a member marked as joined that the next barrier keeps anyway, a dead member gone).
+        idempotent: list[TransactItem] = [
             Update(
                 schema.member_key(group.group_id, member_id, group.member_shards),
                 "SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(attrs))),
@@ -255,25 +266,15 @@ class ClassicGroupStore:
             )
             for member_id, attrs in transition.member_updates
         ]
-        members += [
-            Put({**instance_key(group.group_id, iid), "kind": "instance", "memberId": mid})
-            for iid, mid in transition.put_instances.items()
-        ]
-        members += [
-            Delete(instance_key(group.group_id, iid)) for iid in transition.delete_instances
-        ]
-        deletes: list[TransactItem] = [
+        idempotent += [
             Delete(schema.member_key(group.group_id, m.member_id, group.member_shards))
             for m in transition.delete_members
         ]
-        items = members + deletes
-        room = MAX_TRANSACTION_ITEMS - 1
-        if len(items) > room:
-            # Deletions of departed members are idempotent: do the overflow first.
-            overflow, items = items[: len(items) - room], items[len(items) - room :]
-            if any(not isinstance(i, Delete) for i in overflow):
-                raise ValueError("a classic transition may write at most 99 live members")
-            self.dynamo.batch_write(deletes=[i.key for i in overflow])  # type: ignore[union-attr]
+        room = MAX_TRANSACTION_ITEMS - 1 - len(atomic)
+        if room < 0:
+            raise ValueError("a classic transition may add at most 99 members at once")
+        items = atomic + idempotent[:room]
+        self._write_ahead(idempotent[room:])
         try:
             self.dynamo.transact([group_write, *items])
         except TransactionCanceled as cancel:
@@ -281,6 +282,21 @@ class ClassicGroupStore:
                 raise VersionConflict(group.group_id) from None
             raise
         return new_group
+
+    def _write_ahead(self, items: Sequence[TransactItem]) -> None:
+        """Idempotent member writes that did not fit in the flip's transaction."""
+        deletes = [i.key for i in items if isinstance(i, Delete)]
+        updates = [i for i in items if isinstance(i, Update)]
+        if deletes:
+            self.dynamo.batch_write(deletes=deletes)
+        for start in range(0, len(updates), MAX_TRANSACTION_ITEMS):
+            chunk = updates[start : start + MAX_TRANSACTION_ITEMS]
+            try:
+                self.dynamo.transact(chunk)
+            except TransactionCanceled:
+                for update in chunk:  # a member left meanwhile: update the others
+                    with contextlib.suppress(ConditionFailed):
+                        self.dynamo.update(update)
 
     def renew_session(self, group: ClassicGroup, member_id: str, deadline_ms: int) -> None:
         """Push the member's session deadline (never the group's item)."""
