@@ -66,15 +66,15 @@ class TopicRegistry:
 
     # --- reads ---
 
-    def get(self, name: str) -> TopicRecord | None:
-        item = self.dynamo.get(schema.topic_key(name), consistent=True)
+    def get(self, name: str, *, consistent: bool = True) -> TopicRecord | None:
+        item = self.dynamo.get(schema.topic_key(name), consistent=consistent)
         return _record(item) if item else None
 
-    def get_by_id(self, topic_id: str) -> TopicRecord | None:
-        pointer = self.dynamo.get(schema.topic_id_key(topic_id), consistent=True)
+    def get_by_id(self, topic_id: str, *, consistent: bool = True) -> TopicRecord | None:
+        pointer = self.dynamo.get(schema.topic_id_key(topic_id), consistent=consistent)
         if not pointer:
             return None
-        record = self.get(pointer["name"])
+        record = self.get(pointer["name"], consistent=consistent)
         return record if record and record.topic_id == topic_id else None
 
     def list(self) -> list[TopicRecord]:
