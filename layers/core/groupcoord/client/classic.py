@@ -26,7 +26,13 @@ from .assignors import (
     encode_sticky_user_data,
     with_sticky_memory,
 )
-from .errors import RETRIABLE_ERRORS, CoordinatorUnavailable, FencedInstance, GroupcoordError
+from .errors import (
+    RETRIABLE_ERRORS,
+    CoordinatorUnavailable,
+    FencedInstance,
+    GroupcoordError,
+    error_of,
+)
 from .transport import Reply, Transport
 
 PROTOCOL_TYPE = "consumer"
@@ -164,7 +170,7 @@ class ClassicMembership:
                 self.member_id = reply.body["memberId"]
                 self._wait_at_barrier("join-group", reply, deadline)
                 continue
-            error = _error(reply.body)
+            error = error_of(reply.body)
             if error == Errors.MEMBER_ID_REQUIRED:
                 self.member_id = reply.body["memberId"]
                 continue
@@ -234,7 +240,7 @@ class ClassicMembership:
             if reply.status == 202:
                 self._wait_at_barrier("sync-group", reply, deadline)
                 continue
-            error = _error(reply.body)
+            error = error_of(reply.body)
             if error == Errors.FENCED_INSTANCE_ID:
                 raise FencedInstance("another member took this groupInstanceId", error)
             if error in RETRIABLE_ERRORS:
@@ -277,7 +283,7 @@ class ClassicMembership:
             timeout_s=timeout_s,
             retries=0,
         )
-        return _error(reply.body)
+        return error_of(reply.body)
 
     def leave(self) -> None:
         """Leave the group (a dynamic member); a static member sends nothing and so leaves
@@ -303,14 +309,6 @@ class ClassicMembership:
             "memberId": self.member_id,
             "groupInstanceId": self.instance_id,
         }
-
-
-def _error(body: dict) -> Errors:
-    code = body.get("errorCode", 0)
-    try:
-        return Errors(code)
-    except ValueError:
-        return Errors.UNKNOWN_SERVER_ERROR
 
 
 def _by_topic(partitions: set[TopicPartition]) -> dict[str, list[int]]:

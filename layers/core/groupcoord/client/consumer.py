@@ -9,7 +9,13 @@ from collections.abc import Callable
 
 from ..errors import Errors
 from .assignors import TopicPartition
-from .errors import RETRIABLE_ERRORS, CoordinatorUnavailable, FencedInstance, GroupcoordError
+from .errors import (
+    RETRIABLE_ERRORS,
+    CoordinatorUnavailable,
+    FencedInstance,
+    GroupcoordError,
+    error_of,
+)
 from .transport import Transport
 
 JOIN_EPOCH = 0
@@ -103,7 +109,7 @@ class ConsumerMembership:
             "consumer-group-heartbeat", body, timeout_s=timeout_s, retries=0
         )
         self._full = False
-        error = _error(reply.body)
+        error = error_of(reply.body)
         message = f"consumer-group-heartbeat: {error.name}: {reply.body.get('errorMessage') or ''}"
         if error in (Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
             self.reset()
@@ -159,10 +165,3 @@ class ConsumerMembership:
             "memberId": self.member_id,
             "groupInstanceId": self.instance_id,
         }
-
-
-def _error(body: dict) -> Errors:
-    try:
-        return Errors(body.get("errorCode", 0))
-    except ValueError:
-        return Errors.UNKNOWN_SERVER_ERROR

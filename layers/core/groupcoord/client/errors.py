@@ -51,3 +51,11 @@ REDISCOVER_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AV
 
 RETRIABLE_ERRORS = REDISCOVER_ERRORS | {Errors.COORDINATOR_LOAD_IN_PROGRESS}
 """Answers that a later attempt of the same request can succeed past."""
+
+
+def error_of(body: dict) -> Errors:
+    """The Kafka error code of a response body (an unknown code reads as -1)."""
+    try:
+        return Errors(body.get("errorCode", 0))
+    except ValueError:
+        return Errors.UNKNOWN_SERVER_ERROR
