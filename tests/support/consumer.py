@@ -99,9 +99,7 @@ class Member:
         return self.send({"memberEpoch": epoch})
 
 
-def until(
-    condition: Callable[[], Any], timeout_s: float = 20.0, interval_s: float = 0.05
-) -> Any:
+def until(condition: Callable[[], Any], timeout_s: float = 20.0, interval_s: float = 0.05) -> Any:
     """Poll `condition` until it returns something truthy (or fail at the deadline)."""
     deadline = time.monotonic() + timeout_s
     while True:

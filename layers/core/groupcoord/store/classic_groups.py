@@ -128,6 +128,12 @@ def _set_item(item: dict[str, Any], optional: Sequence[str], condition: str) -> 
     return Update(key, expression, names=names, values=values, condition=condition)
 
 
+def _is_classic_member(item: dict[str, Any]) -> bool:
+    """Member items of the other protocol can share the member keys for a moment around a
+    conversion (until their cleanup runs): never read them as classic members."""
+    return item.get("memberType", GROUP_TYPE) == GROUP_TYPE and item.get("groupType") is None
+
+
 def member_from_item(item: dict[str, Any]) -> ClassicMember:
     return ClassicMember(
         member_id=item[schema.SK],
@@ -211,6 +217,7 @@ class ClassicGroupStore:
             found.extend(
                 member_from_item(i)
                 for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
+                if _is_classic_member(i)
             )
         return found
 
@@ -219,7 +226,7 @@ class ClassicGroupStore:
             return None
         key = schema.member_key(group.group_id, member_id, group.member_shards)
         item = self.dynamo.get(key, consistent=True)
-        return member_from_item(item) if item else None
+        return member_from_item(item) if item and _is_classic_member(item) else None
 
     def instance_owner(self, group_id: str, instance_id: str) -> str | None:
         item = self.dynamo.get(instance_key(group_id, instance_id), consistent=True)
@@ -282,6 +289,42 @@ class ClassicGroupStore:
                 raise VersionConflict(group.group_id) from None
             raise
         return new_group
+
+    def replace_empty_consumer_group(
+        self, item: dict[str, Any], member_shards: int, now_ms: int
+    ) -> ClassicGroup:
+        """Turn the Empty consumer group `item` (as read) into an Empty classic group: one Put,
+        conditioned on the group still being that consumer group, at that version, with no
+        members. Offsets are per group id and stay. VersionConflict if it moved."""
+        group = ClassicGroup(
+            group_id=item["groupId"],
+            version=int(item.get("version", 0)) + 1,
+            member_shards=member_shards,
+            created_at_ms=now_ms,
+            empty_since_ms=now_ms,
+        )
+        try:
+            self.dynamo.put(
+                group_to_item(group, self.deadline_shards),
+                condition="groupType = :consumer AND #version = :v AND memberCount = :zero",
+                names={"#version": "version"},
+                values={":consumer": "consumer", ":v": item.get("version", 0), ":zero": 0},
+            )
+        except ConditionFailed:
+            raise VersionConflict(group.group_id) from None
+        return group
+
+    def delete_classic_leftovers(self, group_id: str, member_shards: int) -> None:
+        """After the group became a consumer group: classic member items (ids still pending
+        their second join) and static instance claims of the classic group. Best effort: the
+        consumer store ignores classic member items anyway."""
+        keys = []
+        for pk in [*schema.member_pks(group_id, member_shards), f"G#{group_id}#I"]:
+            for found in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
+                if found.get("memberType") == GROUP_TYPE or found.get("kind") == "instance":
+                    keys.append({schema.PK: found[schema.PK], schema.SK: found[schema.SK]})
+        if keys:
+            self.dynamo.batch_write(deletes=keys)
 
     def _write_ahead(self, items: Sequence[TransactItem]) -> None:
         """Idempotent member writes that did not fit in the flip's transaction."""

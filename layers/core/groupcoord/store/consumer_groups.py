@@ -91,6 +91,12 @@ def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[st
     return {schema.PK: f"G#{group_id}#S{shard}", schema.SK: instance_id}
 
 
+def _is_consumer_member(item: dict[str, Any]) -> bool:
+    """A member item of this protocol (a replaced Empty classic group may leave classic member
+    items of pending ids behind until their cleanup runs)."""
+    return item.get("kind") == schema.KIND_MEMBER and item.get("groupType") == GROUP_TYPE
+
+
 def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[str, Any]:
     a = m.assignment
     item: dict[str, Any] = {
@@ -187,13 +193,13 @@ class ConsumerGroupStore:
     ) -> ConsumerGroupMember | None:
         key = schema.member_key(group.group_id, member_id, group.member_shards)
         item = self.dynamo.get(key, consistent=consistent)
-        return member_from_item(item) if item and item.get("kind") == schema.KIND_MEMBER else None
+        return member_from_item(item) if item and _is_consumer_member(item) else None
 
     def members(self, group: ConsumerGroupRecord) -> list[ConsumerGroupMember]:
         found = []
         for pk in schema.member_pks(group.group_id, group.member_shards):
             for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
-                if item.get("kind") == schema.KIND_MEMBER:
+                if _is_consumer_member(item):
                     found.append(member_from_item(item))
         return sorted(found, key=lambda m: m.member_id)
 
@@ -205,9 +211,7 @@ class ConsumerGroupStore:
             for mid in sorted(set(member_ids))
         ]
         items = self.dynamo.batch_get(keys, consistent=True)
-        return {
-            i["memberId"]: member_from_item(i) for i in items if i.get("kind") == schema.KIND_MEMBER
-        }
+        return {i["memberId"]: member_from_item(i) for i in items if _is_consumer_member(i)}
 
     def instance_owner(self, group: ConsumerGroupRecord, instance_id: str) -> str | None:
         key = static_instance_key(group.group_id, instance_id, group.member_shards)

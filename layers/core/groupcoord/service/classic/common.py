@@ -81,6 +81,24 @@ def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGrou
     return group_from_item(item)
 
 
+def is_empty_consumer_group(item: dict[str, Any]) -> bool:
+    return item.get("groupType") == "consumer" and int(item.get("memberCount", 0)) == 0
+
+
+def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -> ClassicGroup:
+    """Issue 6 item 1: the Empty consumer group `item` (as read) becomes an Empty classic group
+    in one conditional write; then its topic registrations go (the classic group registers
+    its own when its first barrier completes). VersionConflict if the group moved."""
+    group = classic_store(store).replace_empty_consumer_group(
+        item, store.settings.member_shards, now
+    )
+    for topic in item.get("subscribedTopics") or ():
+        store.topics.unsubscribe(topic, group.group_id)
+    if item.get("subscribedRegex"):
+        store.topics.set_regex(group.group_id, None)
+    return group
+
+
 def now_ms() -> int:
     return runtime.now_ms()
 

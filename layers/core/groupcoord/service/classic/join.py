@@ -38,8 +38,10 @@ from .common import (
     back_off,
     classic_store,
     commit,
+    is_empty_consumer_group,
     load,
     now_ms,
+    replace_empty_consumer_group,
     resumed_timers,
     retry_after_ms,
     settle,
@@ -114,7 +116,18 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
     """Record the join; returns a final response or (member id, generation joined for)."""
     for attempt in range(RACE_RETRIES):
         now = now_ms()
-        group = load(ctx.store, request.group_id)
+        try:
+            group = load(ctx.store, request.group_id)
+        except NotClassic as other:
+            # An Empty consumer group is replaced by a new member's join (whatever the
+            # migration policy); a known member id, or a group with members, is not ours.
+            if request.member_id or not is_empty_consumer_group(other.item):
+                raise
+            try:
+                replace_empty_consumer_group(ctx.store, other.item, now)
+            except VersionConflict:
+                back_off(attempt)
+            continue
         if group is None:
             if request.member_id:
                 return _error(request, Errors.UNKNOWN_MEMBER_ID)
