@@ -39,6 +39,7 @@ from groupcoord.core.consumer_protocol import (  # noqa: E402
     Assignment,
     Subscription,
     decode_assignment,
+    decode_subscription,
     encode_assignment,
     encode_subscription,
 )
@@ -62,9 +63,10 @@ __all__ = ["running_serve", "unique_table"]
 PERFORMANCE_MD = REPO / "docs" / "performance.md"
 RESULTS = REPO / "bench" / ".results"
 # Sections of docs/performance.md, in the order they appear.
-SECTION_ORDER = ("cost", "cost_model", "latency", "rebalance", "coldstart")
+SECTION_ORDER = ("cost", "cost_model", "latency", "rebalance", "scale", "coldstart")
 TOPIC = "bench-topic"
 ASSIGNOR = "range"
+COOPERATIVE_ASSIGNOR = "cooperative-sticky"
 
 
 # --- the DynamoDB endpoint ---
@@ -340,8 +342,46 @@ def range_assign(member_ids: Sequence[str], partitions: int) -> dict[str, list[i
     return result
 
 
-def subscription_b64(topic: str = TOPIC) -> str:
-    return base64.b64encode(encode_subscription(Subscription(topics=[topic]))).decode()
+def subscription_b64(topic: str = TOPIC, owned: list[int] | None = None) -> str:
+    """A Subscription; with `owned` (cooperative, KIP-429), version 1 with owned partitions."""
+    if owned is None:
+        return base64.b64encode(encode_subscription(Subscription(topics=[topic]))).decode()
+    sub = Subscription(topics=[topic], owned_partitions={topic: sorted(owned)}, version=1)
+    return base64.b64encode(encode_subscription(sub)).decode()
+
+
+def cooperative_sticky_assign(
+    owned_by: dict[str, list[int]], partitions: int
+) -> dict[str, list[int]]:
+    """A cooperative-sticky leader on one topic (KIP-429): balanced to within one partition,
+    each member keeping as much of what it owns as balance allows; then every partition that
+    changes owner is left out of this generation (its owner revokes it and rejoins, and the
+    next rebalance gives it to its new owner)."""
+    ordered = sorted(owned_by)
+    if not ordered:
+        return {}
+    base, extra = divmod(partitions, len(ordered))
+    claimed: dict[int, str] = {}
+    for member in ordered:
+        for p in owned_by[member]:
+            claimed.setdefault(p, member)
+    kept: dict[str, list[int]] = {m: [] for m in ordered}
+    for p, member in sorted(claimed.items()):
+        kept[member].append(p)
+    plan: dict[str, list[int]] = {}
+    free = [p for p in range(partitions) if p not in claimed]
+    # Members owning more than the base keep base + 1 while the extra slots last.
+    by_owned = sorted(ordered, key=lambda m: -len(kept[m]))
+    quota = {m: base + (1 if i < extra else 0) for i, m in enumerate(by_owned)}
+    for member in ordered:
+        plan[member] = kept[member][: quota[member]]
+        free += kept[member][quota[member] :]
+    free.sort()
+    for member in ordered:
+        need = quota[member] - len(plan[member])
+        plan[member] += free[:need]
+        free = free[need:]
+    return {m: sorted(p for p in plan[m] if claimed.get(p, m) == m) for m in ordered}
 
 
 def assignment_bytes(parts: list[int], topic: str = TOPIC) -> bytes:
@@ -438,8 +478,11 @@ class SimMember:
     state: str = "join"  # join | sync | stable | dead | left
     generation: int = -1
     members: list[str] = field(default_factory=list)  # the leader's view of the generation
+    metadata: dict[str, Any] = field(default_factory=dict)  # the leader's: member subscriptions
     assigned: list[int] = field(default_factory=list)
     stop_at_sync: bool = False  # idle once joined (to leave the group CompletingRebalance)
+    cooperative: bool = False  # KIP-429: keep owned partitions through the rebalance
+    revoked: int = 0  # partitions this member gave up (stopped consuming) so far
 
     @property
     def live(self) -> bool:
@@ -466,7 +509,7 @@ class SimMember:
             "sessionTimeoutMs": self.session_timeout_ms,
             "rebalanceTimeoutMs": self.rebalance_timeout_ms,
             "protocolType": "consumer",
-            "protocols": [{"name": ASSIGNOR, "metadata": subscription_b64()}],
+            "protocols": [{"name": self.assignor, "metadata": self._metadata()}],
         }
         answer = self.call("join-group", body)
         if answer.status == 202:
@@ -478,10 +521,28 @@ class SimMember:
             elif code == 0:
                 self.generation = answer.body["generationId"]
                 self.members = [m["memberId"] for m in answer.body["members"]]
+                self.metadata = {m["memberId"]: m.get("metadata") for m in answer.body["members"]}
                 self.state = "sync"
             elif code == 25:
                 self.member_id = ""
         return answer
+
+    @property
+    def assignor(self) -> str:
+        return COOPERATIVE_ASSIGNOR if self.cooperative else ASSIGNOR
+
+    def _metadata(self) -> str:
+        return subscription_b64(owned=self.assigned if self.cooperative else None)
+
+    def _plan(self) -> dict[str, list[int]]:
+        if not self.cooperative:
+            return range_assign(self.members, self.partitions)
+        owned = {}
+        for member_id in self.members:
+            raw = self.metadata.get(member_id)
+            sub = decode_subscription(base64.b64decode(raw)) if raw else None
+            owned[member_id] = sub.owned_partitions.get(TOPIC, []) if sub else []
+        return cooperative_sticky_assign(owned, self.partitions)
 
     def _sync(self) -> Call:
         body: dict[str, Any] = {
@@ -489,10 +550,10 @@ class SimMember:
             "generationId": self.generation,
             "memberId": self.member_id,
             "protocolType": "consumer",
-            "protocolName": ASSIGNOR,
+            "protocolName": self.assignor,
         }
         if self.members:  # the leader
-            plan = range_assign(self.members, self.partitions)
+            plan = self._plan()
             body["assignments"] = [
                 {"memberId": m, "assignment": base64.b64encode(assignment_bytes(p)).decode()}
                 for m, p in plan.items()
@@ -501,8 +562,12 @@ class SimMember:
         if answer.status == 200:
             if answer.error_code == 0:
                 data = base64.b64decode(answer.body.get("assignment") or "")
-                self.assigned = decode_assignment(data).partitions.get(TOPIC, [])
-                self.state = "stable"
+                assigned = decode_assignment(data).partitions.get(TOPIC, [])
+                lost = set(self.assigned) - set(assigned)
+                self.revoked += len(lost)
+                self.assigned = assigned
+                # KIP-429: a member that revoked something rejoins at once.
+                self.state = "join" if self.cooperative and lost else "stable"
             else:
                 self._rejoin(answer.error_code)
         return answer
@@ -522,6 +587,9 @@ class SimMember:
         self.state = "join"
         if code == 25:
             self.member_id = ""
+        if code == 25 or not self.cooperative:  # eager: give everything up before rejoining
+            self.revoked += len(self.assigned)
+            self.assigned = []
 
 
 def all_stable(members: Sequence[SimMember], partitions: int) -> bool:
@@ -612,7 +680,10 @@ def write_section(key: str, title: str, command: str, body: str) -> Path:
     """Put the benchmark's section into docs/performance.md, replacing its previous run."""
     text = PERFORMANCE_MD.read_text() if PERFORMANCE_MD.exists() else ""
     pattern = re.compile(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->\n", re.S)
-    sections = {m.group(1): m.group(2) for m in pattern.finditer(text)}
+    matches = list(pattern.finditer(text))
+    sections = {m.group(1): m.group(2) for m in matches}
+    # Text after the last section (the hand-written "What the figures found" part) is kept.
+    trailer = text[matches[-1].end() :] if matches else ""
     date = datetime.now(UTC).strftime("%Y-%m-%d")
     sections[key] = (
         f"## {title}\n\n"
@@ -625,10 +696,12 @@ def write_section(key: str, title: str, command: str, body: str) -> Path:
     header = (
         "# Performance\n\n"
         "Measured by the scripts in `bench/` (see `bench/README.md`); each section is rewritten "
-        "by its script. DynamoDB runs as moto here, so request counts and capacity units are "
-        "exact, while times are those of this machine, not of AWS.\n\n"
+        "by its script. DynamoDB runs as moto here (the scale section: an in-memory stand-in, "
+        "see there), so request counts and capacity units are exact, while times are those of "
+        "this machine, not of AWS.\n\n"
     )
     out = header + "".join(f"<!-- bench:{k} -->\n{sections[k]}<!-- /bench:{k} -->\n" for k in order)
+    out += trailer
     PERFORMANCE_MD.write_text(out)
     return PERFORMANCE_MD
 
@@ -698,3 +771,95 @@ class ConsumerGroupSim:
             if (dict(self.epochs), set(self.unacked)) == before and not self.unacked:
                 return None
         return None
+
+
+# --- consumer-protocol groups built with the store's own code ---
+
+
+def build_consumer_group_direct(
+    coordinator: InProcess, group_id: str, size: int, session_timeout_ms: int = 300_000
+) -> tuple[ConsumerGroupSim, dict[str, float]]:
+    """A Stable consumer-protocol group of `size` members over TOPIC, built the way
+    tests/integration/test_consumer_scale.py builds one: the first member joins through the
+    handler (and gets every partition); the others are written as a burst of joins leaves them
+    (member items by the store's `member_to_item` + BatchWriteItem, the group epoch bumped);
+    the real install code (`ensure_target_installed`) computes and writes their targets; the
+    first member revokes through the handler; the others' items are then written reconciled
+    (epoch = target epoch, holding their targets), as their next heartbeats would leave them.
+    Returns the simulated members (their epochs set) and the build's phase times in seconds."""
+    from groupcoord.core.consumer.member import ConsumerGroupMember
+    from groupcoord.core.consumer.reconciliation import MemberAssignment
+    from groupcoord.service.consumer.common import consumer_store, reload
+    from groupcoord.service.consumer.install import ensure_target_installed
+    from groupcoord.store.consumer_groups import member_to_item as consumer_member_to_item
+
+    times: dict[str, float] = {}
+    started = time.perf_counter()
+    sim = ConsumerGroupSim(coordinator.call, group_id, 1)
+    failed = sim.converge()
+    if failed is not None:
+        raise RuntimeError(f"first member: {failed.status} {failed.body}")
+    first = sim.ids[0]
+    cs = consumer_store(coordinator.store)
+    group = reload(cs, group_id)
+    assert group is not None
+    now = runtime.now_ms()
+    ids = [f"bench-{i:06d}-{uuid.uuid4().hex[:6]}" for i in range(size - 1)]
+    joined = [
+        ConsumerGroupMember(
+            member_id=mid,
+            rebalance_timeout_ms=300_000,
+            subscribed_topic_names=(TOPIC,),
+            assignment=MemberAssignment(epoch=group.target_epoch),
+            session_deadline=now + session_timeout_ms,
+        )
+        for mid in ids
+    ]
+    coordinator.dynamo.batch_write(
+        puts=[consumer_member_to_item(group_id, group.member_shards, m) for m in joined]
+    )
+    group = cs.update_group(
+        group,
+        {"groupEpoch": group.group_epoch + len(ids), "memberCount": group.member_count + len(ids)},
+    )
+    times["members written"] = time.perf_counter() - started
+    started = time.perf_counter()
+    group, installed = ensure_target_installed(coordinator.store, group)
+    if installed is None or group.target_epoch != group.group_epoch:
+        raise RuntimeError("the install did not complete")
+    times["install"] = time.perf_counter() - started
+    started = time.perf_counter()
+    sim.unacked.add(first)  # revoke what the install took away, then acknowledge
+    for _ in range(4):
+        answer = sim.beat(first)
+        if answer.status != 200 or answer.error_code != 0:
+            raise RuntimeError(f"first member: {answer.status} {answer.body}")
+        if sim.epochs[first] == group.target_epoch and first not in sim.unacked:
+            break
+    epoch = group.target_epoch
+    reconciled = []
+    for mid in ids:
+        member = installed.members[mid]
+        reconciled.append(
+            replace(
+                member,
+                assignment=MemberAssignment(
+                    epoch=epoch,
+                    previous_epoch=member.assignment.epoch,
+                    assigned=member.target,
+                    assigned_at={epoch: member.target},
+                ),
+                wait_on=(),
+                acquired_version=member.acquired_version + 1,
+                version=member.version + 1,
+                session_deadline=runtime.now_ms() + session_timeout_ms,
+            )
+        )
+    coordinator.dynamo.batch_write(
+        puts=[consumer_member_to_item(group_id, group.member_shards, m) for m in reconciled]
+    )
+    times["members reconciled"] = time.perf_counter() - started
+    sim.ids = [first, *ids]
+    for mid in ids:
+        sim.epochs[mid] = epoch
+    return sim, times

@@ -35,6 +35,7 @@ from bench.common import (
     all_stable,
     assignment_bytes,
     build_classic_group_direct,
+    build_consumer_group_direct,
     create_topic,
     fmt,
     make_group_timer_due,
@@ -349,21 +350,47 @@ def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str)
     if handler_for("consumer-group-heartbeat") is None:
         return [_skip(scenario, label, "consumer-group-heartbeat")]
     if not protocol:
-        return [
-            _skip(
-                scenario,
-                label,
-                "",
-                "skipped: consumer groups are built through the "
-                "protocol only (raise --protocol-max)",
-            )
-        ]
+        started = time.perf_counter()
+        sim, times = build_consumer_group_direct(
+            coordinator, f"cost-c-{uuid.uuid4().hex[:8]}", size
+        )
+        print(
+            f"  built {size:,}-member consumer group (direct) in "
+            f"{time.perf_counter() - started:.1f}s "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in times.items())
+        )
+        calls = [sim.beat(random.choice(sim.ids[1:])) for _ in range(HEARTBEAT_SAMPLES)]
+        bad = [c for c in calls if c.status != 200 or c.error_code != 0 or c.body.get("assignment")]
+        if bad:
+            return [_skip(scenario, label, "", f"answered {_status(bad[0])}: {bad[0].body}")]
+        return consumer_heartbeat_rows(scenario, label, "direct", calls)
     sim = ConsumerGroupSim(coordinator.call, f"cost-c-{uuid.uuid4().hex[:8]}", size)
     failed = sim.converge()
     if failed is not None:
         return [_skip(scenario, label, "", f"answered {_status(failed)}: {failed.body}")]
     calls = [sim.beat(random.choice(sim.ids)) for _ in range(HEARTBEAT_SAMPLES)]
-    return [Row.of(scenario, label, "protocol", calls)]
+    return consumer_heartbeat_rows(scenario, label, "protocol", calls)
+
+
+def consumer_heartbeat_rows(scenario: str, label: str, build: str, calls: list[Call]) -> list[Row]:
+    """Steady heartbeats, apart from any that found the group's next check (`dl`) passed and
+    scanned the members (a Query per member shard): that happens once per group per check
+    (every 2 heartbeat intervals while the group reconciles, else at the earliest session
+    deadline), not once per heartbeat, so it gets its own row as for classic groups."""
+    steady = [c for c in calls if "query" not in c.usage.by_operation]
+    due = [c for c in calls if "query" in c.usage.by_operation]
+    rows = [Row.of(scenario, label, build, steady)] if steady else []
+    if due:
+        rows.append(
+            Row.of(
+                "consumer-group-heartbeat, group timer due (expiry scan)",
+                label,
+                build,
+                due,
+                f"met by {len(due)} of {len(calls)} samples: reads every member",
+            )
+        )
+    return rows
 
 
 def big_member_heartbeat(coordinator: InProcess) -> Row:
@@ -685,9 +712,14 @@ publish as metrics); *audited* re-reads every item the call wrote (before and af
 it by DynamoDB's rules: the larger item image, x2 in a transaction, plus the GSI writes
 (`deadlines`, `listing`). RCU are strongly consistent read units (an eventually consistent read of
 up to 4 KB is 0.5). moto reports fixed units (and none for transactions): for reference only.
-Groups up to {protocol_max} members are built through join/sync; larger groups are written
-directly (member items by the store's `member_to_item` + BatchWriteItem, the group item by
-`ClassicGroupStore.commit`), as the protocol would leave them. Members subscribe to one topic of
+Groups up to {protocol_max} members are built through join/sync (classic) or
+consumer-group-heartbeat (consumer protocol); larger groups are written directly, as the protocol
+would leave them: classic member items by the store's `member_to_item` + BatchWriteItem and the
+group item by `ClassicGroupStore.commit`; a consumer group by one member joining through the
+handler, the others written as a burst of joins leaves them, the real install
+(`ensure_target_installed`) computing and writing their targets, the first member revoking
+through the handler and the others' items written reconciled (bench/common.py
+`build_consumer_group_direct`). Members subscribe to one topic of
 {partitions:,} partitions, range-assigned (so a member item carries its assignment). "Group timer
 due" is the heartbeat that finds the group's next check (`dl`) passed and runs the expiry check.
 Held calls (a follower's sync before the leader's, a join that opens a rebalance) poll the group

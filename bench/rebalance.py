@@ -1,15 +1,20 @@
-"""Rebalance speed of the classic protocol (eager, range assignor): N members over 1,000
-partitions, from a cold start to Stable, then after one member joins, one dies, one leaves.
+"""Rebalance speed, side by side: classic eager (range assignor), classic cooperative
+(cooperative-sticky, KIP-429) and the consumer protocol (KIP-848, server-side uniform assignor):
+N members over 1,000 partitions, from a cold start to Stable, then after one member joins, one
+dies, one leaves.
 
-    python -m bench.rebalance [--sizes 10,50,100] [--partitions 1000] [--no-write]
+    python -m bench.rebalance [--sizes 10,100] [--protocols eager,cooperative,consumer]
+                              [--partitions 1000] [--no-write]
 
-Simulated consumers (bench/common.py SimMember) call the Lambda handlers in-process, against a
-moto server. A *round* is every live member sending its next request once (a heartbeat, a join
-or sync, or the re-send of one answered 202): rounds in which everyone only heartbeats are paced
-to the heartbeat interval, barrier rounds go back-to-back (a client re-sends after retryAfterMs).
-Short timeouts: barrier hold 0, initial rebalance delay 200 ms, and a session timeout of three
-heartbeat intervals, the interval sized to the time a round takes here. "Stable" means every
-live member holds its assignment of one generation and every partition has exactly one owner.
+Simulated consumers (bench/common.py SimMember, ConsumerMembers below) call the Lambda handlers
+in-process, against a moto server. A *round* is every live member sending its next request once
+(a heartbeat, a join or sync, or the re-send of one answered 202): rounds in which everyone only
+heartbeats are paced to the heartbeat interval, the others go back-to-back (a classic client
+re-sends after retryAfterMs; a consumer-protocol client heartbeats at once to acknowledge a new
+assignment). Short timeouts: barrier hold 0, initial rebalance delay 200 ms, and a session
+timeout of five heartbeat intervals, the interval sized to the time a round takes here.
+"Stable" means every live member holds its assignment of one generation (member epoch) and
+every partition has exactly one owner.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (
     TOPIC,
+    Call,
+    ConsumerGroupSim,
     InProcess,
     Rounds,
     SimMember,
@@ -54,13 +62,23 @@ INTERVAL_MARGIN = 2
 SESSION_INTERVALS = 5
 
 
+PROTOCOLS = ("eager", "cooperative", "consumer")
+PROTOCOL_NAMES = {
+    "eager": "classic eager (range)",
+    "cooperative": "classic cooperative (cooperative-sticky)",
+    "consumer": "consumer protocol (uniform)",
+}
+
+
 @dataclass
 class Phase:
     size: int
     phase: str
+    protocol: str = "eager"
     rounds: int = 0
     seconds: float = 0.0
     moved: int | str = ""
+    revoked: int = 0  # partitions given up by members that stay (stopped, then resumed)
     generations: int = 0  # how many times the join barrier closed on the way
     requests: int = 0
     read_units: float = 0.0
@@ -74,6 +92,74 @@ def owners(members: list[SimMember]) -> dict[int, str]:
     return {p: m.member_id for m in members if m.live for p in m.assigned}
 
 
+class ConsumerMembers:
+    """Consumer-protocol members (KIP-848) in rounds: each live member heartbeats once per round
+    (joining with epoch 0, acknowledging a new assignment with its owned partitions, leaving
+    with epoch -1). A member stops consuming a partition as soon as an answer leaves it out."""
+
+    def __init__(self, call: Any, group_id: str, partitions: int) -> None:
+        self.sim = ConsumerGroupSim(call, group_id, 0)
+        self.partitions = partitions
+        self.live: list[str] = []
+        self.revoked = 0
+
+    def add(self) -> str:
+        member_id = str(uuid.uuid4())
+        self.sim.ids.append(member_id)
+        self.live.append(member_id)
+        return member_id
+
+    def held(self, member_id: str) -> list[int]:
+        return [p for tp in self.sim.owned.get(member_id, []) for p in tp["partitions"]]
+
+    def owners(self) -> dict[int, str]:
+        return {p: m for m in self.live for p in self.held(m)}
+
+    def epoch(self) -> int:
+        return max((self.sim.epochs.get(m, 0) for m in self.live), default=0)
+
+    def beat(self, member_id: str) -> Call:
+        before = set(self.held(member_id))
+        answer = self.sim.beat(member_id)
+        if answer.status >= 400 or answer.error_code not in (0, None):
+            raise RuntimeError(f"consumer-group-heartbeat: {answer.status} {answer.body}")
+        self.revoked += len(before - set(self.held(member_id)))
+        return answer
+
+    def leave(self, member_id: str) -> Call:
+        self.live.remove(member_id)
+        body = {"groupId": self.sim.group_id, "memberId": member_id, "memberEpoch": -1}
+        return self.sim.call("consumer-group-heartbeat", body)
+
+    def stable(self) -> bool:
+        if not self.live or any(m not in self.sim.epochs for m in self.live):
+            return False
+        if self.sim.unacked or len({self.sim.epochs[m] for m in self.live}) != 1:
+            return False
+        owned = sorted(p for m in self.live for p in self.held(m))
+        return owned == list(range(self.partitions))
+
+    def run(self, max_rounds: int, interval_ms: int) -> Rounds:
+        result = Rounds()
+        start = time.perf_counter()
+        while not self.stable():
+            if result.rounds >= max_rounds:
+                raise RuntimeError(f"not done after {max_rounds} rounds")
+            round_start = time.perf_counter()
+            pace = not self.sim.unacked and all(m in self.sim.epochs for m in self.live)
+            order = list(self.live)
+            random.shuffle(order)
+            for member_id in order:
+                result.usage.add(self.beat(member_id).usage)
+            result.rounds += 1
+            if pace:
+                wait = interval_ms / 1000 - (time.perf_counter() - round_start)
+                if wait > 0:
+                    time.sleep(wait)
+        result.seconds = time.perf_counter() - start
+        return result
+
+
 def run_phase(
     size: int,
     name: str,
@@ -81,9 +167,13 @@ def run_phase(
     partitions: int,
     interval_ms: int,
     before: dict[int, str] | None,
+    protocol: str,
 ) -> Phase:
-    phase = Phase(size, name, interval_ms=interval_ms, session_ms=SESSION_INTERVALS * interval_ms)
+    phase = Phase(
+        size, name, protocol, interval_ms=interval_ms, session_ms=SESSION_INTERVALS * interval_ms
+    )
     generation = max((m.generation for m in members if m.live), default=0)
+    revoked = sum(m.revoked for m in members if m.live)
     try:
         result = run_rounds(
             members,
@@ -96,7 +186,34 @@ def run_phase(
         return phase
     after = owners(members)
     phase.generations = max(m.generation for m in members if m.live) - max(generation, 0)
+    phase.revoked = sum(m.revoked for m in members if m.live) - revoked
     return _filled(phase, result, before, after, partitions)
+
+
+def run_consumer_phase(
+    size: int,
+    name: str,
+    group: ConsumerMembers,
+    partitions: int,
+    interval_ms: int,
+    before: dict[int, str] | None,
+) -> Phase:
+    phase = Phase(
+        size,
+        name,
+        "consumer",
+        interval_ms=interval_ms,
+        session_ms=SESSION_INTERVALS * interval_ms,
+    )
+    epoch, revoked = group.epoch(), group.revoked
+    try:
+        result = group.run(100, interval_ms)
+    except RuntimeError as error:
+        phase.error = str(error)[:160]
+        return phase
+    phase.generations = group.epoch() - epoch
+    phase.revoked = group.revoked - revoked
+    return _filled(phase, result, before, group.owners(), partitions)
 
 
 def _filled(
@@ -113,6 +230,15 @@ def _filled(
         phase.moved = f"{partitions:,} assigned"
     else:
         phase.moved = sum(1 for p in range(partitions) if before.get(p) != after.get(p))
+    return phase
+
+
+def _add_call(phase: Phase, answer: Call) -> Phase:
+    """Count a call made outside the rounds (a leave) in the phase."""
+    phase.seconds += answer.seconds
+    phase.requests += answer.usage.requests
+    phase.read_units += answer.usage.read_units
+    phase.write_units += answer.usage.write_units
     return phase
 
 
@@ -135,10 +261,31 @@ def ms_per_call(coordinator: InProcess) -> float:
     return percentile(times, 75)
 
 
-def run_size(endpoint: str, size: int, partitions: int) -> list[Phase]:
+# The consumer protocol's cold start runs with this session timeout: each of its joins installs a
+# new target over the members so far, so a round of N first joins takes longer here than five
+# intervals sized on classic calls, and early joiners would expire before the round ends.
+COLD_START_SESSION_MS = 600_000
+
+
+def consumer_settings(interval_ms: int, session_ms: int = 0) -> dict[str, str]:
+    session_ms = session_ms or SESSION_INTERVALS * interval_ms
+    return {
+        **SETTINGS,
+        "group.consumer.heartbeat.interval.ms": str(interval_ms),
+        "group.consumer.min.heartbeat.interval.ms": "100",
+        "group.consumer.session.timeout.ms": str(session_ms),
+        "group.consumer.min.session.timeout.ms": "100",
+        "group.consumer.max.session.timeout.ms": str(max(session_ms, 60_000)),
+    }
+
+
+def run_size(endpoint: str, size: int, partitions: int, protocol: str) -> list[Phase]:
     coordinator = InProcess(endpoint, SETTINGS)
     create_topic(coordinator, TOPIC, partitions)
     interval_ms = max(300, int(INTERVAL_MARGIN * size * ms_per_call(coordinator)))
+    if protocol == "consumer":
+        coordinator.configure(consumer_settings(interval_ms, COLD_START_SESSION_MS))
+        return run_consumer_size(coordinator, size, partitions, interval_ms)
     session_ms = SESSION_INTERVALS * interval_ms
     group_id = f"rebalance-{uuid.uuid4().hex[:8]}"
 
@@ -150,65 +297,114 @@ def run_size(endpoint: str, size: int, partitions: int) -> list[Phase]:
             partitions,
             index=index,
             rebalance_timeout_ms=10 * session_ms,
+            cooperative=protocol == "cooperative",
         )
 
+    def phase(name: str, before: dict[int, str] | None) -> Phase:
+        return run_phase(size, name, members, partitions, interval_ms, before, protocol)
+
     members = [member(i) for i in range(size)]
-    phases = [run_phase(size, "cold start", members, partitions, interval_ms, None)]
+    phases = [phase("cold start", None)]
     if phases[-1].error:
         return phases
-    print(f"  {size}: cold start in {phases[-1].rounds} rounds, {phases[-1].seconds:.1f}s")
+    print(
+        f"  {size} {protocol}: cold start in {phases[-1].rounds} rounds, {phases[-1].seconds:.1f}s"
+    )
 
     before = owners(members)
     members.append(member(size))
-    phases.append(run_phase(size, "one member joins", members, partitions, interval_ms, before))
+    phases.append(phase("one member joins", before))
     if phases[-1].error:
         return phases
 
     before = owners(members)
     followers = [m for m in members if m.live and not m.members]
     random.choice(followers).state = "dead"
-    phases.append(run_phase(size, "one member dies", members, partitions, interval_ms, before))
+    phases.append(phase("one member dies", before))
     if phases[-1].error:
         return phases
 
     before = owners(members)
     leaving = random.choice([m for m in members if m.live and not m.members])
     answer = leaving.leave()
-    phase = run_phase(size, "one member leaves", members, partitions, interval_ms, before)
-    phase.seconds += answer.seconds
-    phase.requests += answer.usage.requests
-    phase.read_units += answer.usage.read_units
-    phase.write_units += answer.usage.write_units
-    phases.append(phase)
+    phases.append(_add_call(phase("one member leaves", before), answer))
+    return phases
+
+
+def run_consumer_size(
+    coordinator: InProcess, size: int, partitions: int, interval_ms: int
+) -> list[Phase]:
+    group = ConsumerMembers(coordinator.call, f"rebalance-{uuid.uuid4().hex[:8]}", partitions)
+
+    def phase(name: str, before: dict[int, str] | None) -> Phase:
+        return run_consumer_phase(size, name, group, partitions, interval_ms, before)
+
+    for _ in range(size):
+        group.add()
+    phases = [phase("cold start", None)]
+    if phases[-1].error:
+        return phases
+    print(f"  {size} consumer: cold start in {phases[-1].rounds} rounds, {phases[-1].seconds:.1f}s")
+    # Short sessions from here on: every member renews with them during the join phase.
+    coordinator.configure(consumer_settings(interval_ms))
+
+    before = group.owners()
+    group.add()
+    phases.append(phase("one member joins", before))
+    if phases[-1].error:
+        return phases
+
+    before = group.owners()
+    group.live.remove(random.choice(group.live))  # it stops heartbeating
+    phases.append(phase("one member dies", before))
+    if phases[-1].error:
+        return phases
+
+    before = group.owners()
+    answer = group.leave(random.choice(group.live))
+    phases.append(_add_call(phase("one member leaves", before), answer))
     return phases
 
 
 def main(argv: list[str] | None = None) -> list[Phase]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,50,100")
+    parser.add_argument("--sizes", default="10,100")
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
+    protocols = [p for p in args.protocols.split(",") if p]
+    unknown = set(protocols) - set(PROTOCOLS)
+    if unknown:
+        parser.error(f"unknown protocols {sorted(unknown)}: choose from {', '.join(PROTOCOLS)}")
     started = time.perf_counter()
     phases: list[Phase] = []
+    took: dict[tuple[int, str], float] = {}
     with moto_server() as endpoint:
         for size in (int(s) for s in args.sizes.split(",")):
-            print(f"{size} members over {args.partitions:,} partitions")
-            phases += run_size(endpoint, size, args.partitions)
+            for protocol in protocols:
+                print(f"{size} members over {args.partitions:,} partitions, {protocol}")
+                run_started = time.perf_counter()
+                phases += run_size(endpoint, size, args.partitions, protocol)
+                took[(size, protocol)] = time.perf_counter() - run_started
     elapsed = time.perf_counter() - started
     rows = []
     for p in phases:
         if p.error:
-            rows.append((p.size, p.phase, "", "", "", "", "", "", "", f"FAILED: {p.error}"))
+            rows.append(
+                (p.size, PROTOCOL_NAMES[p.protocol], p.phase, *[""] * 8, f"FAILED: {p.error}")
+            )
             continue
         rows.append(
             (
                 p.size,
+                PROTOCOL_NAMES[p.protocol],
                 p.phase,
                 p.rounds,
                 p.generations,
                 f"{p.seconds:.1f}",
                 p.moved,
+                fmt(p.revoked),
                 fmt(p.requests),
                 fmt(p.read_units),
                 fmt(p.write_units),
@@ -217,11 +413,13 @@ def main(argv: list[str] | None = None) -> list[Phase]:
         )
     headers = (
         "members",
+        "protocol",
         "event",
         "rounds to Stable",
         "rebalances",
         "wall s",
         "partitions moved",
+        "revoked by members that stay",
         "DynamoDB requests",
         "est. RCU",
         "est. WCU",
@@ -229,7 +427,11 @@ def main(argv: list[str] | None = None) -> list[Phase]:
     )
     text = table(headers, rows)
     print(text)
-    print(f"took {elapsed:.0f}s")
+    run_times = ", ".join(
+        f"{size} {PROTOCOL_NAMES[protocol]}: {seconds:.0f} s"
+        for (size, protocol), seconds in took.items()
+    )
+    print(f"took {elapsed:.0f}s ({run_times})")
     save_results("rebalance", [p.__dict__ for p in phases])
     if not args.no_write:
         body = "\n\n".join(
@@ -240,34 +442,49 @@ def main(argv: list[str] | None = None) -> list[Phase]:
                     sessions=SESSION_INTERVALS,
                 ),
                 text,
-                "Eager only: the cooperative protocol (cooperative-sticky, two rebalances, "
-                "only the moved partitions revoked) and the consumer protocol are not "
-                "measured yet.",
-                f"The run took {elapsed:.0f} s.",
+                SIZES_NOTE,
+                f"The run took {elapsed:.0f} s ({run_times}).",
             ]
         )
         command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
-        print(
-            f"wrote {write_section('rebalance', 'Rebalance speed (classic, eager)', command, body)}"
-        )
+        print(f"wrote {write_section('rebalance', 'Rebalance speed', command, body)}")
     return phases
 
 
 DOC_INTRO = """\
-Simulated classic consumers (range assignor, one topic of {partitions:,} partitions) call the
-Lambda handlers in-process against a moto server. A *round* is every live member sending its
-next request once (heartbeat, join, sync, or the re-send of a 202). Rounds in which everyone
-only heartbeats are paced to the heartbeat interval: {margin} x the time a round of sequential
-calls takes (members x the p75 call time measured just before, at least 300 ms: the machine is
-shared and its speed varies); barrier rounds run back-to-back, as clients re-send after
-`retryAfterMs`. Timeouts are short: `groupcoord.barrier.hold.ms=0`, initial rebalance delay
-200 ms, session timeout {sessions} intervals, rebalance timeout 10 sessions. *Stable*: every
-live member holds its assignment of one generation and every partition has exactly one owner.
-*Rebalances*: how many times the join barrier closed on the way. *Moved*: partitions whose owner
-changed (eager revokes everything, so every member stops for the whole
-rebalance). "Dies": a member stops sending; the others notice when its session expires. On AWS a
-heartbeat round is one heartbeat interval (3 s with Kafka's defaults); wall times here are this
-machine's sequential calls and the short timeouts, not AWS figures."""
+Three protocols side by side, one topic of {partitions:,} partitions: *classic eager* (range
+assignor: every member revokes everything when a rebalance starts, and nobody consumes until the
+sync), *classic cooperative* (cooperative-sticky, KIP-429, computed by the simulated leader:
+members keep what they own through the rebalance; a partition that changes owner is revoked in a
+first rebalance and assigned in a second), *consumer protocol* (KIP-848
+consumer-group-heartbeat, the coordinator's uniform assignor; a member gives up a partition when
+an answer leaves it out and acknowledges on its next heartbeat; a partition moves once its old
+owner has revoked it). Simulated members call the Lambda handlers in-process against a moto
+server. A *round* is every live member sending its next request once (heartbeat, join, sync, the
+re-send of a 202, or a consumer heartbeat). Rounds in which nobody has anything to do but
+heartbeat are paced to the heartbeat interval: {margin} x the time a round of sequential calls
+takes (members x the p75 call time measured just before, at least 300 ms: the machine is shared
+and its speed varies); the others run back-to-back, as classic clients re-send after
+`retryAfterMs` and consumer clients acknowledge a new assignment at once. Timeouts are short:
+`groupcoord.barrier.hold.ms=0`, initial rebalance delay 200 ms, session timeout {sessions}
+intervals (`group.consumer.session.timeout.ms` the same for the consumer protocol, except during
+its cold start, which runs with 10-minute sessions: each first join there installs a new target
+over the members so far, and a round of N first joins takes longer than five intervals sized on
+classic calls), rebalance timeout 10 sessions. *Stable*: every live member holds its assignment
+of one generation (one member epoch) and every partition has exactly one owner. *Rebalances*:
+how many times the join barrier closed on the way (consumer protocol: how far the group epoch
+moved). *Moved*: partitions whose owner changed. *Revoked by members that stay*: partitions that
+a member still in the group stopped consuming on the way (eager: everything it owned, at every
+rebalance). "Dies": a member stops sending; the others notice when its session expires (lazily,
+on a request that finds the group's next check passed). On AWS a heartbeat round is one
+heartbeat interval (3 s with Kafka's classic defaults, 5 s for the consumer protocol); wall
+times here are this machine's sequential calls and the short timeouts, not AWS figures."""
+
+SIZES_NOTE = """\
+1,000 members are not in the default run: a round is then 1,000 sequential calls of 10-20 ms
+each against the serialized moto server (10-20 s a round, and the death phase alone waits
+five paced intervals), so one protocol's four phases take far longer than the few minutes a
+benchmark may run here. `python -m bench.rebalance --sizes 1000 --protocols consumer` runs it."""
 
 
 if __name__ == "__main__":

@@ -1,0 +1,397 @@
+"""Scale: a 5,000-member consumer-protocol group over 100,000 partitions driven to Stable, with
+the largest item written, the busiest partition key's load at a 5 s heartbeat, and the time the
+target assignment takes.
+
+    python -m bench.scale [--members 5000] [--partitions 100000] [--topics 4] [--no-write]
+
+The real code, on an in-memory DynamoDB: the Lambda handler (consumer-group-heartbeat, API
+Gateway events) and the store run over tests/support/memory_dynamodb.py (DynamoDB's item and
+transaction limits enforced, requests served one at a time), because 5,000 members heartbeating
+through the serialized moto server would take far longer than a benchmark may run here. As in
+tests/integration/test_consumer_scale.py, the first member joins through the handler, the other
+4,999 are written as a burst of joins leaves them (member items by the store's `member_to_item`,
+the group epoch bumped), and the real install (`ensure_target_installed`) computes the target;
+then every member heartbeats through the handler, round after round, until the group is Stable.
+Every call is audited (bench/common.py CapacityAudit: whole items, x2 in transactions, GSI
+writes) per partition key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import (
+    Audited,
+    CapacityAudit,
+    ConsumerGroupSim,
+    InProcess,
+    fmt,
+    save_results,
+    table,
+    write_section,
+)
+from groupcoord import runtime
+from groupcoord.core.consumer.assignment import size as assignment_size
+from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
+from groupcoord.core.consumer.group import group_state
+from groupcoord.core.consumer.member import ConsumerGroupMember
+from groupcoord.core.consumer.reconciliation import MemberAssignment
+from groupcoord.core.topics import TopicRecord
+from groupcoord.http.handler import make_api_handler
+from groupcoord.http.routing import FUNCTION_APIS
+from groupcoord.service.consumer.common import consumer_store, reload
+from groupcoord.service.consumer.install import ensure_target_installed
+from groupcoord.settings import Settings
+from groupcoord.store import capacity, schema
+from groupcoord.store.consumer_groups import member_to_item
+from groupcoord.store.dynamo import Dynamo
+from groupcoord.store.store import Store
+from groupcoord.topic_ids import new_topic_id
+from tests.support.memory_dynamodb import MemoryDynamoClient
+
+COMMAND = "python -m bench.scale"
+ITEM_LIMIT = 400 * 1024
+WRITE_LIMIT = 1000  # write units per second on one partition key (DESIGN.md 4b)
+READ_LIMIT = 3000
+HEARTBEAT_S = 5.0
+SESSION_MS = 600_000  # nobody expires while 5,000 members take their turns here
+
+
+class MemoryInProcess(InProcess):
+    """InProcess (the Lambda handlers, API Gateway events) over the in-memory DynamoDB."""
+
+    def __init__(self, table: str = "scale") -> None:
+        self.base = {
+            "groupcoord.table.name": table,
+            "group.consumer.session.timeout.ms": str(SESSION_MS),
+            "group.consumer.max.session.timeout.ms": str(SESSION_MS),
+        }
+        self.memory = MemoryDynamoClient()
+        self.audit = CapacityAudit(self.memory, table)
+        settings = Settings.from_mapping(self.base)
+        self.dynamo = Dynamo(self.audit, table, settings.store_max_attempts)
+        self.configure({})
+        self.store.ensure_table()
+        self.handlers = {f: make_api_handler(f) for f in FUNCTION_APIS}
+
+
+@dataclass
+class Round:
+    name: str
+    calls: int = 0
+    seconds: float = 0.0
+    requests: int = 0
+    writes_by_key: dict[str, float] = field(default_factory=dict)
+    reads_by_key: dict[str, float] = field(default_factory=dict)
+    largest_item: int = 0
+
+    def add(self, audited: Audited | None, requests: int) -> None:
+        self.calls += 1
+        self.requests += requests
+        if audited is None:
+            return
+        self.largest_item = max(self.largest_item, audited.largest_item)
+        for mine, theirs in (
+            (self.writes_by_key, audited.writes_by_key),
+            (self.reads_by_key, audited.reads_by_key),
+        ):
+            for key, units in theirs.items():
+                mine[key] = mine.get(key, 0.0) + units
+
+    def busiest(self, writes: bool = True) -> tuple[str, float]:
+        found = self.writes_by_key if writes else self.reads_by_key
+        return max(found.items(), key=lambda kv: kv[1], default=("-", 0.0))
+
+
+def abstract(key: str, group_id: str) -> str:
+    return key.replace(group_id, "<group>")
+
+
+def assignor_times(members: int, partitions: int, topics: int) -> tuple[float, float]:
+    """The uniform assignor alone: a cold target for every member, and the sticky rerun when
+    one more member joins."""
+    counts = {f"t{i}": partitions // topics for i in range(topics)}
+    assignor_members = [AssignorMember(f"m{i:05d}", frozenset(counts)) for i in range(members)]
+    started = time.perf_counter()
+    first = assign_uniform(assignor_members, counts)
+    cold = time.perf_counter() - started
+    sticky = [replace(m, previous=first[m.member_id]) for m in assignor_members]
+    started = time.perf_counter()
+    assign_uniform([*sticky, AssignorMember("joiner", frozenset(counts))], counts)
+    return cold, time.perf_counter() - started
+
+
+def largest_items(store: Store, group_id: str) -> tuple[int, int]:
+    """The largest member item and the group item, as stored at the end (DynamoDB's rules)."""
+    group = reload(consumer_store(store), group_id)
+    assert group is not None
+    largest = 0
+    for pk in schema.member_pks(group_id, group.member_shards):
+        for item in store.dynamo.query("pk = :pk", {":pk": pk}):
+            largest = max(largest, capacity.item_size(item))
+    return largest, capacity.item_size(group.raw)
+
+
+def burst_of_joins(store: Store, group_id: str, count: int, topics: list[str]) -> list[str]:
+    """`count` members that joined (epoch bumped, member written) while no install ran yet."""
+    cs = consumer_store(store)
+    group = reload(cs, group_id)
+    assert group is not None
+    now = runtime.now_ms()
+    ids = [f"joined-{i:06d}" for i in range(count)]
+    members = [
+        ConsumerGroupMember(
+            member_id=mid,
+            rebalance_timeout_ms=300_000,
+            subscribed_topic_names=tuple(topics),
+            assignment=MemberAssignment(epoch=group.target_epoch),
+            session_deadline=now + SESSION_MS,
+        )
+        for mid in ids
+    ]
+    store.dynamo.batch_write(
+        puts=[member_to_item(group_id, group.member_shards, m) for m in members]
+    )
+    cs.update_group(
+        group,
+        {"groupEpoch": group.group_epoch + count, "memberCount": group.member_count + count},
+    )
+    return ids
+
+
+def stable(sim: ConsumerGroupSim, partitions: int) -> bool:
+    if sim.unacked or len(set(sim.epochs.values())) != 1:
+        return False
+    held = sum(len(tp["partitions"]) for owned in sim.owned.values() for tp in owned)
+    return held == partitions
+
+
+def heartbeat_round(coordinator: MemoryInProcess, sim: ConsumerGroupSim, name: str) -> Round:
+    result = Round(name)
+    order = list(sim.ids)
+    random.shuffle(order)
+    started = time.perf_counter()
+    for member_id in order:
+        answer = sim.beat(member_id)
+        if answer.status != 200 or answer.error_code != 0:
+            raise RuntimeError(f"consumer-group-heartbeat: {answer.status} {answer.body}")
+        result.add(answer.audited, answer.usage.requests)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, default=5000)
+    parser.add_argument("--partitions", type=int, default=100_000)
+    parser.add_argument("--topics", type=int, default=4)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    members, partitions = args.members, args.partitions
+
+    print(f"assignor alone: {members:,} members x {partitions:,} partitions")
+    cold_s, sticky_s = assignor_times(members, partitions, args.topics)
+
+    coordinator = MemoryInProcess()
+    store = coordinator.store
+    names = [f"scale-{i}" for i in range(args.topics)]
+    for name in names:
+        store.topics.create(TopicRecord(name, new_topic_id(), partitions // args.topics), 0)
+    group_id = "scale-group"
+    sim = ConsumerGroupSim(coordinator.call, group_id, 1, topic=names[0])
+    first = sim.ids[0]
+    body = {
+        "groupId": group_id,
+        "memberId": first,
+        "memberEpoch": 0,
+        "rebalanceTimeoutMs": 300_000,
+        "subscribedTopicNames": names,
+        "topicPartitions": [],
+    }
+    answer = coordinator.call("consumer-group-heartbeat", body)
+    assert answer.status == 200 and answer.error_code == 0, answer.body
+    sim.epochs[first] = answer.body["memberEpoch"]
+    sim.owned[first] = answer.body["assignment"]["topicPartitions"]
+    sim.unacked.add(first)
+    first_item, _ = largest_items(store, group_id)
+    print(f"first member holds all {partitions:,} partitions: member item {first_item:,} B")
+
+    build_started = time.perf_counter()
+    joined = burst_of_joins(store, group_id, members - 1, names)
+    group = reload(consumer_store(store), group_id)
+    assert group is not None
+    for mid in joined:
+        sim.ids.append(mid)
+        sim.epochs[mid] = group.target_epoch
+    sim.unacked.update(joined)  # their first heartbeat sends topicPartitions [] (a full one)
+    burst_s = time.perf_counter() - build_started
+    print(f"{members - 1:,} joins written in {burst_s:.1f}s")
+
+    install = Round("install (ensure_target_installed)")
+    with capacity.metered() as usage, coordinator.audit.measuring() as audited:
+        install_started = time.perf_counter()
+        group, installed = ensure_target_installed(store, group)
+        install.seconds = time.perf_counter() - install_started
+    install.add(audited, usage.requests)
+    assert installed is not None and group.target_epoch == group.group_epoch
+    targets = [assignment_size(m.target) for m in installed.members.values()]
+    print(f"install: {install.seconds:.1f}s, {usage.requests} requests")
+
+    rounds: list[Round] = []
+    while not stable(sim, partitions):
+        if len(rounds) >= 10:
+            raise RuntimeError("not Stable after 10 rounds")
+        rounds.append(heartbeat_round(coordinator, sim, f"heartbeat round {len(rounds) + 1}"))
+        print(f"  {rounds[-1].name}: {rounds[-1].seconds:.1f}s")
+    converge_s = sum(r.seconds for r in rounds)
+    group = reload(consumer_store(store), group_id)
+    assert group is not None
+    steady = heartbeat_round(coordinator, sim, "steady round (Stable, nothing changes)")
+    print(f"  steady round: {steady.seconds:.1f}s")
+    final_group = reload(consumer_store(store), group_id)
+    assert final_group is not None
+    largest_member, group_item = largest_items(store, group_id)
+    cs = consumer_store(store)
+    state = group_state(
+        final_group.member_count,
+        final_group.group_epoch,
+        final_group.target_epoch,
+        cs.members(final_group),
+    )
+    largest_written = max(r.largest_item for r in [install, *rounds, steady])
+    elapsed = time.perf_counter() - started
+
+    facts = [
+        ("members, partitions (topics)", f"{members:,}, {partitions:,} ({args.topics})"),
+        ("group state at the end (computed from the member items)", state),
+        ("group epoch = target epoch = every member's epoch",
+         f"{final_group.group_epoch} = {final_group.target_epoch} = "
+         f"{', '.join(str(e) for e in sorted(set(sim.epochs.values())))}"),
+        ("partitions per member", f"{min(targets)}-{max(targets)}"),
+        ("heartbeat rounds from the install to Stable", f"{len(rounds)} ({converge_s:.0f} s here)"),
+        ("largest item written (audited, whole runs)",
+         f"{largest_written:,} B ({largest_written / ITEM_LIMIT:.1%} of 400 KB)"),
+        ("largest member item / group item at the end", f"{largest_member:,} B / {group_item:,} B"),
+        ("a member item holding all partitions (the first member, alone)", f"{first_item:,} B"),
+        ("largest transaction", f"{coordinator.memory.largest_transaction} items"),
+        ("target assignment, uniform assignor alone: cold", f"{cold_s * 1000:,.0f} ms"),
+        ("target assignment, uniform assignor alone: sticky rerun + 1 member",
+         f"{sticky_s * 1000:,.0f} ms"),
+        ("install (assignor + read members + write targets, in-memory)",
+         f"{install.seconds:.1f} s, {install.requests:,} requests"),
+    ]  # fmt: skip
+    facts_text = table(("", "figure"), facts)
+
+    key_rows = []
+    verdicts = []
+    for r in [install, *rounds, steady]:
+        wkey, wunits = r.busiest(writes=True)
+        rkey, runits = r.busiest(writes=False)
+        wrate, rrate = wunits / HEARTBEAT_S, runits / HEARTBEAT_S
+        over = wrate > WRITE_LIMIT or rrate > READ_LIMIT
+        if r is not install:
+            verdicts.append((r.name, wrate, over))
+        key_rows.append(
+            (
+                r.name,
+                fmt(r.calls),
+                fmt(r.requests),
+                f"{abstract(wkey, group_id)}: {fmt(wunits, 0)}",
+                f"{fmt(wrate, 0)}" if r is not install else "(one burst)",
+                f"{abstract(rkey, group_id)}: {fmt(runits, 0)}",
+                f"{fmt(rrate, 0)}" if r is not install else "(one burst)",
+                "**BREAKS 4b**" if over and r is not install else "ok",
+                f"{r.seconds:.1f}",
+            )
+        )
+    keys_text = table(
+        (
+            "phase",
+            "calls",
+            "DynamoDB requests",
+            "busiest key: write units",
+            "its writes/s at a 5 s heartbeat",
+            "busiest key: read units",
+            "its reads/s at a 5 s heartbeat",
+            "verdict",
+            "s here",
+        ),
+        key_rows,
+    )
+    steady_keys = sorted(
+        ((abstract(k, group_id), u / HEARTBEAT_S) for k, u in steady.writes_by_key.items()),
+        key=lambda kv: -kv[1],
+    )
+    spread = ", ".join(f"{k} {fmt(v, 0)}" for k, v in steady_keys[:10])
+    print(facts_text)
+    print(keys_text)
+    print(f"steady round, writes/s per key: {spread}")
+    broken = [v for v in verdicts if v[2]]
+    for name, rate, _ in broken:
+        print(f"!!! BREAKS DESIGN.md 4b: {name}: {rate:,.0f} writes/s on one key")
+    if largest_written > ITEM_LIMIT // 10:
+        print(f"!!! largest item {largest_written:,} B is not far below 400 KB")
+    print(f"took {elapsed:.0f}s")
+    results = {
+        "facts": facts,
+        "rounds": [r.__dict__ for r in [install, *rounds, steady]],
+        "seconds": elapsed,
+    }
+    save_results("scale", results)
+    if not args.no_write:
+        body = "\n\n".join(
+            [
+                DOC_INTRO.format(members=members, partitions=partitions, topics=args.topics),
+                facts_text,
+                KEYS_INTRO.format(limit=WRITE_LIMIT, read=READ_LIMIT),
+                keys_text,
+                f"Steady round, write units per second per key at a 5 s heartbeat: {spread}.",
+                *(
+                    f"**Breaks 4b: {n}: {fmt(rate, 0)} writes/s on one key.**"
+                    for n, rate, _ in broken
+                ),
+                f"The run took {elapsed:.0f} s.",
+            ]
+        )
+        command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
+        print(
+            f"wrote {write_section('scale', 'Scale: a 5,000-member consumer group', command, body)}"
+        )
+    return results
+
+
+DOC_INTRO = """\
+A consumer-protocol group of {members:,} members subscribed to {topics} topics of
+{partitions:,} partitions in all, driven to Stable by the real code **on an in-memory DynamoDB
+stand-in** (tests/support/memory_dynamodb.py: DynamoDB's 400 KB item and 100-item transaction
+limits enforced, one request at a time), not on moto: the Lambda handler
+(consumer-group-heartbeat, API Gateway events) and the store, every call audited by
+`CapacityAudit` (whole items, x2 in transactions, GSI writes). As in
+`tests/integration/test_consumer_scale.py`, the first member joins through the handler and is
+given every partition; the other members are written as a burst of joins leaves them (member
+items by the store's `member_to_item`, the group epoch bumped); the real install
+(`ensure_target_installed`) computes and writes the target; then every member heartbeats through
+the handler, in a random order each round, until every member is at the target epoch, has
+acknowledged its assignment and every partition has one owner. Times are in-process in-memory
+times of this machine (no network): the assignor's are what a Lambda would spend computing."""
+
+KEYS_INTRO = """\
+Load per partition key: the audited write (and read) units each round put on its busiest key
+(table or index key, the group id abstracted). Each member sends one heartbeat per round, so at
+a 5 s heartbeat a round is 5 s of traffic: units / 5 is the key's rate. DynamoDB's limit is
+{limit:,} write units ({read:,} read units) per second per partition key. The install is one
+burst by one request (written in transactions of under 100 items), not a rate."""
+
+
+if __name__ == "__main__":
+    main()
