@@ -420,6 +420,20 @@ class Dynamo:
                     transactional=True,
                     writes=1,
                 )
+                for _ in range(self._index_writes(item)):
+                    self._estimate(write_bytes=1, writes=1)
+
+    @staticmethod
+    def _index_writes(item: TransactItem) -> int:
+        """GSI writes a transaction item causes, as far as the request shows them: a Put of an
+        indexed item, an Update that sets or removes an index key attribute."""
+        if isinstance(item, Put):
+            return capacity.index_writes(item.item)
+        if isinstance(item, Update):
+            touched = {name: True for name in (item.names or {}).values()}
+            touched.update({word: True for word in item.expression.replace(",", " ").split()})
+            return capacity.index_writes(touched)
+        return 0
 
     @staticmethod
     def _parse_cancel_message(message: str) -> list[str]:
