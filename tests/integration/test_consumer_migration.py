@@ -159,8 +159,11 @@ def test_empty_consumer_group_becomes_a_classic_group_with_its_offsets(api: Api)
     assert fetch(api, group, topic, [0, 1]) == {0: 5, 1: 6}
     assert commit(api, group, topic, {1: 16}, joined["generationId"], joined["memberId"]) == [0]
     assert fetch(api, group, topic, [0, 1]) == {0: 5, 1: 16}
-    # The consumer protocol no longer knows the group's members: a rejoin is refused.
-    assert Member(api, group, [topic]).join()["errorCode"] == 69
+    # A consumer-protocol member now upgrades the (non-empty) classic group: the classic
+    # member stays in it at epoch = generation (test_consumer_upgrade.py has the rest).
+    assert Member(api, group, [topic]).join()["errorCode"] == 0
+    assert group_type(api, group) == "consumer"
+    assert fetch(api, group, topic, [0, 1]) == {0: 5, 1: 16}
 
 
 def test_a_known_member_id_does_not_convert_an_empty_consumer_group(api: Api) -> None:
@@ -189,13 +192,21 @@ def test_pending_classic_member_ids_do_not_survive_the_conversion(api: Api) -> N
     settle([a, b])
     described = describe(api, group)
     assert {m["memberId"] for m in described["members"]} == {a.member_id, b.member_id}
-    # The pending id's second join finds a consumer group with members.
+    # The pending id's second join finds a consumer group with members: as Kafka does, it
+    # joins it as a new classic-protocol member (generation = its member epoch).
     late = api.call("join-group", join_body(group, topic, member_id=pending))
-    assert late.body["errorCode"] == 69
+    assert late.body["errorCode"] == 0, late.body
+    assert late.body["memberId"] == pending and late.body["leader"] == ""
+    assert late.body["generationId"] > 0 and late.body["members"] == []
+    described = describe(api, group)
+    assert {m["memberId"] for m in described["members"]} == {a.member_id, b.member_id, pending}
 
 
 def test_consumer_heartbeat_and_join_race_for_an_empty_group(api: Api) -> None:
-    """Both protocols' first requests at once: exactly one wins, the other is refused."""
+    """Both protocols' first requests at once: whichever wins, the group ends a consumer group
+    with both members. The classic one joins it as a classic-protocol member, or is upgraded
+    with the group (its pending join then answers 27), or its second join found the group
+    replaced and still Empty (69, as for any member id there): a new join then succeeds."""
     import threading
 
     group, topic = unique("g"), unique("t")
@@ -216,11 +227,12 @@ def test_consumer_heartbeat_and_join_race_for_an_empty_group(api: Api) -> None:
         t.start()
     for t in threads:
         t.join(60)
-    kind = group_type(api, group)
-    winner = "classic" if kind == "classic" else "consumer"
-    loser = "consumer" if winner == "classic" else "classic"
-    assert results[winner] == 0, results
-    assert results[loser] == 69, results
+    assert results["consumer"] == 0, results
+    assert results["classic"] in (0, 27, 69), results
+    if results["classic"] != 0:
+        assert classic_join(api, group, topic)["errorCode"] == 0
+    assert group_type(api, group) == "consumer"
+    assert len(describe(api, group)["members"]) == 2
 
 
 # --- refusals of an upgrade (issue 6 item 2) ---
@@ -293,15 +305,16 @@ def test_upgrade_refused_when_the_group_is_over_the_consumer_max_size(
     assert group_type(upgrade_only_api, group) == "classic"
 
 
-def test_an_upgradable_group_keeps_todays_answer_until_upgrades_exist(api: Api) -> None:
-    """The upgrade itself is not built: a group that passes every check is still refused,
-    and its classic member is untouched; a heartbeat at a non-zero epoch is not a join."""
+def test_upgrade_refused_when_the_embedded_protocol_is_malformed(api: Api) -> None:
+    """A member whose metadata is not a ConsumerProtocol Subscription: 69, group untouched;
+    a heartbeat at a non-zero epoch is not a join."""
     group = unique("g")
     static_join(api, group, "i-1")
     answer = upgrade_attempt(api, group)
     assert (answer["errorCode"], answer["errorMessage"]) == (
         69,
-        f"Group {group} is not a consumer group.",
+        f"Cannot upgrade the classic group {group} to consumer group because the embedded "
+        "consumer protocol is malformed.",
     )
     beat = Member(api, group, ["t"]).send({"memberEpoch": 3})
     assert (beat["errorCode"], beat["errorMessage"]) == (

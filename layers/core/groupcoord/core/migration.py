@@ -9,6 +9,19 @@ GROUP_ID_NOT_FOUND with the message returned here).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+
+from .classic.model import ClassicGroup, ClassicMember
+from .consumer.assignment import Assignment, minus, normalize, union
+from .consumer.member import ClassicMetadata, ConsumerGroupMember
+from .consumer.reconciliation import MemberAssignment, MemberState
+from .consumer_protocol import (
+    ConsumerProtocolError,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+)
+
 UPGRADE_POLICIES = frozenset({"bidirectional", "upgrade"})
 DOWNGRADE_POLICIES = frozenset({"bidirectional", "downgrade"})
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -38,3 +51,105 @@ def validate_online_upgrade(
     if member_count > consumer_max_size:
         return f"{prefix} the group size exceeds the consumer group maximum size."
     return None
+
+
+# --- the upgrade of a non-empty classic group (issue 6 item 2) ---
+
+# One TransactWriteItems: the group item, and per member its item plus (static members) the
+# move of its instance claim. Larger groups need the staged conversion (issue 6 item 5).
+MAX_TRANSACTION_ITEMS = 100
+
+
+def upgrade_fits_one_transaction(member_count: int) -> bool:
+    return 2 * member_count + 1 <= MAX_TRANSACTION_ITEMS
+
+
+def too_large_for_one_transaction(group_id: str, member_count: int) -> str:
+    return (
+        f"Cannot upgrade classic group {group_id} to consumer group yet because it has "
+        f"{member_count} members: an online upgrade of more than "
+        f"{(MAX_TRANSACTION_ITEMS - 1) // 2} members is not supported yet."
+    )
+
+
+def malformed_protocol(group_id: str) -> str:
+    return (
+        f"Cannot upgrade the classic group {group_id} to consumer group because the embedded "
+        "consumer protocol is malformed."
+    )
+
+
+def _names_to_ids(
+    partitions: Mapping[str, Iterable[int]], topic_ids: Mapping[str, str]
+) -> Assignment:
+    """Topic names -> ids; topics the registry does not know are dropped (as Kafka drops
+    topics missing from its metadata image)."""
+    return normalize({topic_ids[t]: ps for t, ps in partitions.items() if t in topic_ids})
+
+
+def owned_partitions(subscription: Subscription, topic_ids: Mapping[str, str]) -> Assignment:
+    return _names_to_ids(subscription.owned_partitions, topic_ids)
+
+
+def member_subscription(protocols: Iterable[tuple[str, bytes]], name: str | None) -> Subscription:
+    """The ConsumerProtocol Subscription a classic member joined with: the one of the group's
+    protocol, else its first. ConsumerProtocolError if malformed."""
+    chosen = list(protocols)
+    for protocol_name, metadata in chosen:
+        if protocol_name == name:
+            return decode_subscription(metadata)
+    if not chosen:
+        raise ConsumerProtocolError("no protocol")
+    return decode_subscription(chosen[0][1])
+
+
+def upgraded_members(
+    group: ClassicGroup,
+    members: Sequence[ClassicMember],
+    topic_ids: Mapping[str, str],
+    now_ms: int,
+) -> list[ConsumerGroupMember]:
+    """Kafka's ConsumerGroup.fromClassicGroup: every (non-pending) classic member becomes a
+    consumer group member at epoch = generation, STABLE, with the partitions of its current
+    assignment (assignment epochs = generation) as both its assignment and its target, marked
+    as a classic-protocol member. A partition claimed by two members' stored assignments (the
+    leader's bug) stays with the first member id only, so no partition is ever held twice.
+    ConsumerProtocolError if a member's subscription or assignment does not decode."""
+    generation = group.generation
+    converted: list[ConsumerGroupMember] = []
+    claimed: Assignment = {}
+    for m in sorted((m for m in members if not m.pending), key=lambda m: m.member_id):
+        protocols = tuple((p.name, p.metadata) for p in m.protocols)
+        subscription = member_subscription(protocols, group.protocol_name)
+        assigned = minus(
+            _names_to_ids(decode_assignment(m.assignment).partitions, topic_ids), claimed
+        )
+        claimed = union(claimed, assigned)
+        expiry = m.expiry_ms or m.session_timeout_ms
+        converted.append(
+            ConsumerGroupMember(
+                member_id=m.member_id,
+                instance_id=m.instance_id,
+                rack_id=subscription.rack_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                subscribed_topic_names=tuple(sorted(set(subscription.topics))),
+                assignment=MemberAssignment(
+                    epoch=generation,
+                    previous_epoch=generation,
+                    state=MemberState.STABLE,
+                    assigned=assigned,
+                    assigned_at={generation: assigned} if assigned else {},
+                ),
+                target=assigned,
+                target_epoch=generation,
+                session_deadline=now_ms + expiry,
+                classic=ClassicMetadata(
+                    session_timeout_ms=expiry,
+                    protocols=protocols,
+                    heartbeat_interval_ms=m.heartbeat_interval_ms,
+                ),
+            )
+        )
+    return converted

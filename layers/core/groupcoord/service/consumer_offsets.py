@@ -36,6 +36,9 @@ def _consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommit
         return Fence(error=Errors.UNKNOWN_MEMBER_ID)
     client_epoch = request.generation_id_or_member_epoch
     member_epoch = member.assignment.epoch
+    if member.classic is not None and client_epoch != member_epoch:
+        # A classic-protocol member (issue 6) keeps the strict generation rule.
+        return Fence(error=Errors.ILLEGAL_GENERATION)
     if client_epoch > member_epoch:
         return Fence(error=Errors.STALE_MEMBER_EPOCH)
     if client_epoch < member_epoch:

@@ -15,13 +15,14 @@ docs/consumer-protocol.md describes the conditions of each write.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.consumer.assignment import from_item, to_item
-from ..core.consumer.member import ConsumerGroupMember, Holder
+from ..core.consumer.member import ClassicMetadata, ConsumerGroupMember, Holder
 from ..core.consumer.reconciliation import MemberAssignment, MemberState
 from . import schema
 from .dynamo import (
@@ -132,7 +133,29 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
     ):
         if value is not None:
             item[name] = value
+    if m.classic is not None:
+        item["classic"] = {
+            "sessionTimeoutMs": m.classic.session_timeout_ms,
+            "heartbeatIntervalMs": m.classic.heartbeat_interval_ms,
+            "protocols": [
+                {"name": name, "metadata": base64.b64encode(metadata).decode("ascii")}
+                for name, metadata in m.classic.protocols
+            ],
+        }
     return item
+
+
+def _classic_from_item(value: dict[str, Any] | None) -> ClassicMetadata | None:
+    if not value:
+        return None
+    return ClassicMetadata(
+        session_timeout_ms=int(value.get("sessionTimeoutMs", 0)),
+        heartbeat_interval_ms=int(value.get("heartbeatIntervalMs", 0)),
+        protocols=tuple(
+            (p["name"], base64.b64decode(p.get("metadata", "")))
+            for p in value.get("protocols") or ()
+        ),
+    )
 
 
 def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
@@ -167,6 +190,7 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
         rebalance_deadline=(
             int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
         ),
+        classic=_classic_from_item(item.get("classic")),
     )
 
 
@@ -303,6 +327,40 @@ class ConsumerGroupStore:
             self.dynamo.put(item, condition=condition, names=names, values=values)
         except ConditionFailed:
             raise Conflict(group_id) from None
+
+    def upgrade_classic_group(
+        self,
+        classic_item: dict[str, Any],
+        classic_version: int,
+        group: dict[str, Any],
+        members: Sequence[ConsumerGroupMember],
+        classic_instance_keys: Sequence[dict[str, str]],
+    ) -> None:
+        """Issue 6 item 2, in one transaction: the classic group item (at the version read,
+        with the topic-change count read) becomes the consumer group item `group`; each member
+        item is rewritten as a consumer member (same key); static instance claims move to
+        this store's keys. Conflict if anything moved."""
+        gid = group["groupId"]
+        shards = int(group["memberShards"])
+        topic_changes = classic_item.get("topicChanges")
+        condition = "groupType = :classic AND #version = :v"
+        values: dict[str, Any] = {":classic": "classic", ":v": classic_version}
+        if topic_changes is None:
+            condition += " AND attribute_not_exists(topicChanges)"
+        else:
+            condition += " AND topicChanges = :tc"
+            values[":tc"] = topic_changes
+        items: list[TransactItem] = [
+            Put(group, condition=condition, names={"#version": "version"}, values=values)
+        ]
+        for m in members:
+            items.append(Put(member_to_item(gid, shards, m)))
+            if m.instance_id is not None:
+                key = static_instance_key(gid, m.instance_id, shards)
+                claim = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": gid}
+                items.append(Put({**claim, "memberId": m.member_id}))
+        items.extend(Delete(key) for key in classic_instance_keys)
+        self.transact(items)
 
     # --- member writes ---
 

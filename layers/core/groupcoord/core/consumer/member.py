@@ -21,6 +21,20 @@ class Holder:
 
 
 @dataclass(frozen=True)
+class ClassicMetadata:
+    """A member that speaks the classic protocol (join/sync/heartbeat) inside a consumer group
+    (Kafka's ClassicMemberMetadata): its session timeout and the protocols it joined with."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...] = ()
+    heartbeat_interval_ms: int = 0
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0] if self.protocols else ""
+
+
+@dataclass(frozen=True)
 class ConsumerGroupMember:
     member_id: str
     instance_id: str | None = None
@@ -43,6 +57,8 @@ class ConsumerGroupMember:
     version: int = 0
     session_deadline: int = 0
     rebalance_deadline: int | None = None
+    # Set for a member that uses the classic protocol (issue 6, mixed groups).
+    classic: ClassicMetadata | None = None
 
     @property
     def epoch(self) -> int:

@@ -231,11 +231,11 @@ def wait_for(
     while True:
         # Polls read eventually consistently (half the cost, and 2x the per-key read limit);
         # an answer is only ever built from a consistent read.
-        group = load(ctx.store, group_id, consistent=False)
+        group = _load_classic(ctx, group_id, consistent=False)
         if group is None:
             return None
         if done(group) or _is_due(group):
-            group = load(ctx.store, group_id)
+            group = _load_classic(ctx, group_id, consistent=True)
             if group is None:
                 return None
             group = settle(ctx.store, group, now_ms())
@@ -245,6 +245,15 @@ def wait_for(
         if left <= 0:
             return None
         time.sleep(min(left, _until_due_s(group)))
+
+
+def _load_classic(ctx: ApiContext, group_id: str, *, consistent: bool) -> ClassicGroup | None:
+    try:
+        return load(ctx.store, group_id, consistent=consistent)
+    except NotClassic:
+        # Upgraded to a consumer group meanwhile (issue 6): Kafka answers the pending joins
+        # and syncs 27, and their rejoin goes to the consumer group.
+        raise GroupBusy(group_id) from None
 
 
 def _is_due(group: ClassicGroup) -> bool:

@@ -7,6 +7,7 @@ from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store import schema
 from ...store.dynamo import ConditionFailed, Update
+from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
 from .common import GroupBusy, NotClassic, classic_store, load, settle
 
@@ -35,6 +36,8 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
         if group is not None:
             group = settle(ctx.store, group, ctx.now_ms)
     except (NotClassic, GroupBusy) as error:
+        if isinstance(error, NotClassic) and is_consumer_group(error.item):
+            return mixed_heartbeat(request, ctx)  # a classic-protocol member of a consumer group
         code = (
             Errors.UNKNOWN_MEMBER_ID
             if isinstance(error, NotClassic)

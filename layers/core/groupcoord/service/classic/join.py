@@ -29,6 +29,7 @@ from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from ...store.classic_groups import ClassicTransition, VersionConflict
 from ...store.dynamo import ConditionFailed
+from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from .common import (
@@ -102,14 +103,20 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
         return _error(request, Errors.INVALID_REQUEST)
     try:
         outcome = _register(request, ctx)
-    except NotClassic:
+    except NotClassic as other:
+        if is_consumer_group_with_members(other.item):
+            # A classic-protocol member of a consumer group (issue 6, mixed groups).
+            return mixed_join(request, ctx, new_member_id)
         return _error(request, Errors.GROUP_ID_NOT_FOUND)
     except GroupBusy:
         return _error(request, Errors.REBALANCE_IN_PROGRESS)
     if isinstance(outcome, JoinGroupResponse):
         return outcome
     member_id, target_generation = outcome
-    return _respond_when_joined(request, ctx, member_id, target_generation)
+    try:
+        return _respond_when_joined(request, ctx, member_id, target_generation)
+    except GroupBusy:  # e.g. upgraded to a consumer group meanwhile: rejoin
+        return _error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
 
 
 def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | tuple[str, int]:

@@ -9,6 +9,7 @@ from ...core.classic.rules import next_check_ms, remove_members
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
 from ...store.classic_groups import ClassicTransition, VersionConflict
+from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
 from .common import (
     RACE_RETRIES,
@@ -33,7 +34,9 @@ def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
             except VersionConflict:
                 back_off(attempt)
         raise GroupBusy(request.group_id)
-    except NotClassic:
+    except NotClassic as other:
+        if is_consumer_group(other.item):
+            return mixed_leave(request, ctx)  # classic-protocol members of a consumer group
         return _unknown(request)
     except GroupBusy:
         return LeaveGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)

@@ -17,6 +17,7 @@ from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
 from ...store.classic_groups import ClassicTransition, VersionConflict
 from ...store.dynamo import ConditionFailed
+from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from .common import (
@@ -103,7 +104,9 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
                 back_off(attempt)  # the group or the member changed since the read
                 continue
             return _follower_waits(request, ctx, member.member_id, group.generation)
-    except NotClassic:
+    except NotClassic as other:
+        if is_consumer_group(other.item):
+            return mixed_sync(request, ctx)  # a classic-protocol member of a consumer group
         return _error(Errors.UNKNOWN_MEMBER_ID)
     except GroupBusy:
         return _error(Errors.REBALANCE_IN_PROGRESS)

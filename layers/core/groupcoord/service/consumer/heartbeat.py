@@ -30,7 +30,6 @@ from ...core.consumer.member import (
     Holder,
 )
 from ...core.consumer.reconciliation import MemberAssignment, MemberState, reconcile
-from ...core.migration import validate_online_upgrade
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -58,6 +57,7 @@ from .common import (
 )
 from .expiry import expire_consumer_group
 from .install import WAIT_FOR_FIRST_TARGET_MS, Installed, ensure_target, ensure_target_installed
+from .upgrade import upgrade_classic_group
 
 
 class Answer(Exception):
@@ -146,7 +146,20 @@ class _Heartbeat:
             if item is None:
                 raise Conflict(gid)
         if item.get("groupType") != GROUP_TYPE:
-            raise Answer(self._not_consumer_group(item))
+            if self.request.member_epoch == 0 and item.get("groupType") == "classic":
+                # Issue 6: an epoch-0 join upgrades a classic group with members (or is
+                # refused with 69); then it joins the consumer group as any new member.
+                why = upgrade_classic_group(self.ctx.store, item, self.now)
+                if why is not None:
+                    raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, why))
+                raise Conflict(gid)  # converted: decide again on the consumer group
+            raise Answer(
+                Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
+            )
+        return self._prepare(item)
+
+    def _prepare(self, item: dict) -> ConsumerGroupRecord:
+        """Due expiries, topic changes and target installs of the consumer group `item`."""
         group = group_from_item(item)
         if group.deadline is not None and group.deadline <= self.now:
             expire_consumer_group(self.ctx.store, item, self.now)
@@ -166,23 +179,13 @@ class _Heartbeat:
             group = ensure_target(self.ctx.store, group)
         return group
 
-    def _not_consumer_group(self, item: dict) -> Refusal:
-        """A classic group with members. An epoch-0 join would upgrade it (issue 6 item 2):
-        the refusals Kafka gives are answered as such; the upgrade itself is not built yet,
-        so a group that passes them keeps today's answer."""
-        gid = self.request.group_id
-        if self.request.member_epoch == 0 and item.get("groupType") == "classic":
-            settings = self.ctx.settings
-            why = validate_online_upgrade(
-                gid,
-                settings.group_consumer_migration_policy,
-                item.get("protocolType") or None,
-                int(item.get("memberCount", 0)),
-                settings.group_consumer_max_size,
-            )
-            if why is not None:
-                return Refusal(Errors.GROUP_ID_NOT_FOUND, why)
-        return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
+    # --- hooks for classic-protocol members (service/consumer/classic_members.py) ---
+
+    def _apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
+        return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+
+    def _session_ms(self) -> int:
+        return session_timeout_ms(self.ctx.settings)
 
     def _reload(self, group: ConsumerGroupRecord) -> ConsumerGroupRecord:
         fresh = reload(self.cs, group.group_id)
@@ -270,7 +273,7 @@ class _Heartbeat:
             owner = self.cs.member(group, owner_id, consistent=True)
             if owner is not None:
                 return self._replace_static(group, owner)
-        deadline = self.now + session_timeout_ms(ctx.settings)
+        deadline = self.now + self._session_ms()
         if member is None:
             max_size = ctx.settings.group_consumer_max_size
             if group.member_count >= max_size:
@@ -281,11 +284,8 @@ class _Heartbeat:
                         "members.",
                     )
                 )
-            new, changed = apply_request(
-                ConsumerGroupMember(member_id=req.member_id, session_deadline=deadline),
-                req,
-                ctx.client_id,
-                ctx.client_host,
+            new, changed = self._apply(
+                ConsumerGroupMember(member_id=req.member_id, session_deadline=deadline)
             )
             items = self.cs.put_member_items(group, new, new=True)
             if new.instance_id is not None:
@@ -302,7 +302,7 @@ class _Heartbeat:
             if group.deadline is None or deadline < group.deadline:
                 sets.update(self.cs.deadline_fields(group.group_id, deadline)[0])
             return self._after_change(self.cs.update_group(group, sets, extra=items))
-        updated, changed = apply_request(member, req, ctx.client_id, ctx.client_host)
+        updated, changed = self._apply(member)
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
             group = self.cs.update_group(group, self._bump(group, 0), extra=items)
@@ -328,10 +328,10 @@ class _Heartbeat:
             owner,
             member_id=req.member_id,
             assignment=replace(owner.assignment, epoch=0, previous_epoch=0),
-            session_deadline=self.now + session_timeout_ms(self.ctx.settings),
+            session_deadline=self.now + self._session_ms(),
             version=0,
         )
-        updated, changed = apply_request(copy, req, self.ctx.client_id, self.ctx.client_host)
+        updated, changed = self._apply(copy)
         items = [
             *self.cs.remove_member_items(group, owner)[:1],
             *self.cs.put_member_items(group, updated, new=True),
@@ -358,7 +358,7 @@ class _Heartbeat:
             member = self._member(group, consistent=True)
         if member is None:
             raise Conflict(group.group_id)
-        updated, _ = apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+        updated, _ = self._apply(member)
         return self._reconcile(group, member, updated, installed)
 
     def _heartbeat(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
@@ -368,9 +368,7 @@ class _Heartbeat:
         )
         if refusal is not None:
             raise Answer(refusal)
-        updated, changed = apply_request(
-            member, self.request, self.ctx.client_id, self.ctx.client_host
-        )
+        updated, changed = self._apply(member)
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
             group = self.cs.update_group(group, self._bump(group, 0), extra=items)
@@ -437,7 +435,7 @@ class _Heartbeat:
         new = replace(
             updated,
             assignment=after,
-            session_deadline=self.now + session_timeout_ms(self.ctx.settings),
+            session_deadline=self.now + self._session_ms(),
             rebalance_deadline=rebalance_deadline,
             acquired_version=member.acquired_version + (1 if acquired else 0),
         )

@@ -1,0 +1,418 @@
+"""Classic-protocol members inside a consumer group (issue 6 item 3; Kafka's
+classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup,
+classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup).
+
+A classic member of a consumer group is a consumer group member item with `classic` metadata
+(session timeout, protocols). Its join-group is a consumer-protocol join (epoch 0) whose
+subscription and owned partitions come from its ConsumerProtocol Subscription: the group epoch
+is bumped if its subscription changed, the target installed, the member reconciled, and the
+answer carries generation = member epoch (no leader, no member list: the coordinator assigns).
+Its sync-group returns the assigned partitions without those pending revocation, as a
+ConsumerProtocol Assignment. Its heartbeat answers 27 when it must rejoin: its epoch is behind
+the group epoch, it has partitions to revoke, or the partitions it waits for are free now.
+Every request renews its session; expiry is the consumer group's (session deadline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from ...core.classic.rules import expiry_ms, heartbeat_interval_ms
+from ...core.consumer.assignment import Assignment, intersect, minus
+from ...core.consumer.member import ClassicMetadata, ConsumerGroupMember
+from ...core.consumer.reconciliation import MemberState
+from ...core.consumer_protocol import (
+    Assignment as ProtocolAssignment,
+)
+from ...core.consumer_protocol import (
+    ConsumerProtocolError,
+    Subscription,
+    encode_assignment,
+)
+from ...core.migration import CONSUMER_PROTOCOL_TYPE, member_subscription, owned_partitions
+from ...errors import Errors
+from ...models.classic import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupMemberResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from ...models.consumer import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupHeartbeatTopicPartitions,
+)
+from ...store import schema
+from ...store.consumer_groups import Conflict, ConsumerGroupRecord, group_from_item
+from ...store.dynamo import ConditionFailed, Update
+from ..context import ApiContext
+from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, consumer_store, reload
+from .heartbeat import Answer, _Heartbeat
+from .install import ensure_target
+
+
+class NotMixed(Exception):
+    """The group is not (or no longer) a consumer group."""
+
+
+def is_consumer_group_with_members(item: dict | None) -> bool:
+    return (
+        item is not None
+        and item.get("groupType") == GROUP_TYPE
+        and int(item.get("memberCount", 0)) > 0
+    )
+
+
+def is_consumer_group(item: dict | None) -> bool:
+    return item is not None and item.get("groupType") == GROUP_TYPE
+
+
+# --- join-group ---
+
+
+class _ClassicJoin(_Heartbeat):
+    """The consumer protocol's join, for a member that speaks the classic protocol."""
+
+    def __init__(
+        self,
+        request: ConsumerGroupHeartbeatRequest,
+        ctx: ApiContext,
+        metadata: ClassicMetadata,
+    ) -> None:
+        super().__init__(request, ctx, consistent=True)
+        self.metadata = metadata
+
+    def _group(self) -> ConsumerGroupRecord:
+        item = self.cs.group_item(self.request.group_id, consistent=True)
+        if not is_consumer_group(item):
+            raise NotMixed(self.request.group_id)
+        assert item is not None
+        return self._prepare(item)
+
+    def _apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
+        updated, changed = super()._apply(member)
+        return replace(updated, classic=self.metadata), changed
+
+    def _session_ms(self) -> int:
+        return self.metadata.session_timeout_ms
+
+    def _replace_static(
+        self, group: ConsumerGroupRecord, owner: ConsumerGroupMember
+    ) -> ConsumerGroupHeartbeatResponse:
+        # A restarted classic static member takes its instance over at once (Kafka does not
+        # wait for a -2 leave from the classic protocol, which has none).
+        released = replace(owner, assignment=replace(owner.assignment, epoch=-2))
+        return super()._replace_static(group, released)
+
+
+def _join_error(
+    request: JoinGroupRequest, error: Errors, member_id: str | None = None
+) -> JoinGroupResponse:
+    return JoinGroupResponse(
+        error_code=error,
+        member_id=request.member_id if member_id is None else member_id,
+        protocol_type=None,
+    )
+
+
+def _topic_ids(ctx: ApiContext, names: set[str]) -> dict[str, str]:
+    ids = {}
+    for name in sorted(names):
+        record = ctx.store.topics.get(name, consistent=False)
+        if record is not None:
+            ids[name] = record.topic_id
+    return ids
+
+
+def mixed_join(
+    request: JoinGroupRequest, ctx: ApiContext, new_member_id: Callable[[str], str]
+) -> JoinGroupResponse:
+    """join-group to a consumer group (the caller saw one). `new_member_id(client_id)` makes
+    ids the classic way."""
+    cs = consumer_store(ctx.store)
+    item = cs.group_item(request.group_id, consistent=True)
+    if not is_consumer_group(item):
+        return _join_error(request, Errors.REBALANCE_IN_PROGRESS)  # moved on: rejoin
+    assert item is not None
+    group = group_from_item(item)
+    if request.protocol_type != CONSUMER_PROTOCOL_TYPE or not request.protocols:
+        return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
+    protocols = tuple((p.name, p.metadata) for p in request.protocols)
+    try:
+        subscription: Subscription = member_subscription(protocols, None)
+    except ConsumerProtocolError:
+        return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
+    member_id = request.member_id
+    instance = request.group_instance_id
+    max_size = ctx.settings.group_consumer_max_size
+    known = bool(member_id) and cs.member(group, member_id, consistent=True) is not None
+    if not known and group.member_count >= max_size:
+        return _join_error(request, Errors.GROUP_MAX_SIZE_REACHED)
+    if not member_id:
+        member_id = new_member_id(ctx.client_id)
+        if instance is None:
+            # A dynamic member gets its id first (Kafka's MEMBER_ID_REQUIRED).
+            return _join_error(request, Errors.MEMBER_ID_REQUIRED, member_id=member_id)
+    elif instance is not None:
+        owner = cs.instance_owner(group, instance)
+        if owner is not None and owner != member_id:
+            return _join_error(request, Errors.FENCED_INSTANCE_ID)
+    rebalance_timeout = (
+        request.session_timeout_ms
+        if request.rebalance_timeout_ms < 0
+        else request.rebalance_timeout_ms
+    )
+    metadata = ClassicMetadata(
+        session_timeout_ms=expiry_ms(
+            request.session_timeout_ms,
+            request.heartbeat_frequency,
+            request.failed_heartbeat_threshold,
+        ),
+        protocols=protocols,
+        heartbeat_interval_ms=heartbeat_interval_ms(
+            request.session_timeout_ms, request.heartbeat_frequency
+        ),
+    )
+    owned = owned_partitions(subscription, _topic_ids(ctx, set(subscription.owned_partitions)))
+    as_consumer = ConsumerGroupHeartbeatRequest(
+        group_id=request.group_id,
+        member_id=member_id,
+        member_epoch=0,
+        instance_id=instance,
+        rack_id=subscription.rack_id or None,
+        rebalance_timeout_ms=rebalance_timeout,
+        subscribed_topic_names=list(subscription.topics),
+        topic_partitions=[
+            ConsumerGroupHeartbeatTopicPartitions(topic_id=t, partitions=sorted(ps))
+            for t, ps in sorted(owned.items())
+        ],
+    )
+    for attempt in range(RACE_ATTEMPTS):
+        try:
+            answer = _ClassicJoin(as_consumer, ctx, metadata).run()
+        except NotMixed:
+            return _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
+        except Answer as refused:
+            return _join_error(request, refused.refusal.error, member_id=member_id)
+        except Conflict:
+            backoff(attempt)
+            continue
+        if answer.error_code:
+            return _join_error(request, Errors(answer.error_code), member_id=member_id)
+        return JoinGroupResponse(
+            generation_id=answer.member_epoch,
+            protocol_type=CONSUMER_PROTOCOL_TYPE,
+            protocol_name=metadata.protocol_name,
+            leader="",
+            member_id=member_id,
+            members=[],
+            heartbeat_interval_ms=metadata.heartbeat_interval_ms,
+        )
+    return _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
+
+
+# --- what sync, heartbeat and leave share ---
+
+
+def _classic_member(
+    ctx: ApiContext, group: ConsumerGroupRecord, member_id: str, instance: str | None
+) -> tuple[ConsumerGroupMember | None, Errors]:
+    """Kafka's validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol."""
+    cs = consumer_store(ctx.store)
+    if instance is not None:
+        owner = cs.instance_owner(group, instance)
+        if owner is None:
+            return None, Errors.UNKNOWN_MEMBER_ID
+        if owner != member_id:
+            return None, Errors.FENCED_INSTANCE_ID
+    member = cs.member(group, member_id, consistent=True) if member_id else None
+    if member is None or member.classic is None:
+        return None, Errors.UNKNOWN_MEMBER_ID
+    return member, Errors.NONE
+
+
+def _renew_session(
+    ctx: ApiContext, group: ConsumerGroupRecord, member: ConsumerGroupMember
+) -> bool:
+    """The member's session restarts (one conditional update of its item, at its epoch)."""
+    assert member.classic is not None
+    try:
+        ctx.store.dynamo.update(
+            Update(
+                schema.member_key(group.group_id, member.member_id, group.member_shards),
+                "SET sessionDeadline = :deadline, mver = mver + :one",
+                values={
+                    ":deadline": ctx.now_ms + member.classic.session_timeout_ms,
+                    ":one": 1,
+                    ":epoch": member.epoch,
+                },
+                condition="attribute_exists(pk) AND memberEpoch = :epoch",
+            )
+        )
+    except ConditionFailed:
+        return False
+    return True
+
+
+def _load(ctx: ApiContext, group_id: str) -> ConsumerGroupRecord:
+    item = consumer_store(ctx.store).group_item(group_id, consistent=True)
+    if not is_consumer_group(item):
+        raise NotMixed(group_id)
+    assert item is not None
+    return group_from_item(item)
+
+
+def _names(ctx: ApiContext, assignment: Assignment) -> dict[str, list[int]]:
+    named = {}
+    for topic_id, partitions in assignment.items():
+        record = ctx.store.topics.get_by_id(topic_id, consistent=False)
+        if record is not None:
+            named[record.name] = sorted(partitions)
+    return named
+
+
+# --- sync-group ---
+
+
+def mixed_sync(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse:
+    try:
+        group = _load(ctx, request.group_id)
+    except NotMixed:
+        return SyncGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+    member, error = _classic_member(ctx, group, request.member_id, request.group_instance_id)
+    if member is None:
+        return SyncGroupResponse(error_code=error)
+    assert member.classic is not None
+    if request.generation_id != member.epoch:
+        return SyncGroupResponse(error_code=Errors.ILLEGAL_GENERATION)
+    name = member.classic.protocol_name
+    if (request.protocol_type is not None and request.protocol_type != CONSUMER_PROTOCOL_TYPE) or (
+        request.protocol_name is not None and request.protocol_name != name
+    ):
+        return SyncGroupResponse(error_code=Errors.INCONSISTENT_GROUP_PROTOCOL)
+    if group.group_epoch > member.epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+        # A new rebalance: rejoin first (a member with partitions to revoke learns which).
+        return SyncGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+    if not _renew_session(ctx, group, member):
+        return SyncGroupResponse(error_code=Errors.ILLEGAL_GENERATION)
+    assigned = _names(ctx, member.assignment.assigned)
+    return SyncGroupResponse(
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocol_name=name,
+        assignment=encode_assignment(ProtocolAssignment(assigned)),
+    )
+
+
+# --- heartbeat ---
+
+
+def _waits_only_on_free_partitions(
+    ctx: ApiContext, group: ConsumerGroupRecord, member: ConsumerGroupMember
+) -> bool:
+    pending = minus(member.target, member.assignment.holds)
+    if not pending:
+        return False
+    probe = _Heartbeat(
+        ConsumerGroupHeartbeatRequest(
+            group_id=group.group_id, member_id=member.member_id, member_epoch=member.epoch
+        ),
+        ctx,
+        consistent=True,
+    )
+    held = probe._held_by_others(group, member, None)
+    return not intersect(pending, held)
+
+
+def mixed_heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
+    try:
+        group = _load(ctx, request.group_id)
+    except NotMixed:
+        return HeartbeatResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+    member, error = _classic_member(ctx, group, request.member_id, request.group_instance_id)
+    if member is None:
+        return HeartbeatResponse(error_code=error)
+    if request.generation_id != member.epoch:
+        return HeartbeatResponse(error_code=Errors.ILLEGAL_GENERATION)
+    if not _renew_session(ctx, group, member):
+        return HeartbeatResponse(error_code=Errors.ILLEGAL_GENERATION)
+    if group.group_epoch > group.target_epoch:
+        group = ensure_target(ctx.store, group)
+    must_rejoin = (
+        member.epoch < group.group_epoch
+        or member.state is MemberState.UNREVOKED_PARTITIONS
+        or (
+            member.state is MemberState.UNRELEASED_PARTITIONS
+            and _waits_only_on_free_partitions(ctx, group, member)
+        )
+    )
+    return HeartbeatResponse(
+        error_code=Errors.REBALANCE_IN_PROGRESS if must_rejoin else Errors.NONE
+    )
+
+
+# --- leave-group ---
+
+
+def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
+    """The member leaves (group epoch bump), on the versions read; retried on races."""
+    cs = consumer_store(ctx.store)
+    for attempt in range(RACE_ATTEMPTS):
+        group = reload(cs, group_id)
+        if group is None or group.raw.get("groupType") != GROUP_TYPE:
+            return
+        member = cs.member(group, member_id, consistent=True)
+        if member is None:
+            return
+        count = group.member_count - 1
+        sets = {
+            "groupEpoch": group.group_epoch + 1,
+            "memberCount": count,
+            "groupState": "Assigning" if count else "Empty",
+        }
+        try:
+            group = cs.update_group(group, sets, extra=cs.remove_member_items(group, member))
+        except Conflict:
+            backoff(attempt)
+            continue
+        ensure_target(ctx.store, group)
+        return
+    raise Conflict(group_id)
+
+
+def mixed_leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
+    try:
+        group = _load(ctx, request.group_id)
+    except NotMixed:
+        return LeaveGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+    cs = consumer_store(ctx.store)
+    results = []
+    for identity in request.members:
+        member_id, instance = identity.member_id, identity.group_instance_id
+        error = Errors.NONE
+        if instance is not None:
+            owner = cs.instance_owner(group, instance)
+            if owner is None:
+                error = Errors.UNKNOWN_MEMBER_ID
+            elif member_id and owner != member_id:
+                error = Errors.FENCED_INSTANCE_ID
+            else:
+                member_id = owner
+        elif cs.member(group, member_id, consistent=True) is None:
+            error = Errors.UNKNOWN_MEMBER_ID
+        if error == Errors.NONE:
+            try:
+                _remove(ctx, request.group_id, member_id)
+            except Conflict:
+                return LeaveGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
+        results.append(
+            LeaveGroupMemberResponse(
+                member_id=identity.member_id, group_instance_id=instance, error_code=error
+            )
+        )
+    return LeaveGroupResponse(members=results)
