@@ -4,22 +4,27 @@ when the other protocol may take a group over. Pure: no I/O, no clock.
 An Empty group of either type is replaced by the other protocol's first request whatever the
 policy. A classic group with members is upgraded only when `validate_online_upgrade` finds
 nothing against it (Kafka's GroupMetadataManager.validateOnlineUpgrade; every refusal is 69
-GROUP_ID_NOT_FOUND with the message returned here).
+GROUP_ID_NOT_FOUND with the message returned here). A consumer group whose last
+consumer-protocol member leaves or expires is downgraded when `downgrade_wanted` says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
-from .classic.model import ClassicGroup, ClassicMember
+from .classic.model import STABLE, ClassicGroup, ClassicMember, Protocol
+from .classic.rules import next_check_ms, start_rebalance, vote_protocol, with_member_protocols
 from .consumer.assignment import Assignment, minus, normalize, union
 from .consumer.member import ClassicMetadata, ConsumerGroupMember
 from .consumer.reconciliation import MemberAssignment, MemberState
+from .consumer_protocol import Assignment as WireAssignment
 from .consumer_protocol import (
     ConsumerProtocolError,
     Subscription,
     decode_assignment,
     decode_subscription,
+    encode_assignment,
 )
 
 UPGRADE_POLICIES = frozenset({"bidirectional", "upgrade"})
@@ -153,3 +158,138 @@ def upgraded_members(
             )
         )
     return converted
+
+
+# --- the downgrade of a consumer group whose last consumer-protocol member goes (item 4) ---
+
+
+def downgrade_wanted(
+    policy: str,
+    remaining: Sequence[ConsumerGroupMember],
+    classic_max_size: int,
+) -> bool:
+    """Kafka's validateOnlineDowngradeWithFencedMembers: the members that stay all use the
+    classic protocol, there is at least one, the policy allows downgrades and they fit in a
+    classic group."""
+    if not remaining or any(m.classic is None for m in remaining):
+        return False
+    if not downgrade_enabled(policy):
+        return False
+    return len(remaining) <= classic_max_size
+
+
+def downgrade_transaction_items(
+    leaving: Sequence[ConsumerGroupMember], remaining: Sequence[ConsumerGroupMember]
+) -> int:
+    """Items of the one TransactWriteItems of a downgrade: the group item; per leaving member
+    its deletion (and its static claim's); per remaining member its rewrite (and, static, the
+    move of its claim: one delete, one put)."""
+    return (
+        1
+        + sum(1 + (m.instance_id is not None) for m in leaving)
+        + sum(1 + 2 * (m.instance_id is not None) for m in remaining)
+    )
+
+
+def downgrade_fits_one_transaction(
+    leaving: Sequence[ConsumerGroupMember], remaining: Sequence[ConsumerGroupMember]
+) -> bool:
+    return downgrade_transaction_items(leaving, remaining) <= MAX_TRANSACTION_ITEMS
+
+
+def _ids_to_names(partitions: Assignment, topic_names: Mapping[str, str]) -> dict[str, list[int]]:
+    """Topic ids -> names; topics the registry no longer knows are dropped."""
+    return {topic_names[t]: sorted(ps) for t, ps in sorted(partitions.items()) if t in topic_names}
+
+
+def _assignment_version(classic: ClassicMetadata) -> int:
+    """Kafka serializes the assignment at the version of the member's Subscription (capped
+    at the Assignment's highest version, 3)."""
+    for _, metadata in classic.protocols[:1]:
+        try:
+            return min(max(decode_subscription(metadata).version, 0), 3)
+        except ConsumerProtocolError:
+            return 0
+    return 0
+
+
+def _protocol_name(members: Sequence[ClassicMember]) -> str:
+    """Kafka's selectProtocol; the first member's first protocol when no protocol is common
+    to all (mixed groups do not check a classic joiner's protocols against the others')."""
+    try:
+        return vote_protocol(members)
+    except ValueError:
+        return members[0].protocols[0].name if members[0].protocols else ""
+
+
+def downgraded_group(
+    group_id: str,
+    group_epoch: int,
+    remaining: Sequence[ConsumerGroupMember],
+    topic_names: Mapping[str, str],
+    *,
+    version: int,
+    member_shards: int,
+    created_at_ms: int,
+    topic_changes: int,
+    now_ms: int,
+) -> tuple[ClassicGroup, list[ClassicMember]]:
+    """Kafka's ClassicGroup.fromConsumerGroup followed by prepareRebalance: a classic group at
+    generation = group epoch, protocolType consumer, whose members are the remaining
+    (classic-protocol) members with the protocols they joined with and, as their assignment,
+    their target assignment encoded as a ConsumerProtocol Assignment (assignment epochs are
+    dropped); then PreparingRebalance, so their next heartbeat answers 27 and they rejoin.
+    `version` is the group item's new version."""
+    members: list[ClassicMember] = []
+    counts: dict[str, int] = {}
+    topics: set[str] = set()
+    for m in sorted(remaining, key=lambda m: m.member_id):
+        assert m.classic is not None
+        protocols = tuple(Protocol(name, metadata) for name, metadata in m.classic.protocols)
+        counts = with_member_protocols(counts, added=[p.name for p in protocols])
+        topics.update(m.subscribed_topic_names)
+        wire = WireAssignment(
+            _ids_to_names(m.target, topic_names), version=_assignment_version(m.classic)
+        )
+        members.append(
+            ClassicMember(
+                member_id=m.member_id,
+                instance_id=m.instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                # ClassicMetadata keeps the expiry (threshold x session / frequency), which is
+                # the session timeout with the default settings.
+                session_timeout_ms=m.classic.session_timeout_ms,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                expiry_ms=m.classic.session_timeout_ms,
+                heartbeat_interval_ms=m.classic.heartbeat_interval_ms,
+                protocol_type=CONSUMER_PROTOCOL_TYPE,
+                protocols=protocols,
+                joined_generation=group_epoch,
+                joined_at_ms=now_ms,
+                synced_generation=group_epoch,
+                assignment=encode_assignment(wire),
+                assignment_generation=group_epoch,
+                session_deadline_ms=now_ms + m.classic.session_timeout_ms,
+            )
+        )
+    stable = ClassicGroup(
+        group_id=group_id,
+        state=STABLE,
+        generation=group_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocol_name=_protocol_name(members),
+        leader=members[0].member_id,
+        version=version,
+        member_count=len(members),
+        protocol_counts=counts,
+        rebalance_timeout_ms=max(m.rebalance_timeout_ms for m in members),
+        topic_changes=topic_changes,
+        topic_changes_seen=topic_changes,
+        subscribed_topics=tuple(sorted(topics)),
+        member_shards=member_shards,
+        created_at_ms=created_at_ms,
+    )
+    group = start_rebalance(stable, now_ms)
+    group = replace(group, next_check_ms=next_check_ms(group, members, now_ms))
+    return group, members

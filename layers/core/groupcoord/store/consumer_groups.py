@@ -362,6 +362,53 @@ class ConsumerGroupStore:
         items.extend(Delete(key) for key in classic_instance_keys)
         self.transact(items)
 
+    def downgrade_to_classic(
+        self,
+        group: ConsumerGroupRecord,
+        classic_group_item: dict[str, Any],
+        leaving: Sequence[ConsumerGroupMember],
+        remaining: Sequence[ConsumerGroupMember],
+        classic_member_items: Sequence[dict[str, Any]],
+        classic_instance_claims: Sequence[dict[str, Any]],
+    ) -> None:
+        """Issue 6 item 4, in one transaction: the consumer group item (at the version read,
+        with the topic-change count read) becomes the classic group item; the leaving
+        members' items (and static claims) are deleted, each remaining member's item is
+        rewritten as a classic member item (same key, conditioned on the member's versions
+        read) and its static claim moves to the classic store's key. Conflict if anything
+        moved. The caller checks that it fits (core/migration.py)."""
+        condition = "groupType = :consumer AND #version = :v"
+        values: dict[str, Any] = {":consumer": GROUP_TYPE, ":v": group.version}
+        topic_changes = group.raw.get("topicChanges")
+        if topic_changes is None:
+            condition += " AND attribute_not_exists(topicChanges)"
+        else:
+            condition += " AND topicChanges = :tc"
+            values[":tc"] = topic_changes
+        items: list[TransactItem] = [
+            Put(
+                classic_group_item,
+                condition=condition,
+                names={"#version": "version"},
+                values=values,
+            )
+        ]
+        for m in leaving:
+            items.extend(self.remove_member_items(group, m))
+        for m, classic_item in zip(remaining, classic_member_items, strict=True):
+            condition, names, member_values = _member_condition(m)
+            items.append(Put(classic_item, condition, names, member_values))
+            if m.instance_id is not None:
+                items.append(
+                    Delete(
+                        static_instance_key(group.group_id, m.instance_id, group.member_shards),
+                        condition="attribute_not_exists(pk) OR memberId = :m",
+                        values={":m": m.member_id},
+                    )
+                )
+        items.extend(Put(claim) for claim in classic_instance_claims)
+        self.transact(items)
+
     # --- member writes ---
 
     def put_member_items(

@@ -30,7 +30,12 @@ from ...core.consumer_protocol import (
     Subscription,
     encode_assignment,
 )
-from ...core.migration import CONSUMER_PROTOCOL_TYPE, member_subscription, owned_partitions
+from ...core.migration import (
+    CONSUMER_PROTOCOL_TYPE,
+    downgrade_enabled,
+    member_subscription,
+    owned_partitions,
+)
 from ...errors import Errors
 from ...models.classic import (
     HeartbeatRequest,
@@ -53,6 +58,7 @@ from ...store.consumer_groups import Conflict, ConsumerGroupRecord, group_from_i
 from ...store.dynamo import ConditionFailed, Update
 from ..context import ApiContext
 from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, consumer_store, reload
+from .downgrade import maybe_downgrade
 from .heartbeat import Answer, _Heartbeat
 from .install import ensure_target
 
@@ -369,6 +375,16 @@ def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
         member = cs.member(group, member_id, consistent=True)
         if member is None:
             return
+        try:
+            # Issue 6 item 4 (Kafka fences leaving classic members the same way): a group
+            # left with classic-protocol members only becomes a classic group.
+            if downgrade_enabled(ctx.settings.group_consumer_migration_policy) and maybe_downgrade(
+                ctx.store, group, [member], cs.members(group), ctx.now_ms
+            ):
+                return
+        except Conflict:
+            backoff(attempt)
+            continue
         count = group.member_count - 1
         sets = {
             "groupEpoch": group.group_epoch + 1,

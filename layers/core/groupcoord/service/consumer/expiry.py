@@ -24,6 +24,7 @@ from ...store.store import Store
 from ..group_admin import cleans_up_groups_of_type
 from ..group_timers import expires_groups_of_type
 from .common import GROUP_TYPE, consumer_store, state_refresh_ms
+from .downgrade import maybe_downgrade
 from .install import ensure_target
 
 # How long a claimed scan keeps other requests from scanning the same group.
@@ -63,6 +64,14 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
                 group, {**sets, "groupState": state, "memberCount": len(members)}, removes
             )
         return
+    if len(members) == len(expired) + len(remaining):  # every overdue member is fenced now
+        # Issue 6 item 4: fencing the last consumer-protocol members of a group whose other
+        # members all use the classic protocol turns it into a classic group.
+        try:
+            if maybe_downgrade(store, group, expired, members, now_ms):
+                return
+        except Conflict:
+            return  # the group or a member moved: it is looked at again
     removals = [item for m in expired for item in cs.remove_member_items(group, m)]
     deadline = next_deadline(remaining, now_ms, refresh)
     if len(members) > len(expired) + len(remaining):  # more expired than one pass takes

@@ -30,6 +30,7 @@ from ...core.consumer.member import (
     Holder,
 )
 from ...core.consumer.reconciliation import MemberAssignment, MemberState, reconcile
+from ...core.migration import downgrade_enabled
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -55,6 +56,7 @@ from .common import (
     reload,
     session_timeout_ms,
 )
+from .downgrade import maybe_downgrade
 from .expiry import expire_consumer_group
 from .install import WAIT_FOR_FIRST_TARGET_MS, Installed, ensure_target, ensure_target_installed
 from .upgrade import upgrade_classic_group
@@ -240,6 +242,14 @@ class _Heartbeat:
 
     def _leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
+        if downgrade_enabled(self.ctx.settings.group_consumer_migration_policy):
+            # Issue 6 item 4: the last consumer-protocol member leaving a group whose other
+            # members all use the classic protocol turns it into a classic group.
+            members = self.cs.members(group)
+            if maybe_downgrade(self.ctx.store, group, [member], members, self.now):
+                return ConsumerGroupHeartbeatResponse(
+                    member_id=member.member_id, member_epoch=LEAVE_EPOCH
+                )
         group = self.cs.update_group(
             group, self._bump(group, -1), extra=self.cs.remove_member_items(group, member)
         )
