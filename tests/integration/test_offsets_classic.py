@@ -467,3 +467,31 @@ def test_a_zombie_commit_never_overwrites_the_new_generations_commit(api: Api) -
         thread.join()
     assert all(at < first_new_commit for at, _ in accepted)
     assert fetched(api, group, topic, [0]) == {0: 1_000_000}
+
+
+def test_commits_of_the_current_generation_are_accepted_during_a_rebalance_not_after(
+    api: Api,
+) -> None:
+    """Kafka admits a commit of generation g while the group rebalances towards g+1 (a
+    cooperative member keeps committing what it keeps); once g+1 formed, g is 22."""
+    topic, _ = make_topic(api)
+    group = unique("rebalancing")
+    (first,) = stable_group(api, group, topic, 1)
+    gen, member_id = first["generationId"], first["memberId"]
+    # A second member arrives: the group is PreparingRebalance until the first rejoins.
+    newcomer = threading.Thread(target=join, args=(api, group, topic))
+    newcomer.start()
+    try:
+        wait = time.monotonic() + 20
+        while api.ok("describe-groups", {"groups": [group]})["groups"][0]["groupState"] != (
+            "PreparingRebalance"
+        ):
+            assert time.monotonic() < wait
+            time.sleep(0.05)
+        assert commit(api, group, topic, {0: 11}, gen, member_id) == [0]
+        rejoined = join(api, group, topic, member_id=member_id)
+        assert rejoined["generationId"] == gen + 1
+    finally:
+        newcomer.join()
+    assert commit(api, group, topic, {0: 12}, gen, member_id) == [22]
+    assert fetched(api, group, topic, [0]) == {0: 11}

@@ -266,6 +266,7 @@ def downgraded_group(
                 protocol_type=CONSUMER_PROTOCOL_TYPE,
                 protocols=protocols,
                 joined_generation=group_epoch,
+                member_generation=group_epoch,
                 joined_at_ms=now_ms,
                 synced_generation=group_epoch,
                 assignment=encode_assignment(wire),

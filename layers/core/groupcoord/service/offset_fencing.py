@@ -101,23 +101,19 @@ def _classic_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitR
     if group.state == COMPLETING_REBALANCE:
         return Fence(error=Errors.REBALANCE_IN_PROGRESS)
     key = schema.member_key(group.group_id, member.member_id, group.member_shards)
+    # The generation check rides on the member item alone (DESIGN.md 4b: a check on the group
+    # item would bill its key for every commit). `memberGeneration` is stamped on every member
+    # when a barrier closes with it, so a commit of generation g is admitted exactly while the
+    # member is still in g: during the next rebalance too, as in Kafka, and never after it.
+    # The state check (27 while the assignment is awaited) needs no condition: a generation
+    # never goes back to CompletingRebalance once Stable.
     return Fence(
         items=[
-            Check(
-                schema.group_key(group.group_id),
-                "generation = :g AND groupState <> :completing AND groupType = :classic",
-                values={
-                    ":g": group.generation,
-                    ":completing": COMPLETING_REBALANCE,
-                    ":classic": GROUP_TYPE,
-                },
-            ),
-            # The member is still there, and a commit renews its session (Kafka does too).
             Update(
                 key,
                 "SET sessionDeadline = expiryMs + :now",
-                values={":now": ctx.now_ms, ":false": False},
-                condition="attribute_exists(pk) AND pending = :false",
+                values={":now": ctx.now_ms, ":false": False, ":g": group.generation},
+                condition="attribute_exists(pk) AND pending = :false AND memberGeneration = :g",
             ),
         ]
     )

@@ -150,6 +150,7 @@ def member_from_item(item: dict[str, Any]) -> ClassicMember:
             for p in item.get("protocols") or ()
         ),
         joined_generation=int(item.get("joinedGeneration", -1)),
+        member_generation=int(item.get("memberGeneration", -1)),
         joined_at_ms=int(item.get("joinedAt", 0)),
         synced_generation=int(item.get("syncedGeneration", -1)),
         assignment=base64.b64decode(item.get("assignment", "")),
@@ -178,6 +179,7 @@ def member_to_item(group: ClassicGroup, member: ClassicMember) -> dict[str, Any]
             for p in member.protocols
         ],
         "joinedGeneration": member.joined_generation,
+        "memberGeneration": member.member_generation,
         "joinedAt": member.joined_at_ms,
         "syncedGeneration": member.synced_generation,
         "assignment": base64.b64encode(member.assignment).decode("ascii"),

@@ -36,6 +36,9 @@ class ClassicMember:
     # The generation this member has joined for: group.generation + 1 while its join is
     # registered in PreparingRebalance, group.generation once the barrier completed.
     joined_generation: int = -1
+    # The last generation whose barrier closed with this member in it (-1: none yet). Offset
+    # commits are fenced on it, on the member item alone (no write units on the group's key).
+    member_generation: int = -1
     joined_at_ms: int = 0
     synced_generation: int = -1
     assignment: bytes = b""

@@ -193,7 +193,12 @@ def complete_join(
     # Kafka reschedules every member's heartbeat when the join completes: the time a member
     # spent waiting at the barrier (held or polling) must not count against its session.
     survivors = [
-        replace(m, joined_generation=pending_generation, session_deadline_ms=now_ms + m.expiry_ms)
+        replace(
+            m,
+            joined_generation=pending_generation,
+            member_generation=pending_generation,
+            session_deadline_ms=now_ms + m.expiry_ms,
+        )
         for m in survivors
     ]
     return JoinCompletion(new_group, removed, survivors)

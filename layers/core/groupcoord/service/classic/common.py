@@ -162,7 +162,11 @@ def _due_transition(
         transition.member_updates += [
             (
                 m.member_id,
-                {"joinedGeneration": m.joined_generation, "sessionDeadline": m.session_deadline_ms},
+                {
+                    "joinedGeneration": m.joined_generation,
+                    "memberGeneration": m.member_generation,
+                    "sessionDeadline": m.session_deadline_ms,
+                },
             )
             for m in completion.members
         ]

@@ -215,6 +215,7 @@ def _decide(
         member = replace(
             member,
             joined_generation=existing.joined_generation,
+            member_generation=existing.member_generation,
             joined_at_ms=existing.joined_at_ms,
             synced_generation=existing.synced_generation,
             assignment=existing.assignment,
@@ -313,6 +314,7 @@ def _replace_static_member(
     member = replace(
         _template(request, ctx, new_member_id(ctx.client_id), now),
         joined_generation=old.joined_generation,
+        member_generation=old.member_generation,
         joined_at_ms=old.joined_at_ms,
         synced_generation=old.synced_generation,
         assignment=old.assignment,
