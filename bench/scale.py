@@ -39,23 +39,19 @@ from bench.common import (
     table,
     write_section,
 )
-from groupcoord import runtime
 from groupcoord.core.consumer.assignment import size as assignment_size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.consumer.group import group_state
-from groupcoord.core.consumer.member import ConsumerGroupMember
-from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.core.topics import TopicRecord
 from groupcoord.http.handler import make_api_handler
 from groupcoord.http.routing import FUNCTION_APIS
 from groupcoord.service.consumer.common import consumer_store, reload
 from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.settings import Settings
-from groupcoord.store import capacity, schema
-from groupcoord.store.consumer_groups import member_to_item
+from groupcoord.store import capacity
 from groupcoord.store.dynamo import Dynamo
-from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
+from tests.support.consumer_scale import add_joined_members, largest_items
 from tests.support.memory_dynamodb import MemoryDynamoClient
 
 COMMAND = "python -m bench.scale"
@@ -130,44 +126,6 @@ def assignor_times(members: int, partitions: int, topics: int) -> tuple[float, f
     return cold, time.perf_counter() - started
 
 
-def largest_items(store: Store, group_id: str) -> tuple[int, int]:
-    """The largest member item and the group item, as stored at the end (DynamoDB's rules)."""
-    group = reload(consumer_store(store), group_id)
-    assert group is not None
-    largest = 0
-    for pk in schema.member_pks(group_id, group.member_shards):
-        for item in store.dynamo.query("pk = :pk", {":pk": pk}):
-            largest = max(largest, capacity.item_size(item))
-    return largest, capacity.item_size(group.raw)
-
-
-def burst_of_joins(store: Store, group_id: str, count: int, topics: list[str]) -> list[str]:
-    """`count` members that joined (epoch bumped, member written) while no install ran yet."""
-    cs = consumer_store(store)
-    group = reload(cs, group_id)
-    assert group is not None
-    now = runtime.now_ms()
-    ids = [f"joined-{i:06d}" for i in range(count)]
-    members = [
-        ConsumerGroupMember(
-            member_id=mid,
-            rebalance_timeout_ms=300_000,
-            subscribed_topic_names=tuple(topics),
-            assignment=MemberAssignment(epoch=group.target_epoch),
-            session_deadline=now + SESSION_MS,
-        )
-        for mid in ids
-    ]
-    store.dynamo.batch_write(
-        puts=[member_to_item(group_id, group.member_shards, m) for m in members]
-    )
-    cs.update_group(
-        group,
-        {"groupEpoch": group.group_epoch + count, "memberCount": group.member_count + count},
-    )
-    return ids
-
-
 def stable(sim: ConsumerGroupSim, partitions: int) -> bool:
     if sim.unacked or len(set(sim.epochs.values())) != 1:
         return False
@@ -227,7 +185,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"first member holds all {partitions:,} partitions: member item {first_item:,} B")
 
     build_started = time.perf_counter()
-    joined = burst_of_joins(store, group_id, members - 1, names)
+    joined = add_joined_members(
+        store, group_id, members - 1, names, session_ms=SESSION_MS, rebalance_timeout_ms=300_000
+    )
     group = reload(consumer_store(store), group_id)
     assert group is not None
     for mid in joined:

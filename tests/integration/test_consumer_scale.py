@@ -29,8 +29,6 @@ import pytest
 
 from groupcoord.core.consumer.assignment import size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
-from groupcoord.core.consumer.member import ConsumerGroupMember
-from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.consumer.common import consumer_store, reload
@@ -39,11 +37,11 @@ from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
-from groupcoord.store.consumer_groups import member_to_item
 from groupcoord.store.dynamo import Dynamo
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
+from tests.support.consumer_scale import add_joined_members, largest_items
 from tests.support.memory_dynamodb import MemoryDynamoClient
 
 MEMBERS = int(os.environ.get("GROUPCOORD_SCALE_MEMBERS", "5000"))
@@ -109,45 +107,6 @@ def owned_wire(assignment: dict | None) -> list[dict]:
     ]
 
 
-def largest_items(store: Store, group_id: str) -> tuple[int, int]:
-    """The largest member item and the group item of a group, in bytes (DynamoDB's rules)."""
-    group = reload(consumer_store(store), group_id)
-    assert group is not None
-    largest = 0
-    for pk in schema.member_pks(group_id, group.member_shards):
-        for item in store.dynamo.query("pk = :pk", {":pk": pk}):
-            largest = max(largest, capacity.item_size(item))
-    return largest, capacity.item_size(group.raw)
-
-
-def add_joined_members(store: Store, group_id: str, count: int, topics: list[str]) -> list[str]:
-    """`count` members that joined (epoch bumped, member written) while no install ran yet:
-    what a burst of joins leaves for the next install."""
-    cs = consumer_store(store)
-    group = reload(cs, group_id)
-    assert group is not None
-    now = int(time.time() * 1000)
-    ids = [f"joined-{i:06d}" for i in range(count)]
-    members = [
-        ConsumerGroupMember(
-            member_id=mid,
-            rebalance_timeout_ms=30000,
-            subscribed_topic_names=tuple(topics),
-            assignment=MemberAssignment(epoch=group.target_epoch),
-            session_deadline=now + 600_000,
-        )
-        for mid in ids
-    ]
-    store.dynamo.batch_write(
-        puts=[member_to_item(group_id, group.member_shards, m) for m in members]
-    )
-    cs.update_group(
-        group,
-        {"groupEpoch": group.group_epoch + count, "memberCount": group.member_count + count},
-    )
-    return ids
-
-
 @pytest.fixture
 def store() -> Store:
     settings = Settings.from_mapping({"groupcoord.table.name": "scale"})
@@ -192,7 +151,9 @@ def test_a_5000_member_group_over_100000_partitions(store: Store, topics: list[s
         largest_single, _ = largest_items(store, group)
         assert largest_single < 4 * 1024, largest_single
 
-        joined = add_joined_members(store, group, MEMBERS - 1, topics)
+        joined = add_joined_members(
+            store, group, MEMBERS - 1, topics, session_ms=600_000, rebalance_timeout_ms=30_000
+        )
         before = reload(cs, group)
         assert before is not None
         with capacity.metered() as install_usage:
