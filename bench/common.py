@@ -233,9 +233,17 @@ class CapacityAudit:
         audited = self.current
         assert audited is not None
         if name == "batch_get_item":
-            consistent = kwargs["RequestItems"][self.table_name].get("ConsistentRead", False)
-            for item in response["Responses"].get(self.table_name, []):  # each rounded up
-                audited.read(item[schema.PK]["S"], capacity.read_units(_size(item), consistent))
+            request = kwargs["RequestItems"][self.table_name]
+            consistent = request.get("ConsistentRead", False)
+            returned = {self._ident(i): i for i in response["Responses"].get(self.table_name, [])}
+            unread = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
+            skipped = {self._ident(k) for k in unread}
+            # Each key is read as a GetItem: rounded up, and a missing item costs the minimum.
+            for key in request["Keys"]:
+                ident = self._ident(key)
+                if ident not in skipped:
+                    size = _size(returned.get(ident))
+                    audited.read(ident[0], capacity.read_units(size, consistent))
             return
         if name == "get_item":
             key, consistent = kwargs["Key"][schema.PK]["S"], bool(kwargs.get("ConsistentRead"))
@@ -419,6 +427,7 @@ def build_classic_group_direct(
             protocol_type="consumer",
             protocols=(Protocol(ASSIGNOR, metadata),),
             joined_generation=1,
+            member_generation=1,  # the barrier of generation 1 closed with it (commit fence)
             joined_at_ms=now + i,
             synced_generation=1 if stable else -1,
             assignment=assignment_bytes(assigned[member_id]) if stable else b"",

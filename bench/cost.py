@@ -47,6 +47,7 @@ from bench.common import (
     table,
     write_section,
 )
+from groupcoord.service.classic.common import hold_plan
 from groupcoord.service.handlers import handler_for
 from groupcoord.settings import Settings
 from groupcoord.store import schema
@@ -229,7 +230,31 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
             label,
             build,
             [second],
-            f"held {second.seconds:.1f}s (barrier.hold.ms {hold}), polling the group",
+            f"held {second.seconds:.1f}s (barrier.hold.ms {hold}; hold_plan)",
+        )
+    )
+    # The rebalance is open: the members it waits for rejoin (known members), then re-send.
+    plan = hold_plan(size + 1, hold)  # the new member above joined
+    rejoin = {**join, "memberId": ids[-1]}
+    known = coordinator.call("join-group", rejoin)
+    rows.append(
+        Row.of(
+            "join-group, known member: registered (barrier open)",
+            label,
+            build,
+            [known],
+            f"held {known.seconds:.1f}s (at most {plan.hold_ms} ms, polling every "
+            f"{plan.poll_interval_s:g} s)",
+        )
+    )
+    resent = coordinator.call("join-group", rejoin)
+    rows.append(
+        Row.of(
+            "join-group, known member: re-sent after 202 (barrier open)",
+            label,
+            build,
+            [resent],
+            f"held {resent.seconds:.1f}s; retryAfterMs {resent.body.get('retryAfterMs')}",
         )
     )
 
@@ -258,7 +283,7 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
                 label,
                 build,
                 [held],
-                f"held {held.seconds:.1f}s (barrier.hold.ms {hold}), polling the group",
+                f"held {held.seconds:.1f}s (barrier.hold.ms {hold}; hold_plan)",
             )
         )
     plan = range_assign(ids, PARTITIONS)
@@ -547,7 +572,7 @@ PARTITIONS_AT_SCALE = 100_000
 def shards_of(kind: str) -> int:
     """Over how many partition keys calls of one kind spread (the key formats of schema.py)."""
     defaults = Settings()
-    if kind.endswith("#M<n>") or kind.endswith("#S<n>"):
+    if kind.endswith(("#M<n>", "#S<n>", "#J<n>")):
         return defaults.member_shards
     if kind.startswith("O#"):
         return schema.OFFSET_SHARDS
@@ -558,16 +583,21 @@ def shards_of(kind: str) -> int:
     return 1
 
 
-def workloads(members: int, hold_s: float) -> list[tuple[str, float, float, str]]:
+def workloads(members: int, hold_ms: int) -> list[tuple[str, float, float, str]]:
     """(scenario, calls/s whose reads count, calls/s whose writes count, what it stands for)
-    in a group of `members`. A held call polls for its whole hold and is re-sent at once, but
-    registers its join (or sync) once per rebalance: all members within one interval."""
+    in a group of `members`. In a rebalance every member registers its join (or sync) once,
+    all within one heartbeat interval, and is then held and re-sent until the barrier closes:
+    one call per hold + retry-after (hold_plan) each."""
     every = f"{members:,} members, each every {HEARTBEAT_S:.0f} s"
     steady = members / HEARTBEAT_S
+    plan = hold_plan(members, hold_ms)
+    cycle_s = (plan.hold_ms + plan.retry_after_ms) / 1000
+    joining = f"a rebalance: {members:,} members rejoining within {HEARTBEAT_S:.0f} s"
     held = (
-        f"a rebalance: {members:,} members held {hold_s:.0f} s and re-sent, "
-        f"all joining within {HEARTBEAT_S:.0f} s"
+        f"a rebalance: {members:,} members held {plan.hold_ms / 1000:g} s and re-sent after "
+        f"{plan.retry_after_ms / 1000:g} s"
     )
+    scale_out = members // 10
     return [
         ("heartbeat, steady state", steady, steady, every),
         ("consumer-group-heartbeat, steady state", steady, steady, every),
@@ -580,20 +610,32 @@ def workloads(members: int, hold_s: float) -> list[tuple[str, float, float, str]
         ),
         (
             "join-group, new member: registered (starts the rebalance)",
-            members / hold_s,
+            scale_out / HEARTBEAT_S,
+            scale_out / HEARTBEAT_S,
+            f"{scale_out:,} new members joining within {HEARTBEAT_S:.0f} s",
+        ),
+        (
+            "join-group, known member: registered (barrier open)",
             steady,
+            steady,
+            joining,
+        ),
+        (
+            "join-group, known member: re-sent after 202 (barrier open)",
+            members / cycle_s,
+            members / cycle_s,
             held,
         ),
-        ("sync-group, follower before the leader", members / hold_s, steady, held),
+        ("sync-group, follower before the leader", members / cycle_s, members / cycle_s, held),
     ]
 
 
-def hot_keys(rows: list[Row], hold_s: float) -> tuple[str, list[str]]:
+def hot_keys(rows: list[Row], hold_ms: int) -> tuple[str, list[str]]:
     """Per-key load at the largest measured group size, from each call's audited per-key units."""
     sized = [r for r in rows if not r.skipped and r.members != "-"]
     members = max(int(r.members.replace(",", "")) for r in sized)
     lines, broken = [], []
-    for scenario, read_rate, write_rate, meaning in workloads(members, hold_s):
+    for scenario, read_rate, write_rate, meaning in workloads(members, hold_ms):
         found = [r for r in sized if r.scenario == scenario]
         if not found:
             continue
@@ -665,8 +707,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     text = render(rows)
     warnings = heartbeat_growth(rows)
     notes = findings(rows)
-    hold_s = Settings().barrier_hold_ms / 1000
-    keys_table, broken = hot_keys(rows, hold_s)
+    keys_table, broken = hot_keys(rows, Settings().barrier_hold_ms)
     print(text)
     for line in warnings or ["steady-state heartbeat: constant across group sizes (good)"]:
         print(line)
@@ -703,7 +744,9 @@ The load each workload puts on one partition key, from the audited units each ca
 each kind (group ids and shard numbers abstracted), times the calls per second, divided by the
 number of keys of that kind the calls spread over. DynamoDB serves about {read:,} read units and
 {write:,} write units per second per partition; a single item cannot be split. Only loads above
-5% of a limit are listed."""
+5% of a limit are listed. In a rebalance each member registers its join once (all within 5 s),
+then is held and re-sent (every hold + retryAfterMs) until the barrier closes; new members (which
+write the group item: its member count) are modelled as a 10% scale-out within 5 s."""
 
 
 DOC_INTRO = """\
@@ -722,8 +765,12 @@ through the handler and the others' items written reconciled (bench/common.py
 `build_consumer_group_direct`). Members subscribe to one topic of
 {partitions:,} partitions, range-assigned (so a member item carries its assignment). "Group timer
 due" is the heartbeat that finds the group's next check (`dl`) passed and runs the expiry check.
-Held calls (a follower's sync before the leader's, a join that opens a rebalance) poll the group
-for `groupcoord.barrier.hold.ms` (default 2000) before answering 202."""
+Held calls (a follower's sync before the leader's, a join while the barrier is open) poll the
+group for up to `groupcoord.barrier.hold.ms` (default 2000) before answering 202; how often they
+poll, and the `retryAfterMs` of the 202, grow with the group, and from ~4,000 members on they are
+not held at all (`hold_plan` in service/classic/common.py). A known member's join while the
+barrier is open writes its member item and its shard's join counter (`G#<group>#J<n>`), then
+reads every shard's counter."""
 
 
 if __name__ == "__main__":

@@ -1,20 +1,52 @@
 """A classic group too big for one transaction: its barrier still completes atomically enough
-(idempotent member writes first, the group flip last)."""
+(idempotent member writes first, the group flip last); and a big group's rebalance does not
+write its group item once per join (DESIGN.md 4b): known members' joins are counted on per-shard
+counter items, and the last join closes the barrier."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
+from groupcoord import runtime
 from groupcoord.core.classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
+    STABLE,
     ClassicGroup,
     ClassicMember,
     Protocol,
 )
+from groupcoord.errors import Errors
+from groupcoord.models.classic import JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest
 from groupcoord.service.classic.common import classic_store, load, settle
+from groupcoord.service.classic.join import join_group
+from groupcoord.service.classic.leave import leave_group
+from groupcoord.service.context import ApiContext
+from groupcoord.service.handlers_types import Accepted
+from groupcoord.store import capacity, schema
 from groupcoord.store.classic_groups import ClassicTransition, member_to_item
 from groupcoord.store.store import Store
 
 MEMBERS = 250
+
+
+def _members(count: int, generation: int, now: int) -> list[ClassicMember]:
+    return [
+        ClassicMember(
+            member_id=f"m-{i:04d}",
+            session_timeout_ms=30_000,
+            rebalance_timeout_ms=60_000,
+            expiry_ms=30_000,
+            protocol_type="consumer",
+            protocols=(Protocol("range", b""),),
+            joined_generation=generation,
+            member_generation=generation,
+            joined_at_ms=now - 1000 + i,
+            session_deadline_ms=now + 30_000,
+        )
+        for i in range(count)
+    ]
 
 
 def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
@@ -25,28 +57,16 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
         generation=4,
         protocol_type="consumer",
         member_count=MEMBERS,
-        joined_count=MEMBERS,
         protocol_counts={"range": MEMBERS},
         rebalance_timeout_ms=60_000,
         rebalance_started_ms=now - 10,
         join_deadline_ms=now + 60_000,
         member_shards=store.settings.member_shards,
-        next_check_ms=now + 60_000,
+        # Due: the timer check lists the members and counts their joins itself (what heals a
+        # join count that a crash lost).
+        next_check_ms=now,
     )
-    members = [
-        ClassicMember(
-            member_id=f"m-{i:04d}",
-            session_timeout_ms=30_000,
-            rebalance_timeout_ms=60_000,
-            expiry_ms=30_000,
-            protocol_type="consumer",
-            protocols=(Protocol("range", b""),),
-            joined_generation=5,
-            joined_at_ms=now - 1000 + i,
-            session_deadline_ms=now + 100,
-        )
-        for i in range(MEMBERS)
-    ]
+    members = [replace(m, session_deadline_ms=now + 100) for m in _members(MEMBERS, 5, now)]
     groups = classic_store(store)
     groups.commit(ClassicTransition(group=group, expected_version=None))
     store.dynamo.batch_write(puts=[member_to_item(group, m) for m in members])
@@ -64,3 +84,165 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
     # Every member's session restarted with the new generation, beyond one transaction's reach.
     assert all(m.session_deadline_ms == now + 30_000 for m in after.values())
     assert all(m.joined_generation == 5 for m in after.values())
+
+
+def _join(store: Store, member_id: str) -> JoinGroupResponse | Accepted:
+    # No hold: a join that does not close the barrier answers 202 at once.
+    settings = replace(store.settings, barrier_hold_ms=0)
+    ctx = ApiContext(settings=settings, store=store, now_ms=runtime.now_ms(), endpoint="http://x")
+    request = JoinGroupRequest.model_validate(
+        {
+            "groupId": "rejoin",
+            "memberId": member_id,
+            "sessionTimeoutMs": 30_000,
+            "rebalanceTimeoutMs": 60_000,
+            "protocolType": "consumer",
+            # New metadata, as a consumer's Subscription carries its generation and partitions.
+            "protocols": [{"name": "range", "metadata": "djI="}],
+        }
+    )
+    return join_group(request, ctx)
+
+
+def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
+    store: Store,
+) -> None:
+    now = runtime.now_ms()
+    group = ClassicGroup(
+        group_id="rejoin",
+        state=STABLE,
+        generation=4,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader="m-0000",
+        member_count=MEMBERS,
+        protocol_counts={"range": MEMBERS},
+        rebalance_timeout_ms=60_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=now + 30_000,
+    )
+    groups = classic_store(store)
+    groups.commit(ClassicTransition(group=group, expected_version=None))
+    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in _members(MEMBERS, 4, now)])
+    group_key = schema.group_key("rejoin")[schema.PK]
+    ids = [f"m-{i:04d}" for i in range(MEMBERS)]
+
+    # The first rejoin (new metadata) starts the rebalance: that writes the group item.
+    first = _join(store, ids[0])
+    assert isinstance(first, Accepted)
+    started = load(store, "rejoin")
+    assert started is not None and started.state == PREPARING_REBALANCE
+
+    # Every other known member's join registers without writing the group item.
+    for member_id in ids[1:-1]:
+        with capacity.metered() as usage:
+            answer = _join(store, member_id)
+        assert isinstance(answer, Accepted), answer
+        assert group_key not in usage.writes_by_key, usage.writes_by_key
+        # Its member item and its shard's join counter: one write each.
+        assert sum(usage.writes_by_key.values()) == 2, usage.writes_by_key
+    # A re-sent join (after the 202) is registered already: it writes no group item either.
+    with capacity.metered() as usage:
+        assert isinstance(_join(store, ids[1]), Accepted)
+    assert group_key not in usage.writes_by_key
+    waiting = load(store, "rejoin")
+    assert waiting is not None
+    assert (waiting.state, waiting.version) == (PREPARING_REBALANCE, started.version)
+
+    # The last one closes the barrier at once (not at the rebalance timeout) and is answered.
+    last = _join(store, ids[-1])
+    assert isinstance(last, JoinGroupResponse) and last.error_code == Errors.NONE
+    assert last.generation_id == 5
+    closed = load(store, "rejoin")
+    assert closed is not None
+    assert (closed.state, closed.generation, closed.member_count) == (
+        COMPLETING_REBALANCE,
+        5,
+        MEMBERS,
+    )
+    assert all(m.joined_generation == 5 for m in groups.members(closed))
+    # The others, re-sending, get the new generation; the old leader leads again.
+    again = _join(store, ids[0])
+    assert isinstance(again, JoinGroupResponse) and again.generation_id == 5
+    assert again.leader == ids[0] and len(again.members) == MEMBERS
+
+
+def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
+    """Three members: b joins and leaves again; the barrier must then wait for c (a count
+    that kept b's join would close it without c), and close when c joins."""
+    now = runtime.now_ms()
+    group = ClassicGroup(
+        group_id="rejoin",
+        state=STABLE,
+        generation=4,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader="m-0000",
+        member_count=3,
+        protocol_counts={"range": 3},
+        rebalance_timeout_ms=60_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=now + 30_000,
+    )
+    groups = classic_store(store)
+    groups.commit(ClassicTransition(group=group, expected_version=None))
+    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in _members(3, 4, now)])
+    a, b, c = "m-0000", "m-0001", "m-0002"
+    assert isinstance(_join(store, a), Accepted)  # starts the rebalance
+    assert isinstance(_join(store, b), Accepted)
+
+    ctx = ApiContext(
+        settings=store.settings, store=store, now_ms=runtime.now_ms(), endpoint="http://x"
+    )
+    request = LeaveGroupRequest.model_validate({"groupId": "rejoin", "members": [{"memberId": b}]})
+    left = leave_group(request, ctx)
+    assert left.members[0].error_code == Errors.NONE
+    after_leave = load(store, "rejoin")
+    assert after_leave is not None
+    assert (after_leave.state, after_leave.member_count) == (PREPARING_REBALANCE, 2)
+    assert groups.join_count(after_leave) == 1  # a's join only
+
+    answer = _join(store, c)
+    assert isinstance(answer, JoinGroupResponse) and answer.generation_id == 5
+    closed = load(store, "rejoin")
+    assert closed is not None and closed.state == COMPLETING_REBALANCE
+    assert sorted(m.member_id for m in groups.members(closed)) == [a, c]
+
+
+def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> None:
+    """A crash between a member's join and its count (DESIGN.md 5): every member has joined
+    but the counters are one short; the group's next timer check lists the members and closes
+    the barrier, well before the rebalance timeout."""
+    now = runtime.now_ms()
+    group = ClassicGroup(
+        group_id="lost",
+        state=PREPARING_REBALANCE,
+        generation=4,
+        protocol_type="consumer",
+        member_count=2,
+        protocol_counts={"range": 2},
+        rebalance_timeout_ms=600_000,
+        rebalance_started_ms=now - 10,
+        join_deadline_ms=now + 600_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=now + 300,
+    )
+    groups = classic_store(store)
+    groups.commit(ClassicTransition(group=group, expected_version=None))
+    members = _members(2, 5, now)  # both joined for generation 5 ...
+    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in members])
+    loaded = load(store, "lost")
+    assert loaded is not None
+    assert groups.join_count(loaded) == 0  # ... but neither join was counted
+    assert settle(store, loaded, now, count_joins=True).state == PREPARING_REBALANCE
+
+    deadline = time.monotonic() + 10
+    while True:
+        current = load(store, "lost")
+        assert current is not None
+        current = settle(store, current, runtime.now_ms())
+        if current.state == COMPLETING_REBALANCE:
+            break
+        assert time.monotonic() < deadline, "the timer check did not close the barrier"
+        time.sleep(0.05)
+    assert current.generation == 5 and current.member_count == 2

@@ -478,6 +478,7 @@ def test_batch_write_and_batch_get_split_into_25_and_100(store: Store) -> None:
     with capacity.metered() as reads:
         found = store.dynamo.batch_get(keys, consistent=True)
     assert reads.by_operation == {"batch_get_item": 2}  # ceil(131 / 100)
+    assert reads.read_units == 131  # one per key, the missing one too (billed the minimum)
     assert sorted(found, key=lambda i: i["sk"]) == items
 
     deletes = [{"pk": "B", "sk": f"{i:04}"} for i in range(0, 130, 2)]

@@ -237,3 +237,13 @@ def test_usage_add() -> None:
         reported_units=4.0,
         by_operation={"get_item": 2, "x": 1},
     )
+
+
+def test_writes_are_counted_per_partition_key_and_nest() -> None:
+    with metered() as outer:
+        capacity.current().wrote("G#g")
+        with metered() as inner:
+            capacity.current().wrote("G#g#M1")
+            capacity.current().wrote("G#g#M1")
+        assert inner.writes_by_key == {"G#g#M1": 2}
+    assert outer.writes_by_key == {"G#g": 1, "G#g#M1": 2}

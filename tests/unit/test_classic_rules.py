@@ -17,6 +17,7 @@ from groupcoord.core.classic.model import (
     Protocol,
 )
 from groupcoord.core.classic.rules import (
+    barrier_due,
     barrier_ready,
     check_join_request,
     complete_join,
@@ -24,10 +25,13 @@ from groupcoord.core.classic.rules import (
     expiry_ms,
     extend_initial_delay,
     heartbeat_interval_ms,
+    joined_count,
     next_check_ms,
+    past_initial_delay,
     remove_members,
     start_rebalance,
     supports_protocols,
+    uncounted_joins,
     vote_protocol,
     with_member_protocols,
 )
@@ -54,12 +58,11 @@ def group(**kwargs) -> ClassicGroup:
     return ClassicGroup(**kwargs)
 
 
-def preparing(generation: int = 3, members: int = 3, joined: int = 3, **kwargs) -> ClassicGroup:
+def preparing(generation: int = 3, members: int = 3, **kwargs) -> ClassicGroup:
     return group(
         state=PREPARING_REBALANCE,
         generation=generation,
         member_count=members,
-        joined_count=joined,
         rebalance_started_ms=NOW - 100,
         join_deadline_ms=NOW + 4900,
         protocol_type="consumer",
@@ -150,9 +153,9 @@ def test_start_rebalance_arms_the_join_deadline_and_the_initial_delay_only_when_
         NOW + 5000,
         NOW,
     )
-    stable = start_rebalance(group(state=STABLE, generation=4, joined_count=2), NOW)
+    stable = start_rebalance(group(state=STABLE, generation=4), NOW)
     assert stable.initial_delay_until_ms is None
-    assert stable.joined_count == 0
+    assert stable.rebalance_started_ms == NOW  # a new barrier: its joins are counted afresh
     assert start_rebalance(empty, NOW + 10) is empty  # already preparing: unchanged
 
 
@@ -170,25 +173,54 @@ def test_initial_delay_is_extended_by_new_members_but_capped_by_the_rebalance_ti
 
 
 def test_barrier_is_ready_when_every_member_rejoined() -> None:
-    assert barrier_ready(preparing(members=3, joined=3), NOW)
-    assert not barrier_ready(preparing(members=3, joined=2), NOW)
+    assert barrier_ready(preparing(members=3), NOW, joined=3)
+    assert not barrier_ready(preparing(members=3), NOW, joined=2)
 
 
 def test_barrier_is_ready_at_the_rebalance_timeout_even_if_members_are_missing() -> None:
-    g = preparing(members=3, joined=1)
-    assert not barrier_ready(g, NOW + 4899)
-    assert barrier_ready(g, NOW + 4900)
+    g = preparing(members=3)
+    assert not barrier_ready(g, NOW + 4899, joined=1)
+    assert barrier_ready(g, NOW + 4900, joined=1)
+    assert not barrier_due(g, NOW + 4899)
+    assert barrier_due(g, NOW + 4900)  # closes whatever the joins: no count needed
 
 
 def test_barrier_waits_for_the_initial_delay() -> None:
-    g = preparing(members=1, joined=1, initial_delay_until_ms=NOW + 200)
-    assert not barrier_ready(g, NOW + 199)
-    assert barrier_ready(g, NOW + 200)
+    g = preparing(members=1, initial_delay_until_ms=NOW + 200)
+    assert not barrier_ready(g, NOW + 199, joined=1)
+    assert not past_initial_delay(g, NOW + 199)
+    assert barrier_ready(g, NOW + 200, joined=1)
 
 
 def test_barrier_is_only_in_preparing_rebalance() -> None:
     for state in (EMPTY, COMPLETING_REBALANCE, STABLE):
-        assert not barrier_ready(replace(preparing(), state=state), NOW)
+        assert not barrier_ready(replace(preparing(), state=state), NOW, joined=3)
+        assert not barrier_due(replace(preparing(), state=state, member_count=0), NOW)
+
+
+def test_a_barrier_with_nobody_left_to_wait_for_is_due_after_the_initial_delay() -> None:
+    assert barrier_due(preparing(members=0), NOW)
+    assert not barrier_due(preparing(members=0, initial_delay_until_ms=NOW + 1), NOW)
+    assert not barrier_due(preparing(members=1), NOW)
+
+
+def test_joined_count_counts_registered_joins_for_the_pending_generation_only() -> None:
+    g = preparing(generation=3)
+    members = [
+        joined(member("a"), 4, NOW - 10),
+        joined(member("b"), 3, NOW - 1000),  # not rejoined yet
+        joined(member("c", pending=True), 4, NOW - 5),  # an id handed out, not a member
+        joined(member("d"), 4, NOW - 1),
+    ]
+    assert joined_count(g, members) == 2
+    assert joined_count(replace(g, state=STABLE), members) == 0
+
+
+def test_uncounted_joins_are_the_leavers_that_had_joined_the_open_barrier() -> None:
+    g = preparing(generation=3)
+    leavers = [joined(member("a"), 4, NOW - 10), joined(member("b"), 3, NOW - 1000)]
+    assert uncounted_joins(g, leavers) == ["a"]
+    assert uncounted_joins(replace(g, state=STABLE), leavers) == []
 
 
 # --- complete_join ---
@@ -205,7 +237,7 @@ def test_complete_join_keeps_the_old_leader_if_it_rejoined() -> None:
 
 
 def test_complete_join_picks_the_first_member_to_rejoin_when_the_leader_did_not() -> None:
-    g = preparing(generation=3, leader="gone", members=3, joined=2)
+    g = preparing(generation=3, leader="gone", members=3)
     members = [
         joined(member("late"), 4, NOW - 10),
         joined(member("early"), 4, NOW - 90),
@@ -219,7 +251,7 @@ def test_complete_join_picks_the_first_member_to_rejoin_when_the_leader_did_not(
 
 
 def test_complete_join_keeps_static_members_that_did_not_rejoin_and_never_leads_them() -> None:
-    g = preparing(generation=3, leader="s", members=2, joined=1)
+    g = preparing(generation=3, leader="s", members=2)
     members = [
         joined(member("s", instance_id="i-1"), 3, NOW - 1000),
         joined(member("d"), 4, NOW - 10),
@@ -231,7 +263,7 @@ def test_complete_join_keeps_static_members_that_did_not_rejoin_and_never_leads_
 
 
 def test_complete_join_votes_the_protocol_and_counts_the_survivors_protocols() -> None:
-    g = preparing(generation=0, members=2, joined=2)
+    g = preparing(generation=0, members=2)
     members = [
         joined(member("a", "sticky", "range"), 1, NOW - 20),
         joined(member("b", "range", "sticky"), 1, NOW - 10),
@@ -242,14 +274,14 @@ def test_complete_join_votes_the_protocol_and_counts_the_survivors_protocols() -
 
 
 def test_complete_join_renews_every_survivors_session() -> None:
-    g = preparing(generation=1, members=1, joined=1)
+    g = preparing(generation=1, members=1)
     stale = joined(member("a", expiry_ms=700, session_deadline_ms=NOW - 5), 2, NOW - 900)
     done = complete_join(g, [stale], NOW)
     assert done.members[0].session_deadline_ms == NOW + 700
 
 
 def test_complete_join_with_nobody_left_empties_the_group_at_the_next_generation() -> None:
-    g = preparing(generation=5, members=1, joined=0, leader="a")
+    g = preparing(generation=5, members=1, leader="a")
     done = complete_join(g, [joined(member("a"), 5, NOW - 10_000)], NOW)
     assert done.group.state == EMPTY
     assert done.group.generation == 6
@@ -262,7 +294,7 @@ def test_complete_join_with_nobody_left_empties_the_group_at_the_next_generation
 
 
 def test_complete_join_ignores_pending_members() -> None:
-    g = preparing(generation=0, members=1, joined=1)
+    g = preparing(generation=0, members=1)
     pending = member("p", pending=True)
     done = complete_join(g, [joined(member("a"), 1, NOW - 10), pending], NOW)
     assert [m.member_id for m in done.members] == ["a"]
@@ -284,7 +316,7 @@ def test_expire_removes_members_whose_session_ran_out_and_rebalances() -> None:
 
 
 def test_expire_keeps_members_waiting_at_a_barrier() -> None:
-    g = preparing(generation=2, members=1, joined=1)
+    g = preparing(generation=2, members=1)
     waiting = replace(member("a"), session_deadline_ms=NOW - 1, joined_generation=3)
     assert expire(g, [waiting], NOW).removed == []
     completing = group(state=COMPLETING_REBALANCE, generation=3, member_count=1)
@@ -360,19 +392,22 @@ def test_removing_the_last_member_empties_the_group_and_bumps_the_generation() -
 
 
 def test_removing_a_member_that_had_rejoined_during_preparing_rebalance() -> None:
-    g = preparing(generation=4, members=3, joined=2)
+    g = preparing(generation=4, members=3)
     rejoined = joined(member("a"), 5, NOW - 10)
     not_rejoined = joined(member("b"), 4, NOW - 1000)
+    remaining = joined(member("c"), 5, NOW - 20)
     shrunk = remove_members(g, [rejoined, not_rejoined], NOW)
-    assert (shrunk.state, shrunk.member_count, shrunk.joined_count) == (PREPARING_REBALANCE, 1, 1)
-    assert barrier_ready(shrunk, NOW)  # the remaining member had rejoined: complete
+    assert (shrunk.state, shrunk.member_count) == (PREPARING_REBALANCE, 1)
+    assert uncounted_joins(g, [rejoined, not_rejoined]) == ["a"]
+    # the remaining member had rejoined: complete
+    assert barrier_ready(shrunk, NOW, joined=joined_count(shrunk, [remaining]))
 
 
 # --- next_check_ms ---
 
 
 def test_next_check_is_the_earliest_timer() -> None:
-    g = preparing(generation=1, members=2, joined=1, initial_delay_until_ms=NOW + 50)
+    g = preparing(generation=1, members=2, initial_delay_until_ms=NOW + 50)
     waiting = replace(member("a", session_deadline_ms=NOW + 10), joined_generation=2)
     idle = replace(member("b", session_deadline_ms=NOW + 300), joined_generation=1)
     pending = member("p", pending=True, session_deadline_ms=NOW + 100)

@@ -29,10 +29,15 @@ class Usage:
     # Total units as the endpoint reported them (meaningless against moto).
     reported_units: float = 0.0
     by_operation: dict[str, int] = field(default_factory=dict)
+    # Item writes per partition key (`pk`): which keys a call loads (DESIGN.md 4b).
+    writes_by_key: dict[str, int] = field(default_factory=dict)
 
     def count(self, operation: str) -> None:
         self.requests += 1
         self.by_operation[operation] = self.by_operation.get(operation, 0) + 1
+
+    def wrote(self, partition_key: str) -> None:
+        self.writes_by_key[partition_key] = self.writes_by_key.get(partition_key, 0) + 1
 
     def add(self, other: Usage) -> None:
         self.requests += other.requests
@@ -41,6 +46,8 @@ class Usage:
         self.reported_units += other.reported_units
         for op, n in other.by_operation.items():
             self.by_operation[op] = self.by_operation.get(op, 0) + n
+        for key, n in other.writes_by_key.items():
+            self.writes_by_key[key] = self.writes_by_key.get(key, 0) + n
 
 
 _current: contextvars.ContextVar[Usage | None] = contextvars.ContextVar("usage", default=None)

@@ -4,6 +4,33 @@ Every transition is one TransactWriteItems whose first item writes the group ite
 on the version read (or on its absence, for a new group); member writes ride along. A
 transition that touches more than 99 members writes the extra member deletions first (they are
 idempotent) and the group flip last, so a crash leaves the old group state in force.
+
+Join counters (DESIGN.md 4b). A join barrier needs to know WHEN every known member has joined.
+Counting joins on the group item made every join a write of one key: 5,000 members rejoining
+within 5 s is ~2,000 write units/s there (twice DynamoDB's per-partition limit). Instead:
+
+- A known member's join while the barrier is open is one conditional write of its own member
+  item (`joinedGeneration < :pending`: the first registration for that generation only; a
+  member the barrier has closed on, or removed, fails it) followed by `ADD joins 1` on the
+  counter item of its member shard for this barrier (`G#<group>#J<shard>`, sort key
+  `<pending generation>#<rebalance start ms>`: one item per shard and barrier, carrying
+  `expiresAt`, so the TTL removes it once the barrier is long closed). No group item write.
+- Joins that change the group item anyway (a new member, a static member's replacement, the
+  join that starts the rebalance) and leaves during the barrier put their counter updates in
+  the group's transaction, so those stay exact.
+- After its ADD a registrant reads every shard's counter strongly consistently; the registrant
+  whose ADD came last sees the full sum (each ADD is linearized; each registrant reads after its
+  own), finds it >= memberCount and closes the barrier. The count is only a hint of WHEN to
+  look: the barrier closes on the member items, listed consistently (which the completion needs
+  anyway), so an overcount costs one listing, never a wrong close.
+- A crash between a member's write and its ADD loses one count: the barrier then closes at the
+  group's next timer check (which lists the members and counts exactly: at the latest the
+  rebalance timeout), as DESIGN.md 5 requires. Why not one transaction of member + counter:
+  it bills both items twice (a member item carrying its assignment is several write units) to
+  save a rare crash a wait of at most one timer check.
+- Counters are spread over the member shards: 5,000 joins within 5 s are 125 write units/s per
+  counter key; every registrant reads each counter once (S read units per join, 1,000 reads/s
+  per counter key at that rate, a third of the limit).
 """
 
 from __future__ import annotations
@@ -14,12 +41,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.classic.model import GROUP_TYPE, ClassicGroup, ClassicMember, Protocol
+from ..core.classic.model import (
+    GROUP_TYPE,
+    PREPARING_REBALANCE,
+    ClassicGroup,
+    ClassicMember,
+    Protocol,
+)
 from . import schema
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
 from .groups import listing_attributes
 
 MAX_TRANSACTION_ITEMS = 100
+# Join counters outlive their barrier by this much (their `expiresAt`, epoch seconds).
+JOIN_COUNT_TTL_S = 24 * 3600
 
 
 class VersionConflict(Exception):
@@ -45,7 +80,6 @@ def group_from_item(item: dict[str, Any]) -> ClassicGroup:
         leader=item.get("leader") or None,
         version=int(item.get("version", 0)),
         member_count=int(item.get("memberCount", 0)),
-        joined_count=int(item.get("joinedCount", 0)),
         protocol_counts={k: int(v) for k, v in (item.get("protocolCounts") or {}).items()},
         rebalance_timeout_ms=int(item.get("rebalanceTimeoutMs", 0)),
         rebalance_started_ms=_optional(item, "rebalanceStartedMs"),
@@ -75,7 +109,6 @@ def group_to_item(group: ClassicGroup, deadline_shards: int) -> dict[str, Any]:
         "generation": group.generation,
         "version": group.version,
         "memberCount": group.member_count,
-        "joinedCount": group.joined_count,
         "protocolCounts": group.protocol_counts,
         "rebalanceTimeoutMs": group.rebalance_timeout_ms,
         "topicChangesSeen": group.topic_changes_seen,
@@ -107,6 +140,7 @@ OPTIONAL_GROUP_ATTRIBUTES = (
     "emptySinceMs",
     schema.DEADLINE,
     schema.DEADLINE_SHARD,
+    "joinedCount",  # kept by group items written before the join counters; never set now
 )
 
 
@@ -201,6 +235,15 @@ class ClassicTransition:
     delete_instances: list[str] = field(default_factory=list)
     # (member id, attributes) set without touching the rest of the member item.
     member_updates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # (member id, +1 / -1): joins counted for (or uncounted from) the open barrier of `group`,
+    # on the member's shard counter, in the same transaction.
+    join_counts: list[tuple[str, int]] = field(default_factory=list)
+
+
+def barrier_id(group: ClassicGroup) -> str:
+    """Names one join barrier of a group: its pending generation and when it started (a group
+    recreated under the same id starts its generations again)."""
+    return f"{group.pending_generation:010d}#{group.rebalance_started_ms or 0}"
 
 
 class ClassicGroupStore:
@@ -234,6 +277,15 @@ class ClassicGroupStore:
         item = self.dynamo.get(instance_key(group_id, instance_id), consistent=True)
         return item["memberId"] if item else None
 
+    def join_count(self, group: ClassicGroup) -> int:
+        """The joins counted for the group's open barrier: every shard's counter, read strongly
+        consistently (one BatchGetItem, a read unit per shard)."""
+        keys = [
+            schema.join_count_key(group.group_id, shard, barrier_id(group))
+            for shard in range(group.member_shards)
+        ]
+        return sum(int(i.get("joins", 0)) for i in self.dynamo.batch_get(keys, consistent=True))
+
     # --- writes ---
 
     def commit(self, transition: ClassicTransition) -> ClassicGroup:
@@ -252,10 +304,11 @@ class ClassicGroupStore:
                 names={**(group_write.names or {}), "#version": "version"},
                 values={**(group_write.values or {}), ":expected": transition.expected_version},
             )
-        # Written with the group flip, atomically: new members and static instance claims.
+        # Written with the group flip, atomically: new members, static instance claims, joins.
         atomic: list[TransactItem] = [
             Put(member_to_item(new_group, m)) for m in transition.put_members
         ]
+        atomic += self._join_count_updates(new_group, transition.join_counts)
         atomic += [
             Put({**instance_key(group.group_id, iid), "kind": "instance", "memberId": mid})
             for iid, mid in transition.put_instances.items()
@@ -342,6 +395,52 @@ class ClassicGroupStore:
                 for update in chunk:  # a member left meanwhile: update the others
                     with contextlib.suppress(ConditionFailed):
                         self.dynamo.update(update)
+
+    def register_join(self, group: ClassicGroup, member: ClassicMember) -> None:
+        """A known member joins the open barrier of `group` (member.joined_generation is its
+        pending generation): its item is rewritten only if this is its first join for that
+        generation, then its shard's counter counts it. ConditionFailed if the member is gone,
+        or already joined (or kept) for that generation or a later one. No group item write."""
+        self.dynamo.put(
+            member_to_item(group, member),
+            condition="attribute_exists(pk) AND joinedGeneration < :p",
+            values={":p": member.joined_generation},
+        )
+        for update in self._join_count_updates(group, [(member.member_id, 1)]):
+            self.dynamo.update(update)
+
+    def _join_count_updates(
+        self, group: ClassicGroup, deltas: Sequence[tuple[str, int]]
+    ) -> list[Update]:
+        """ADDs on the shard counters of the group's open barrier, one per shard touched (a
+        transaction may write an item once)."""
+        if group.state != PREPARING_REBALANCE:
+            return []
+        by_shard: dict[int, int] = {}
+        for member_id, delta in deltas:
+            shard = schema.stable_shard(member_id, group.member_shards)
+            by_shard[shard] = by_shard.get(shard, 0) + delta
+        expires = (group.join_deadline_ms or group.rebalance_started_ms or 0) // 1000
+        return [
+            Update(
+                schema.join_count_key(group.group_id, shard, barrier_id(group)),
+                "ADD #joins :d SET #kind = :kind, #group = :g, #ttl = :ttl",
+                names={
+                    "#joins": "joins",
+                    "#kind": "kind",
+                    "#group": "groupId",
+                    "#ttl": schema.TTL_ATTRIBUTE,
+                },
+                values={
+                    ":d": delta,
+                    ":kind": schema.KIND_JOIN_COUNT,
+                    ":g": group.group_id,
+                    ":ttl": expires + JOIN_COUNT_TTL_S,
+                },
+            )
+            for shard, delta in sorted(by_shard.items())
+            if delta
+        ]
 
     def renew_session(self, group: ClassicGroup, member_id: str, deadline_ms: int) -> None:
         """Push the member's session deadline (never the group's item)."""

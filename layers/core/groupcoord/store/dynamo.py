@@ -218,6 +218,12 @@ class Dynamo:
             usage.reported_units += float(entry.get("CapacityUnits") or 0)
 
     @staticmethod
+    def _wrote(key: Item) -> None:
+        usage = capacity.current()
+        if usage is not None:
+            usage.wrote(str(key.get("pk", "")))
+
+    @staticmethod
     def _estimate(
         read_bytes: int = 0,
         write_bytes: int = 0,
@@ -298,12 +304,17 @@ class Dynamo:
                 }
             }
             for attempt in range(1, self.max_attempts + 2):
+                asked = len(pending[self.table_name]["Keys"])
                 response = self._call("batch_get_item", RequestItems=pending)
                 items = [deserialize(i) for i in response["Responses"].get(self.table_name, [])]
                 for item in items:
                     self._estimate(capacity.item_size(item), consistent=consistent, reads=1)
                 found.extend(items)
                 pending = response.get("UnprocessedKeys") or {}
+                # A key that is not there is read all the same: the minimum read is billed.
+                left = len(pending.get(self.table_name, {}).get("Keys", []))
+                for _ in range(asked - left - len(items)):
+                    self._estimate(0, consistent=consistent, reads=1)
                 if not pending:
                     break
                 if attempt > self.max_attempts:
@@ -329,6 +340,7 @@ class Dynamo:
         if condition:
             args["ConditionExpression"] = condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        self._wrote(item)
         self._write("put_item", args, capacity.item_size(item))
 
     def update(self, update: Update, *, return_new: bool = False) -> Item | None:
@@ -344,6 +356,7 @@ class Dynamo:
         # ALL_NEW costs no capacity and lets the estimate bill the whole item, as DynamoDB does.
         args["ReturnValues"] = "ALL_NEW"
         known = capacity.item_size({**update.key, **(update.values or {})})
+        self._wrote(update.key)
         response = self._write("update_item", args, known)
         attributes = response.get("Attributes")
         return deserialize(attributes) if attributes and return_new else None
@@ -366,6 +379,7 @@ class Dynamo:
         if condition:
             args["ConditionExpression"] = condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        self._wrote(key)
         response = self._write("delete_item", args, capacity.item_size(key))
         attributes = response.get("Attributes")
         return deserialize(attributes) if attributes else None
@@ -415,6 +429,7 @@ class Dynamo:
             raise TransactionCanceled(reasons, olds) from None
         finally:
             for item in items:
+                self._wrote(item.item if isinstance(item, Put) else item.key)
                 self._estimate(
                     write_bytes=capacity.item_size(self._item_bytes_basis(item)),
                     transactional=True,
@@ -481,6 +496,8 @@ class Dynamo:
         sizes = [capacity.item_size(i) for i in puts] + [capacity.item_size(k) for k in deletes]
         for size in sizes:
             self._estimate(write_bytes=size, writes=1)
+        for written in [*puts, *deletes]:
+            self._wrote(written)
         for start in range(0, len(requests), 25):
             pending: dict[str, Any] = {self.table_name: requests[start : start + 25]}
             for attempt in range(1, self.max_attempts + 2):

@@ -38,6 +38,7 @@ KIND_TOPIC_SUBSCRIBER = "topic-subscriber"
 KIND_REGEX_SUBSCRIBER = "regex-subscriber"
 KIND_GROUP = "group"
 KIND_MEMBER = "member"
+KIND_JOIN_COUNT = "join-count"
 KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
 
@@ -90,6 +91,17 @@ def member_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
 
 def member_pks(group_id: str, shards: int) -> list[str]:
     return [member_pk(group_id, shard) for shard in range(shards)]
+
+
+def join_count_pk(group_id: str, shard: int) -> str:
+    return f"G#{group_id}#J{shard}"
+
+
+def join_count_key(group_id: str, shard: int, barrier: str) -> dict[str, str]:
+    """A classic join barrier's count of joins from the members of one member shard: one item
+    per shard and barrier, under its own partition key (the joins of 5,000 members rejoining
+    within 5 s spread over the shards instead of writing the group item)."""
+    return {PK: join_count_pk(group_id, shard), SK: barrier}
 
 
 # 100,000 partitions committed every 5 s is 20,000 writes/s: over 64 keys, ~310 each (of 1,000).

@@ -72,7 +72,6 @@ class ClassicGroup:
     # Grows on every write of the group item; every write is conditioned on the one read.
     version: int = 0
     member_count: int = 0
-    joined_count: int = 0
     # How many members support each protocol name (Kafka's supportedProtocols).
     protocol_counts: dict[str, int] = field(default_factory=dict)
     rebalance_timeout_ms: int = 0

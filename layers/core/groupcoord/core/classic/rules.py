@@ -95,7 +95,6 @@ def start_rebalance(group: ClassicGroup, now_ms: int) -> ClassicGroup:
     return replace(
         group,
         state=PREPARING_REBALANCE,
-        joined_count=0,
         rebalance_started_ms=now_ms,
         join_deadline_ms=now_ms + group.rebalance_timeout_ms,
         initial_delay_until_ms=None if not initial else now_ms,
@@ -114,14 +113,46 @@ def extend_initial_delay(group: ClassicGroup, now_ms: int, settings: Settings) -
     return replace(group, initial_delay_until_ms=max(group.initial_delay_until_ms, until))
 
 
-def barrier_ready(group: ClassicGroup, now_ms: int) -> bool:
+# How many members have joined the open barrier is not kept on the group item: every join
+# would write it, and 5,000 members rejoining within 5 s would put ~2,000 write units/s on the
+# group's key (DESIGN.md 4b). The store counts joins in per-shard counter items instead, as a
+# hint of WHEN to look; whether the barrier closes is decided on the member items themselves
+# (`joined_count`), which the completion lists anyway.
+
+
+def barrier_due(group: ClassicGroup, now_ms: int) -> bool:
+    """The barrier closes now whatever the joins: its rebalance timeout passed, or there is
+    nobody left to wait for (past the initial delay)."""
     if group.state != PREPARING_REBALANCE:
         return False
     if group.join_deadline_ms is not None and now_ms >= group.join_deadline_ms:
         return True
-    if group.initial_delay_until_ms is not None and now_ms < group.initial_delay_until_ms:
+    return group.member_count <= 0 and past_initial_delay(group, now_ms)
+
+
+def past_initial_delay(group: ClassicGroup, now_ms: int) -> bool:
+    """Joins may close the barrier (before that, the first rebalance of an empty group waits)."""
+    return group.initial_delay_until_ms is None or now_ms >= group.initial_delay_until_ms
+
+
+def joined_count(group: ClassicGroup, members: Iterable[ClassicMember]) -> int:
+    """Members whose join for the pending generation is registered."""
+    return sum(1 for m in members if not m.pending and group.awaiting_join(m))
+
+
+def barrier_ready(group: ClassicGroup, now_ms: int, joined: int) -> bool:
+    """Kafka closes the join barrier when every known member has joined (`joined` of them, as
+    counted from the member items), or at the rebalance timeout."""
+    if group.state != PREPARING_REBALANCE:
         return False
-    return group.joined_count >= group.member_count
+    if barrier_due(group, now_ms):
+        return True
+    return past_initial_delay(group, now_ms) and joined >= group.member_count
+
+
+def uncounted_joins(group: ClassicGroup, removed: Iterable[ClassicMember]) -> list[str]:
+    """Members leaving an open barrier whose join was counted for it: their counts go."""
+    return [m.member_id for m in removed if not m.pending and group.awaiting_join(m)]
 
 
 @dataclass(frozen=True)
@@ -156,7 +187,6 @@ def complete_join(
     base = replace(
         group,
         generation=pending_generation,
-        joined_count=0,
         member_count=len(survivors),
         protocol_counts=counts,
         join_deadline_ms=None,
@@ -249,22 +279,20 @@ def remove_members(
 ) -> ClassicGroup:
     """Members leave (or die): counts shrink and the group rebalances, or empties."""
     counts = group.protocol_counts
-    joined = group.joined_count
     for member in removed:
         counts = with_member_protocols(counts, removed=member.protocol_names)
-        if group.awaiting_join(member):
-            joined -= 1
     remaining = max(0, group.member_count - len(removed))
     leader = None if group.leader in {m.member_id for m in removed} else group.leader
     shrunk = replace(
         group,
         member_count=remaining,
         protocol_counts=counts,
-        joined_count=max(0, joined),
         leader=leader,
     )
     if group.state == PREPARING_REBALANCE:
-        return shrunk  # the barrier may now be complete; the caller checks
+        # The barrier may now be complete: the caller uncounts the leavers' joins
+        # (uncounted_joins) and checks.
+        return shrunk
     if remaining == 0:
         return replace(
             shrunk,

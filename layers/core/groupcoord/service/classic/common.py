@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass, replace
@@ -18,10 +19,13 @@ from ...core.classic.model import (
     ClassicMember,
 )
 from ...core.classic.rules import (
+    barrier_due,
     barrier_ready,
     complete_join,
     expire,
+    joined_count,
     next_check_ms,
+    past_initial_delay,
     start_rebalance,
 )
 from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
@@ -38,9 +42,16 @@ from ..group_timers import expires_groups_of_type
 
 # A transition that lost a race is decided again on fresh state this many times.
 RACE_RETRIES = 8
-# How often a held join/sync re-reads the group; each poll is one consistent read.
+# How often a held join/sync re-reads the group item in a small group (an eventually
+# consistent read); bigger groups poll less often (hold_plan).
 POLL_INTERVAL_S = 0.1
 MIN_POLL_INTERVAL_S = 0.01
+# Read units per second that all the held joins and syncs of one group may spend on its group
+# item's key, their re-sends after a 202 included: a third of DynamoDB's ~3,000 per partition
+# (DESIGN.md 4b), leaving room for heartbeats and commits. A module constant, not a setting.
+HELD_READ_BUDGET_RCU_S = 1000.0
+POLL_RCU = 0.5  # an eventually consistent read of the group item (< 4 KB)
+REQUEST_RCU = 1.0  # the consistent read of the group item each (re-)sent join or sync starts with
 
 
 def back_off(attempt: int) -> None:
@@ -103,12 +114,16 @@ def now_ms() -> int:
     return runtime.now_ms()
 
 
-def settle(store: Store, group: ClassicGroup, now: int) -> ClassicGroup:
+def settle(
+    store: Store, group: ClassicGroup, now: int, *, count_joins: bool = False
+) -> ClassicGroup:
     """Apply whatever is due (dead members, timeouts, a complete barrier, changed topics),
-    retrying on races; returns the group as it now stands."""
+    retrying on races; returns the group as it now stands. `count_joins`: also read the open
+    barrier's join counters (a read unit per member shard) and close it if every member has
+    joined; the requests that count or uncount a join ask for it, the others do not."""
     groups = classic_store(store)
     for attempt in range(RACE_RETRIES):
-        transition = _due_transition(store, groups, group, now)
+        transition = _due_transition(store, groups, group, now, count_joins)
         if transition is None:
             return group
         try:
@@ -126,12 +141,20 @@ def settle(store: Store, group: ClassicGroup, now: int) -> ClassicGroup:
 
 
 def _due_transition(
-    store: Store, groups: ClassicGroupStore, group: ClassicGroup, now: int
+    store: Store, groups: ClassicGroupStore, group: ClassicGroup, now: int, count_joins: bool
 ) -> ClassicTransition | None:
     due = group.next_check_ms is not None and now >= group.next_check_ms
     topic_change = group.topics_changed()
-    ready = barrier_ready(group, now)
-    if not (due or topic_change or ready):
+    closing = barrier_due(group, now)
+    # The counters only say when to look; the member items decide (below).
+    counted = (
+        count_joins
+        and not (due or closing)
+        and group.state == PREPARING_REBALANCE
+        and past_initial_delay(group, now)
+        and groups.join_count(group) >= group.member_count
+    )
+    if not (due or topic_change or closing or counted):
         return None
     expected = group.version
     members: list[ClassicMember] | None = None
@@ -152,9 +175,13 @@ def _due_transition(
             group = start_rebalance(group, now)
         else:
             group = replace(group, topic_changes_seen=group.topic_changes)
-    if barrier_ready(group, now):
-        if members is None:
-            members = groups.members(group)
+    if group.state == PREPARING_REBALANCE and members is None and (closing or counted):
+        members = groups.members(group)
+    completes = members is not None and barrier_ready(group, now, joined_count(group, members))
+    if counted and not completes and not topic_change:
+        return None  # a counted join is not (yet) on the member items: nothing to write
+    if completes:
+        assert members is not None
         completion = complete_join(group, members, now)
         group = replace(completion.group, subscribed_topics=_subscribed_topics(completion))
         transition.delete_members += completion.removed
@@ -225,30 +252,77 @@ def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) ->
     return committed
 
 
+@dataclass(frozen=True)
+class HoldPlan:
+    """How the held joins and syncs of a group pace their reads of its group item."""
+
+    hold_ms: int  # how long a request is held (a whole number of poll intervals)
+    poll_interval_s: float
+    retry_after_ms: int
+
+
+def hold_plan(member_count: int, hold_ms: int) -> HoldPlan:
+    """Every member waiting at a barrier reads the group item when its (re-)sent request starts
+    (a consistent read, REQUEST_RCU), then once per poll interval while held (POLL_RCU), then
+    answers 202 and is re-sent after retry-after. With all `member_count` members waiting at
+    once, their reads of the group's key must stay within HELD_READ_BUDGET_RCU_S (DESIGN.md
+    4b): each member may spend budget / members read units a second, so the poll interval and
+    the pause before the re-send grow with the group. A request is held for the whole poll
+    intervals that fit in `hold_ms` (groupcoord.barrier.hold.ms); when not even one fits, it is
+    not held at all: a hold that ends in its only poll reads as often as a re-send does, and a
+    held Lambda is billed for every second it waits.
+
+    The price is latency: a member learns that its barrier closed at its next read, up to one
+    poll interval or one retry-after later. With the defaults (2 s hold) a group of up to ~200
+    members polls every 100 ms and is re-sent after 500 ms, as before; at 1,000 members it
+    polls every 0.5 s and is re-sent after 1 s; from ~4,000 members on it is not held and is
+    re-sent after members / 1,000 s: at 5,000 members a member hears of the close ~2.5 s after
+    it on average, at worst 5 s. The barrier itself closes as soon as the last member joins
+    (that member's request closes it and is answered at once)."""
+    base_retry_ms = max(10, min(500, hold_ms // 4 or 100))
+    per_member_rcu_s = HELD_READ_BUDGET_RCU_S / max(1, member_count)
+    interval_s = max(POLL_INTERVAL_S, POLL_RCU / per_member_rcu_s)
+    # A hair of slack: 2 s / 0.1 s must be 20 polls, not 19.
+    polls = math.floor(hold_ms / 1000 / interval_s + 1e-9) if hold_ms > 0 else 0
+    held_ms = min(hold_ms, math.ceil(polls * interval_s * 1000))
+    cycle_ms = math.ceil((REQUEST_RCU + POLL_RCU * polls) / per_member_rcu_s * 1000)
+    return HoldPlan(held_ms, interval_s, max(base_retry_ms, cycle_ms - held_ms))
+
+
 def wait_for(
-    ctx: ApiContext, group_id: str, done: Any, hold_ms: int | None = None
+    ctx: ApiContext,
+    group_id: str,
+    done: Any,
+    known: ClassicGroup,
 ) -> ClassicGroup | None:
     """Hold the request (API.md "Barriers") until `done(group)` or the hold time passes,
-    settling due timers meanwhile. Returns the group that satisfied `done`, else None."""
-    hold = ctx.settings.barrier_hold_ms if hold_ms is None else hold_ms
-    deadline = time.monotonic() + hold / 1000
+    settling due timers meanwhile. `known` is the group as this request last read
+    (consistently) or wrote it: no poll repeats that read. Returns the group that satisfied
+    `done`, else None."""
+    if done(known):
+        return known
+    plan = hold_plan(known.member_count, ctx.settings.barrier_hold_ms)
+    interval = plan.poll_interval_s
+    deadline = time.monotonic() + plan.hold_ms / 1000
+    group = known
     while True:
+        left = deadline - time.monotonic()
+        if left <= MIN_POLL_INTERVAL_S:  # the last poll was at the end of the hold
+            return None
+        time.sleep(min(left, _until_due_s(group, interval)))
         # Polls read eventually consistently (half the cost, and 2x the per-key read limit);
         # an answer is only ever built from a consistent read.
-        group = _load_classic(ctx, group_id, consistent=False)
-        if group is None:
+        polled = _load_classic(ctx, group_id, consistent=False)
+        if polled is None:
             return None
+        group = polled
         if done(group) or _is_due(group):
-            group = _load_classic(ctx, group_id, consistent=True)
-            if group is None:
+            fresh = _load_classic(ctx, group_id, consistent=True)
+            if fresh is None:
                 return None
-            group = settle(ctx.store, group, now_ms())
+            group = settle(ctx.store, fresh, now_ms())
             if done(group):
                 return group
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        time.sleep(min(left, _until_due_s(group)))
 
 
 def _load_classic(ctx: ApiContext, group_id: str, *, consistent: bool) -> ClassicGroup | None:
@@ -264,25 +338,27 @@ def _is_due(group: ClassicGroup) -> bool:
     return (
         (group.next_check_ms is not None and now_ms() >= group.next_check_ms)
         or group.topics_changed()
-        or barrier_ready(group, now_ms())
+        or barrier_due(group, now_ms())
     )
 
 
-def _until_due_s(group: ClassicGroup) -> float:
+def _until_due_s(group: ClassicGroup, interval_s: float) -> float:
     """How long a held request sleeps before reading the group again: the poll interval, or
     less when one of the group's timers (the initial delay, a deadline) falls due sooner."""
-    # Every held member polls: spread the polls of a big group so that the group item's key
-    # sees about 2,000 reads/s at most, whatever the group's size (DESIGN.md 4b).
-    interval = POLL_INTERVAL_S * max(1.0, group.member_count / 200)
     if group.next_check_ms is None:
-        return interval
+        return interval_s
     due_in = (group.next_check_ms - now_ms()) / 1000
-    return min(interval, max(MIN_POLL_INTERVAL_S, due_in))
+    if due_in >= interval_s:
+        return interval_s
+    # One request settles a due timer; in a big group the others' wake-ups spread over their
+    # poll interval instead of all reading the group key at that instant.
+    spread = random.uniform(0, interval_s - POLL_INTERVAL_S) if interval_s > POLL_INTERVAL_S else 0
+    return max(MIN_POLL_INTERVAL_S, due_in) + spread
 
 
-def retry_after_ms(ctx: ApiContext) -> int:
-    # The re-sent request is held again, so a short pause is enough.
-    return max(10, min(500, ctx.settings.barrier_hold_ms // 4 or 100))
+def retry_after_ms(ctx: ApiContext, group: ClassicGroup) -> int:
+    """The pause a 202 asks for before the re-send (which is held again): hold_plan."""
+    return hold_plan(group.member_count, ctx.settings.barrier_hold_ms).retry_after_ms
 
 
 @cleans_up_groups_of_type(GROUP_TYPE)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
@@ -15,7 +15,6 @@ from ...core.classic.model import (
     Protocol,
 )
 from ...core.classic.rules import (
-    barrier_ready,
     check_join_request,
     expiry_ms,
     extend_initial_delay,
@@ -92,6 +91,16 @@ def new_member_id(client_id: str) -> str:
     return f"{client_id}-{uuid.uuid4()}"
 
 
+@dataclass(frozen=True)
+class Registered:
+    """A join is recorded: the member waits for `generation`; `group` is the group as the
+    registration left it (read consistently or written)."""
+
+    member_id: str
+    generation: int
+    group: ClassicGroup
+
+
 def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Accepted:
     names = [p.name for p in request.protocols]
     refusal = check_join_request(
@@ -112,15 +121,14 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
         return _error(request, Errors.REBALANCE_IN_PROGRESS)
     if isinstance(outcome, JoinGroupResponse):
         return outcome
-    member_id, target_generation = outcome
     try:
-        return _respond_when_joined(request, ctx, member_id, target_generation)
+        return _respond_when_joined(request, ctx, outcome)
     except GroupBusy:  # e.g. upgraded to a consumer group meanwhile: rejoin
-        return _error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
+        return _error(request, Errors.REBALANCE_IN_PROGRESS, member_id=outcome.member_id)
 
 
-def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | tuple[str, int]:
-    """Record the join; returns a final response or (member id, generation joined for)."""
+def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Registered:
+    """Record the join; returns a final response or the registration."""
     for attempt in range(RACE_RETRIES):
         now = now_ms()
         try:
@@ -161,7 +169,7 @@ def _decide(
     group: ClassicGroup,
     expected: int | None,
     now: int,
-) -> JoinGroupResponse | tuple[str, int]:
+) -> JoinGroupResponse | Registered:
     groups = classic_store(ctx.store)
     read = group
     names = [p.name for p in request.protocols]
@@ -247,7 +255,19 @@ def _decide(
                 groups.renew_session(group, member_id, now + member.expiry_ms)
             except ConditionFailed:  # removed meanwhile: decide again on fresh state
                 raise VersionConflict(group.group_id) from None
-            return member_id, member.joined_generation
+            return Registered(member_id, member.joined_generation, group)
+
+    pending_generation = group.generation + 1
+    if _joins_without_group_write(group, existing, member):
+        # A known member joins the open barrier: its own item and its shard's join counter
+        # are written, never the group item (DESIGN.md 4b; store/classic_groups.py).
+        member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
+        try:
+            groups.register_join(group, member)
+        except ConditionFailed:  # removed, or the barrier moved on: decide again
+            raise VersionConflict(group.group_id) from None
+        settled = settle(ctx.store, group, now, count_joins=True)
+        return Registered(member_id, pending_generation, settled)
 
     transition = ClassicTransition(group=group, expected_version=expected)
     if is_new:
@@ -277,7 +297,7 @@ def _decide(
         group = extend_initial_delay(group, now, ctx.settings)
     pending_generation = group.generation + 1
     if member.joined_generation != pending_generation:
-        group = replace(group, joined_count=group.joined_count + 1)
+        transition.join_counts.append((member_id, 1))
         member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
     candidates = [
         t
@@ -294,9 +314,38 @@ def _decide(
     transition.group = group
     transition.put_members = [member]
     committed = commit(ctx.store, group, transition)
-    if barrier_ready(committed, now):
-        settle(ctx.store, committed, now)
-    return member_id, pending_generation
+    return Registered(member_id, pending_generation, _settle_join(ctx, read, committed, now))
+
+
+def _joins_without_group_write(
+    group: ClassicGroup, existing: ClassicMember | None, member: ClassicMember
+) -> bool:
+    """A known member's join leaves the group item alone when the barrier is open (past the
+    initial delay, which joins extend), and the join changes nothing the group item counts:
+    its protocol names (the group's protocol counts) and its rebalance timeout (the group's
+    is the largest). The joins that do change it write it, counting the join in the same
+    transaction."""
+    if existing is None or existing.pending or group.state != PREPARING_REBALANCE:
+        return False
+    if group.initial_delay_until_ms is not None:
+        return False
+    if existing.joined_generation >= group.pending_generation:
+        return False  # joined already, now with other metadata: rewritten with the group
+    return (
+        set(member.protocol_names) == set(existing.protocol_names)
+        and member.rebalance_timeout_ms <= group.rebalance_timeout_ms
+    )
+
+
+def _settle_join(
+    ctx: ApiContext, read: ClassicGroup, committed: ClassicGroup, now: int
+) -> ClassicGroup:
+    """After a join that wrote the group item: close the barrier if that join was the last
+    one. A join that started the rebalance is its only counted join so far, so the counters
+    are read only when the barrier was already open (or one member is all it waits for)."""
+    if read.state == PREPARING_REBALANCE or committed.member_count <= 1:
+        return settle(ctx.store, committed, now, count_joins=True)
+    return committed
 
 
 def _replace_static_member(
@@ -305,7 +354,7 @@ def _replace_static_member(
     group: ClassicGroup,
     old: ClassicMember,
     now: int,
-) -> JoinGroupResponse | tuple[str, int]:
+) -> JoinGroupResponse | Registered:
     """A static member rejoins with a new member id: it takes the old one's place (Kafka's
     updateStaticMemberThenRebalanceOrCompleteJoin). In Stable nothing rebalances unless the
     protocol the group would select with the member's new protocols differs from the current
@@ -351,8 +400,10 @@ def _replace_static_member(
     if group.state != PREPARING_REBALANCE:
         group = start_rebalance(group, now)
     pending_generation = group.generation + 1
-    if old.joined_generation != pending_generation:
-        group = replace(group, joined_count=group.joined_count + 1)
+    # The new member id takes the old one's place, and its join counter (on its own shard).
+    if read.awaiting_join(old):
+        transition.join_counts.append((old.member_id, -1))
+    transition.join_counts.append((member.member_id, 1))
     member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
     candidates = [
         t
@@ -367,9 +418,7 @@ def _replace_static_member(
     transition.group = replace(group, next_check_ms=min(candidates))
     transition.put_members = [member]
     committed = commit(ctx.store, group, transition)
-    if barrier_ready(committed, now):
-        settle(ctx.store, committed, now)
-    return member.member_id, pending_generation
+    return Registered(member.member_id, pending_generation, _settle_join(ctx, read, committed, now))
 
 
 def _selects_same_protocol(
@@ -388,14 +437,16 @@ def _selects_same_protocol(
 
 
 def _respond_when_joined(
-    request: JoinGroupRequest, ctx: ApiContext, member_id: str, generation: int
+    request: JoinGroupRequest, ctx: ApiContext, registered: Registered
 ) -> JoinGroupResponse | Accepted:
+    member_id, generation = registered.member_id, registered.generation
+
     def done(group: ClassicGroup) -> bool:
         return group.generation >= generation or group.state == EMPTY
 
-    group = wait_for(ctx, request.group_id, done)
+    group = wait_for(ctx, request.group_id, done, registered.group)
     if group is None:
-        return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx))
+        return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx, registered.group))
     if group.state == EMPTY:
         return _error(request, Errors.UNKNOWN_MEMBER_ID, member_id=member_id)
     if group.generation != generation or group.state == PREPARING_REBALANCE:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...core.classic.model import ClassicMember
-from ...core.classic.rules import next_check_ms, remove_members
+from ...core.classic.model import PREPARING_REBALANCE, ClassicMember
+from ...core.classic.rules import next_check_ms, remove_members, uncounted_joins
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
 from ...store.classic_groups import ClassicTransition, VersionConflict
@@ -106,7 +106,9 @@ def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
                 expected_version=group.version,
                 delete_members=list(leaving.values()),
                 delete_instances=[m.instance_id for m in departed if m.instance_id],
+                join_counts=[(m, -1) for m in uncounted_joins(group, departed)],
             ),
         )
-        settle(ctx.store, committed, now)  # the barrier may be complete now
+        # The barrier may be complete now (a leave during a rebalance it started is not).
+        settle(ctx.store, committed, now, count_joins=group.state == PREPARING_REBALANCE)
     return LeaveGroupResponse(members=results)

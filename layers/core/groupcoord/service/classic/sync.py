@@ -103,7 +103,7 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
             except (VersionConflict, ConditionFailed):
                 back_off(attempt)  # the group or the member changed since the read
                 continue
-            return _follower_waits(request, ctx, member.member_id, group.generation)
+            return _follower_waits(request, ctx, member.member_id, group)
     except NotClassic as other:
         if is_consumer_group(other.item):
             return mixed_sync(request, ctx)  # a classic-protocol member of a consumer group
@@ -157,14 +157,16 @@ def _leader_sync(
 
 
 def _follower_waits(
-    request: SyncGroupRequest, ctx: ApiContext, member_id: str, generation: int
+    request: SyncGroupRequest, ctx: ApiContext, member_id: str, known: ClassicGroup
 ) -> SyncGroupResponse | Accepted:
+    generation = known.generation
+
     def done(group: ClassicGroup) -> bool:
         return group.generation != generation or group.state != COMPLETING_REBALANCE
 
-    group = wait_for(ctx, request.group_id, done)
+    group = wait_for(ctx, request.group_id, done, known)
     if group is None:
-        return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx))
+        return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx, known))
     if group.generation != generation:
         member = classic_store(ctx.store).member(group, member_id)
         return _error(Errors.ILLEGAL_GENERATION if member else Errors.UNKNOWN_MEMBER_ID)
