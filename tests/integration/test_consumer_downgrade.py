@@ -14,6 +14,7 @@ import pytest
 from tests.integration.test_consumer_migration import fetch
 from tests.integration.test_consumer_upgrade import (
     PARTITIONS,
+    STAGED,
     Tracked,
     commit,
     converge,
@@ -43,6 +44,12 @@ SETTINGS = {
 @pytest.fixture(scope="module")
 def url(dynamodb_endpoint: str) -> Iterator[str]:
     with running_serve(dynamodb_endpoint, settings=SETTINGS) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def staged_url(dynamodb_endpoint: str) -> Iterator[str]:
+    with running_serve(dynamodb_endpoint, settings={**SETTINGS, **STAGED}) as base:
         yield base
 
 
@@ -181,9 +188,13 @@ def test_no_downgrade_when_the_policy_is_upgrade_only(upgrade_only_url: str) -> 
             c.stop()
 
 
-def test_rolling_downgrade_one_member_at_a_time(url: str) -> None:
+@pytest.mark.parametrize("conversion", ["transaction", "staged"])
+def test_rolling_downgrade_one_member_at_a_time(
+    request: pytest.FixtureRequest, conversion: str
+) -> None:
     """Three consumer-protocol members restart one by one as classic members: a mixed group,
     then, when the last one leaves, a classic group; no partition is ever held twice."""
+    url = request.getfixturevalue("url" if conversion == "transaction" else "staged_url")
     api = Api(url)
     group, topic = unique("g"), unique("t")
     topic_id = create_topic(api, topic, PARTITIONS)

@@ -11,7 +11,6 @@ from groupcoord.core.consumer_protocol import (
     encode_subscription,
 )
 from groupcoord.core.migration import (
-    downgrade_fits_one_transaction,
     downgrade_wanted,
     downgraded_group,
 )
@@ -50,17 +49,6 @@ def test_only_classic_members_remaining_and_the_policy_allow_a_downgrade() -> No
     assert not downgrade_wanted("bidirectional", [], 10)  # empty: no downgrade
     assert not downgrade_wanted("bidirectional", [*both, consumer("m")], 10)
     assert not downgrade_wanted("bidirectional", both, 1)  # over group.max.size
-
-
-def test_the_transaction_limit() -> None:
-    leaving = [consumer("m")]
-    assert downgrade_fits_one_transaction(leaving, [classic(f"c{i}", {}) for i in range(98)])
-    assert not downgrade_fits_one_transaction(leaving, [classic(f"c{i}", {}) for i in range(99)])
-    # Static members: their rewrite, and the move of their claim (a delete and a put).
-    static = [classic(f"c{i}", {}, instance_id=f"i{i}") for i in range(32)]
-    two = [classic("x", {}), classic("y", {})]
-    assert downgrade_fits_one_transaction(leaving, [*static, *two])  # 1 + 1 + 96 + 2
-    assert not downgrade_fits_one_transaction(leaving, [*static, *two, classic("z", {})])
 
 
 def test_the_classic_group_takes_the_target_assignment_and_rebalances() -> None:
