@@ -83,12 +83,23 @@ def member_types(dynamo: Dynamo, group: str, consumers: list[Consumer]) -> set[s
     return kinds
 
 
-def restarting_one(url: str, api: Api) -> tuple[str, str, str, Ownership, list[Consumer]]:
-    """Three classic members settle; one leaves to restart on the consumer protocol."""
+def crashed_upgrade(
+    endpoint: str, table: str, url: str, point: str, hold: bool
+) -> tuple[str, str, Ownership, list[Consumer], Tracked]:
+    """Three classic members settle; one leaves to restart on the consumer protocol, and its
+    first consumer-group-heartbeat (the upgrade) dies at `point` on a crashing serve. With
+    `hold`, the two classic members' loops are stopped before."""
+    api = Api(url)
     group, topic, topic_id, ownership, consumers = start_classic_group(url, api, True)
     consumers.pop().close()
     settle(api, group, consumers, 60)
-    return group, topic, topic_id, ownership, consumers
+    if hold:
+        for c in consumers:
+            c.stop()
+    m = Tracked(api, group, topic, topic_id, ownership)
+    with crashing_serve(endpoint, table, point) as crash_url:
+        crashed_join(crash_url, m)
+    return group, topic, ownership, consumers, m
 
 
 def join_body(m: Member) -> dict[str, Any]:
@@ -118,13 +129,11 @@ def test_a_crash_between_staging_and_flip_is_rolled_back_by_the_next_request(
     dynamodb_endpoint: str, table: str, url: str, dynamo: Dynamo
 ) -> None:
     api = Api(url)
-    group, topic, topic_id, ownership, consumers = restarting_one(url, api)
+    group, topic, ownership, consumers, m = crashed_upgrade(
+        dynamodb_endpoint, table, url, "conversion.staged", hold=False
+    )
     try:
         generation = consumers[0].generation
-        m = Tracked(api, group, topic, topic_id, ownership)
-        with crashing_serve(dynamodb_endpoint, table, "conversion.staged") as crash_url:
-            crashed_join(crash_url, m)
-
         # Staged, not flipped: the classic group stands, marked, with its staged writes.
         item = group_item(dynamo, group)
         assert item["groupType"] == "classic" and item["generation"] == generation
@@ -162,15 +171,12 @@ def test_a_crash_after_the_flip_is_completed_by_the_next_request(
     dynamodb_endpoint: str, table: str, url: str, dynamo: Dynamo
 ) -> None:
     api = Api(url)
-    group, topic, topic_id, ownership, consumers = restarting_one(url, api)
+    # The classic loops are held: the first request after the crash is ours.
+    group, topic, ownership, consumers, m = crashed_upgrade(
+        dynamodb_endpoint, table, url, "conversion.flipped", hold=True
+    )
     try:
         generation = consumers[0].generation
-        for c in consumers:
-            c.stop()  # hold the classic loops: the first request after the crash is ours
-        m = Tracked(api, group, topic, topic_id, ownership)
-        with crashing_serve(dynamodb_endpoint, table, "conversion.flipped") as crash_url:
-            crashed_join(crash_url, m)
-
         # Flipped, not applied: the group item is the consumer group; the members' items are
         # still classic ones, which nobody may read until the conversion is applied.
         item = group_item(dynamo, group)
