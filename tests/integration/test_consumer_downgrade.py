@@ -14,6 +14,7 @@ import pytest
 from tests.integration.test_consumer_migration import fetch
 from tests.integration.test_consumer_upgrade import (
     PARTITIONS,
+    STAGED,
     Tracked,
     commit,
     converge,
@@ -47,6 +48,12 @@ def url(dynamodb_endpoint: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def staged_url(dynamodb_endpoint: str) -> Iterator[str]:
+    with running_serve(dynamodb_endpoint, settings={**SETTINGS, **STAGED}) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
 def upgrade_only_url(dynamodb_endpoint: str) -> Iterator[str]:
     settings = {**SETTINGS, "group.consumer.migration.policy": "upgrade"}
     with running_serve(dynamodb_endpoint, settings=settings) as base:
@@ -54,10 +61,15 @@ def upgrade_only_url(dynamodb_endpoint: str) -> Iterator[str]:
 
 
 def mixed_group(
-    url: str, api: Api, cooperative: bool = True, static: bool = False
+    url: str,
+    api: Api,
+    cooperative: bool = True,
+    static: bool = False,
+    consumer_instance: str | None = None,
 ) -> tuple[str, str, Ownership, list[Consumer], Tracked]:
     """Three classic members settle, one restarts on the consumer protocol (the upgrade): a
-    mixed group of two classic members c0, c1 and one consumer-protocol member."""
+    mixed group of two classic members c0, c1 and one consumer-protocol member (static with
+    `consumer_instance`)."""
     group, topic = unique("g"), unique("t")
     topic_id = create_topic(api, topic, PARTITIONS)
     ownership = Ownership()
@@ -74,6 +86,7 @@ def mixed_group(
     consumers[2].close()
     settle(api, group, consumers[:2], 60)
     m = Tracked(api, group, topic, topic_id, ownership)
+    m.instance_id = consumer_instance
     assert m.join()["errorCode"] == 0, m.last
     converge(api, group, consumers[:2], [m])
     assert group_type(api, group) == "consumer"
@@ -166,6 +179,38 @@ def test_static_members_keep_their_instance_ids_through_the_downgrade(url: str) 
             c.stop()
 
 
+def test_the_last_consumer_member_restarting_as_a_classic_one_downgrades_the_group(
+    url: str,
+) -> None:
+    """Kafka's validateOnlineDowngradeWithReplacedMember: the static consumer-protocol member
+    restarts on the classic protocol with its instance id; its join downgrades the group
+    without it and joins the classic group in its place."""
+    api = Api(url)
+    group, topic, ownership, consumers, m = mixed_group(
+        url, api, static=True, consumer_instance="i-m"
+    )
+    try:
+        epoch = api.ok("consumer-group-describe", {"groupIds": [group]})["groups"][0]["groupEpoch"]
+        ownership.release(m.name, m.held())  # m crashes, and restarts as a classic member
+        again = Consumer(
+            url, group, [topic], name="m-classic", ownership=ownership, cooperative=True,
+            instance_id="i-m",
+        )  # fmt: skip
+        consumers.append(again.start())
+        s0, s1 = consumers[:2]
+        deadline = time.monotonic() + 30
+        while group_type(api, group) != "classic":  # once its join has arrived
+            assert time.monotonic() < deadline, "the group was not downgraded"
+            time.sleep(0.1)
+        check_classic_again(api, group, topic, ownership, [s0, s1, again], epoch)
+        by_instance = {x["groupInstanceId"]: x["memberId"] for x in describe(api, group)["members"]}
+        assert by_instance == {"i-0": s0.member_id, "i-1": s1.member_id, "i-m": again.member_id}
+        assert m.heartbeat()["errorCode"] == 69  # the consumer-protocol member is gone
+    finally:
+        for c in consumers:
+            c.stop()
+
+
 def test_no_downgrade_when_the_policy_is_upgrade_only(upgrade_only_url: str) -> None:
     api = Api(upgrade_only_url)
     group, _topic, ownership, consumers, m = mixed_group(upgrade_only_url, api)
@@ -181,9 +226,13 @@ def test_no_downgrade_when_the_policy_is_upgrade_only(upgrade_only_url: str) -> 
             c.stop()
 
 
-def test_rolling_downgrade_one_member_at_a_time(url: str) -> None:
+@pytest.mark.parametrize("conversion", ["transaction", "staged"])
+def test_rolling_downgrade_one_member_at_a_time(
+    request: pytest.FixtureRequest, conversion: str
+) -> None:
     """Three consumer-protocol members restart one by one as classic members: a mixed group,
     then, when the last one leaves, a classic group; no partition is ever held twice."""
+    url = request.getfixturevalue("url" if conversion == "transaction" else "staged_url")
     api = Api(url)
     group, topic = unique("g"), unique("t")
     topic_id = create_topic(api, topic, PARTITIONS)

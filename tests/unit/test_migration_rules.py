@@ -112,13 +112,3 @@ def test_malformed_metadata_is_refused() -> None:
     bad = ClassicMember(member_id="a", protocols=(Protocol("range", b""),))
     with pytest.raises(ConsumerProtocolError):
         upgraded_members(group, [bad], {}, now_ms=0)
-
-
-def test_one_transaction_holds_at_most_49_members() -> None:
-    from groupcoord.core.migration import (
-        too_large_for_one_transaction,
-        upgrade_fits_one_transaction,
-    )
-
-    assert upgrade_fits_one_transaction(49) and not upgrade_fits_one_transaction(50)
-    assert "50 members" in too_large_for_one_transaction("g", 50)

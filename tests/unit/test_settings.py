@@ -35,7 +35,11 @@ API_MD_NAMES = {
 
 
 def attribute_for(name: str) -> str:
-    sample = "disabled" if name == "group.consumer.migration.policy" else "12345"
+    samples = {
+        "group.consumer.migration.policy": "disabled",
+        "groupcoord.conversion.transaction.items": "50",
+    }
+    sample = samples.get(name, "12345")
     settings = Settings.from_mapping({name: sample})
     changed = [
         f.name
@@ -192,8 +196,12 @@ def test_from_env_ignores_other_variables_and_empty_values() -> None:
 
 
 def test_from_env_every_setting_round_trips() -> None:
+    samples = {
+        "group.consumer.migration.policy": "downgrade",
+        "groupcoord.conversion.transaction.items": "77",
+    }
     for name in Settings.names():
-        sample = "downgrade" if name == "group.consumer.migration.policy" else "777"
+        sample = samples.get(name, "777")
         from_env = Settings.from_env({env_var_name(name): sample})
         assert from_env == Settings.from_mapping({name: sample}), name
 
@@ -213,3 +221,9 @@ def test_from_env_defaults_to_the_process_environment(monkeypatch: pytest.Monkey
     monkeypatch.setenv("GROUPCOORD_TABLE_NAME", "from-env")
     settings = Settings.from_env()
     assert (settings.group_max_size, settings.table_name) == (42, "from-env")
+
+
+@pytest.mark.parametrize("value", ["1", "101"])
+def test_a_conversion_transaction_holds_2_to_100_items(value: str) -> None:
+    with pytest.raises(SettingsError, match=r"conversion\.transaction\.items"):
+        Settings.from_mapping({"groupcoord.conversion.transaction.items": value})

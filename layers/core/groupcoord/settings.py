@@ -33,6 +33,10 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "groupcoord.member.shards": ("member_shards", 8),
     "groupcoord.deadline.shards": ("deadline_shards", 16),
     "groupcoord.store.max.attempts": ("store_max_attempts", 5),
+    # Protocol conversions (issue 6): the lease of a staged conversion, and the largest one
+    # written as a single transaction (DynamoDB's limit; lower it to exercise staging).
+    "groupcoord.conversion.lease.ms": ("conversion_lease_ms", 15000),
+    "groupcoord.conversion.transaction.items": ("conversion_transaction_items", 100),
 }
 _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "group.consumer.assignors": ("group_consumer_assignors", "uniform,range"),
@@ -40,6 +44,8 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "groupcoord.table.name": ("table_name", "groupcoord"),
     # Base URL that find-coordinator hands out; empty = derived from the request's host.
     "groupcoord.endpoint": ("endpoint", ""),
+    # For crash tests only: comma-separated points where a request dies (see faults.py).
+    "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
@@ -70,10 +76,13 @@ class Settings:
     member_shards: int = 8
     deadline_shards: int = 16
     store_max_attempts: int = 5
+    conversion_lease_ms: int = 15000
+    conversion_transaction_items: int = 100
     group_consumer_assignors: str = "uniform,range"
     group_consumer_migration_policy: str = "bidirectional"
     table_name: str = "groupcoord"
     endpoint: str = ""
+    fault_crash_at: str = ""
 
     @property
     def offsets_retention(self) -> int:
@@ -127,6 +136,10 @@ class Settings:
         for attr in ("member_shards", "deadline_shards", "store_max_attempts", "sweep_interval_ms"):
             if getattr(self, attr) < 1:
                 raise SettingsError(f"{attr} must be at least 1")
+        if not 2 <= self.conversion_transaction_items <= 100:
+            raise SettingsError("groupcoord.conversion.transaction.items must be from 2 to 100")
+        if self.conversion_lease_ms < 1:
+            raise SettingsError("groupcoord.conversion.lease.ms must be at least 1")
 
 
 def env_var_name(setting: str) -> str:

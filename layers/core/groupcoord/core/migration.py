@@ -60,22 +60,6 @@ def validate_online_upgrade(
 
 # --- the upgrade of a non-empty classic group (issue 6 item 2) ---
 
-# One TransactWriteItems: the group item, and per member its item plus (static members) the
-# move of its instance claim. Larger groups need the staged conversion (issue 6 item 5).
-MAX_TRANSACTION_ITEMS = 100
-
-
-def upgrade_fits_one_transaction(member_count: int) -> bool:
-    return 2 * member_count + 1 <= MAX_TRANSACTION_ITEMS
-
-
-def too_large_for_one_transaction(group_id: str, member_count: int) -> str:
-    return (
-        f"Cannot upgrade classic group {group_id} to consumer group yet because it has "
-        f"{member_count} members: an online upgrade of more than "
-        f"{(MAX_TRANSACTION_ITEMS - 1) // 2} members is not supported yet."
-    )
-
 
 def malformed_protocol(group_id: str) -> str:
     return (
@@ -176,25 +160,6 @@ def downgrade_wanted(
     if not downgrade_enabled(policy):
         return False
     return len(remaining) <= classic_max_size
-
-
-def downgrade_transaction_items(
-    leaving: Sequence[ConsumerGroupMember], remaining: Sequence[ConsumerGroupMember]
-) -> int:
-    """Items of the one TransactWriteItems of a downgrade: the group item; per leaving member
-    its deletion (and its static claim's); per remaining member its rewrite (and, static, the
-    move of its claim: one delete, one put)."""
-    return (
-        1
-        + sum(1 + (m.instance_id is not None) for m in leaving)
-        + sum(1 + 2 * (m.instance_id is not None) for m in remaining)
-    )
-
-
-def downgrade_fits_one_transaction(
-    leaving: Sequence[ConsumerGroupMember], remaining: Sequence[ConsumerGroupMember]
-) -> bool:
-    return downgrade_transaction_items(leaving, remaining) <= MAX_TRANSACTION_ITEMS
 
 
 def _ids_to_names(partitions: Assignment, topic_names: Mapping[str, str]) -> dict[str, list[int]]:

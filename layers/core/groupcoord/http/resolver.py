@@ -19,6 +19,7 @@ from ..models.registry import API_NAMES
 from ..service.context import ApiContext
 from ..service.handlers import Accepted, handler_for
 from ..store import capacity
+from ..store.conversion import ConversionInProgress
 from ..store.dynamo import StoreThrottled
 from .observability import logger, metrics
 
@@ -149,6 +150,13 @@ def build_resolver() -> APIGatewayHttpResolver:
         logger.warning("store throttled", extra={"reason": str(error)})
         headers = _echoed(app.current_event, {"Retry-After": str(error.retry_after_s)})
         return error_response(429, "the store is throttled; retry later", headers)
+
+    @app.exception_handler(ConversionInProgress)
+    def converting(error: ConversionInProgress) -> Response:
+        # Like throttling: the group is briefly unavailable while another request finishes
+        # converting it between the protocols (store/conversion.py); a retry succeeds.
+        headers = _echoed(app.current_event, {"Retry-After": str(error.retry_after_s)})
+        return error_response(429, str(error), headers)
 
     @app.exception_handler(Exception)
     def server_error(error: Exception) -> Response:

@@ -29,10 +29,10 @@ def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroups
 
 def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
     dynamo = ctx.store.dynamo
-    item = dynamo.get(schema.group_key(group_id), consistent=True)
+    item = ctx.store.conversions.read_group_item(group_id, consistent=True)
     if item is not None and int(item.get(schema.DEADLINE, ctx.now_ms + 1)) <= ctx.now_ms:
         run_group_expiry(ctx.store, item, ctx.now_ms)  # dead members do not block deletion
-        item = dynamo.get(schema.group_key(group_id), consistent=True)
+        item = ctx.store.conversions.read_group_item(group_id, consistent=True)
     if item is None:
         return DeletableGroupResult(
             group_id=group_id,

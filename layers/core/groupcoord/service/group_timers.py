@@ -31,6 +31,6 @@ def run_group_expiry(store: Store, group_item: dict[str, Any], now_ms: int) -> N
 
 @completes(schema.KIND_GROUP)
 def _sweep_group(store: Store, index_item: dict[str, Any], now_ms: int) -> None:
-    group = store.dynamo.get(schema.group_key(index_item["groupId"]), consistent=True)
+    group = store.conversions.read_group_item(index_item["groupId"], consistent=True)
     if group is not None and int(group.get(schema.DEADLINE, now_ms + 1)) <= now_ms:
         run_group_expiry(store, group, now_ms)

@@ -79,7 +79,7 @@ def check_retention(store: Store, index_item: dict[str, Any], now_ms: int) -> No
     group_id = index_item["groupId"]
     retention = store.settings.offsets_retention
     offsets = OffsetStore(store.dynamo)
-    group = store.dynamo.get(schema.group_key(group_id), consistent=True)
+    group = store.conversions.read_group_item(group_id, consistent=True)
     committed = offsets.fetch_all(group_id)
     if group is None:
         offsets.delete(group_id, [(o.topic, o.partition) for o in committed])

@@ -24,7 +24,6 @@ from ..models.offsets import (
     OffsetFetchResponseTopics,
 )
 from ..plugins import Registry
-from ..store import schema
 from ..store.offsets import CommittedOffset, Fenced, OffsetStore
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
@@ -130,7 +129,7 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
 
 
 def _group_item(ctx: ApiContext, group_id: str) -> dict[str, Any] | None:
-    return ctx.store.dynamo.get(schema.group_key(group_id), consistent=True)
+    return ctx.store.conversions.read_group_item(group_id, consistent=True)
 
 
 def _check_only(request: OffsetCommitRequest, ctx: ApiContext) -> Errors:

@@ -49,6 +49,7 @@ from ..core.classic.model import (
     Protocol,
 )
 from . import schema
+from .conversion import Conversions
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
 from .groups import listing_attributes
 
@@ -254,7 +255,8 @@ class ClassicGroupStore:
     # --- reads ---
 
     def group_item(self, group_id: str, *, consistent: bool = True) -> dict[str, Any] | None:
-        return self.dynamo.get(schema.group_key(group_id), consistent=consistent)
+        # Through Conversions: an interrupted protocol conversion is finished first.
+        return Conversions(self.dynamo).read_group_item(group_id, consistent=consistent)
 
     def members(self, group: ClassicGroup) -> list[ClassicMember]:
         found: list[ClassicMember] = []

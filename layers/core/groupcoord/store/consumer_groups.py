@@ -25,6 +25,7 @@ from ..core.consumer.assignment import from_item, to_item
 from ..core.consumer.member import ClassicMetadata, ConsumerGroupMember, Holder
 from ..core.consumer.reconciliation import MemberAssignment, MemberState
 from . import schema
+from .conversion import Conversion, Conversions
 from .dynamo import (
     ConditionFailed,
     Delete,
@@ -194,6 +195,22 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
     )
 
 
+def _conversion_condition(
+    group_type: str, version: int, read: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """A converted group item's condition: still of `group_type`, at the version read, with
+    the topic-change count read (a topic change meanwhile must be seen by the new group)."""
+    condition = "groupType = :type AND #version = :v"
+    values: dict[str, Any] = {":type": group_type, ":v": version}
+    topic_changes = read.get("topicChanges")
+    if topic_changes is None:
+        condition += " AND attribute_not_exists(topicChanges)"
+    else:
+        condition += " AND topicChanges = :tc"
+        values[":tc"] = topic_changes
+    return condition, values
+
+
 def _member_condition(m: ConsumerGroupMember) -> tuple[str, dict[str, str], dict[str, Any]]:
     return (
         "attribute_exists(pk) AND #mver = :mver AND #tver = :tver",
@@ -210,7 +227,8 @@ class ConsumerGroupStore:
     # --- reads ---
 
     def group_item(self, group_id: str, *, consistent: bool) -> dict[str, Any] | None:
-        return self.dynamo.get(schema.group_key(group_id), consistent=consistent)
+        # Through Conversions: an interrupted protocol conversion is finished first.
+        return Conversions(self.dynamo).read_group_item(group_id, consistent=consistent)
 
     def member(
         self, group: ConsumerGroupRecord, member_id: str, *, consistent: bool
@@ -328,41 +346,36 @@ class ConsumerGroupStore:
         except ConditionFailed:
             raise Conflict(group_id) from None
 
-    def upgrade_classic_group(
+    def upgrade_conversion(
         self,
         classic_item: dict[str, Any],
         classic_version: int,
         group: dict[str, Any],
         members: Sequence[ConsumerGroupMember],
         classic_instance_keys: Sequence[dict[str, str]],
-    ) -> None:
-        """Issue 6 item 2, in one transaction: the classic group item (at the version read,
-        with the topic-change count read) becomes the consumer group item `group`; each member
-        item is rewritten as a consumer member (same key); static instance claims move to
-        this store's keys. Conflict if anything moved."""
+    ) -> Conversion:
+        """Issue 6 item 2: the classic group item (at the version read, with the topic-change
+        count read) becomes the consumer group item `group`; each member item is rewritten as
+        a consumer member (same key); static instance claims move to this store's keys."""
         gid = group["groupId"]
         shards = int(group["memberShards"])
-        topic_changes = classic_item.get("topicChanges")
-        condition = "groupType = :classic AND #version = :v"
-        values: dict[str, Any] = {":classic": "classic", ":v": classic_version}
-        if topic_changes is None:
-            condition += " AND attribute_not_exists(topicChanges)"
-        else:
-            condition += " AND topicChanges = :tc"
-            values[":tc"] = topic_changes
-        items: list[TransactItem] = [
-            Put(group, condition=condition, names={"#version": "version"}, values=values)
-        ]
+        condition, values = _conversion_condition("classic", classic_version, classic_item)
+        writes: list[Put | Delete] = []
         for m in members:
-            items.append(Put(member_to_item(gid, shards, m)))
+            writes.append(Put(member_to_item(gid, shards, m)))
             if m.instance_id is not None:
                 key = static_instance_key(gid, m.instance_id, shards)
                 claim = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": gid}
-                items.append(Put({**claim, "memberId": m.member_id}))
-        items.extend(Delete(key) for key in classic_instance_keys)
-        self.transact(items)
+                writes.append(Put({**claim, "memberId": m.member_id}))
+        writes.extend(Delete(key) for key in classic_instance_keys)
+        return Conversion(
+            gid,
+            classic_version,
+            Put(group, condition=condition, names={"#version": "version"}, values=values),
+            writes,
+        )
 
-    def downgrade_to_classic(
+    def downgrade_conversion(
         self,
         group: ConsumerGroupRecord,
         classic_group_item: dict[str, Any],
@@ -370,44 +383,41 @@ class ConsumerGroupStore:
         remaining: Sequence[ConsumerGroupMember],
         classic_member_items: Sequence[dict[str, Any]],
         classic_instance_claims: Sequence[dict[str, Any]],
-    ) -> None:
-        """Issue 6 item 4, in one transaction: the consumer group item (at the version read,
-        with the topic-change count read) becomes the classic group item; the leaving
-        members' items (and static claims) are deleted, each remaining member's item is
-        rewritten as a classic member item (same key, conditioned on the member's versions
-        read) and its static claim moves to the classic store's key. Conflict if anything
-        moved. The caller checks that it fits (core/migration.py)."""
-        condition = "groupType = :consumer AND #version = :v"
-        values: dict[str, Any] = {":consumer": GROUP_TYPE, ":v": group.version}
-        topic_changes = group.raw.get("topicChanges")
-        if topic_changes is None:
-            condition += " AND attribute_not_exists(topicChanges)"
-        else:
-            condition += " AND topicChanges = :tc"
-            values[":tc"] = topic_changes
-        items: list[TransactItem] = [
-            Put(
-                classic_group_item,
-                condition=condition,
-                names={"#version": "version"},
-                values=values,
-            )
-        ]
+    ) -> Conversion:
+        """Issue 6 item 4: the consumer group item (at the version read, with the topic-change
+        count read) becomes the classic group item; the leaving members' items (and static
+        claims) are deleted, each remaining member's item is rewritten as a classic member
+        item (same key, conditioned on the member's versions read) and its static claim moves
+        to the classic store's key."""
+        condition, values = _conversion_condition(GROUP_TYPE, group.version, group.raw)
+        writes: list[Put | Delete] = []
         for m in leaving:
-            items.extend(self.remove_member_items(group, m))
+            for item in self.remove_member_items(group, m):
+                assert isinstance(item, Delete)
+                writes.append(item)
         for m, classic_item in zip(remaining, classic_member_items, strict=True):
-            condition, names, member_values = _member_condition(m)
-            items.append(Put(classic_item, condition, names, member_values))
+            member_condition, names, member_values = _member_condition(m)
+            writes.append(Put(classic_item, member_condition, names, member_values))
             if m.instance_id is not None:
-                items.append(
+                writes.append(
                     Delete(
                         static_instance_key(group.group_id, m.instance_id, group.member_shards),
                         condition="attribute_not_exists(pk) OR memberId = :m",
                         values={":m": m.member_id},
                     )
                 )
-        items.extend(Put(claim) for claim in classic_instance_claims)
-        self.transact(items)
+        writes.extend(Put(claim) for claim in classic_instance_claims)
+        return Conversion(
+            group.group_id,
+            group.version,
+            Put(
+                classic_group_item,
+                condition=condition,
+                names={"#version": "version"},
+                values=values,
+            ),
+            writes,
+        )
 
     # --- member writes ---
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..settings import Settings
 from . import schema
+from .conversion import Conversions
 from .coordinator import CoordinatorRecord
 from .dynamo import Dynamo, make_client
 from .groups import GroupDirectory
@@ -17,6 +18,7 @@ class Store:
         self.topics = TopicRegistry(dynamo, settings.deadline_shards)
         self.groups = GroupDirectory(dynamo)
         self.coordinator = CoordinatorRecord(dynamo)
+        self.conversions = Conversions(dynamo, settings.conversion_lease_ms)
 
     @classmethod
     def connect(

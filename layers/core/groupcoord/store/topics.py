@@ -159,16 +159,10 @@ class TopicRegistry:
     # --- subscriptions (seed 000: per topic, the groups subscribing to it) ---
 
     def subscribe(self, topic: str, group_id: str) -> None:
-        self.dynamo.put(
-            {
-                **schema.topic_subscriber_key(topic, group_id),
-                "kind": schema.KIND_TOPIC_SUBSCRIBER,
-                "groupId": group_id,
-            }
-        )
+        self.dynamo.put(subscription_put(topic, group_id).item)
 
     def unsubscribe(self, topic: str, group_id: str) -> None:
-        self.dynamo.delete(schema.topic_subscriber_key(topic, group_id))
+        self.dynamo.delete(subscription_delete(topic, group_id).key)
 
     def subscribers(self, topic: str) -> list[str]:
         items = self.dynamo.query(
@@ -235,3 +229,19 @@ class TopicRegistry:
 
 def _key_of(item: dict) -> dict[str, str]:
     return {schema.PK: item[schema.PK], schema.SK: item[schema.SK]}
+
+
+# The registrations as writes, for a transaction or a staged conversion.
+
+
+def subscription_put(topic: str, group_id: str) -> Put:
+    key = schema.topic_subscriber_key(topic, group_id)
+    return Put({**key, "kind": schema.KIND_TOPIC_SUBSCRIBER, "groupId": group_id})
+
+
+def subscription_delete(topic: str, group_id: str) -> Delete:
+    return Delete(schema.topic_subscriber_key(topic, group_id))
+
+
+def regex_delete(group_id: str) -> Delete:
+    return Delete(schema.regex_subscriber_key(group_id))

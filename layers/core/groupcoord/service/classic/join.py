@@ -115,7 +115,9 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
     except NotClassic as other:
         if is_consumer_group_with_members(other.item):
             # A classic-protocol member of a consumer group (issue 6, mixed groups).
-            return mixed_join(request, ctx, new_member_id)
+            answer = mixed_join(request, ctx, new_member_id)
+            # None: this join downgraded the group (a static replacement): join it as classic.
+            return join_group(request, ctx) if answer is None else answer
         return _error(request, Errors.GROUP_ID_NOT_FOUND)
     except GroupBusy:
         return _error(request, Errors.REBALANCE_IN_PROGRESS)

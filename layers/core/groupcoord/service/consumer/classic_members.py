@@ -67,6 +67,10 @@ class NotMixed(Exception):
     """The group is not (or no longer) a consumer group."""
 
 
+class Downgraded(NotMixed):
+    """This request downgraded the group to a classic group."""
+
+
 def is_consumer_group_with_members(item: dict | None) -> bool:
     return (
         item is not None
@@ -111,6 +115,16 @@ class _ClassicJoin(_Heartbeat):
     def _replace_static(
         self, group: ConsumerGroupRecord, owner: ConsumerGroupMember
     ) -> ConsumerGroupHeartbeatResponse:
+        if owner.classic is None and downgrade_enabled(
+            self.ctx.settings.group_consumer_migration_policy
+        ):
+            # Kafka's validateOnlineDowngradeWithReplacedMember: the last consumer-protocol
+            # member restarted as a classic one. The group is downgraded without it (if only
+            # classic members remain, in a classic group's size); the joiner then joins the
+            # classic group, taking the instance id back.
+            members = self.cs.members(group)
+            if maybe_downgrade(self.ctx.store, group, [owner], members, self.now):
+                raise Downgraded(group.group_id)
         # A restarted classic static member takes its instance over at once (Kafka does not
         # wait for a -2 leave from the classic protocol, which has none).
         released = replace(owner, assignment=replace(owner.assignment, epoch=-2))
@@ -138,9 +152,10 @@ def _topic_ids(ctx: ApiContext, names: set[str]) -> dict[str, str]:
 
 def mixed_join(
     request: JoinGroupRequest, ctx: ApiContext, new_member_id: Callable[[str], str]
-) -> JoinGroupResponse:
+) -> JoinGroupResponse | None:
     """join-group to a consumer group (the caller saw one). `new_member_id(client_id)` makes
-    ids the classic way."""
+    ids the classic way. None when the join downgraded the group: join it as a classic
+    group."""
     cs = consumer_store(ctx.store)
     item = cs.group_item(request.group_id, consistent=True)
     if not is_consumer_group(item):
@@ -202,6 +217,8 @@ def mixed_join(
     for attempt in range(RACE_ATTEMPTS):
         try:
             answer = _ClassicJoin(as_consumer, ctx, metadata).run()
+        except Downgraded:
+            return None
         except NotMixed:
             return _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
         except Answer as refused:

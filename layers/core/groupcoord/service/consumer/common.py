@@ -5,8 +5,15 @@ from __future__ import annotations
 import random
 import time
 
+from ... import faults
 from ...settings import Settings
-from ...store.consumer_groups import ConsumerGroupRecord, ConsumerGroupStore, group_from_item
+from ...store.consumer_groups import (
+    Conflict,
+    ConsumerGroupRecord,
+    ConsumerGroupStore,
+    group_from_item,
+)
+from ...store.conversion import Conversion, ConversionConflict
 from ...store.store import Store
 
 GROUP_TYPE = "consumer"
@@ -16,6 +23,20 @@ RACE_ATTEMPTS = 12
 
 def consumer_store(store: Store) -> ConsumerGroupStore:
     return ConsumerGroupStore(store.dynamo, store.settings.deadline_shards)
+
+
+def convert(store: Store, conversion: Conversion) -> None:
+    """Write a protocol conversion atomically (store/conversion.py); Conflict if the group
+    moved meanwhile (nothing changed: the caller decides again)."""
+    settings = store.settings
+    try:
+        store.conversions.convert(
+            conversion,
+            max_transaction_items=settings.conversion_transaction_items,
+            checkpoint=faults.checkpoint(settings),
+        )
+    except ConversionConflict:
+        raise Conflict(conversion.group_id) from None
 
 
 def clock_ms() -> int:

@@ -4,30 +4,30 @@ GroupMetadataManager.convertToClassicGroup), when its last consumer-protocol mem
 remain, if group.consumer.migration.policy allows downgrades and the members fit in a classic
 group (group.max.size).
 
-The departure and the conversion are one TransactWriteItems (core/migration.py counts its
-items): the group item becomes a classic group at generation = group epoch in
-PreparingRebalance, the departing members' items go, the others are rewritten as classic
-members holding their target assignment. A group whose downgrade does not fit in one
-transaction (more than about 98 remaining members, fewer when static) is NOT downgraded: the
-departure is written as usual and the group stays a consumer group whose classic members keep
-working (mixed groups), until the staged conversion of issue 6 item 5 exists. Committed offsets
-are per group id and are not touched.
+The departure and the conversion are one atomic step (one TransactWriteItems, or for larger
+groups a staged conversion: store/conversion.py): the group item becomes a classic group at
+generation = group epoch in PreparingRebalance, the departing members' items go, the others are
+rewritten as classic members holding their target assignment, and the group's topic
+registrations become the classic group's (its members' subscriptions; no regex). Committed
+offsets are per group id and are not touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ...core.consumer.member import ConsumerGroupMember
 from ...core.migration import (
-    downgrade_fits_one_transaction,
     downgrade_wanted,
     downgraded_group,
 )
 from ...store.classic_groups import group_to_item, instance_key, member_to_item
 from ...store.consumer_groups import ConsumerGroupRecord
+from ...store.dynamo import Delete, Put
 from ...store.store import Store
-from .common import consumer_store
+from ...store.topics import regex_delete, subscription_delete, subscription_put
+from .common import consumer_store, convert
 
 
 def _topic_names(store: Store, members: Sequence[ConsumerGroupMember]) -> dict[str, str]:
@@ -56,8 +56,6 @@ def maybe_downgrade(
         settings.group_consumer_migration_policy, remaining, settings.group_max_size
     ):
         return False
-    if not downgrade_fits_one_transaction(leaving, remaining):
-        return False  # see the module docstring: stays a consumer group for now
     classic, classic_members = downgraded_group(
         group.group_id,
         group.group_epoch,
@@ -74,7 +72,7 @@ def maybe_downgrade(
         item["topicChanges"] = group.raw["topicChanges"]
     by_id = {m.member_id: m for m in classic_members}
     remaining = sorted(remaining, key=lambda m: m.member_id)
-    consumer_store(store).downgrade_to_classic(
+    conversion = consumer_store(store).downgrade_conversion(
         group,
         item,
         leaving,
@@ -93,10 +91,11 @@ def maybe_downgrade(
     # Topic registrations: the classic group's own (its members' subscriptions) replace the
     # consumer group's; regex subscriptions do not exist in classic groups.
     old, new = set(group.subscribed_topics), set(classic.subscribed_topics)
-    for topic in sorted(new - old):
-        store.topics.subscribe(topic, group.group_id)
-    for topic in sorted(old - new):
-        store.topics.unsubscribe(topic, group.group_id)
+    registrations: list[Put | Delete] = [
+        *(subscription_put(topic, group.group_id) for topic in sorted(new - old)),
+        *(subscription_delete(topic, group.group_id) for topic in sorted(old - new)),
+    ]
     if group.subscribed_regex:
-        store.topics.set_regex(group.group_id, None)
+        registrations.append(regex_delete(group.group_id))
+    convert(store, replace(conversion, writes=[*conversion.writes, *registrations]))
     return True

@@ -1,10 +1,10 @@
 """The online upgrade of a classic group with members (issue 6 item 2, Kafka's
 GroupMetadataManager.convertToConsumerGroup), started by an epoch-0 consumer-group-heartbeat.
 
-Due classic timers are settled first; then, in one transaction (so for groups of at most
-(100 - 1) / 2 members; larger ones answer 69 until the staged conversion exists), the group
-item becomes a consumer group at group epoch = target epoch = generation and every member item
-a consumer member at epoch = generation holding its current assignment (core/migration.py).
+Due classic timers are settled first; then, in one atomic step (one transaction, or for larger
+groups a staged conversion: store/conversion.py), the group item becomes a consumer group at
+group epoch = target epoch = generation and every member item a consumer member at epoch =
+generation holding its current assignment (core/migration.py).
 A rebalance in progress is cut short as Kafka does: the classic members' pending join and sync
 requests answer 27 (they see a consumer group) and their rejoin goes to the mixed-group path
 (classic_members.py). The caller then joins the consumer group as any new member (epoch bump).
@@ -18,8 +18,6 @@ from ...core.classic.model import ClassicMember
 from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.migration import (
     malformed_protocol,
-    too_large_for_one_transaction,
-    upgrade_fits_one_transaction,
     upgraded_members,
     validate_online_upgrade,
 )
@@ -29,7 +27,7 @@ from ...store.classic_groups import group_from_item as classic_group_from_item
 from ...store.consumer_groups import Conflict
 from ...store.groups import listing_attributes
 from ...store.store import Store
-from .common import consumer_store
+from .common import consumer_store, convert
 
 
 def _topic_ids(store: Store, members: list[ClassicMember]) -> dict[str, str]:
@@ -79,8 +77,6 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     )
     if why is not None:
         return why
-    if not upgrade_fits_one_transaction(len(members)):
-        return too_large_for_one_transaction(group.group_id, len(members))
     try:
         converted = upgraded_members(group, members, _topic_ids(store, members), now)
     except ConsumerProtocolError:
@@ -114,13 +110,14 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     }
     if "topicChanges" in fresh:
         consumer_item["topicChanges"] = fresh["topicChanges"]
-    consumer_store(store).upgrade_classic_group(
+    conversion = consumer_store(store).upgrade_conversion(
         fresh,
         group.version,
         consumer_item,
         converted,
         [instance_key(group.group_id, m.instance_id) for m in members if m.instance_id],
     )
+    convert(store, conversion)
     # Ids still pending their second join (best effort: the consumer store ignores them).
     classic.delete_classic_leftovers(group.group_id, group.member_shards)
     return None

@@ -1,0 +1,264 @@
+"""A protocol conversion too large for one transaction is staged, then flipped (issue 6 item 5,
+store/conversion.py), and a crash in the middle leaves a group that the next request rolls back
+or completes. Over HTTP: the request that converts runs on a `serve` whose
+`groupcoord.fault.crash.at` makes it die at the named point (a 500, as a Lambda timeout leaves
+things); a second `serve` on the same table answers everything else, as another Lambda would.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from groupcoord.core.consumer_protocol import Subscription, encode_subscription
+from groupcoord.store import schema
+from groupcoord.store.conversion import MARKER, STAGING_SHARDS, staged_pk
+from groupcoord.store.dynamo import Dynamo, make_client
+from tests.integration.test_consumer_upgrade import (
+    STAGED,
+    Tracked,
+    commit,
+    converge,
+    group_type,
+    start_classic_group,
+)
+from tests.support.api import Api
+from tests.support.classic_client import FAST_SETTINGS, Consumer, Ownership, settle
+from tests.support.consumer import Member, unique
+from tests.support.servers import running_serve, unique_table
+
+LEASE_MS = 1000
+DEFAULT_LIMIT = {**FAST_SETTINGS, "groupcoord.conversion.lease.ms": str(LEASE_MS)}
+SETTINGS = {**DEFAULT_LIMIT, **STAGED}
+
+
+@pytest.fixture(scope="module")
+def table() -> str:
+    return unique_table()
+
+
+@pytest.fixture(scope="module")
+def url(dynamodb_endpoint: str, table: str) -> Iterator[str]:
+    with running_serve(dynamodb_endpoint, settings=SETTINGS, table=table) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def dynamo(dynamodb_endpoint: str, table: str, url: str) -> Dynamo:
+    return Dynamo(make_client(endpoint_url=dynamodb_endpoint, region="us-east-1"), table, 5)
+
+
+def crashing_serve(endpoint: str, table: str, point: str):
+    settings = {**SETTINGS, "groupcoord.fault.crash.at": point}
+    return running_serve(endpoint, settings=settings, table=table)
+
+
+def group_item(dynamo: Dynamo, group: str) -> dict[str, Any]:
+    item = dynamo.get(schema.group_key(group), consistent=True)
+    assert item is not None
+    return item
+
+
+def staged_items(dynamo: Dynamo, group: str, token: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for shard in range(STAGING_SHARDS):
+        pk = staged_pk(group, token, shard)
+        found += dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
+    return found
+
+
+def member_types(dynamo: Dynamo, group: str, consumers: list[Consumer]) -> set[str]:
+    """The protocol each member item is written in (consumer member items say so)."""
+    shards = int(group_item(dynamo, group)["memberShards"])
+    kinds = set()
+    for c in consumers:
+        item = dynamo.get(schema.member_key(group, c.member_id, shards), consistent=True)
+        assert item is not None, c.name
+        kinds.add(item.get("groupType", "classic"))
+    return kinds
+
+
+def crashed_upgrade(
+    endpoint: str, table: str, url: str, point: str, hold: bool
+) -> tuple[str, str, Ownership, list[Consumer], Tracked]:
+    """Three classic members settle; one leaves to restart on the consumer protocol, and its
+    first consumer-group-heartbeat (the upgrade) dies at `point` on a crashing serve. With
+    `hold`, the two classic members' loops are stopped before."""
+    api = Api(url)
+    group, topic, topic_id, ownership, consumers = start_classic_group(url, api, True)
+    consumers.pop().close()
+    settle(api, group, consumers, 60)
+    if hold:
+        for c in consumers:
+            c.stop()
+    m = Tracked(api, group, topic, topic_id, ownership)
+    with crashing_serve(endpoint, table, point) as crash_url:
+        crashed_join(crash_url, m)
+    return group, topic, ownership, consumers, m
+
+
+def join_body(m: Member) -> dict[str, Any]:
+    return {
+        "groupId": m.group,
+        "memberId": m.member_id,
+        "memberEpoch": 0,
+        "rebalanceTimeoutMs": m.rebalance_timeout_ms,
+        "topicPartitions": [],
+        "subscribedTopicNames": m.topics,
+    }
+
+
+def crashed_join(crash_url: str, m: Member) -> None:
+    """m's first consumer-group-heartbeat (the upgrade) dies on the crashing serve."""
+    answer = Api(crash_url).call("consumer-group-heartbeat", join_body(m))
+    assert answer.status == 500, answer.body
+
+
+def until_lease_ends(dynamo: Dynamo, group: str) -> None:
+    marker = group_item(dynamo, group)[MARKER]
+    while time.time_ns() // 1_000_000 <= int(marker["until"]):
+        time.sleep(0.05)
+
+
+def test_a_crash_between_staging_and_flip_is_rolled_back_by_the_next_request(
+    dynamodb_endpoint: str, table: str, url: str, dynamo: Dynamo
+) -> None:
+    api = Api(url)
+    group, topic, ownership, consumers, m = crashed_upgrade(
+        dynamodb_endpoint, table, url, "conversion.staged", hold=False
+    )
+    try:
+        generation = consumers[0].generation
+        # Staged, not flipped: the classic group stands, marked, with its staged writes.
+        item = group_item(dynamo, group)
+        assert item["groupType"] == "classic" and item["generation"] == generation
+        token = item[MARKER]["token"]
+        assert item[MARKER]["phase"] == "staging"
+        assert len(staged_items(dynamo, group, token)) == 2  # the two member items
+        assert member_types(dynamo, group, consumers) == {"classic"}
+        # The classic members go on meanwhile: the old group is the group.
+        for c in consumers:
+            c.check()
+            assert c.heartbeat() == 0
+        assert commit(api, group, topic, generation, consumers[0].member_id, 0) == 0
+
+        # Once the lease is over, the next request rolls the stage back.
+        until_lease_ends(dynamo, group)
+        assert consumers[1].heartbeat() == 0
+        item = group_item(dynamo, group)
+        assert MARKER not in item and item["groupType"] == "classic"
+        assert staged_items(dynamo, group, token) == []
+        assert group_type(api, group) == "classic"
+        assert ownership.violations == []
+
+        # And the upgrade, asked again, goes through.
+        assert m.join()["errorCode"] == 0, m.last
+        assert group_type(api, group) == "consumer"
+        converge(api, group, consumers, [m])
+        assert ownership.violations == []
+        assert MARKER not in group_item(dynamo, group)
+    finally:
+        for c in consumers:
+            c.stop()
+
+
+def test_a_crash_after_the_flip_is_completed_by_the_next_request(
+    dynamodb_endpoint: str, table: str, url: str, dynamo: Dynamo
+) -> None:
+    api = Api(url)
+    # The classic loops are held: the first request after the crash is ours.
+    group, topic, ownership, consumers, m = crashed_upgrade(
+        dynamodb_endpoint, table, url, "conversion.flipped", hold=True
+    )
+    try:
+        generation = consumers[0].generation
+        # Flipped, not applied: the group item is the consumer group; the members' items are
+        # still classic ones, which nobody may read until the conversion is applied.
+        item = group_item(dynamo, group)
+        assert item["groupType"] == "consumer" and item["groupEpoch"] == generation
+        token = item[MARKER]["token"]
+        assert item[MARKER]["phase"] == "flipped"
+        assert member_types(dynamo, group, consumers) == {"classic"}
+
+        # The next request (a classic member's commit) finishes the conversion first, and is
+        # then decided on the consumer group: the strict rule admits the generation.
+        assert commit(api, group, topic, generation, consumers[0].member_id, 0) == 0
+        item = group_item(dynamo, group)
+        assert MARKER not in item
+        assert staged_items(dynamo, group, token) == []
+        assert member_types(dynamo, group, consumers) == {"consumer"}
+        described = api.ok("consumer-group-describe", {"groupIds": [group]})["groups"][0]
+        assert {x["memberId"] for x in described["members"]} == {c.member_id for c in consumers}
+        assert {x["memberEpoch"] for x in described["members"]} == {generation}
+
+        # The interrupted join, sent again, joins the converted group; everyone converges.
+        assert m.join()["errorCode"] == 0, m.last
+        for c in consumers:
+            c.resume(rejoin=True)
+        converge(api, group, consumers, [m])
+        assert ownership.violations == []
+    finally:
+        for c in consumers:
+            c.stop()
+
+
+@pytest.fixture(scope="module")
+def default_url(dynamodb_endpoint: str, table: str) -> Iterator[str]:
+    with running_serve(dynamodb_endpoint, settings=DEFAULT_LIMIT, table=table) as base:
+        yield base
+
+
+@pytest.mark.parametrize("crash", [False, True], ids=["whole", "crash-while-applying"])
+def test_a_group_of_60_static_members_is_upgraded_in_one_step(
+    dynamodb_endpoint: str, table: str, default_url: str, dynamo: Dynamo, crash: bool
+) -> None:
+    """With DynamoDB's own limit (100 items a transaction): 60 static classic members are 60
+    member items, 60 new instance claims and 60 old ones to delete, so the conversion is
+    staged and applied in two transactions; a crash after the first is completed by the next
+    request. Afterwards nothing staged is left."""
+    api = Api(default_url)
+    group = unique("g")
+    metadata = base64.b64encode(encode_subscription(Subscription(["t"]))).decode()
+
+    def join(i: int) -> int:
+        body = {
+            "groupId": group,
+            "memberId": "",
+            "groupInstanceId": f"i-{i}",
+            "sessionTimeoutMs": 30000,
+            "rebalanceTimeoutMs": 30000,
+            "protocolType": "consumer",
+            "protocols": [{"name": "range", "metadata": metadata}],
+        }
+        return api.call("join-group", body).status
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert set(pool.map(join, range(60))) <= {200, 202}
+    m = Member(api, group, ["t"])
+    if crash:
+        settings = {**DEFAULT_LIMIT, "groupcoord.fault.crash.at": "conversion.partly-applied"}
+        with running_serve(dynamodb_endpoint, settings=settings, table=table) as crash_url:
+            m.api = Api(crash_url)
+            assert m.api.call("consumer-group-heartbeat", join_body(m)).status == 500
+        assert group_item(dynamo, group)[MARKER]["phase"] == "flipped"
+        m.api = api
+    assert m.join()["errorCode"] == 0, m.last
+    assert group_type(api, group) == "consumer"
+    described = api.ok("consumer-group-describe", {"groupIds": [group]})["groups"][0]
+    assert len(described["members"]) == 61
+    assert {x.get("instanceId") for x in described["members"]} == {
+        None,
+        *(f"i-{i}" for i in range(60)),
+    }
+    assert MARKER not in group_item(dynamo, group)
+    leftovers = dynamo.client.scan(
+        TableName=dynamo.table_name,
+        FilterExpression="begins_with(pk, :p)",
+        ExpressionAttributeValues={":p": {"S": f"G#{group}#C"}},
+    )["Items"]
+    assert leftovers == []
