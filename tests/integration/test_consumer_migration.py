@@ -326,3 +326,46 @@ def test_upgrade_refused_when_the_embedded_protocol_is_malformed(api: Api) -> No
         f"Group {group} is not a consumer group.",
     )
     assert group_type(api, group) == "classic"
+
+
+# --- the protocols of a mixed group's classic members (Kafka's supportsClassicProtocols) ---
+
+
+def mixed_join(api: Api, group: str, topic: str, names: list[str], member_id: str = "") -> dict:
+    """A classic join to a consumer group with the given protocol names; the 79 answer is
+    followed by the join with the given id."""
+    metadata = base64.b64encode(encode_subscription(Subscription([topic]))).decode()
+    body = {
+        **join_body(group, topic, member_id),
+        "protocols": [{"name": name, "metadata": metadata} for name in names],
+    }
+    answer = api.ok("join-group", body)
+    if answer["errorCode"] == 79:
+        return mixed_join(api, group, topic, names, answer["memberId"])
+    return answer
+
+
+def test_a_classic_joiner_needs_a_protocol_every_classic_member_supports(api: Api) -> None:
+    """23 INCONSISTENT_GROUP_PROTOCOL for a classic joiner of a consumer group that shares no
+    protocol name with all its classic-protocol members; once the member that lacked it has
+    left, the same joiner is accepted."""
+    group, topic = unique("g"), unique("t")
+    create_topic(api, topic, 4)
+    m = Member(api, group, [topic])
+    assert m.join()["errorCode"] == 0
+    a = mixed_join(api, group, topic, ["range", "roundrobin"])
+    b = mixed_join(api, group, topic, ["roundrobin"])
+    assert a["errorCode"] == b["errorCode"] == 0, (a, b)
+    refused = mixed_join(api, group, topic, ["range"])
+    assert refused["errorCode"] == 23, refused
+    assert mixed_join(api, group, topic, ["roundrobin", "sticky"])["errorCode"] == 0
+    left = api.ok(
+        "leave-group",
+        {"groupId": group, "members": [{"memberId": b["memberId"]}]},
+    )
+    assert [x["errorCode"] for x in left["members"]] == [0], left
+    # Only a ("range", "roundrobin") and the ("roundrobin", "sticky") member are classic now.
+    assert mixed_join(api, group, topic, ["range"])["errorCode"] == 23
+    assert mixed_join(api, group, topic, ["roundrobin"])["errorCode"] == 0
+    members = describe(api, group)["members"]
+    assert len(members) == 4  # m, a, the sticky member and the last joiner

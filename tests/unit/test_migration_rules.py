@@ -112,3 +112,21 @@ def test_malformed_metadata_is_refused() -> None:
     bad = ClassicMember(member_id="a", protocols=(Protocol("range", b""),))
     with pytest.raises(ConsumerProtocolError):
         upgraded_members(group, [bad], {}, now_ms=0)
+
+
+def test_common_protocols_of_classic_members() -> None:
+    from groupcoord.core.migration import (
+        common_protocols,
+        narrowed_protocols,
+        supports_classic_protocols,
+    )
+
+    assert common_protocols([]) is None
+    assert common_protocols([["range", "sticky"], ["sticky", "range"], ["sticky"]]) == {"sticky"}
+    assert supports_classic_protocols(["anything"], None)  # no classic members yet
+    assert supports_classic_protocols(["range", "x"], {"range"})
+    assert not supports_classic_protocols(["x"], {"range"})
+    assert not supports_classic_protocols(["x"], set())
+    # Joins only narrow what the group item knows.
+    assert narrowed_protocols(None, ["b", "a"]) == ["a", "b"]
+    assert narrowed_protocols(["a", "b"], ["b", "c"]) == ["b"]

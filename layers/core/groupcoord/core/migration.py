@@ -58,6 +58,36 @@ def validate_online_upgrade(
     return None
 
 
+# --- the protocols of a mixed group's classic-protocol members (Kafka's
+# ConsumerGroup.supportsClassicProtocols) ---
+
+# The consumer group item keeps `classicProtocols`: protocol names every classic-protocol
+# member supports, as far as the group item knows. Joins narrow it; departures are not
+# written back, so it may be smaller than the real common set, never larger: a joiner that
+# shares a name with it is accepted at once, one that does not is checked on the members.
+CLASSIC_PROTOCOLS = "classicProtocols"
+
+
+def common_protocols(name_sets: Iterable[Iterable[str]]) -> set[str] | None:
+    """The names every set has; None when there are no sets (no classic members)."""
+    common: set[str] | None = None
+    for names in name_sets:
+        common = set(names) if common is None else common & set(names)
+    return common
+
+
+def narrowed_protocols(known: Sequence[str] | None, names: Iterable[str]) -> list[str]:
+    """The group item's `classicProtocols` once a member with `names` is in the group."""
+    joined = set(names)
+    return sorted(joined if known is None else joined & set(known))
+
+
+def supports_classic_protocols(names: Iterable[str], common: set[str] | None) -> bool:
+    """A classic joiner of a non-empty consumer group needs a protocol name that every
+    classic-protocol member supports (else 23 INCONSISTENT_GROUP_PROTOCOL)."""
+    return common is None or bool(common & set(names))
+
+
 # --- the upgrade of a non-empty classic group (issue 6 item 2) ---
 
 

@@ -33,6 +33,10 @@ class ClassicMetadata:
     def protocol_name(self) -> str:
         return self.protocols[0][0] if self.protocols else ""
 
+    @property
+    def protocol_names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
 
 @dataclass(frozen=True)
 class ConsumerGroupMember:

@@ -31,10 +31,14 @@ from ...core.consumer_protocol import (
     encode_assignment,
 )
 from ...core.migration import (
+    CLASSIC_PROTOCOLS,
     CONSUMER_PROTOCOL_TYPE,
+    common_protocols,
     downgrade_enabled,
     member_subscription,
+    narrowed_protocols,
     owned_partitions,
+    supports_classic_protocols,
 )
 from ...errors import Errors
 from ...models.classic import (
@@ -112,6 +116,15 @@ class _ClassicJoin(_Heartbeat):
     def _session_ms(self) -> int:
         return self.metadata.session_timeout_ms
 
+    def _join(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+        # The group item's common classic protocols narrow to this member's first (one version
+        # bump, only when they change: not on the rejoins of a steady mixed group).
+        known = group.raw.get(CLASSIC_PROTOCOLS)
+        narrowed = narrowed_protocols(known, self.metadata.protocol_names)
+        if known is None or narrowed != sorted(known):
+            group = self.cs.update_group(group, {CLASSIC_PROTOCOLS: narrowed})
+        return super()._join(group)
+
     def _replace_static(
         self, group: ConsumerGroupRecord, owner: ConsumerGroupMember
     ) -> ConsumerGroupHeartbeatResponse:
@@ -150,6 +163,20 @@ def _topic_ids(ctx: ApiContext, names: set[str]) -> dict[str, str]:
     return ids
 
 
+def _supports_protocols(ctx: ApiContext, group: ConsumerGroupRecord, names: list[str]) -> bool:
+    """Kafka's supportsClassicProtocols: a protocol every classic-protocol member supports.
+    The group item's `classicProtocols` answers yes at once; only a joiner it does not admit
+    (incompatible, or after departures it does not know of) costs a listing of the members."""
+    if group.member_count == 0:
+        return True
+    known = group.raw.get(CLASSIC_PROTOCOLS)
+    if supports_classic_protocols(names, None if known is None else set(known)):
+        return True
+    members = consumer_store(ctx.store).members(group)
+    common = common_protocols(m.classic.protocol_names for m in members if m.classic)
+    return supports_classic_protocols(names, common)
+
+
 def mixed_join(
     request: JoinGroupRequest, ctx: ApiContext, new_member_id: Callable[[str], str]
 ) -> JoinGroupResponse | None:
@@ -168,6 +195,8 @@ def mixed_join(
     try:
         subscription: Subscription = member_subscription(protocols, None)
     except ConsumerProtocolError:
+        return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
+    if not _supports_protocols(ctx, group, [name for name, _ in protocols]):
         return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
     member_id = request.member_id
     instance = request.group_instance_id

@@ -17,6 +17,8 @@ from typing import Any
 from ...core.classic.model import ClassicMember
 from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.migration import (
+    CLASSIC_PROTOCOLS,
+    common_protocols,
     malformed_protocol,
     upgraded_members,
     validate_online_upgrade,
@@ -102,6 +104,9 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
         # The classic group registered these with the topic registry; the next install
         # reconciles the registrations with the members' subscriptions.
         "subscribedTopics": list(group.subscribed_topics),
+        CLASSIC_PROTOCOLS: sorted(
+            common_protocols(m.classic.protocol_names for m in converted if m.classic) or ()
+        ),
         "createdAt": group.created_at_ms,
         schema.DEADLINE: deadline,
         schema.DEADLINE_SHARD: schema.deadline_shard_value(
