@@ -52,7 +52,7 @@ from groupcoord.store.classic_groups import (  # noqa: E402
     ClassicGroupStore,
     ClassicTransition,
     group_from_item,
-    member_to_item,
+    member_items,
 )
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
@@ -410,7 +410,8 @@ def build_classic_group_direct(
 ) -> list[str]:
     """A classic group of `size` members written as the protocol leaves it (generation 1,
     Stable with range assignments, or CompletingRebalance before any sync), through the
-    store's member_to_item / BatchWriteItem / commit. Returns the member ids, leader first."""
+    store's member_items (member and payload items) / BatchWriteItem / commit. Returns the
+    member ids, leader first."""
     now = runtime.now_ms()
     ids = [f"bench-{uuid.uuid4()}" for _ in range(size)]
     assigned = range_assign(ids, partitions)
@@ -452,7 +453,7 @@ def build_classic_group_direct(
         next_check_ms=now + session_timeout_ms,
         created_at_ms=now,
     )
-    coordinator.dynamo.batch_write(puts=[member_to_item(group, m) for m in members])
+    coordinator.dynamo.batch_write(puts=[i for m in members for i in member_items(group, m)])
     coordinator.classic_groups().commit(ClassicTransition(group=group, expected_version=None))
     coordinator.store.topics.subscribe(TOPIC, group_id)
     return ids

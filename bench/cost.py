@@ -418,16 +418,34 @@ def consumer_heartbeat_rows(scenario: str, label: str, build: str, calls: list[C
     return rows
 
 
-def big_member_heartbeat(coordinator: InProcess) -> Row:
-    """A heartbeat is billed on the whole member item, which carries the member's assignment:
-    10 members over 5,000 partitions (500 each), built directly."""
+def big_member_rows(coordinator: InProcess) -> list[Row]:
+    """A heartbeat and a commit's fence are billed on the whole member item they update: 10
+    members over 5,000 partitions (500 each), built directly. The assignment is on the
+    member's payload item, not on the member item (store/classic_groups.py)."""
     group_id = f"cost-d-{uuid.uuid4().hex[:8]}"
     ids = build_classic_group_direct(coordinator, group_id, 10, partitions=5000)
-    calls = [
+    beats = [
         coordinator.call("heartbeat", {"groupId": group_id, "generationId": 1, "memberId": m})
         for m in ids[1:6]
     ]
-    return Row.of("heartbeat, steady state, 500 partitions per member", "10", "direct", calls)
+
+    def commit(member_id: str, offset: int) -> Call:
+        partition = {"partitionIndex": 0, "committedOffset": offset}
+        body = {
+            "groupId": group_id,
+            "generationIdOrMemberEpoch": 1,
+            "memberId": member_id,
+            "topics": [{"name": TOPIC, "partitions": [partition]}],
+        }
+        return coordinator.call("offset-commit", body)
+
+    commit(ids[1], 1)  # the first commit creates the offset and the retention check
+    commits = [commit(m, 2) for m in ids[1:6]]
+    scenario = "{}, 500 partitions per member"
+    return [
+        Row.of(scenario.format("heartbeat, steady state"), "10", "direct", beats),
+        Row.of(scenario.format("offset-commit, 1 partition"), "10", "direct", commits),
+    ]
 
 
 # --- size-independent APIs ---
@@ -572,7 +590,7 @@ PARTITIONS_AT_SCALE = 100_000
 def shards_of(kind: str) -> int:
     """Over how many partition keys calls of one kind spread (the key formats of schema.py)."""
     defaults = Settings()
-    if kind.endswith(("#M<n>", "#S<n>", "#J<n>")):
+    if kind.endswith(("#M<n>", "#S<n>", "#J<n>", "#P<n>")):
         return defaults.member_shards
     if kind.startswith("O#"):
         return schema.OFFSET_SHARDS
@@ -701,7 +719,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         create_topic(coordinator, TOPIC, PARTITIONS)
         create_topic(coordinator, "other-topic", 10)
         rows += other_rows(coordinator)
-        rows.append(big_member_heartbeat(coordinator))
+        rows += big_member_rows(coordinator)
     rows.sort(key=lambda r: (r.members == "-", r.scenario, len(r.members), r.members))
     elapsed = time.perf_counter() - started
     text = render(rows)
@@ -757,20 +775,22 @@ it by DynamoDB's rules: the larger item image, x2 in a transaction, plus the GSI
 up to 4 KB is 0.5). moto reports fixed units (and none for transactions): for reference only.
 Groups up to {protocol_max} members are built through join/sync (classic) or
 consumer-group-heartbeat (consumer protocol); larger groups are written directly, as the protocol
-would leave them: classic member items by the store's `member_to_item` + BatchWriteItem and the
-group item by `ClassicGroupStore.commit`; a consumer group by one member joining through the
-handler, the others written as a burst of joins leaves them, the real install
-(`ensure_target_installed`) computing and writing their targets, the first member revoking
-through the handler and the others' items written reconciled (bench/common.py
-`build_consumer_group_direct`). Members subscribe to one topic of
-{partitions:,} partitions, range-assigned (so a member item carries its assignment). "Group timer
-due" is the heartbeat that finds the group's next check (`dl`) passed and runs the expiry check.
+would leave them: classic member and payload items by the store's `member_items` +
+BatchWriteItem and the group item by `ClassicGroupStore.commit`; a consumer group by one member
+joining through the handler, the others written as a burst of joins leaves them, the real
+install (`ensure_target_installed`) computing and writing their targets, the first member
+revoking through the handler and the others' items written reconciled (bench/common.py
+`build_consumer_group_direct`). Members subscribe to one topic of {partitions:,} partitions,
+range-assigned (a classic member's payload item carries its assignment, not the member item that
+heartbeats update). "Group timer due" is the heartbeat that finds the group's next check (`dl`)
+passed and runs the expiry check.
 Held calls (a follower's sync before the leader's, a join while the barrier is open) poll the
 group for up to `groupcoord.barrier.hold.ms` (default 2000) before answering 202; how often they
 poll, and the `retryAfterMs` of the 202, grow with the group, and from ~4,000 members on they are
 not held at all (`hold_plan` in service/classic/common.py). A known member's join while the
 barrier is open writes its member item and its shard's join counter (`G#<group>#J<n>`), then
-reads every shard's counter."""
+reads every shard's counter; with new metadata it first writes its payload item
+(`G#<group>#P<n>`)."""
 
 
 if __name__ == "__main__":

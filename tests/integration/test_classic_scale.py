@@ -25,7 +25,7 @@ from groupcoord.service.classic.leave import leave_group
 from groupcoord.service.context import ApiContext
 from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic_groups import ClassicTransition, member_to_item
+from groupcoord.store.classic_groups import ClassicTransition, member_items
 from groupcoord.store.store import Store
 
 MEMBERS = 250
@@ -49,6 +49,11 @@ def _members(count: int, generation: int, now: int) -> list[ClassicMember]:
     ]
 
 
+def _write(store: Store, group: ClassicGroup, members: list[ClassicMember]) -> None:
+    """Members as the protocol leaves them: member and payload items."""
+    store.dynamo.batch_write(puts=[i for m in members for i in member_items(group, m)])
+
+
 def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
     now = 1_000_000
     group = ClassicGroup(
@@ -69,7 +74,7 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
     members = [replace(m, session_deadline_ms=now + 100) for m in _members(MEMBERS, 5, now)]
     groups = classic_store(store)
     groups.commit(ClassicTransition(group=group, expected_version=None))
-    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in members])
+    _write(store, group, members)
 
     loaded = load(store, "big")
     assert loaded is not None
@@ -79,7 +84,7 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
     assert settled.generation == 5
     assert settled.member_count == MEMBERS
     assert settled.leader == "m-0000"  # the first to join
-    after = {m.member_id: m for m in groups.members(settled)}
+    after = {m.member_id: m for m in groups.members(settled, payloads=False)}
     assert len(after) == MEMBERS
     # Every member's session restarted with the new generation, beyond one transaction's reach.
     assert all(m.session_deadline_ms == now + 30_000 for m in after.values())
@@ -123,7 +128,7 @@ def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
     )
     groups = classic_store(store)
     groups.commit(ClassicTransition(group=group, expected_version=None))
-    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in _members(MEMBERS, 4, now)])
+    _write(store, group, _members(MEMBERS, 4, now))
     group_key = schema.group_key("rejoin")[schema.PK]
     ids = [f"m-{i:04d}" for i in range(MEMBERS)]
 
@@ -139,8 +144,9 @@ def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
             answer = _join(store, member_id)
         assert isinstance(answer, Accepted), answer
         assert group_key not in usage.writes_by_key, usage.writes_by_key
-        # Its member item and its shard's join counter: one write each.
-        assert sum(usage.writes_by_key.values()) == 2, usage.writes_by_key
+        # Its payload item (new metadata), its member item and its shard's join counter: one
+        # write each.
+        assert sum(usage.writes_by_key.values()) == 3, usage.writes_by_key
     # A re-sent join (after the 202) is registered already: it writes no group item either.
     with capacity.metered() as usage:
         assert isinstance(_join(store, ids[1]), Accepted)
@@ -160,7 +166,7 @@ def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
         5,
         MEMBERS,
     )
-    assert all(m.joined_generation == 5 for m in groups.members(closed))
+    assert all(m.joined_generation == 5 for m in groups.members(closed, payloads=False))
     # The others, re-sending, get the new generation; the old leader leads again.
     again = _join(store, ids[0])
     assert isinstance(again, JoinGroupResponse) and again.generation_id == 5
@@ -186,7 +192,7 @@ def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
     )
     groups = classic_store(store)
     groups.commit(ClassicTransition(group=group, expected_version=None))
-    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in _members(3, 4, now)])
+    _write(store, group, _members(3, 4, now))
     a, b, c = "m-0000", "m-0001", "m-0002"
     assert isinstance(_join(store, a), Accepted)  # starts the rebalance
     assert isinstance(_join(store, b), Accepted)
@@ -206,7 +212,7 @@ def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
     assert isinstance(answer, JoinGroupResponse) and answer.generation_id == 5
     closed = load(store, "rejoin")
     assert closed is not None and closed.state == COMPLETING_REBALANCE
-    assert sorted(m.member_id for m in groups.members(closed)) == [a, c]
+    assert sorted(m.member_id for m in groups.members(closed, payloads=False)) == [a, c]
 
 
 def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> None:
@@ -230,7 +236,7 @@ def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> No
     groups = classic_store(store)
     groups.commit(ClassicTransition(group=group, expected_version=None))
     members = _members(2, 5, now)  # both joined for generation 5 ...
-    store.dynamo.batch_write(puts=[member_to_item(group, m) for m in members])
+    _write(store, group, members)
     loaded = load(store, "lost")
     assert loaded is not None
     assert groups.join_count(loaded) == 0  # ... but neither join was counted

@@ -83,6 +83,15 @@ def member_types(dynamo: Dynamo, group: str, consumers: list[Consumer]) -> set[s
     return kinds
 
 
+def payload_items(dynamo: Dynamo, group: str) -> list[dict[str, Any]]:
+    """Classic member payload items (`G#<group>#P<shard>`) left in the table."""
+    return dynamo.client.scan(
+        TableName=dynamo.table_name,
+        FilterExpression="begins_with(pk, :p)",
+        ExpressionAttributeValues={":p": {"S": f"G#{group}#P"}},
+    )["Items"]
+
+
 def crashed_upgrade(
     endpoint: str, table: str, url: str, point: str, hold: bool
 ) -> tuple[str, str, Ownership, list[Consumer], Tracked]:
@@ -139,7 +148,8 @@ def test_a_crash_between_staging_and_flip_is_rolled_back_by_the_next_request(
         assert item["groupType"] == "classic" and item["generation"] == generation
         token = item[MARKER]["token"]
         assert item[MARKER]["phase"] == "staging"
-        assert len(staged_items(dynamo, group, token)) == 2  # the two member items
+        # The two member items, and the deletions of the two classic payload items.
+        assert len(staged_items(dynamo, group, token)) == 4
         assert member_types(dynamo, group, consumers) == {"classic"}
         # The classic members go on meanwhile: the old group is the group.
         for c in consumers:
@@ -192,6 +202,7 @@ def test_a_crash_after_the_flip_is_completed_by_the_next_request(
         assert MARKER not in item
         assert staged_items(dynamo, group, token) == []
         assert member_types(dynamo, group, consumers) == {"consumer"}
+        assert payload_items(dynamo, group) == []  # the classic members' went with them
         described = api.ok("consumer-group-describe", {"groupIds": [group]})["groups"][0]
         assert {x["memberId"] for x in described["members"]} == {c.member_id for c in consumers}
         assert {x["memberEpoch"] for x in described["members"]} == {generation}
@@ -218,9 +229,9 @@ def test_a_group_of_60_static_members_is_upgraded_in_one_step(
     dynamodb_endpoint: str, table: str, default_url: str, dynamo: Dynamo, crash: bool
 ) -> None:
     """With DynamoDB's own limit (100 items a transaction): 60 static classic members are 60
-    member items, 60 new instance claims and 60 old ones to delete, so the conversion is
-    staged and applied in two transactions; a crash after the first is completed by the next
-    request. Afterwards nothing staged is left."""
+    member items, 60 new instance claims, 60 old ones and 60 payload items to delete, so the
+    conversion is staged and applied in three transactions; a crash after the first is
+    completed by the next request. Afterwards nothing staged is left, nor any payload."""
     api = Api(default_url)
     group = unique("g")
     metadata = base64.b64encode(encode_subscription(Subscription(["t"]))).decode()
@@ -256,6 +267,7 @@ def test_a_group_of_60_static_members_is_upgraded_in_one_step(
         *(f"i-{i}" for i in range(60)),
     }
     assert MARKER not in group_item(dynamo, group)
+    assert payload_items(dynamo, group) == []
     leftovers = dynamo.client.scan(
         TableName=dynamo.table_name,
         FilterExpression="begins_with(pk, :p)",

@@ -415,3 +415,27 @@ def test_next_check_is_the_earliest_timer() -> None:
     assert next_check_ms(g, [waiting, idle, pending], NOW) == NOW + 50
     assert next_check_ms(g, [waiting, idle, pending], NOW + 60) == NOW + 100
     assert next_check_ms(group(), [], NOW) is None
+
+
+def test_a_members_protocols_digest_tells_new_metadata_without_the_payload() -> None:
+    """The member item keeps a digest of the protocols' metadata (the metadata is on the
+    payload item): a join compares digests, so any change of a name, a metadata byte or the
+    order counts, and a member read without its payload answers with the stored digest."""
+    full = ClassicMember("m", protocols=(Protocol("range", b"\x00\x01"), Protocol("rr", b"")))
+    same = replace(full, protocols=(Protocol("range", b"\x00\x01"), Protocol("rr", b"")))
+    assert full.protocols_digest == same.protocols_digest
+    for other in (
+        (Protocol("range", b"\x00\x02"), Protocol("rr", b"")),
+        (Protocol("rr", b""), Protocol("range", b"\x00\x01")),
+        (Protocol("range", b"\x00"), Protocol("\x01rr", b"")),
+    ):
+        assert replace(full, protocols=other).protocols_digest != full.protocols_digest
+    light = ClassicMember(
+        "m",
+        protocols=(Protocol("range", b""), Protocol("rr", b"")),
+        payload_loaded=False,
+        stored_digest=full.protocols_digest,
+    )
+    assert light.protocols_digest == full.protocols_digest
+    with pytest.raises(AssertionError):
+        light.metadata_for("range")

@@ -31,6 +31,26 @@ within 5 s is ~2,000 write units/s there (twice DynamoDB's per-partition limit).
 - Counters are spread over the member shards: 5,000 joins within 5 s are 125 write units/s per
   counter key; every registrant reads each counter once (S read units per join, 1,000 reads/s
   per counter key at that rate, a third of the limit).
+
+Payload items (DESIGN.md "Cost is a feature"). DynamoDB bills an UpdateItem on the whole item:
+a member item that carried its assignment and its protocols' metadata (a cooperative member's
+Subscription lists its owned partitions) made every heartbeat and commit fence ~4 write units
+at 500 partitions per member. So the member item keeps what changes often and is small (ids,
+timeouts, generations, `sessionDeadline`, `pending`, the protocol names and a digest of their
+metadata), and a payload item per member (`G#<group>#P<shard>` / member id, sharded as the
+member items) keeps the metadata and the assignment:
+
+- Written only when they change: a join with new metadata (`SET protocols`), the leader's sync
+  (`SET assignment, assignmentGeneration`), a static member's replacement (the new member id's
+  payload inherits the assignment), a downgrade from the consumer protocol.
+- Read only where they are used: the leader's member list, a barrier's subscribed topics,
+  sync answers, describe-groups, the upgrade. Heartbeats and commit fences never read them.
+- Every non-pending member has one (pending member ids have none): it is created in the
+  transaction that makes the member non-pending (or the downgrade that creates it), so writes
+  that must not outlive the member are conditioned on the payload existing.
+- It goes with its member item, in the same transaction, or right after it when member
+  deletions are written ahead of a flip: a crash in between leaves a payload that no member
+  item points to, which nobody reads and delete-groups and the conversions' cleanups remove.
 """
 
 from __future__ import annotations
@@ -170,6 +190,7 @@ def _is_classic_member(item: dict[str, Any]) -> bool:
 
 
 def member_from_item(item: dict[str, Any]) -> ClassicMember:
+    """The member as its member item has it, without its payload (ClassicMember)."""
     return ClassicMember(
         member_id=item[schema.SK],
         instance_id=item.get("instanceId") or None,
@@ -180,22 +201,38 @@ def member_from_item(item: dict[str, Any]) -> ClassicMember:
         expiry_ms=int(item.get("expiryMs", 0)),
         heartbeat_interval_ms=int(item.get("heartbeatIntervalMs", 0)),
         protocol_type=item.get("protocolType", ""),
-        protocols=tuple(
-            Protocol(p["name"], base64.b64decode(p.get("metadata", "")))
-            for p in item.get("protocols") or ()
-        ),
+        protocols=tuple(Protocol(name, b"") for name in item.get("protocolNames") or ()),
         joined_generation=int(item.get("joinedGeneration", -1)),
         member_generation=int(item.get("memberGeneration", -1)),
         joined_at_ms=int(item.get("joinedAt", 0)),
         synced_generation=int(item.get("syncedGeneration", -1)),
-        assignment=base64.b64decode(item.get("assignment", "")),
-        assignment_generation=int(item.get("assignmentGeneration", -1)),
         session_deadline_ms=int(item.get("sessionDeadline", 0)),
         pending=bool(item.get("pending", False)),
+        payload_loaded=False,
+        stored_digest=item.get("protocolsDigest", ""),
+    )
+
+
+def with_payload(member: ClassicMember, payload: dict[str, Any] | None) -> ClassicMember:
+    """`member` with the metadata and assignment of its payload item (None: it has none, as a
+    pending member id: its protocol names with empty metadata)."""
+    if payload is None:
+        return replace(member, payload_loaded=True)
+    return replace(
+        member,
+        protocols=tuple(
+            Protocol(p["name"], base64.b64decode(p.get("metadata", "")))
+            for p in payload.get("protocols") or ()
+        ),
+        assignment=base64.b64decode(payload.get("assignment", "")),
+        assignment_generation=int(payload.get("assignmentGeneration", -1)),
+        payload_loaded=True,
     )
 
 
 def member_to_item(group: ClassicGroup, member: ClassicMember) -> dict[str, Any]:
+    """The member item; its metadata and assignment go on its payload item (payload_to_item)."""
+    assert member.payload_loaded, "a member item is written from a member with its payload"
     return {
         **schema.member_key(group.group_id, member.member_id, group.member_shards),
         "kind": schema.KIND_MEMBER,
@@ -209,19 +246,82 @@ def member_to_item(group: ClassicGroup, member: ClassicMember) -> dict[str, Any]
         "expiryMs": member.expiry_ms,
         "heartbeatIntervalMs": member.heartbeat_interval_ms,
         "protocolType": member.protocol_type,
-        "protocols": [
-            {"name": p.name, "metadata": base64.b64encode(p.metadata).decode("ascii")}
-            for p in member.protocols
-        ],
+        "protocolNames": member.protocol_names,
+        "protocolsDigest": member.protocols_digest,
         "joinedGeneration": member.joined_generation,
         "memberGeneration": member.member_generation,
         "joinedAt": member.joined_at_ms,
         "syncedGeneration": member.synced_generation,
-        "assignment": base64.b64encode(member.assignment).decode("ascii"),
-        "assignmentGeneration": member.assignment_generation,
         "sessionDeadline": member.session_deadline_ms,
         "pending": member.pending,
     }
+
+
+def _payload_attributes(
+    group: ClassicGroup, member: ClassicMember, *, assignment: bool
+) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "kind": schema.KIND_MEMBER_PAYLOAD,
+        "groupId": group.group_id,
+        "protocols": [
+            {"name": p.name, "metadata": base64.b64encode(p.metadata).decode("ascii")}
+            for p in member.protocols
+        ],
+    }
+    if assignment:
+        attributes["assignment"] = base64.b64encode(member.assignment).decode("ascii")
+        attributes["assignmentGeneration"] = member.assignment_generation
+    return attributes
+
+
+def payload_to_item(group: ClassicGroup, member: ClassicMember) -> dict[str, Any]:
+    """The member's payload item, whole: its protocols' metadata and its assignment."""
+    return {
+        **schema.payload_key(group.group_id, member.member_id, group.member_shards),
+        **_payload_attributes(group, member, assignment=True),
+    }
+
+
+def member_items(group: ClassicGroup, member: ClassicMember) -> list[dict[str, Any]]:
+    """Every item of a member written from scratch: its member item and (unless it is a
+    pending member id) its payload item."""
+    items = [member_to_item(group, member)]
+    if not member.pending:
+        items.append(payload_to_item(group, member))
+    return items
+
+
+def _sets(key: dict[str, Any], attributes: dict[str, Any], condition: str | None) -> Update:
+    """An UpdateItem that SETs `attributes` and leaves the item's others alone."""
+    return Update(
+        key,
+        "SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(attributes))),
+        names={f"#a{i}": name for i, name in enumerate(attributes)},
+        values={f":v{i}": value for i, value in enumerate(attributes.values())},
+        condition=condition,
+    )
+
+
+def payload_update(
+    group: ClassicGroup, member: ClassicMember, condition: str | None = None
+) -> Update:
+    """Write the member's protocols on its payload item (creating it if needed), and its
+    assignment only when the member carries one (a static member's replacement inherits it):
+    a join leaves the assignment stored by the last sync alone."""
+    attributes = _payload_attributes(group, member, assignment=member.assignment_generation >= 0)
+    key = schema.payload_key(group.group_id, member.member_id, group.member_shards)
+    return _sets(key, attributes, condition)
+
+
+def _member_deletes(group: ClassicGroup, member: ClassicMember) -> list[TransactItem]:
+    """A departed member's member item, then its payload item (pending ids have none)."""
+    deletes: list[TransactItem] = [
+        Delete(schema.member_key(group.group_id, member.member_id, group.member_shards))
+    ]
+    if not member.pending:
+        key = schema.payload_key(group.group_id, member.member_id, group.member_shards)
+        deletes.append(Delete(key))
+    return deletes
 
 
 @dataclass
@@ -231,6 +331,10 @@ class ClassicTransition:
     group: ClassicGroup  # the new state; its version is bumped on commit
     expected_version: int | None  # None: the group item must not exist yet
     put_members: list[ClassicMember] = field(default_factory=list)
+    # Members whose payload item is written with the flip (payload_update): a member joining
+    # for the first time, or with new metadata, or a static member's replacement.
+    put_payloads: list[ClassicMember] = field(default_factory=list)
+    # Their payload items go too (pending member ids have none).
     delete_members: list[ClassicMember] = field(default_factory=list)
     put_instances: dict[str, str] = field(default_factory=dict)  # instance -> member id
     delete_instances: list[str] = field(default_factory=list)
@@ -258,7 +362,9 @@ class ClassicGroupStore:
         # Through Conversions: an interrupted protocol conversion is finished first.
         return Conversions(self.dynamo).read_group_item(group_id, consistent=consistent)
 
-    def members(self, group: ClassicGroup) -> list[ClassicMember]:
+    def members(self, group: ClassicGroup, *, payloads: bool) -> list[ClassicMember]:
+        """Every member, read consistently; with `payloads`, with their metadata and
+        assignments too (with_payloads), else as their member items have them."""
         found: list[ClassicMember] = []
         for pk in schema.member_pks(group.group_id, group.member_shards):
             found.extend(
@@ -266,9 +372,29 @@ class ClassicGroupStore:
                 for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
                 if _is_classic_member(i)
             )
-        return found
+        return self.with_payloads(group, found) if payloads else found
+
+    def with_payloads(
+        self, group: ClassicGroup, members: Sequence[ClassicMember]
+    ) -> list[ClassicMember]:
+        """`members`, as read from their member items, with their payloads: one consistent
+        Query per payload shard. Read after the member items, never before: a join writes its
+        payload ahead of its member item, so a member seen joined comes with the metadata it
+        joined with."""
+        found: dict[str, dict[str, Any]] = {}
+        for pk in schema.payload_pks(group.group_id, group.member_shards):
+            for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
+                found[item[schema.SK]] = item
+        return [with_payload(m, found.get(m.member_id)) for m in members]
+
+    def with_payload(self, group: ClassicGroup, member: ClassicMember) -> ClassicMember:
+        """One member with its payload (one consistent read)."""
+        key = schema.payload_key(group.group_id, member.member_id, group.member_shards)
+        return with_payload(member, self.dynamo.get(key, consistent=True))
 
     def member(self, group: ClassicGroup, member_id: str) -> ClassicMember | None:
+        """The member as its member item has it (no payload: what heartbeats, commits and
+        most checks need), read consistently."""
         if not member_id:
             return None
         key = schema.member_key(group.group_id, member_id, group.member_shards)
@@ -306,10 +432,12 @@ class ClassicGroupStore:
                 names={**(group_write.names or {}), "#version": "version"},
                 values={**(group_write.values or {}), ":expected": transition.expected_version},
             )
-        # Written with the group flip, atomically: new members, static instance claims, joins.
+        # Written with the group flip, atomically: new members (and their payloads, so that a
+        # non-pending member never exists without one), static instance claims, joins.
         atomic: list[TransactItem] = [
             Put(member_to_item(new_group, m)) for m in transition.put_members
         ]
+        atomic += [payload_update(new_group, m) for m in transition.put_payloads]
         atomic += self._join_count_updates(new_group, transition.join_counts)
         atomic += [
             Put({**instance_key(group.group_id, iid), "kind": "instance", "memberId": mid})
@@ -320,27 +448,31 @@ class ClassicGroupStore:
         # They may be written before the flip when they do not fit in its transaction: if the
         # flip then loses its race, they have done no harm (a session restarted a little early,
         # a member marked as joined that the next barrier keeps anyway, a dead member gone).
-        idempotent: list[TransactItem] = [
-            Update(
+        # A departed member's payload is deleted in the same step as its member item: in the
+        # transaction with it, or ahead of the flip right after it (never before it, so no
+        # member is ever left without its payload).
+        updates: list[TransactItem] = [
+            _sets(
                 schema.member_key(group.group_id, member_id, group.member_shards),
-                "SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(attrs))),
-                names={f"#a{i}": name for i, name in enumerate(attrs)},
-                values={f":v{i}": value for i, value in enumerate(attrs.values())},
-                condition="attribute_exists(pk)",
+                attrs,
+                "attribute_exists(pk)",
             )
             for member_id, attrs in transition.member_updates
         ]
-        idempotent += [
-            Delete(schema.member_key(group.group_id, m.member_id, group.member_shards))
-            for m in transition.delete_members
-        ]
+        deletes = [_member_deletes(group, m) for m in transition.delete_members]
         room = MAX_TRANSACTION_ITEMS - 1 - len(atomic)
         if room < 0:
-            raise ValueError("a classic transition may add at most 99 members at once")
-        items = atomic + idempotent[:room]
-        self._write_ahead(idempotent[room:])
+            raise ValueError("a classic transition's atomic writes must fit in one transaction")
+        inside: list[TransactItem] = []
+        ahead: list[list[TransactItem]] = []
+        for unit in [[u] for u in updates] + deletes:
+            if not ahead and len(inside) + len(unit) <= room:
+                inside += unit
+            else:
+                ahead.append(unit)
+        self._write_ahead(ahead)
         try:
-            self.dynamo.transact([group_write, *items])
+            self.dynamo.transact([group_write, *atomic, *inside])
         except TransactionCanceled as cancel:
             if 0 in cancel.failed_conditions():
                 raise VersionConflict(group.group_id) from None
@@ -373,22 +505,35 @@ class ClassicGroupStore:
 
     def delete_classic_leftovers(self, group_id: str, member_shards: int) -> None:
         """After the group became a consumer group: classic member items (ids still pending
-        their second join) and static instance claims of the classic group. Best effort: the
+        their second join), static instance claims and payload items (the conversion deleted
+        its members' own; these are a crash's strays) of the classic group. Best effort: the
         consumer store ignores classic member items anyway."""
         keys = []
-        for pk in [*schema.member_pks(group_id, member_shards), f"G#{group_id}#I"]:
+        pks = [
+            *schema.member_pks(group_id, member_shards),
+            f"G#{group_id}#I",
+            *schema.payload_pks(group_id, member_shards),
+        ]
+        for pk in pks:
             for found in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
-                if found.get("memberType") == GROUP_TYPE or found.get("kind") == "instance":
+                if found.get("memberType") == GROUP_TYPE or found.get("kind") in (
+                    "instance",
+                    schema.KIND_MEMBER_PAYLOAD,
+                ):
                     keys.append({schema.PK: found[schema.PK], schema.SK: found[schema.SK]})
         if keys:
             self.dynamo.batch_write(deletes=keys)
 
-    def _write_ahead(self, items: Sequence[TransactItem]) -> None:
-        """Idempotent member writes that did not fit in the flip's transaction."""
-        deletes = [i.key for i in items if isinstance(i, Delete)]
-        updates = [i for i in items if isinstance(i, Update)]
-        if deletes:
-            self.dynamo.batch_write(deletes=deletes)
+    def _write_ahead(self, units: Sequence[Sequence[TransactItem]]) -> None:
+        """Idempotent member writes that did not fit in the flip's transaction: deletions
+        (members first, then their payloads), then updates."""
+        members = [u[0].key for u in units if isinstance(u[0], Delete)]
+        payloads = [i.key for u in units for i in u[1:] if isinstance(i, Delete)]
+        updates = [u[0] for u in units if isinstance(u[0], Update)]
+        if members:
+            self.dynamo.batch_write(deletes=members)
+        if payloads:
+            self.dynamo.batch_write(deletes=payloads)
         for start in range(0, len(updates), MAX_TRANSACTION_ITEMS):
             chunk = updates[start : start + MAX_TRANSACTION_ITEMS]
             try:
@@ -398,11 +543,20 @@ class ClassicGroupStore:
                     with contextlib.suppress(ConditionFailed):
                         self.dynamo.update(update)
 
-    def register_join(self, group: ClassicGroup, member: ClassicMember) -> None:
+    def register_join(
+        self, group: ClassicGroup, member: ClassicMember, *, new_metadata: bool
+    ) -> None:
         """A known member joins the open barrier of `group` (member.joined_generation is its
         pending generation): its item is rewritten only if this is its first join for that
         generation, then its shard's counter counts it. ConditionFailed if the member is gone,
-        or already joined (or kept) for that generation or a later one. No group item write."""
+        or already joined (or kept) for that generation or a later one. No group item write.
+
+        With `new_metadata` its payload's protocols are written first: once its join shows on
+        its member item the barrier may close on it, and the leader must get this metadata. A
+        gone member has no payload, so that write (conditioned on it) fails and creates none;
+        if the member item's write then fails, the member's next join rewrites both."""
+        if new_metadata:
+            self.dynamo.update(payload_update(group, member, "attribute_exists(pk)"))
         self.dynamo.put(
             member_to_item(group, member),
             condition="attribute_exists(pk) AND joinedGeneration < :p",
@@ -456,8 +610,8 @@ class ClassicGroupStore:
         )
 
     def restart_session(self, group: ClassicGroup, member_id: str, now_ms: int) -> ClassicMember:
-        """Restart the member's session timer (now + its expiry) and return the member, in one
-        write; ConditionFailed if it is gone."""
+        """Restart the member's session timer (now + its expiry) and return the member (without
+        its payload), in one write; ConditionFailed if it is gone."""
         item = self.dynamo.update(
             Update(
                 schema.member_key(group.group_id, member_id, group.member_shards),
@@ -484,10 +638,12 @@ class ClassicGroupStore:
     def write_assignments(
         self, group: ClassicGroup, assignments: Sequence[tuple[str, bytes]]
     ) -> None:
-        """Store the leader's assignments on the member items, 100 per transaction."""
+        """Store the leader's assignments on the members' payload items, 100 per transaction.
+        Conditioned on the payload existing (every non-pending member has one): a member gone
+        meanwhile gets nothing, and no payload is created for it."""
         updates = [
             Update(
-                schema.member_key(group.group_id, member_id, group.member_shards),
+                schema.payload_key(group.group_id, member_id, group.member_shards),
                 "SET assignment = :a, assignmentGeneration = :g",
                 values={":a": base64.b64encode(data).decode("ascii"), ":g": group.generation},
                 condition="attribute_exists(pk)",
@@ -506,10 +662,37 @@ class ClassicGroupStore:
                         continue
 
     def delete_group(self, group: ClassicGroup) -> None:
-        members = self.members(group)
+        """Member, payload and instance items of a deleted group (delete-groups cleanup); every
+        payload item goes, a crash's stray ones too."""
+        members = self.members(group, payloads=False)
         keys = [
             schema.member_key(group.group_id, m.member_id, group.member_shards) for m in members
         ]
-        instances = self.dynamo.query("pk = :pk", {":pk": f"G#{group.group_id}#I"}, consistent=True)
-        keys += [{schema.PK: i[schema.PK], schema.SK: i[schema.SK]} for i in instances]
+        pks = [*schema.payload_pks(group.group_id, group.member_shards), f"G#{group.group_id}#I"]
+        for pk in pks:
+            found = self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
+            keys += [{schema.PK: i[schema.PK], schema.SK: i[schema.SK]} for i in found]
         self.dynamo.batch_write(deletes=keys)
+
+    def delete_stray_payloads(self, group_id: str, member_shards: int) -> None:
+        """Payload items with no classic member item: what a crash between a member's deletion
+        and its payload's left, or a classic past of a group that is now of the other type.
+        Best effort. The payloads are read before the member items: a payload is created
+        with its member item (or, for a known member, while it exists), so one read first
+        whose member item is missing after is stray."""
+        payloads = [
+            {schema.PK: i[schema.PK], schema.SK: i[schema.SK]}
+            for pk in schema.payload_pks(group_id, member_shards)
+            for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
+        ]
+        if not payloads:
+            return
+        members = {
+            i[schema.SK]
+            for pk in schema.member_pks(group_id, member_shards)
+            for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
+            if _is_classic_member(i)
+        }
+        stray = [key for key in payloads if key[schema.SK] not in members]
+        if stray:
+            self.dynamo.batch_write(deletes=stray)

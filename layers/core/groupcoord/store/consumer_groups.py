@@ -352,11 +352,13 @@ class ConsumerGroupStore:
         classic_version: int,
         group: dict[str, Any],
         members: Sequence[ConsumerGroupMember],
-        classic_instance_keys: Sequence[dict[str, str]],
+        classic_deletes: Sequence[dict[str, str]],
     ) -> Conversion:
         """Issue 6 item 2: the classic group item (at the version read, with the topic-change
         count read) becomes the consumer group item `group`; each member item is rewritten as
-        a consumer member (same key); static instance claims move to this store's keys."""
+        a consumer member (same key); static instance claims move to this store's keys. The
+        classic items that go with it (`classic_deletes`: its static instance claims, its
+        members' payload items) are deleted in the same step."""
         gid = group["groupId"]
         shards = int(group["memberShards"])
         condition, values = _conversion_condition("classic", classic_version, classic_item)
@@ -367,7 +369,7 @@ class ConsumerGroupStore:
                 key = static_instance_key(gid, m.instance_id, shards)
                 claim = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": gid}
                 writes.append(Put({**claim, "memberId": m.member_id}))
-        writes.extend(Delete(key) for key in classic_instance_keys)
+        writes.extend(Delete(key) for key in classic_deletes)
         return Conversion(
             gid,
             classic_version,

@@ -38,6 +38,7 @@ KIND_TOPIC_SUBSCRIBER = "topic-subscriber"
 KIND_REGEX_SUBSCRIBER = "regex-subscriber"
 KIND_GROUP = "group"
 KIND_MEMBER = "member"
+KIND_MEMBER_PAYLOAD = "member-payload"
 KIND_JOIN_COUNT = "join-count"
 KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
@@ -91,6 +92,21 @@ def member_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
 
 def member_pks(group_id: str, shards: int) -> list[str]:
     return [member_pk(group_id, shard) for shard in range(shards)]
+
+
+def payload_pk(group_id: str, shard: int) -> str:
+    return f"G#{group_id}#P{shard}"
+
+
+def payload_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
+    """A classic member's payload item (its protocols' metadata and its assignment): under its
+    own partition keys, sharded as the member items are, so that the member item a heartbeat
+    rewrites stays small (DESIGN.md "Cost is a feature")."""
+    return {PK: payload_pk(group_id, stable_shard(member_id, shards)), SK: member_id}
+
+
+def payload_pks(group_id: str, shards: int) -> list[str]:
+    return [payload_pk(group_id, shard) for shard in range(shards)]
 
 
 def join_count_pk(group_id: str, shard: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 EMPTY = "Empty"
@@ -17,6 +19,18 @@ GROUP_TYPE = "classic"
 class Protocol:
     name: str
     metadata: bytes
+
+
+def protocols_digest(protocols: Iterable[Protocol]) -> str:
+    """Identifies a member's protocols, names and metadata, in their order: the member item
+    keeps it so that a join can tell new metadata without reading the payload item."""
+    digest = hashlib.blake2b(digest_size=16)
+    for protocol in protocols:
+        name = protocol.name.encode("utf-8")
+        for part in (name, protocol.metadata):
+            digest.update(len(part).to_bytes(4, "big"))
+            digest.update(part)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -46,12 +60,23 @@ class ClassicMember:
     session_deadline_ms: int = 0
     # Handed a member id by MEMBER_ID_REQUIRED and not yet joined with it.
     pending: bool = False
+    # The store keeps the metadata of the protocols and the assignment on a payload item of
+    # their own, apart from the member item that heartbeats and commits rewrite. A member read
+    # without it (payload_loaded False) has its protocol names with empty metadata, no
+    # assignment (generation -1), and the digest of its protocols as the member item keeps it.
+    payload_loaded: bool = True
+    stored_digest: str = ""
 
     @property
     def protocol_names(self) -> list[str]:
         return [p.name for p in self.protocols]
 
+    @property
+    def protocols_digest(self) -> str:
+        return protocols_digest(self.protocols) if self.payload_loaded else self.stored_digest
+
     def metadata_for(self, protocol_name: str | None) -> bytes:
+        assert self.payload_loaded, "the member's payload was not read"
         for protocol in self.protocols:
             if protocol.name == protocol_name:
                 return protocol.metadata

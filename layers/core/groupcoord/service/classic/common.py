@@ -99,10 +99,12 @@ def is_empty_consumer_group(item: dict[str, Any]) -> bool:
 def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -> ClassicGroup:
     """Issue 6 item 1: the Empty consumer group `item` (as read) becomes an Empty classic group
     in one conditional write; then its topic registrations go (the classic group registers
-    its own when its first barrier completes). VersionConflict if the group moved."""
-    group = classic_store(store).replace_empty_consumer_group(
-        item, store.settings.member_shards, now
-    )
+    its own when its first barrier completes), and so do classic payload items a crash left
+    under its keys in a classic past (nobody reads them; best effort). VersionConflict if the
+    group moved."""
+    groups = classic_store(store)
+    group = groups.replace_empty_consumer_group(item, store.settings.member_shards, now)
+    groups.delete_stray_payloads(group.group_id, int(item.get("memberShards", group.member_shards)))
     for topic in item.get("subscribedTopics") or ():
         store.topics.unsubscribe(topic, group.group_id)
     if item.get("subscribedRegex"):
@@ -160,7 +162,7 @@ def _due_transition(
     members: list[ClassicMember] | None = None
     transition = ClassicTransition(group=group, expected_version=expected)
     if due:
-        members = groups.members(group)
+        members = groups.members(group, payloads=False)
         expiry = expire(group, members, now)
         group = expiry.group
         gone = {m.member_id for m in expiry.removed + expiry.removed_pending}
@@ -171,19 +173,19 @@ def _due_transition(
         if group.state in (STABLE, COMPLETING_REBALANCE):
             if group.state == COMPLETING_REBALANCE and members is None:
                 # Members waiting for the leader's sync get their session timers back.
-                members = groups.members(group)
+                members = groups.members(group, payloads=False)
             group = start_rebalance(group, now)
         else:
             group = replace(group, topic_changes_seen=group.topic_changes)
     if group.state == PREPARING_REBALANCE and members is None and (closing or counted):
-        members = groups.members(group)
+        members = groups.members(group, payloads=False)
     completes = members is not None and barrier_ready(group, now, joined_count(group, members))
     if counted and not completes and not topic_change:
         return None  # a counted join is not (yet) on the member items: nothing to write
     if completes:
         assert members is not None
         completion = complete_join(group, members, now)
-        group = replace(completion.group, subscribed_topics=_subscribed_topics(completion))
+        group = replace(completion.group, subscribed_topics=_subscribed_topics(groups, completion))
         transition.delete_members += completion.removed
         transition.delete_instances += [m.instance_id for m in completion.removed if m.instance_id]
         transition.member_updates += [
@@ -219,17 +221,20 @@ def resumed_timers(
     group's next check. None when the group did not leave CompletingRebalance."""
     if before.state != COMPLETING_REBALANCE or after.state == COMPLETING_REBALANCE:
         return None
-    members = [m for m in classic_store(store).members(before) if m.member_id != skip]
+    members = [
+        m for m in classic_store(store).members(before, payloads=False) if m.member_id != skip
+    ]
     return next_check_ms(after, members, now)
 
 
-def _subscribed_topics(completion: Any) -> tuple[str, ...]:
-    """For protocolType "consumer", the union of the members' subscribed topics."""
+def _subscribed_topics(groups: ClassicGroupStore, completion: Any) -> tuple[str, ...]:
+    """For protocolType "consumer", the union of the members' subscribed topics (their
+    metadata: the payloads are read for it, after the member items the barrier closed on)."""
     group = completion.group
     if group.protocol_type != "consumer":
         return ()
     topics: set[str] = set()
-    for member in completion.members:
+    for member in groups.with_payloads(group, completion.members):
         try:
             topics.update(decode_subscription(member.metadata_for(group.protocol_name)).topics)
         except ConsumerProtocolError:
@@ -320,7 +325,10 @@ def wait_for(
             fresh = _load_classic(ctx, group_id, consistent=True)
             if fresh is None:
                 return None
-            group = settle(ctx.store, fresh, now_ms())
+            try:
+                group = settle(ctx.store, fresh, now_ms())
+            except NotClassic:  # upgraded while settling (a lost race re-reads the group)
+                raise GroupBusy(group_id) from None
             if done(group):
                 return group
 

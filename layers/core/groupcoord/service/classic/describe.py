@@ -44,7 +44,10 @@ def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
                 m.assignment if stable and m.assignment_generation == group.generation else b""
             ),
         )
-        for m in sorted(classic_store(ctx.store).members(group), key=lambda m: m.member_id)
+        # Metadata and assignments (on the payload items) are read only when shown.
+        for m in sorted(
+            classic_store(ctx.store).members(group, payloads=stable), key=lambda m: m.member_id
+        )
         if not m.pending
     ]
     return DescribedGroup(

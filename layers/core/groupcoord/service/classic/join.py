@@ -222,24 +222,23 @@ def _decide(
     member_id = existing.member_id if existing is not None else new_member_id(ctx.client_id)
     member = _template(request, ctx, member_id, now)
     if existing is not None and not existing.pending:
+        # (Its assignment stays on its payload item: a join writes only the protocols there.)
         member = replace(
             member,
             joined_generation=existing.joined_generation,
             member_generation=existing.member_generation,
             joined_at_ms=existing.joined_at_ms,
             synced_generation=existing.synced_generation,
-            assignment=existing.assignment,
-            assignment_generation=existing.assignment_generation,
         )
     if is_new and group.member_count >= ctx.settings.group_max_size:
         return _error(request, Errors.GROUP_MAX_SIZE_REACHED)
 
-    changed = (
-        existing is None
-        or existing.pending
-        or (
-            existing.protocols != member.protocols or existing.protocol_type != member.protocol_type
-        )
+    # Told from the digest on the member item: the metadata itself is on the payload item.
+    new_metadata = (
+        existing is None or existing.pending or existing.protocols_digest != member.protocols_digest
+    )
+    changed = new_metadata or (
+        existing is not None and existing.protocol_type != member.protocol_type
     )
     if not is_new and not changed:
         # A known member that re-sends its join with unchanged metadata: after the barrier
@@ -265,7 +264,7 @@ def _decide(
         # are written, never the group item (DESIGN.md 4b; store/classic_groups.py).
         member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
         try:
-            groups.register_join(group, member)
+            groups.register_join(group, member, new_metadata=new_metadata)
         except ConditionFailed:  # removed, or the barrier moved on: decide again
             raise VersionConflict(group.group_id) from None
         settled = settle(ctx.store, group, now, count_joins=True)
@@ -315,6 +314,8 @@ def _decide(
     group = replace(group, next_check_ms=min(candidates), empty_since_ms=None)
     transition.group = group
     transition.put_members = [member]
+    if new_metadata:
+        transition.put_payloads = [member]
     committed = commit(ctx.store, group, transition)
     return Registered(member_id, pending_generation, _settle_join(ctx, read, committed, now))
 
@@ -361,15 +362,18 @@ def _replace_static_member(
     updateStaticMemberThenRebalanceOrCompleteJoin). In Stable nothing rebalances unless the
     protocol the group would select with the member's new protocols differs from the current
     one: its metadata (a ConsumerProtocol subscription carries generationId and owned
-    partitions, so it differs after any rebalance) is simply updated."""
+    partitions, so it differs after any rebalance) is simply updated. The new member id's
+    payload item inherits the old one's assignment (a sync in Stable answers it; an upgrade
+    converts it), and the old payload goes with the old member item."""
+    inherited = classic_store(ctx.store).with_payload(group, old)
     member = replace(
         _template(request, ctx, new_member_id(ctx.client_id), now),
         joined_generation=old.joined_generation,
         member_generation=old.member_generation,
         joined_at_ms=old.joined_at_ms,
         synced_generation=old.synced_generation,
-        assignment=old.assignment,
-        assignment_generation=old.assignment_generation,
+        assignment=inherited.assignment,
+        assignment_generation=inherited.assignment_generation,
     )
     if not supports_protocols(group, request.protocol_type, member.protocol_names, replacing=1):
         return _error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
@@ -384,6 +388,7 @@ def _replace_static_member(
         expected_version=group.version,
         delete_members=[old],
         put_instances={member.instance_id or "": member.member_id},
+        put_payloads=[member],
     )
     if same_protocol:
         transition.put_members = [member]
@@ -429,7 +434,7 @@ def _selects_same_protocol(
     """Kafka's selectProtocol() with `new` in place of `old` still picks the group's protocol."""
     voters = [
         new if m.member_id == old.member_id else m
-        for m in classic_store(ctx.store).members(group)
+        for m in classic_store(ctx.store).members(group, payloads=False)
         if not m.pending
     ]
     try:
@@ -475,7 +480,8 @@ def _response(
                 metadata=m.metadata_for(group.protocol_name),
             )
             for m in sorted(
-                classic_store(ctx.store).members(group), key=lambda m: (m.joined_at_ms, m.member_id)
+                classic_store(ctx.store).members(group, payloads=True),
+                key=lambda m: (m.joined_at_ms, m.member_id),
             )
             if not m.pending and m.joined_generation == group.generation
         ]

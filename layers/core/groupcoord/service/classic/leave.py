@@ -96,7 +96,7 @@ def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
     if leaving:
         departed = [m for m in leaving.values() if not m.pending]
         shrunk = remove_members(group, departed, now) if departed else group
-        remaining = [m for m in groups.members(group) if m.member_id not in leaving]
+        remaining = [m for m in groups.members(group, payloads=False) if m.member_id not in leaving]
         shrunk = replace(shrunk, next_check_ms=next_check_ms(shrunk, remaining, now))
         committed = commit(
             ctx.store,

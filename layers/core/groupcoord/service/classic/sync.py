@@ -64,7 +64,10 @@ def _check(
     return member, None
 
 
-def _answer(group: ClassicGroup, member: ClassicMember) -> SyncGroupResponse:
+def _answer(ctx: ApiContext, group: ClassicGroup, member: ClassicMember) -> SyncGroupResponse:
+    # The assignment is on the member's payload item (one consistent read), written before
+    # the flip to Stable that this answer was decided on.
+    member = classic_store(ctx.store).with_payload(group, member)
     assigned = member.assignment if member.assignment_generation == group.generation else b""
     return SyncGroupResponse(
         protocol_type=group.protocol_type,
@@ -94,7 +97,7 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
                         groups.mark_synced(group, member.member_id, deadline)
                     else:
                         groups.renew_session(group, member.member_id, deadline)
-                    return _answer(group, member)
+                    return _answer(ctx, group, member)
                 if group.state != COMPLETING_REBALANCE:
                     return _error(Errors.REBALANCE_IN_PROGRESS)
                 if group.leader == member.member_id:
@@ -121,7 +124,7 @@ def _leader_sync(
     now: int,
 ) -> SyncGroupResponse:
     groups = classic_store(ctx.store)
-    everyone = groups.members(group)
+    everyone = groups.members(group, payloads=False)
     members = {m.member_id: m for m in everyone if not m.pending}
     assignments = [
         (a.member_id, a.assignment) for a in request.assignments if a.member_id in members
@@ -177,4 +180,4 @@ def _follower_waits(
         member = classic_store(ctx.store).restart_session(group, member_id, now_ms())
     except ConditionFailed:  # removed meanwhile
         return _error(Errors.UNKNOWN_MEMBER_ID)
-    return _answer(group, member)
+    return _answer(ctx, group, member)

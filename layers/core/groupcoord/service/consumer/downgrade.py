@@ -7,9 +7,10 @@ group (group.max.size).
 The departure and the conversion are one atomic step (one TransactWriteItems, or for larger
 groups a staged conversion: store/conversion.py): the group item becomes a classic group at
 generation = group epoch in PreparingRebalance, the departing members' items go, the others are
-rewritten as classic members holding their target assignment, and the group's topic
-registrations become the classic group's (its members' subscriptions; no regex). Committed
-offsets are per group id and are not touched.
+rewritten as classic members holding their target assignment (a member item and a payload
+item each, store/classic_groups.py), and the group's topic registrations become the classic
+group's (its members' subscriptions; no regex). Committed offsets are per group id and are not
+touched.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ...core.migration import (
     downgrade_wanted,
     downgraded_group,
 )
-from ...store.classic_groups import group_to_item, instance_key, member_to_item
+from ...store.classic_groups import group_to_item, instance_key, member_to_item, payload_to_item
 from ...store.consumer_groups import ConsumerGroupRecord
 from ...store.dynamo import Delete, Put
 from ...store.store import Store
@@ -97,5 +98,7 @@ def maybe_downgrade(
     ]
     if group.subscribed_regex:
         registrations.append(regex_delete(group.group_id))
-    convert(store, replace(conversion, writes=[*conversion.writes, *registrations]))
+    # Each classic member's protocols and assignment go on its payload item, in the same step.
+    payloads = [Put(payload_to_item(classic, by_id[m.member_id])) for m in remaining]
+    convert(store, replace(conversion, writes=[*conversion.writes, *payloads, *registrations]))
     return True

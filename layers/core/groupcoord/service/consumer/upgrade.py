@@ -53,6 +53,11 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
 
     settings = store.settings
     group = classic_group_from_item(item)
+    if group.member_count == 0:
+        # Emptied (or replaced again by a classic join) since the caller looked: an Empty
+        # classic group is replaced, not upgraded (the upgrade would refuse it: no protocol
+        # type), so the caller decides again.
+        raise Conflict(group.group_id)
     why = validate_online_upgrade(
         group.group_id,
         settings.group_consumer_migration_policy,
@@ -67,7 +72,7 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     except GroupBusy:
         raise Conflict(group.group_id) from None
     classic = ClassicGroupStore(store.dynamo, settings.deadline_shards)
-    members = [m for m in classic.members(group) if not m.pending]
+    members = [m for m in classic.members(group, payloads=True) if not m.pending]
     if len(members) != group.member_count or not members:
         raise Conflict(group.group_id)
     why = validate_online_upgrade(
@@ -115,14 +120,20 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     }
     if "topicChanges" in fresh:
         consumer_item["topicChanges"] = fresh["topicChanges"]
+    shards = group.member_shards
     conversion = consumer_store(store).upgrade_conversion(
         fresh,
         group.version,
         consumer_item,
         converted,
-        [instance_key(group.group_id, m.instance_id) for m in members if m.instance_id],
+        # The classic group's static claims and its members' payload items go with it.
+        [
+            *(instance_key(group.group_id, m.instance_id) for m in members if m.instance_id),
+            *(schema.payload_key(group.group_id, m.member_id, shards) for m in members),
+        ],
     )
     convert(store, conversion)
-    # Ids still pending their second join (best effort: the consumer store ignores them).
+    # Ids still pending their second join, payloads a crash left (best effort: the consumer
+    # store ignores them).
     classic.delete_classic_leftovers(group.group_id, group.member_shards)
     return None
