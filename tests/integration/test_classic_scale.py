@@ -252,3 +252,91 @@ def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> No
         assert time.monotonic() < deadline, "the timer check did not close the barrier"
         time.sleep(0.05)
     assert current.generation == 5 and current.member_count == 2
+
+
+def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
+    """Requests that find a group's timer check due do not all list its members (DESIGN.md
+    4b): the first claims the check; one that read the group before the claim goes on without
+    scanning; a claimant that died leaves the check due again once its claim ends."""
+    from groupcoord.service.classic.common import CHECK_CLAIM_MS
+
+    now = runtime.now_ms()
+    count = 40
+    group = ClassicGroup(
+        group_id="claimed",
+        state=STABLE,
+        generation=3,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader="m-0000",
+        member_count=count,
+        protocol_counts={"range": count},
+        rebalance_timeout_ms=60_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=now - 5,
+    )
+    members = _members(count, 3, now)
+    members[-1] = replace(members[-1], session_deadline_ms=now - 5)  # dead
+    members[-2] = replace(members[-2], session_deadline_ms=now + 100)  # dies in 100 ms
+    groups = classic_store(store)
+    groups.commit(ClassicTransition(group=group, expected_version=None))
+    _write(store, group, members)
+
+    first, second = load(store, "claimed"), load(store, "claimed")
+    assert first is not None and second is not None
+    with capacity.metered() as usage:
+        settled = settle(store, first, now)
+    assert settled.state == PREPARING_REBALANCE and settled.member_count == count - 1
+    assert usage.by_operation.get("query", 0) >= 1  # it listed the members
+    with capacity.metered() as usage:
+        settle(store, second, now)  # read before the claim: no second listing
+    assert usage.by_operation.get("query", 0) == 0
+
+    # A claimant that dies: the check is due again only once its claim has run out.
+    later = now + 200
+    fresh = load(store, "claimed")
+    assert fresh is not None and fresh.next_check_ms is not None
+    assert fresh.next_check_ms <= later
+    assert groups.claim_check(fresh, later + CHECK_CLAIM_MS)  # then it crashes
+    claimed = load(store, "claimed")
+    assert claimed is not None
+    assert settle(store, claimed, later).member_count == count - 1  # not due yet
+    expired = settle(store, claimed, later + CHECK_CLAIM_MS)
+    assert expired.member_count == count - 2
+
+
+def test_a_leave_does_not_list_the_members(store: Store) -> None:
+    """A leave from a Stable group writes the group on a bound of its next timer check instead
+    of reading every member (DESIGN.md 4b); the check then fires no later than any remaining
+    member's session deadline."""
+    now = runtime.now_ms()
+    count = 40
+    group = ClassicGroup(
+        group_id="leaving",
+        state=STABLE,
+        generation=3,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader="m-0000",
+        member_count=count,
+        protocol_counts={"range": count},
+        rebalance_timeout_ms=60_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=now + 30_000,
+    )
+    members = _members(count, 3, now)
+    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
+    _write(store, group, members)
+    ctx = ApiContext(settings=store.settings, store=store, now_ms=now, endpoint="http://x")
+    request = LeaveGroupRequest.model_validate(
+        {"groupId": "leaving", "members": [{"memberId": "m-0007"}]}
+    )
+    with capacity.metered() as usage:
+        left = leave_group(request, ctx)
+    assert left.members[0].error_code == Errors.NONE
+    assert usage.by_operation.get("query", 0) == 0
+    after = load(store, "leaving")
+    assert after is not None
+    assert (after.state, after.member_count) == (PREPARING_REBALANCE, count - 1)
+    assert after.next_check_ms is not None
+    assert after.next_check_ms <= min(m.session_deadline_ms for m in members)

@@ -405,6 +405,29 @@ class ClassicGroupStore:
         item = self.dynamo.get(instance_key(group_id, instance_id), consistent=True)
         return item["memberId"] if item else None
 
+    def claim_check(self, group: ClassicGroup, until_ms: int) -> bool:
+        """Claim the group's due timer check (it reads every member) by moving its `dl` to
+        `until_ms`, if the group is still at the version and `dl` read; no version bump, so
+        the claimant's transition still commits on the version it read. False: another
+        request claimed it (or the group moved)."""
+        try:
+            self.dynamo.update(
+                Update(
+                    schema.group_key(group.group_id),
+                    "SET #dl = :until",
+                    names={"#dl": schema.DEADLINE, "#v": "version"},
+                    values={
+                        ":until": until_ms,
+                        ":v": group.version,
+                        ":seen": group.next_check_ms,
+                    },
+                    condition="#v = :v AND #dl = :seen",
+                )
+            )
+        except ConditionFailed:
+            return False
+        return True
+
     def join_count(self, group: ClassicGroup) -> int:
         """The joins counted for the group's open barrier: every shard's counter, read strongly
         consistently (one BatchGetItem, a read unit per shard)."""

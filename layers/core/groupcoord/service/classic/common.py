@@ -40,6 +40,8 @@ from ..context import ApiContext
 from ..group_admin import cleans_up_groups_of_type
 from ..group_timers import expires_groups_of_type
 
+# How long a claimed timer check keeps other requests from scanning the same group.
+CHECK_CLAIM_MS = 2_000
 # A transition that lost a race is decided again on fresh state this many times.
 RACE_RETRIES = 8
 # How often a held join/sync re-reads the group item in a small group (an eventually
@@ -157,6 +159,12 @@ def _due_transition(
         and groups.join_count(group) >= group.member_count
     )
     if not (due or topic_change or closing or counted):
+        return None
+    # A timer check reads every member: one request claims it by moving `dl` a little ahead;
+    # the others go on without scanning (DESIGN.md 4b: the requests of 5,000 members must not
+    # all list them at once). A claimant that dies leaves the check due when its claim ends.
+    only_timers = not (topic_change or closing or counted)
+    if due and only_timers and not groups.claim_check(group, now + CHECK_CLAIM_MS):
         return None
     expected = group.version
     members: list[ClassicMember] | None = None

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...core.classic.model import PREPARING_REBALANCE, ClassicMember
+from ...core.classic.model import (
+    COMPLETING_REBALANCE,
+    PREPARING_REBALANCE,
+    ClassicGroup,
+    ClassicMember,
+)
 from ...core.classic.rules import next_check_ms, remove_members, uncounted_joins
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
@@ -56,6 +61,27 @@ def _unknown(request: LeaveGroupRequest) -> LeaveGroupResponse:
     )
 
 
+def _next_check(
+    ctx: ApiContext,
+    group: ClassicGroup,
+    shrunk: ClassicGroup,
+    leaving: dict[str, ClassicMember],
+    now: int,
+) -> int | None:
+    """The group's next timer check after the leave. Without listing the members when a
+    bound will do (DESIGN.md 4b: a leave must not read all 5,000): a departure only removes
+    session timers, so the check read is still a lower bound of the remaining members' ones;
+    a check that fires early recomputes the exact time (one claimed listing). Leaving
+    CompletingRebalance resumes the timers of members that waited for the sync: those need
+    the listing."""
+    if group.state == COMPLETING_REBALANCE and shrunk.state != COMPLETING_REBALANCE:
+        groups = classic_store(ctx.store)
+        remaining = [m for m in groups.members(group, payloads=False) if m.member_id not in leaving]
+        return next_check_ms(shrunk, remaining, now)
+    bounds = [t for t in (group.next_check_ms, next_check_ms(shrunk, [], now)) if t is not None]
+    return min(bounds) if bounds else None
+
+
 def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
     now = now_ms()
     group = load(ctx.store, request.group_id)
@@ -96,8 +122,7 @@ def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
     if leaving:
         departed = [m for m in leaving.values() if not m.pending]
         shrunk = remove_members(group, departed, now) if departed else group
-        remaining = [m for m in groups.members(group, payloads=False) if m.member_id not in leaving]
-        shrunk = replace(shrunk, next_check_ms=next_check_ms(shrunk, remaining, now))
+        shrunk = replace(shrunk, next_check_ms=_next_check(ctx, group, shrunk, leaving, now))
         committed = commit(
             ctx.store,
             group,
