@@ -484,7 +484,11 @@ SIZES_NOTE = """\
 1,000 members are not in the default run: a round is then 1,000 sequential calls of 10-20 ms
 each against the serialized moto server (10-20 s a round, and the death phase alone waits
 five paced intervals), so one protocol's four phases take far longer than the few minutes a
-benchmark may run here. `python -m bench.rebalance --sizes 1000 --protocols consumer` runs it."""
+benchmark may run here. Tried on 2026-11-29: the consumer protocol's cold start alone had not
+reached Stable after 25 minutes. In this simulation the first joins arrive one after another,
+so each installs a new target over all the members so far (a join at 100-300 members took
+0.3-1.2 s on moto, reading every member); on AWS, joins that arrive together share one install
+under the install lease. `python -m bench.rebalance --sizes 1000 --protocols consumer` runs it."""
 
 
 if __name__ == "__main__":
