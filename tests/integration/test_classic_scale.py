@@ -254,6 +254,27 @@ def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> No
     assert current.generation == 5 and current.member_count == 2
 
 
+def _stable_group(
+    store: Store, group_id: str, members: list[ClassicMember], next_check_ms: int
+) -> None:
+    """A Stable group of generation 3 with these members, written as the protocol leaves it."""
+    group = ClassicGroup(
+        group_id=group_id,
+        state=STABLE,
+        generation=3,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader=members[0].member_id,
+        member_count=len(members),
+        protocol_counts={"range": len(members)},
+        rebalance_timeout_ms=60_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=next_check_ms,
+    )
+    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
+    _write(store, group, members)
+
+
 def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
     """Requests that find a group's timer check due do not all list its members (DESIGN.md
     4b): the first claims the check; one that read the group before the claim goes on without
@@ -262,25 +283,11 @@ def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
 
     now = runtime.now_ms()
     count = 40
-    group = ClassicGroup(
-        group_id="claimed",
-        state=STABLE,
-        generation=3,
-        protocol_type="consumer",
-        protocol_name="range",
-        leader="m-0000",
-        member_count=count,
-        protocol_counts={"range": count},
-        rebalance_timeout_ms=60_000,
-        member_shards=store.settings.member_shards,
-        next_check_ms=now - 5,
-    )
     members = _members(count, 3, now)
     members[-1] = replace(members[-1], session_deadline_ms=now - 5)  # dead
     members[-2] = replace(members[-2], session_deadline_ms=now + 100)  # dies in 100 ms
+    _stable_group(store, "claimed", members, next_check_ms=now - 5)
     groups = classic_store(store)
-    groups.commit(ClassicTransition(group=group, expected_version=None))
-    _write(store, group, members)
 
     first, second = load(store, "claimed"), load(store, "claimed")
     assert first is not None and second is not None
@@ -311,22 +318,8 @@ def test_a_leave_does_not_list_the_members(store: Store) -> None:
     member's session deadline."""
     now = runtime.now_ms()
     count = 40
-    group = ClassicGroup(
-        group_id="leaving",
-        state=STABLE,
-        generation=3,
-        protocol_type="consumer",
-        protocol_name="range",
-        leader="m-0000",
-        member_count=count,
-        protocol_counts={"range": count},
-        rebalance_timeout_ms=60_000,
-        member_shards=store.settings.member_shards,
-        next_check_ms=now + 30_000,
-    )
     members = _members(count, 3, now)
-    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
-    _write(store, group, members)
+    _stable_group(store, "leaving", members, next_check_ms=now + 30_000)
     ctx = ApiContext(settings=store.settings, store=store, now_ms=now, endpoint="http://x")
     request = LeaveGroupRequest.model_validate(
         {"groupId": "leaving", "members": [{"memberId": "m-0007"}]}
