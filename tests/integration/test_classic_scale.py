@@ -54,6 +54,31 @@ def _write(store: Store, group: ClassicGroup, members: list[ClassicMember]) -> N
     store.dynamo.batch_write(puts=[i for m in members for i in member_items(group, m)])
 
 
+def _stable_group(
+    store: Store,
+    group_id: str,
+    members: list[ClassicMember],
+    next_check_ms: int,
+    generation: int = 3,
+) -> None:
+    """A Stable group with these members, written as the protocol leaves it."""
+    group = ClassicGroup(
+        group_id=group_id,
+        state=STABLE,
+        generation=generation,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader=members[0].member_id,
+        member_count=len(members),
+        protocol_counts={"range": len(members)},
+        rebalance_timeout_ms=60_000,
+        member_shards=store.settings.member_shards,
+        next_check_ms=next_check_ms,
+    )
+    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
+    _write(store, group, members)
+
+
 def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
     now = 1_000_000
     group = ClassicGroup(
@@ -113,22 +138,8 @@ def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
     store: Store,
 ) -> None:
     now = runtime.now_ms()
-    group = ClassicGroup(
-        group_id="rejoin",
-        state=STABLE,
-        generation=4,
-        protocol_type="consumer",
-        protocol_name="range",
-        leader="m-0000",
-        member_count=MEMBERS,
-        protocol_counts={"range": MEMBERS},
-        rebalance_timeout_ms=60_000,
-        member_shards=store.settings.member_shards,
-        next_check_ms=now + 30_000,
-    )
+    _stable_group(store, "rejoin", _members(MEMBERS, 4, now), now + 30_000, generation=4)
     groups = classic_store(store)
-    groups.commit(ClassicTransition(group=group, expected_version=None))
-    _write(store, group, _members(MEMBERS, 4, now))
     group_key = schema.group_key("rejoin")[schema.PK]
     ids = [f"m-{i:04d}" for i in range(MEMBERS)]
 
@@ -177,22 +188,8 @@ def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
     """Three members: b joins and leaves again; the barrier must then wait for c (a count
     that kept b's join would close it without c), and close when c joins."""
     now = runtime.now_ms()
-    group = ClassicGroup(
-        group_id="rejoin",
-        state=STABLE,
-        generation=4,
-        protocol_type="consumer",
-        protocol_name="range",
-        leader="m-0000",
-        member_count=3,
-        protocol_counts={"range": 3},
-        rebalance_timeout_ms=60_000,
-        member_shards=store.settings.member_shards,
-        next_check_ms=now + 30_000,
-    )
+    _stable_group(store, "rejoin", _members(3, 4, now), now + 30_000, generation=4)
     groups = classic_store(store)
-    groups.commit(ClassicTransition(group=group, expected_version=None))
-    _write(store, group, _members(3, 4, now))
     a, b, c = "m-0000", "m-0001", "m-0002"
     assert isinstance(_join(store, a), Accepted)  # starts the rebalance
     assert isinstance(_join(store, b), Accepted)
@@ -252,27 +249,6 @@ def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> No
         assert time.monotonic() < deadline, "the timer check did not close the barrier"
         time.sleep(0.05)
     assert current.generation == 5 and current.member_count == 2
-
-
-def _stable_group(
-    store: Store, group_id: str, members: list[ClassicMember], next_check_ms: int
-) -> None:
-    """A Stable group of generation 3 with these members, written as the protocol leaves it."""
-    group = ClassicGroup(
-        group_id=group_id,
-        state=STABLE,
-        generation=3,
-        protocol_type="consumer",
-        protocol_name="range",
-        leader=members[0].member_id,
-        member_count=len(members),
-        protocol_counts={"range": len(members)},
-        rebalance_timeout_ms=60_000,
-        member_shards=store.settings.member_shards,
-        next_check_ms=next_check_ms,
-    )
-    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
-    _write(store, group, members)
 
 
 def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
