@@ -72,7 +72,9 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     except GroupBusy:
         raise Conflict(group.group_id) from None
     classic = ClassicGroupStore(store.dynamo, settings.deadline_shards)
-    members = [m for m in classic.members(group, payloads=True) if not m.pending]
+    listed = classic.members(group, payloads=True)
+    members = [m for m in listed if not m.pending]
+    pending = [m for m in listed if m.pending]
     if len(members) != group.member_count or not members:
         raise Conflict(group.group_id)
     why = validate_online_upgrade(
@@ -126,14 +128,14 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
         group.version,
         consumer_item,
         converted,
-        # The classic group's static claims and its members' payload items go with it.
+        # The classic group's static claims, its members' payload items and the ids still
+        # pending their second join go with it, in the same atomic step (a cleanup after it
+        # could meet a group already converted back, and delete live classic members).
         [
             *(instance_key(group.group_id, m.instance_id) for m in members if m.instance_id),
             *(schema.payload_key(group.group_id, m.member_id, shards) for m in members),
+            *(schema.member_key(group.group_id, m.member_id, shards) for m in pending),
         ],
     )
     convert(store, conversion)
-    # Ids still pending their second join, payloads a crash left (best effort: the consumer
-    # store ignores them).
-    classic.delete_classic_leftovers(group.group_id, group.member_shards)
     return None
