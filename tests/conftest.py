@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from groupcoord import runtime
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
 from tests.support.api import Api
@@ -45,6 +46,18 @@ def store(dynamodb_endpoint: str) -> Store:
     store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
     store.ensure_table()
     return store
+
+
+@pytest.fixture
+def configured(store: Store) -> Iterator[Store]:
+    """The process-wide runtime on a fresh table (for in-process handler calls), restored
+    afterwards."""
+    saved = (runtime._settings, runtime._store)
+    runtime.configure(store.settings, store)
+    try:
+        yield store
+    finally:
+        runtime._settings, runtime._store = saved
 
 
 @pytest.fixture(scope="session")

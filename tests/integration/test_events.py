@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from groupcoord import runtime
 from groupcoord.errors import Errors
 from groupcoord.http.handler import make_api_handler, make_sweeper_handler
 from groupcoord.http.routing import API_FUNCTION, FUNCTION_APIS
@@ -43,17 +41,6 @@ def generator() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.fixture
-def configured(store: Store) -> Iterator[Store]:
-    """The process-wide runtime on a fresh table, restored afterwards."""
-    saved = (runtime._settings, runtime._store)
-    runtime.configure(store.settings, store)
-    try:
-        yield store
-    finally:
-        runtime._settings, runtime._store = saved
 
 
 # --- the files themselves ---

@@ -5,6 +5,7 @@ parsing with the pydantic models, and per-call metrics. No protocol logic lives 
 from __future__ import annotations
 
 import base64
+import contextvars
 import json
 from typing import Any
 
@@ -87,8 +88,46 @@ def _endpoint(event: Any, configured: str) -> str:
     return f"{scheme}://{event.request_context.domain_name}"
 
 
+_EVENT: contextvars.ContextVar[Any] = contextvars.ContextVar("event")
+_ROUTING: contextvars.ContextVar[dict] = contextvars.ContextVar("routing")
+
+
+class ConcurrentHttpResolver(APIGatewayHttpResolver):
+    """Powertools' resolver, safe for requests on concurrent threads. Powertools keeps the
+    request being resolved in shared state: the event in a class attribute
+    (`BaseRouter.current_event`), the route's arguments in the resolver's `context` dict, cleared
+    after each request. One Lambda invocation at a time never notices, but `groupcoord serve`
+    answers on threads, and there a request could be routed with another's event or lose its
+    route arguments to another's clear. Here both live in context variables (one per thread)."""
+
+    def _to_proxy_event(self, event: dict) -> Any:
+        proxy = super()._to_proxy_event(event)
+        _EVENT.set(proxy)
+        return proxy
+
+    @property  # type: ignore[override]
+    def current_event(self) -> Any:
+        return _EVENT.get()
+
+    @current_event.setter
+    def current_event(self, value: Any) -> None:
+        _EVENT.set(value)
+
+    @property  # type: ignore[override]
+    def context(self) -> dict:
+        routing = _ROUTING.get(None)
+        if routing is None:
+            routing = {}
+            _ROUTING.set(routing)
+        return routing
+
+    @context.setter
+    def context(self, value: dict) -> None:
+        _ROUTING.set(value)
+
+
 def build_resolver() -> APIGatewayHttpResolver:
-    app = APIGatewayHttpResolver()
+    app = ConcurrentHttpResolver()
 
     @app.route("/v1/<api>", method=_ALL_METHODS)
     def dispatch(api: str) -> Response:
