@@ -15,6 +15,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -614,6 +615,10 @@ def all_stable(members: Sequence[SimMember], partitions: int) -> bool:
     return owned == list(range(partitions))
 
 
+# A round slower than this is reported as it ends (large groups: progress while they run).
+SLOW_ROUND_S = 5.0
+
+
 @dataclass
 class Rounds:
     rounds: int = 0
@@ -627,30 +632,35 @@ def run_rounds(
     *,
     max_rounds: int = 200,
     heartbeat_interval_ms: int = 0,
+    concurrency: int = 1,
 ) -> Rounds:
     """Rounds until `done()`: in each, every live member sends one request (in shuffled
-    order). Rounds in which every live member only heartbeats are paced to the heartbeat
-    interval; barrier re-sends (after a 202) go at once."""
+    order, from `concurrency` threads at once, as clients send theirs side by side). Rounds in
+    which every live member only heartbeats are paced to the heartbeat interval; barrier
+    re-sends (after a 202) go at once."""
     result = Rounds()
     start = time.perf_counter()
-    while not done():
-        if result.rounds >= max_rounds:
-            raise RuntimeError(f"not done after {max_rounds} rounds")
-        round_start = time.perf_counter()
-        pace = all(m.state == "stable" for m in members if m.live)
-        order = list(members)
-        random.shuffle(order)
-        for member in order:
-            answer = member.step()
-            if answer is not None:
-                result.usage.add(answer.usage)
-                if answer.status >= 400:
-                    raise RuntimeError(f"{answer.api}: {answer.status} {answer.body}")
-        result.rounds += 1
-        if pace:
-            wait = heartbeat_interval_ms / 1000 - (time.perf_counter() - round_start)
-            if wait > 0:
-                time.sleep(wait)
+    with ThreadPoolExecutor(concurrency) as pool:
+        while not done():
+            if result.rounds >= max_rounds:
+                raise RuntimeError(f"not done after {max_rounds} rounds")
+            round_start = time.perf_counter()
+            pace = all(m.state == "stable" for m in members if m.live)
+            order = list(members)
+            random.shuffle(order)
+            for answer in pool.map(SimMember.step, order):
+                if answer is not None:
+                    result.usage.add(answer.usage)
+                    if answer.status >= 400:
+                        raise RuntimeError(f"{answer.api}: {answer.status} {answer.body}")
+            result.rounds += 1
+            took = time.perf_counter() - round_start
+            if took > SLOW_ROUND_S:
+                print(f"    round {result.rounds}: {took:.0f}s", flush=True)
+            if pace:
+                wait = heartbeat_interval_ms / 1000 - (time.perf_counter() - round_start)
+                if wait > 0:
+                    time.sleep(wait)
     result.seconds = time.perf_counter() - start
     return result
 
@@ -762,8 +772,8 @@ class ConsumerGroupSim:
         elif member_id in self.unacked:
             body["topicPartitions"] = self.owned.get(member_id, [])
         answer = self.call("consumer-group-heartbeat", body)
-        self.unacked.discard(member_id)
         if answer.status == 200 and answer.error_code == 0:
+            self.unacked.discard(member_id)  # else the retry acknowledges it again
             self.epochs[member_id] = answer.body["memberEpoch"]
             if answer.body.get("assignment") is not None:
                 self.owned[member_id] = answer.body["assignment"]["topicPartitions"]

@@ -22,8 +22,10 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (
+    SLOW_ROUND_S,
     TOPIC,
     Call,
     ConsumerGroupSim,
@@ -49,6 +52,7 @@ from bench.common import (
     table,
     write_section,
 )
+from groupcoord.errors import Errors
 
 COMMAND = "python -m bench.rebalance"
 SETTINGS = {
@@ -60,6 +64,10 @@ SETTINGS = {
 # (calibrated: the machine is shared), and the session timeout this many intervals.
 INTERVAL_MARGIN = 2
 SESSION_INTERVALS = 5
+# Threads sending a round's requests side by side, as clients do: the consumer protocol's first
+# joins then share target installs (one install lease at a time) instead of each installing
+# over all the members before it.
+CONCURRENCY = 8
 
 
 PROTOCOLS = ("eager", "cooperative", "consumer")
@@ -85,6 +93,7 @@ class Phase:
     write_units: float = 0.0
     interval_ms: int = 0
     session_ms: int = 0
+    busy: int = 0  # consumer protocol: answers 14 (the group busy with write races), retried
     error: str = ""
 
 
@@ -102,6 +111,8 @@ class ConsumerMembers:
         self.partitions = partitions
         self.live: list[str] = []
         self.revoked = 0
+        self.busy = 0  # answers 14 (COORDINATOR_LOAD_IN_PROGRESS), retried next round
+        self._lock = threading.Lock()  # members beat from several threads
 
     def add(self) -> str:
         member_id = str(uuid.uuid4())
@@ -121,9 +132,14 @@ class ConsumerMembers:
     def beat(self, member_id: str) -> Call:
         before = set(self.held(member_id))
         answer = self.sim.beat(member_id)
+        if answer.error_code == Errors.COORDINATOR_LOAD_IN_PROGRESS:
+            with self._lock:  # the group was busy (write races): a client retries, as here
+                self.busy += 1
+            return answer
         if answer.status >= 400 or answer.error_code not in (0, None):
             raise RuntimeError(f"consumer-group-heartbeat: {answer.status} {answer.body}")
-        self.revoked += len(before - set(self.held(member_id)))
+        with self._lock:
+            self.revoked += len(before - set(self.held(member_id)))
         return answer
 
     def leave(self, member_id: str) -> Call:
@@ -139,23 +155,27 @@ class ConsumerMembers:
         owned = sorted(p for m in self.live for p in self.held(m))
         return owned == list(range(self.partitions))
 
-    def run(self, max_rounds: int, interval_ms: int) -> Rounds:
+    def run(self, max_rounds: int, interval_ms: int, concurrency: int) -> Rounds:
         result = Rounds()
         start = time.perf_counter()
-        while not self.stable():
-            if result.rounds >= max_rounds:
-                raise RuntimeError(f"not done after {max_rounds} rounds")
-            round_start = time.perf_counter()
-            pace = not self.sim.unacked and all(m in self.sim.epochs for m in self.live)
-            order = list(self.live)
-            random.shuffle(order)
-            for member_id in order:
-                result.usage.add(self.beat(member_id).usage)
-            result.rounds += 1
-            if pace:
-                wait = interval_ms / 1000 - (time.perf_counter() - round_start)
-                if wait > 0:
-                    time.sleep(wait)
+        with ThreadPoolExecutor(concurrency) as pool:
+            while not self.stable():
+                if result.rounds >= max_rounds:
+                    raise RuntimeError(f"not done after {max_rounds} rounds")
+                round_start = time.perf_counter()
+                pace = not self.sim.unacked and all(m in self.sim.epochs for m in self.live)
+                order = list(self.live)
+                random.shuffle(order)
+                for answer in pool.map(self.beat, order):
+                    result.usage.add(answer.usage)
+                result.rounds += 1
+                took = time.perf_counter() - round_start
+                if took > SLOW_ROUND_S:
+                    print(f"    round {result.rounds}: {took:.0f}s", flush=True)
+                if pace:
+                    wait = interval_ms / 1000 - (time.perf_counter() - round_start)
+                    if wait > 0:
+                        time.sleep(wait)
         result.seconds = time.perf_counter() - start
         return result
 
@@ -168,6 +188,7 @@ def run_phase(
     interval_ms: int,
     before: dict[int, str] | None,
     protocol: str,
+    concurrency: int,
 ) -> Phase:
     phase = Phase(
         size, name, protocol, interval_ms=interval_ms, session_ms=SESSION_INTERVALS * interval_ms
@@ -180,6 +201,7 @@ def run_phase(
             lambda: all_stable(members, partitions),
             max_rounds=100,
             heartbeat_interval_ms=interval_ms,
+            concurrency=concurrency,
         )
     except RuntimeError as error:
         phase.error = str(error)[:160]
@@ -197,6 +219,7 @@ def run_consumer_phase(
     partitions: int,
     interval_ms: int,
     before: dict[int, str] | None,
+    concurrency: int,
 ) -> Phase:
     phase = Phase(
         size,
@@ -205,14 +228,15 @@ def run_consumer_phase(
         interval_ms=interval_ms,
         session_ms=SESSION_INTERVALS * interval_ms,
     )
-    epoch, revoked = group.epoch(), group.revoked
+    epoch, revoked, busy = group.epoch(), group.revoked, group.busy
     try:
-        result = group.run(100, interval_ms)
+        result = group.run(100, interval_ms, concurrency)
     except RuntimeError as error:
         phase.error = str(error)[:160]
         return phase
     phase.generations = group.epoch() - epoch
     phase.revoked = group.revoked - revoked
+    phase.busy = group.busy - busy
     return _filled(phase, result, before, group.owners(), partitions)
 
 
@@ -279,13 +303,15 @@ def consumer_settings(interval_ms: int, session_ms: int = 0) -> dict[str, str]:
     }
 
 
-def run_size(endpoint: str, size: int, partitions: int, protocol: str) -> list[Phase]:
+def run_size(
+    endpoint: str, size: int, partitions: int, protocol: str, concurrency: int
+) -> list[Phase]:
     coordinator = InProcess(endpoint, SETTINGS)
     create_topic(coordinator, TOPIC, partitions)
     interval_ms = max(300, int(INTERVAL_MARGIN * size * ms_per_call(coordinator)))
     if protocol == "consumer":
         coordinator.configure(consumer_settings(interval_ms, COLD_START_SESSION_MS))
-        return run_consumer_size(coordinator, size, partitions, interval_ms)
+        return run_consumer_size(coordinator, size, partitions, interval_ms, concurrency)
     session_ms = SESSION_INTERVALS * interval_ms
     group_id = f"rebalance-{uuid.uuid4().hex[:8]}"
 
@@ -301,7 +327,9 @@ def run_size(endpoint: str, size: int, partitions: int, protocol: str) -> list[P
         )
 
     def phase(name: str, before: dict[int, str] | None) -> Phase:
-        return run_phase(size, name, members, partitions, interval_ms, before, protocol)
+        return run_phase(
+            size, name, members, partitions, interval_ms, before, protocol, concurrency
+        )
 
     members = [member(i) for i in range(size)]
     phases = [phase("cold start", None)]
@@ -332,12 +360,12 @@ def run_size(endpoint: str, size: int, partitions: int, protocol: str) -> list[P
 
 
 def run_consumer_size(
-    coordinator: InProcess, size: int, partitions: int, interval_ms: int
+    coordinator: InProcess, size: int, partitions: int, interval_ms: int, concurrency: int
 ) -> list[Phase]:
     group = ConsumerMembers(coordinator.call, f"rebalance-{uuid.uuid4().hex[:8]}", partitions)
 
     def phase(name: str, before: dict[int, str] | None) -> Phase:
-        return run_consumer_phase(size, name, group, partitions, interval_ms, before)
+        return run_consumer_phase(size, name, group, partitions, interval_ms, before, concurrency)
 
     for _ in range(size):
         group.add()
@@ -371,6 +399,12 @@ def main(argv: list[str] | None = None) -> list[Phase]:
     parser.add_argument("--sizes", default="10,100")
     parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=CONCURRENCY,
+        help="threads sending a round's requests side by side",
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     protocols = [p for p in args.protocols.split(",") if p]
@@ -385,7 +419,7 @@ def main(argv: list[str] | None = None) -> list[Phase]:
             for protocol in protocols:
                 print(f"{size} members over {args.partitions:,} partitions, {protocol}")
                 run_started = time.perf_counter()
-                phases += run_size(endpoint, size, args.partitions, protocol)
+                phases += run_size(endpoint, size, args.partitions, protocol, args.concurrency)
                 took[(size, protocol)] = time.perf_counter() - run_started
     elapsed = time.perf_counter() - started
     rows = []
@@ -408,7 +442,8 @@ def main(argv: list[str] | None = None) -> list[Phase]:
                 fmt(p.requests),
                 fmt(p.read_units),
                 fmt(p.write_units),
-                f"interval {p.interval_ms:,} ms, session {p.session_ms:,} ms",
+                f"interval {p.interval_ms:,} ms, session {p.session_ms:,} ms"
+                + (f"; {p.busy:,} answers 14 (busy), retried" if p.busy else ""),
             )
         )
     headers = (
@@ -439,6 +474,7 @@ def main(argv: list[str] | None = None) -> list[Phase]:
                 DOC_INTRO.format(
                     partitions=args.partitions,
                     margin=INTERVAL_MARGIN,
+                    concurrency=args.concurrency,
                     sessions=SESSION_INTERVALS,
                 ),
                 text,
@@ -461,11 +497,14 @@ consumer-group-heartbeat, the coordinator's uniform assignor; a member gives up 
 an answer leaves it out and acknowledges on its next heartbeat; a partition moves once its old
 owner has revoked it). Simulated members call the Lambda handlers in-process against a moto
 server. A *round* is every live member sending its next request once (heartbeat, join, sync, the
-re-send of a 202, or a consumer heartbeat). Rounds in which nobody has anything to do but
-heartbeat are paced to the heartbeat interval: {margin} x the time a round of sequential calls
-takes (members x the p75 call time measured just before, at least 300 ms: the machine is shared
-and its speed varies); the others run back-to-back, as classic clients re-send after
-`retryAfterMs` and consumer clients acknowledge a new assignment at once. Timeouts are short:
+re-send of a 202, or a consumer heartbeat), {concurrency} at a time from as many threads, as
+clients send theirs side by side (a consumer-protocol answer 14, the group busy with racing
+writes, is retried in the next round, as clients retry it; the note counts them). Rounds in
+which nobody has anything to do but heartbeat are paced to the heartbeat interval: {margin} x
+the time a round of sequential calls would take (members x the p75 call time measured just
+before, at least 300 ms: the machine is shared and its speed varies); the others run
+back-to-back, as classic clients re-send after `retryAfterMs` and consumer clients acknowledge a
+new assignment at once. Timeouts are short:
 `groupcoord.barrier.hold.ms=0`, initial rebalance delay 200 ms, session timeout {sessions}
 intervals (`group.consumer.session.timeout.ms` the same for the consumer protocol, except during
 its cold start, which runs with 10-minute sessions: each first join there installs a new target

@@ -16,7 +16,12 @@ from groupcoord import runtime
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
 from tests.support.api import Api
-from tests.support.servers import running_dynamodb, running_serve, unique_table
+from tests.support.servers import (
+    IMMEDIATE_INSTALLS,
+    running_dynamodb,
+    running_serve,
+    unique_table,
+)
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -42,7 +47,11 @@ def dynamodb_endpoint() -> Iterator[str]:
 @pytest.fixture
 def store(dynamodb_endpoint: str) -> Store:
     """The store on a fresh table of the test endpoint."""
-    settings = Settings.from_mapping({"groupcoord.table.name": unique_table()})
+    # Installs at once: these tests drive the protocol step by step on a frozen clock
+    # (test_consumer_install_batching.py covers the batching).
+    settings = Settings.from_mapping(
+        {"groupcoord.table.name": unique_table(), **IMMEDIATE_INSTALLS}
+    )
     store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
     store.ensure_table()
     return store

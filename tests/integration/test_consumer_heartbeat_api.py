@@ -18,7 +18,7 @@ from tests.support.consumer import (
     settle,
     unique,
 )
-from tests.support.servers import running_serve
+from tests.support.servers import IMMEDIATE_INSTALLS, running_serve
 
 HB = "consumer-group-heartbeat"
 
@@ -27,7 +27,7 @@ HB = "consumer-group-heartbeat"
 def consumer_served(dynamodb_endpoint: str) -> Iterator[str]:
     """A coordinator on a table of this module's own: moto's TransactWriteItems deep-copies
     the whole table per item, so a table shared with every other module slows each join."""
-    with running_serve(dynamodb_endpoint) as url:
+    with running_serve(dynamodb_endpoint, settings=IMMEDIATE_INSTALLS) as url:
         yield url
 
 
@@ -258,7 +258,9 @@ def test_classic_group_with_members_is_not_a_consumer_group(api: Api) -> None:
 
 
 def test_group_max_size_answers_81(dynamodb_endpoint: str) -> None:
-    with running_serve(dynamodb_endpoint, settings={"group.consumer.max.size": "2"}) as url:
+    with running_serve(
+        dynamodb_endpoint, settings={**IMMEDIATE_INSTALLS, "group.consumer.max.size": "2"}
+    ) as url:
         api = Api(url)
         group = unique("g")
         for _ in range(2):

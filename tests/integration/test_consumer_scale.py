@@ -43,6 +43,7 @@ from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
 from tests.support.consumer_scale import add_joined_members, largest_items
 from tests.support.memory_dynamodb import MemoryDynamoClient
+from tests.support.servers import IMMEDIATE_INSTALLS
 
 MEMBERS = int(os.environ.get("GROUPCOORD_SCALE_MEMBERS", "5000"))
 PARTITIONS = int(os.environ.get("GROUPCOORD_SCALE_PARTITIONS", "100000"))
@@ -109,7 +110,7 @@ def owned_wire(assignment: dict | None) -> list[dict]:
 
 @pytest.fixture
 def store() -> Store:
-    settings = Settings.from_mapping({"groupcoord.table.name": "scale"})
+    settings = Settings.from_mapping({"groupcoord.table.name": "scale", **IMMEDIATE_INSTALLS})
     store = Store(Dynamo(MemoryDynamoClient(), settings.table_name), settings)
     store.ensure_table()
     return store

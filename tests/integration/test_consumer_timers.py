@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, describe, settle, unique, until
-from tests.support.servers import running_serve
+from tests.support.servers import IMMEDIATE_INSTALLS, running_serve
 
 SESSION_MS = 1500
 SETTINGS = {
@@ -19,6 +19,7 @@ SETTINGS = {
     "group.consumer.min.heartbeat.interval.ms": "50",
     "group.consumer.heartbeat.interval.ms": "200",
     "groupcoord.sweep.interval.ms": "200",
+    **IMMEDIATE_INSTALLS,
 }
 
 

@@ -14,14 +14,14 @@ from groupcoord.store.consumer_groups import ConsumerGroupStore, group_from_item
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, settle, unique
-from tests.support.servers import running_serve, unique_table
+from tests.support.servers import IMMEDIATE_INSTALLS, running_serve, unique_table
 
 TABLE = unique_table()
 
 
 @pytest.fixture(scope="module")
 def api(dynamodb_endpoint: str) -> Iterator[Api]:
-    with running_serve(dynamodb_endpoint, table=TABLE) as url:
+    with running_serve(dynamodb_endpoint, settings=IMMEDIATE_INSTALLS, table=TABLE) as url:
         yield Api(url)
 
 

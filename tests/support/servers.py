@@ -14,6 +14,10 @@ from pathlib import Path
 
 STARTUP_DEADLINE_S = 60
 
+# Consumer-protocol targets installed at once instead of batched in time (KIP-1263's
+# group.consumer.assignment.interval.ms): for tests that drive the protocol step by step.
+IMMEDIATE_INSTALLS = {"group.consumer.assignment.interval.ms": "0"}
+
 
 def unique_table() -> str:
     return f"gc-test-{uuid.uuid4().hex[:12]}"

@@ -23,6 +23,7 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "group.consumer.min.heartbeat.interval.ms": ("group_consumer_min_heartbeat_interval_ms", 5000),
     "group.consumer.max.heartbeat.interval.ms": ("group_consumer_max_heartbeat_interval_ms", 15000),
     "group.consumer.max.size": ("group_consumer_max_size", 2_147_483_647),
+    "group.consumer.assignment.interval.ms": ("group_consumer_assignment_interval_ms", 1000),
     "offsets.retention.minutes": ("offsets_retention_minutes", 10080),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 4096),
     # Ours: a retention in ms that, when > 0, replaces offsets.retention.minutes (for tests).
@@ -64,6 +65,7 @@ class Settings:
     group_consumer_min_session_timeout_ms: int = 45000
     group_consumer_max_session_timeout_ms: int = 60000
     group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_assignment_interval_ms: int = 1000
     group_consumer_min_heartbeat_interval_ms: int = 5000
     group_consumer_max_heartbeat_interval_ms: int = 15000
     group_consumer_max_size: int = 2_147_483_647

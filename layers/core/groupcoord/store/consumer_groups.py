@@ -64,6 +64,7 @@ class ConsumerGroupRecord:
     deadline: int | None
     install_id: str | None
     install_until: int
+    assigned_at: int  # when the current target was installed (ms)
     raw: dict[str, Any]
 
 
@@ -84,6 +85,7 @@ def group_from_item(item: dict[str, Any]) -> ConsumerGroupRecord:
         deadline=int(item[schema.DEADLINE]) if schema.DEADLINE in item else None,
         install_id=item.get("installId") or None,
         install_until=int(item.get("installUntil", 0)),
+        assigned_at=int(item.get("assignedAt", 0)),
         raw=item,
     )
 

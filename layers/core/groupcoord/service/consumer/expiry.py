@@ -4,13 +4,16 @@ epoch bumped; the new target is installed at once, so an idle group settles with
 
 A heartbeat renews only the member's own item, so the group item's `dl` is a lower bound of
 every member's deadlines: when it passes, one request (or the sweeper) claims the scan by
-moving `dl` a little ahead, reads the members, fences the overdue ones and writes the exact
-next deadline. Concurrent requests that lose the claim go on without scanning.
+moving `dl` a little ahead (and marking the claim, `scanId`), reads the members, fences the
+overdue ones and writes the exact next deadline. Concurrent requests that lose the claim go on
+without scanning. A scan that fenced nobody keeps its result even if the group moved meanwhile
+(in a join storm it always does): else the claim would run out and the next request scan again,
+every SCAN_LEASE_MS for as long as the storm lasts.
 """
 
 from __future__ import annotations
 
-import contextlib
+import uuid
 from typing import Any
 
 from ...core.consumer.group import ASSIGNING, EMPTY, group_state, is_expired, next_deadline
@@ -23,12 +26,16 @@ from ...store.consumer_groups import (
 from ...store.store import Store
 from ..group_admin import cleans_up_groups_of_type
 from ..group_timers import expires_groups_of_type
-from .common import GROUP_TYPE, consumer_store, state_refresh_ms
+from .common import GROUP_TYPE, consumer_store, reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
 # How long a claimed scan keeps other requests from scanning the same group.
 SCAN_LEASE_MS = 2_000
+# The group item's mark of a claimed scan (removed by the scan's result).
+SCAN_ID = "scanId"
+# Attempts to keep a scan's result on a group that moved since the scan read it.
+KEEP_ATTEMPTS = 3
 
 
 @expires_groups_of_type(GROUP_TYPE)
@@ -41,6 +48,7 @@ def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int)
     if group.deadline is None or group.deadline > now_ms:
         return
     sets, _ = cs.deadline_fields(group.group_id, now_ms + SCAN_LEASE_MS)
+    sets[SCAN_ID] = uuid.uuid4().hex
     try:
         cs.update_group(group, sets)
     except Conflict:
@@ -59,10 +67,14 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
         state = group_state(len(members), group.group_epoch, group.target_epoch, members)
         deadline = next_deadline(members, now_ms, None if state in ("Stable", EMPTY) else refresh)
         sets, removes = cs.deadline_fields(group.group_id, deadline)
-        with contextlib.suppress(Conflict):
+        try:
             cs.update_group(
-                group, {**sets, "groupState": state, "memberCount": len(members)}, removes
+                group,
+                {**sets, "groupState": state, "memberCount": len(members)},
+                [*removes, SCAN_ID],
             )
+        except Conflict:
+            _keep_scan_result(store, group, deadline, now_ms)
         return
     if len(members) == len(expired) + len(remaining):  # every overdue member is fenced now
         # Issue 6 item 4: fencing the last consumer-protocol members of a group whose other
@@ -77,6 +89,7 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
     if len(members) > len(expired) + len(remaining):  # more expired than one pass takes
         deadline = now_ms
     sets, removes = cs.deadline_fields(group.group_id, deadline)
+    removes = [*removes, SCAN_ID]
     sets.update(
         {
             "groupEpoch": group.group_epoch + 1,
@@ -92,7 +105,39 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
         return
     fresh = cs.group_item(group.group_id, consistent=True)
     if fresh is not None and remaining:
-        ensure_target(store, group_from_item(fresh))
+        ensure_target(store, group_from_item(fresh), batched=False)
+
+
+def _keep_scan_result(
+    store: Store, claimed: ConsumerGroupRecord, deadline: int | None, now_ms: int
+) -> None:
+    """The next deadline of a scan that fenced nobody, on a group written since the scan's
+    member read (a join, an install). Kept only while the claim is the group's (its `scanId`,
+    its `dl`: a write that lowered the deadline changed it), and no later than the earliest
+    deadline a member can have got since the read: a join or a renewal gives at least the
+    shortest session timeout, a rebalance timeout only a member of a group that is not Stable,
+    which is looked at again within the state refresh anyway."""
+    cs = consumer_store(store)
+    settings = store.settings
+    shortest_session = min(
+        settings.group_consumer_session_timeout_ms, settings.group_min_session_timeout_ms
+    )
+    bound = now_ms + shortest_session
+    for _ in range(KEEP_ATTEMPTS):
+        group = reload(cs, claimed.group_id)
+        if group is None or group.raw.get(SCAN_ID) != claimed.raw[SCAN_ID]:
+            return
+        if group.deadline != claimed.deadline:
+            return
+        kept = bound if deadline is None else min(deadline, bound)
+        if group.state not in ("Stable", EMPTY):
+            kept = min(kept, now_ms + state_refresh_ms(settings))
+        sets, _ = cs.deadline_fields(group.group_id, kept)
+        try:
+            cs.update_group(group, sets, [SCAN_ID])
+            return
+        except Conflict:
+            continue
 
 
 @cleans_up_groups_of_type(GROUP_TYPE)

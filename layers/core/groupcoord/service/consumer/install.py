@@ -13,6 +13,13 @@ not wait for it; the running install covers every bump before its lease, and wha
 the epoch after it is installed by the next request (heartbeats come every few seconds). So a
 burst of n joins costs a few installs, not n, and a 5,000-member group never livelocks on
 installs that a newer join keeps invalidating.
+
+Installs are also batched in time, as Kafka does (KIP-1263,
+`group.consumer.assignment.interval.ms`, 1 s): within that interval of the last install, a
+request leaves the group's bump to a later one (every member heartbeats within its interval),
+so a storm of joins costs an install a second, each reading every member, not one per join. A
+group's first target is installed at once, and so is the target after an expiry (the sweeper
+may be the group's only traffic).
 """
 
 from __future__ import annotations
@@ -49,22 +56,28 @@ class Installed:
     members: dict[str, ConsumerGroupMember]
 
 
-def ensure_target(store: Store, group: ConsumerGroupRecord) -> ConsumerGroupRecord:
-    return ensure_target_installed(store, group)[0]
+def ensure_target(
+    store: Store, group: ConsumerGroupRecord, batched: bool = True
+) -> ConsumerGroupRecord:
+    return ensure_target_installed(store, group, batched)[0]
 
 
 def ensure_target_installed(
-    store: Store, group: ConsumerGroupRecord
+    store: Store, group: ConsumerGroupRecord, batched: bool = True
 ) -> tuple[ConsumerGroupRecord, Installed | None]:
     """The group with its target installed up to the current group epoch if this request could
     do it: at most one successful install per request. If another request holds a live lease,
-    the group as it is (that install, or the next request, covers our bump)."""
+    or (`batched`) the last install is less than the assignment interval old, the group as it
+    is (that install, or a later request, covers our bump)."""
     cs = consumer_store(store)
+    interval = store.settings.group_consumer_assignment_interval_ms
     for _ in range(INSTALL_ATTEMPTS):
         if group.group_epoch <= group.target_epoch:
             return group, None
         now = clock_ms()
         if group.install_id is not None and group.install_until > now:
+            return group, None
+        if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
             return group, None
         try:
             installed = install(store, cs, group, now)
@@ -140,6 +153,7 @@ def install(
         cs.write_targets(group, install_id, updates, lambda: clock_ms() + LEASE_MS)
         sets = {
             "targetEpoch": epoch,
+            "assignedAt": clock_ms(),
             "assignorName": assignor,
             "subscribedTopics": names,
             "groupState": group_state(len(members), epoch, epoch, None),

@@ -1,0 +1,83 @@
+"""Target installs batched in time (Kafka's KIP-1263, `group.consumer.assignment.interval.ms`):
+a group's first target is installed at once; a bump within the interval after an install waits
+for a request after it, and one install then covers every bump made meanwhile."""
+
+from __future__ import annotations
+
+import time
+
+from groupcoord.core.topics import TopicRecord
+from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
+from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
+from groupcoord.service.context import ApiContext
+from groupcoord.settings import Settings
+from groupcoord.store.store import Store
+from groupcoord.topic_ids import new_topic_id
+from tests.support.consumer import unique
+
+# Long enough that the joins below all happen within it, even on a busy machine.
+INTERVAL_MS = 4_000
+
+
+def batching(store: Store, interval_ms: int = INTERVAL_MS) -> Store:
+    overrides = {"group.consumer.assignment.interval.ms": str(interval_ms)}
+    return Store(store.dynamo, Settings.from_mapping(overrides, base=store.settings))
+
+
+def heartbeat(store: Store, body: dict) -> dict:
+    now_ms = int(time.time() * 1000)
+    ctx = ApiContext(settings=store.settings, store=store, now_ms=now_ms, endpoint="http://x")
+    request = ConsumerGroupHeartbeatRequest.model_validate(body)
+    answer = consumer_group_heartbeat(request, ctx).to_json_dict()
+    assert answer["errorCode"] == 0, answer
+    return answer
+
+
+def join(store: Store, group: str, topic: str, member: str) -> dict:
+    body = {"groupId": group, "memberId": member, "memberEpoch": 0, "rebalanceTimeoutMs": 30000,
+            "subscribedTopicNames": [topic], "topicPartitions": []}  # fmt: skip
+    return heartbeat(store, body)
+
+
+def group_epochs(store: Store, group: str) -> tuple[int, int]:
+    item = store.dynamo.get({"pk": f"G#{group}", "sk": "GROUP"}, consistent=True)
+    assert item is not None
+    return int(item["groupEpoch"]), int(item["targetEpoch"])
+
+
+def partitions(answer: dict) -> int:
+    assignment = answer.get("assignment") or {"topicPartitions": []}
+    return sum(len(tp["partitions"]) for tp in assignment["topicPartitions"])
+
+
+def test_joins_within_the_interval_share_one_install_after_it(store: Store) -> None:
+    store = batching(store)
+    topic, group = unique("t"), unique("g")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
+
+    first = join(store, group, topic, "m-0")
+    started = time.monotonic()
+    assert (first["memberEpoch"], partitions(first)) == (1, 12)  # the first target: at once
+    joiners = [join(store, group, topic, f"m-{i}") for i in range(1, 6)]
+    if time.monotonic() - started < INTERVAL_MS / 1000:
+        # Five bumps, no install: the joiners are in, at the target epoch, holding nothing.
+        assert group_epochs(store, group) == (6, 1)
+        assert [(j["memberEpoch"], partitions(j)) for j in joiners] == [(1, 0)] * 5
+
+    # A heartbeat after the interval installs once, for every bump so far.
+    deadline = time.monotonic() + 4 * INTERVAL_MS / 1000
+    body = {"groupId": group, "memberId": "m-0", "memberEpoch": 1}
+    while group_epochs(store, group)[1] < 6:
+        assert time.monotonic() < deadline, "the deferred target was never installed"
+        heartbeat(store, body)
+        time.sleep(0.1)
+    assert group_epochs(store, group) == (6, 6)
+
+
+def test_without_an_interval_every_join_installs(store: Store) -> None:
+    store = batching(store, 0)
+    topic, group = unique("t"), unique("g")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
+    for i in range(4):
+        join(store, group, topic, f"m-{i}")
+        assert group_epochs(store, group) == (i + 1, i + 1)
