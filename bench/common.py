@@ -408,6 +408,7 @@ def build_classic_group_direct(
     partitions: int = 1000,
     session_timeout_ms: int = 300_000,
     stable: bool = True,
+    assignor: str = ASSIGNOR,
 ) -> list[str]:
     """A classic group of `size` members written as the protocol leaves it (generation 1,
     Stable with range assignments, or CompletingRebalance before any sync), through the
@@ -427,7 +428,7 @@ def build_classic_group_direct(
             expiry_ms=session_timeout_ms,
             heartbeat_interval_ms=session_timeout_ms // 3,
             protocol_type="consumer",
-            protocols=(Protocol(ASSIGNOR, metadata),),
+            protocols=(Protocol(assignor, metadata),),
             joined_generation=1,
             member_generation=1,  # the barrier of generation 1 closed with it (commit fence)
             joined_at_ms=now + i,
@@ -443,10 +444,10 @@ def build_classic_group_direct(
         state=STABLE if stable else "CompletingRebalance",
         generation=1,
         protocol_type="consumer",
-        protocol_name=ASSIGNOR,
+        protocol_name=assignor,
         leader=ids[0],
         member_count=size,
-        protocol_counts={ASSIGNOR: size},
+        protocol_counts={assignor: size},
         rebalance_timeout_ms=session_timeout_ms,
         sync_deadline_ms=None if stable else now + session_timeout_ms,
         subscribed_topics=(TOPIC,),
