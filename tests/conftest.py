@@ -48,7 +48,7 @@ def dynamodb_endpoint() -> Iterator[str]:
 def store(dynamodb_endpoint: str) -> Store:
     """The store on a fresh table of the test endpoint."""
     # Installs at once: these tests drive the protocol step by step on a frozen clock
-    # (test_consumer_install_batching.py covers the batching).
+    # (test_consumer_join_storms.py covers the batching).
     settings = Settings.from_mapping(
         {"groupcoord.table.name": unique_table(), **IMMEDIATE_INSTALLS}
     )

@@ -1,16 +1,23 @@
-"""Target installs batched in time (Kafka's KIP-1263, `group.consumer.assignment.interval.ms`):
-a group's first target is installed at once; a bump within the interval after an install waits
-for a request after it, and one install then covers every bump made meanwhile."""
+"""What keeps a storm of joins cheap. Target installs batched in time (Kafka's KIP-1263,
+`group.consumer.assignment.interval.ms`): a group's first target is installed at once; a bump
+within the interval after an install waits for a request after it, and one install then covers
+every bump made meanwhile. An expiry scan keeps its result when a join lands between its member
+read and its write (else its claim runs out and the next request reads every member again)."""
 
 from __future__ import annotations
 
 import time
 
+import pytest
+
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
+from groupcoord.service.consumer.common import consumer_store, reload
+from groupcoord.service.consumer.expiry import SCAN_ID, SCAN_LEASE_MS
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
+from groupcoord.store.consumer_groups import ConsumerGroupStore
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
@@ -81,3 +88,41 @@ def test_without_an_interval_every_join_installs(store: Store) -> None:
     for i in range(4):
         join(store, group, topic, f"m-{i}")
         assert group_epochs(store, group) == (i + 1, i + 1)
+
+
+def test_a_scan_keeps_its_result_when_a_join_lands_after_its_read(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = batching(store, 0)
+    topic, group = unique("t"), unique("g")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
+    first = join(store, group, topic, "m-0")
+    cs = consumer_store(store)
+    record = reload(cs, group)
+    assert record is not None
+    cs.update_group(record, cs.deadline_fields(group, int(time.time() * 1000) - 1)[0])  # due
+
+    # The scan's member read is followed at once by another member's join (a concurrent
+    # request, as in a storm), which writes the group item before the scan does.
+    read_members = ConsumerGroupStore.members
+    landed: list[dict] = []
+
+    def members_then_a_join(self: ConsumerGroupStore, *args: object, **kwargs: object) -> list:
+        found = read_members(self, *args, **kwargs)
+        if not landed:
+            landed.append({})
+            landed[0] = join(store, group, topic, "m-1")
+        return found
+
+    monkeypatch.setattr(ConsumerGroupStore, "members", members_then_a_join)
+    started = int(time.time() * 1000)
+    heartbeat(store, {"groupId": group, "memberId": "m-0", "memberEpoch": first["memberEpoch"]})
+    monkeypatch.undo()
+
+    assert landed and landed[0]["memberEpoch"] > 0  # the join went through mid-scan
+    item = store.dynamo.get({"pk": f"G#{group}", "sk": "GROUP"}, consistent=True)
+    assert item is not None
+    # The scan's result, not its claim: the claim mark is gone and the next check is the
+    # shortest session away (group.min.session.timeout.ms, 6 s), not the claim's 2 s.
+    assert SCAN_ID not in item
+    assert int(item["dl"]) >= started + 3 * SCAN_LEASE_MS
