@@ -635,10 +635,31 @@ def run_rounds(
     heartbeat_interval_ms: int = 0,
     concurrency: int = 1,
 ) -> Rounds:
-    """Rounds until `done()`: in each, every live member sends one request (in shuffled
-    order, from `concurrency` threads at once, as clients send theirs side by side). Rounds in
-    which every live member only heartbeats are paced to the heartbeat interval; barrier
-    re-sends (after a 202) go at once."""
+    """Rounds of classic members until `done()`: in each, every member takes its next step
+    (see `run_rounds_of`). Rounds in which every live member only heartbeats are paced to the
+    heartbeat interval; barrier re-sends (after a 202) go at once."""
+    return run_rounds_of(
+        lambda: [m.step for m in members],
+        done,
+        lambda: all(m.state == "stable" for m in members if m.live),
+        max_rounds=max_rounds,
+        heartbeat_interval_ms=heartbeat_interval_ms,
+        concurrency=concurrency,
+    )
+
+
+def run_rounds_of(
+    requests: Callable[[], Sequence[Callable[[], Call | None]]],
+    done: Callable[[], bool],
+    paced: Callable[[], bool],
+    *,
+    max_rounds: int,
+    heartbeat_interval_ms: int,
+    concurrency: int,
+) -> Rounds:
+    """Rounds until `done()`: in each, every one of `requests()` is sent once, in shuffled
+    order, from `concurrency` threads at once (as clients send theirs side by side). A round
+    that `paced()` says is only heartbeats lasts at least the heartbeat interval."""
     result = Rounds()
     start = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
@@ -646,10 +667,10 @@ def run_rounds(
             if result.rounds >= max_rounds:
                 raise RuntimeError(f"not done after {max_rounds} rounds")
             round_start = time.perf_counter()
-            pace = all(m.state == "stable" for m in members if m.live)
-            order = list(members)
+            pace = paced()
+            order = list(requests())
             random.shuffle(order)
-            for answer in pool.map(SimMember.step, order):
+            for answer in pool.map(lambda send: send(), order):
                 if answer is not None:
                     result.usage.add(answer.usage)
                     if answer.status >= 400:

@@ -20,12 +20,12 @@ every partition has exactly one owner.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import sys
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (
-    SLOW_ROUND_S,
     TOPIC,
     Call,
     ConsumerGroupSim,
@@ -50,6 +49,7 @@ from bench.common import (
     percentile,
     range_assign,
     run_rounds,
+    run_rounds_of,
     save_results,
     table,
     write_section,
@@ -171,28 +171,14 @@ class ConsumerMembers:
         return int(item.get("groupEpoch", 0)) == int(item.get("targetEpoch", -1))
 
     def run(self, max_rounds: int, interval_ms: int, concurrency: int) -> Rounds:
-        result = Rounds()
-        start = time.perf_counter()
-        with ThreadPoolExecutor(concurrency) as pool:
-            while not self.stable():
-                if result.rounds >= max_rounds:
-                    raise RuntimeError(f"not done after {max_rounds} rounds")
-                round_start = time.perf_counter()
-                pace = not self.sim.unacked and all(m in self.sim.epochs for m in self.live)
-                order = list(self.live)
-                random.shuffle(order)
-                for answer in pool.map(self.beat, order):
-                    result.usage.add(answer.usage)
-                result.rounds += 1
-                took = time.perf_counter() - round_start
-                if took > SLOW_ROUND_S:
-                    print(f"    round {result.rounds}: {took:.0f}s", flush=True)
-                if pace:
-                    wait = interval_ms / 1000 - (time.perf_counter() - round_start)
-                    if wait > 0:
-                        time.sleep(wait)
-        result.seconds = time.perf_counter() - start
-        return result
+        return run_rounds_of(
+            lambda: [functools.partial(self.beat, m) for m in self.live],
+            self.stable,
+            lambda: not self.sim.unacked and all(m in self.sim.epochs for m in self.live),
+            max_rounds=max_rounds,
+            heartbeat_interval_ms=interval_ms,
+            concurrency=concurrency,
+        )
 
 
 def run_phase(
@@ -459,7 +445,9 @@ def main(argv: list[str] | None = None) -> list[Phase]:
         action="store_true",
         help="keep the saved results of the sizes and protocols not run now (long sizes alone)",
     )
-    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--no-write", action="store_true", help="print only: no doc section, no saved results"
+    )
     args = parser.parse_args(argv)
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = set(protocols) - set(PROTOCOLS)
@@ -528,8 +516,8 @@ def main(argv: list[str] | None = None) -> list[Phase]:
         for key, run in runs.items()
     )
     print(f"took {elapsed:.0f}s ({run_times})")
-    save_results("rebalance", {"phases": [p.__dict__ for p in phases], "runs": runs})
-    if not args.no_write:
+    if not args.no_write:  # a trial run leaves the saved rows (--merge's) alone
+        save_results("rebalance", {"phases": [p.__dict__ for p in phases], "runs": runs})
         body = "\n\n".join(
             [
                 DOC_INTRO.format(
