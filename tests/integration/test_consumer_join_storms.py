@@ -122,7 +122,8 @@ def test_a_scan_keeps_its_result_when_a_join_lands_after_its_read(
     assert landed and landed[0]["memberEpoch"] > 0  # the join went through mid-scan
     item = store.dynamo.get({"pk": f"G#{group}", "sk": "GROUP"}, consistent=True)
     assert item is not None
-    # The scan's result, not its claim: the claim mark is gone and the next check is the
-    # shortest session away (group.min.session.timeout.ms, 6 s), not the claim's 2 s.
+    # The scan's result, not its claim: the claim mark is gone and the next check is the state
+    # refresh away (the group is Reconciling: two heartbeat intervals, 10 s), not the claim's
+    # 2 s.
     assert SCAN_ID not in item
     assert int(item["dl"]) >= started + 3 * SCAN_LEASE_MS

@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from ...core.consumer.group import ASSIGNING, EMPTY, group_state, is_expired, next_deadline
+from ...core.migration import CLASSIC_PROTOCOLS
 from ...store.consumer_groups import (
     CHUNK,
     Conflict,
@@ -30,8 +31,11 @@ from .common import GROUP_TYPE, consumer_store, reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
-# How long a claimed scan keeps other requests from scanning the same group.
+# How long a claimed scan keeps other requests from scanning the same group: long enough to
+# read every member (a claim that runs out mid-scan lets the next request scan too, and then the
+# first scan's result is lost), short enough that a claimant that died delays little.
 SCAN_LEASE_MS = 2_000
+SCAN_LEASE_PER_MEMBER_MS = 4
 # The group item's mark of a claimed scan (removed by the scan's result).
 SCAN_ID = "scanId"
 # Attempts to keep a scan's result on a group that moved since the scan read it.
@@ -47,7 +51,8 @@ def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int)
     group = group_from_item(item)
     if group.deadline is None or group.deadline > now_ms:
         return
-    sets, _ = cs.deadline_fields(group.group_id, now_ms + SCAN_LEASE_MS)
+    lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
+    sets, _ = cs.deadline_fields(group.group_id, now_ms + lease_ms)
     sets[SCAN_ID] = uuid.uuid4().hex
     try:
         cs.update_group(group, sets)
@@ -115,20 +120,22 @@ def _keep_scan_result(
     member read (a join, an install). Kept only while the claim is the group's (its `scanId`,
     its `dl`: a write that lowered the deadline changed it), and no later than the earliest
     deadline a member can have got since the read: a join or a renewal gives at least the
-    shortest session timeout, a rebalance timeout only a member of a group that is not Stable,
-    which is looked at again within the state refresh anyway."""
+    group's session timeout (a classic-protocol member's own, at least
+    group.min.session.timeout.ms, once the group has had one), a rebalance timeout only a
+    member of a group that is not Stable, which is looked at again within the state refresh
+    anyway."""
     cs = consumer_store(store)
     settings = store.settings
-    shortest_session = min(
-        settings.group_consumer_session_timeout_ms, settings.group_min_session_timeout_ms
-    )
-    bound = now_ms + shortest_session
     for _ in range(KEEP_ATTEMPTS):
         group = reload(cs, claimed.group_id)
         if group is None or group.raw.get(SCAN_ID) != claimed.raw[SCAN_ID]:
             return
         if group.deadline != claimed.deadline:
             return
+        shortest_session = settings.group_consumer_session_timeout_ms
+        if CLASSIC_PROTOCOLS in group.raw:  # it has had classic-protocol members
+            shortest_session = min(shortest_session, settings.group_min_session_timeout_ms)
+        bound = now_ms + shortest_session
         kept = bound if deadline is None else min(deadline, bound)
         if group.state not in ("Stable", EMPTY):
             kept = min(kept, now_ms + state_refresh_ms(settings))
