@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> list[Phase]:
                 phases += run_size(endpoint, size, args.partitions, protocol, args.concurrency)
                 took[(size, protocol)] = time.perf_counter() - run_started
     elapsed = time.perf_counter() - started
-    command = COMMAND if argv is None else " ".join([COMMAND, *argv])
+    command = " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)])
     runs = {
         f"{size}:{protocol}": {"seconds": round(seconds), "command": command}
         for (size, protocol), seconds in took.items()
