@@ -866,7 +866,7 @@ def build_consumer_group_direct(
     )
     times["members written"] = time.perf_counter() - started
     started = time.perf_counter()
-    group, installed = ensure_target_installed(coordinator.store, group)
+    group, installed = ensure_target_installed(coordinator.store, group, batched=False)
     if installed is None or group.target_epoch != group.group_epoch:
         raise RuntimeError("the install did not complete")
     times["install"] = time.perf_counter() - started

@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     install = Round("install (ensure_target_installed)")
     with capacity.metered() as usage, coordinator.audit.measuring() as audited:
         install_started = time.perf_counter()
-        group, installed = ensure_target_installed(store, group)
+        group, installed = ensure_target_installed(store, group, batched=False)
         install.seconds = time.perf_counter() - install_started
     install.add(audited, usage.requests)
     assert installed is not None and group.target_epoch == group.group_epoch
