@@ -241,10 +241,15 @@ class Expiry:
     removed_pending: list[ClassicMember]
 
 
+def pending_expired(member: ClassicMember, now_ms: int) -> bool:
+    """A member id handed out by a first join (79) whose second join came too late."""
+    return member.pending and member.session_deadline_ms <= now_ms
+
+
 def expire(group: ClassicGroup, members: Sequence[ClassicMember], now_ms: int) -> Expiry:
     """What timers have fired: dead members (session), members that did not sync in time
     (rebalance timeout in CompletingRebalance/Stable), expired pending member ids."""
-    removed_pending = [m for m in members if m.pending and m.session_deadline_ms <= now_ms]
+    removed_pending = [m for m in members if pending_expired(m, now_ms)]
     removed: list[ClassicMember] = []
     for member in members:
         if member.pending:

@@ -19,6 +19,7 @@ from ...core.classic.rules import (
     expiry_ms,
     extend_initial_delay,
     heartbeat_interval_ms,
+    pending_expired,
     start_rebalance,
     supports_protocols,
     vote_protocol,
@@ -179,6 +180,10 @@ def _decide(
     existing: ClassicMember | None = None
     if request.member_id:
         existing = groups.member(group, request.member_id) if expected is not None else None
+        if existing is not None and pending_expired(existing, now):
+            # Gone, though the group's timer check that removes it may not have run yet (it
+            # can be claimed by another request, or the sweeper, still reading the members).
+            existing = None
         if existing is None:
             owner = groups.instance_owner(group.group_id, instance) if instance else None
             fenced = owner is not None and owner != request.member_id

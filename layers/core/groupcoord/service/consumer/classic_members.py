@@ -93,6 +93,8 @@ def is_consumer_group(item: dict | None) -> bool:
 class _ClassicJoin(_Heartbeat):
     """The consumer protocol's join, for a member that speaks the classic protocol."""
 
+    batched_installs = False
+
     def __init__(
         self,
         request: ConsumerGroupHeartbeatRequest,

@@ -106,6 +106,11 @@ def _unknown_member(member_id: str, group_id: str) -> Answer:
 
 
 class _Heartbeat:
+    # Target installs batched in time (install.py). A classic-protocol member's join is
+    # answered with its assignment, and its sync fails if the target moves after: its
+    # subclass installs at once.
+    batched_installs = True
+
     def __init__(self, request: ConsumerGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
         self.request = request
         self.ctx = ctx
@@ -176,9 +181,9 @@ class _Heartbeat:
                     "groupState": ASSIGNING if group.member_count else EMPTY,
                 },
             )
-            group = ensure_target(self.ctx.store, group)
+            group = ensure_target(self.ctx.store, group, self.batched_installs)
         elif group.group_epoch > group.target_epoch:
-            group = ensure_target(self.ctx.store, group)
+            group = ensure_target(self.ctx.store, group, self.batched_installs)
         return group
 
     # --- hooks for classic-protocol members (service/consumer/classic_members.py) ---
@@ -253,7 +258,7 @@ class _Heartbeat:
         group = self.cs.update_group(
             group, self._bump(group, -1), extra=self.cs.remove_member_items(group, member)
         )
-        ensure_target(self.ctx.store, group)
+        ensure_target(self.ctx.store, group, self.batched_installs)
         return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
     def _static_leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
@@ -358,11 +363,13 @@ class _Heartbeat:
         once, then reconcile. If another request's install is running, it (or the next
         heartbeat) covers this change; only a group that has no target at all yet is waited
         for, so that a joiner never gets epoch 0 back."""
-        group, installed = ensure_target_installed(self.ctx.store, group)
+        group, installed = ensure_target_installed(self.ctx.store, group, self.batched_installs)
         waited_until = clock_ms() + WAIT_FOR_FIRST_TARGET_MS
         while group.target_epoch == 0 and group.group_epoch > 0 and clock_ms() < waited_until:
             time.sleep(0.05)
-            group, installed = ensure_target_installed(self.ctx.store, self._reload(group))
+            group, installed = ensure_target_installed(
+                self.ctx.store, self._reload(group), self.batched_installs
+            )
         member = installed.members.get(self.request.member_id) if installed else None
         if member is None:
             member = self._member(group, consistent=True)
