@@ -35,7 +35,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
 from groupcoord import runtime  # noqa: E402
-from groupcoord.core.classic.model import STABLE, ClassicGroup, ClassicMember, Protocol  # noqa: E402
+from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol  # noqa: E402
 from groupcoord.core.consumer_protocol import (  # noqa: E402
     Assignment,
     Subscription,
@@ -53,10 +53,10 @@ from groupcoord.store.classic_groups import (  # noqa: E402
     ClassicGroupStore,
     ClassicTransition,
     group_from_item,
-    member_items,
 )
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
+from tests.support.classic_groups import write_classic_group  # noqa: E402
 from tests.support.servers import running_dynamodb, running_serve, unique_table  # noqa: E402
 
 __all__ = ["running_serve", "unique_table"]
@@ -439,24 +439,18 @@ def build_classic_group_direct(
         )
         for i, member_id in enumerate(ids)
     ]
-    group = ClassicGroup(
-        group_id=group_id,
-        state=STABLE if stable else "CompletingRebalance",
-        generation=1,
-        protocol_type="consumer",
-        protocol_name=assignor,
-        leader=ids[0],
-        member_count=size,
-        protocol_counts={assignor: size},
+    write_classic_group(
+        coordinator.store,
+        group_id,
+        members,
+        protocol=assignor,
         rebalance_timeout_ms=session_timeout_ms,
+        next_check_ms=now + session_timeout_ms,
+        state=STABLE if stable else "CompletingRebalance",
         sync_deadline_ms=None if stable else now + session_timeout_ms,
         subscribed_topics=(TOPIC,),
-        member_shards=coordinator.settings.member_shards,
-        next_check_ms=now + session_timeout_ms,
         created_at_ms=now,
     )
-    coordinator.dynamo.batch_write(puts=[i for m in members for i in member_items(group, m)])
-    coordinator.classic_groups().commit(ClassicTransition(group=group, expected_version=None))
     coordinator.store.topics.subscribe(TOPIC, group_id)
     return ids
 

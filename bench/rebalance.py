@@ -55,6 +55,7 @@ from bench.common import (
     write_section,
 )
 from groupcoord.errors import Errors
+from groupcoord.store import schema
 
 COMMAND = "python -m bench.rebalance"
 SETTINGS = {
@@ -166,7 +167,7 @@ class ConsumerMembers:
             return False
         # ... and the coordinator has no bump left to install (a join or an expiry within the
         # assignment interval of the last install waits for one): read, not a request.
-        key = {"pk": f"G#{self.sim.group_id}", "sk": "GROUP"}
+        key = schema.group_key(self.sim.group_id)
         item = self.coordinator.dynamo.get(key, consistent=True) or {}
         return int(item.get("groupEpoch", 0)) == int(item.get("targetEpoch", -1))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord import runtime
-from groupcoord.core.classic.model import STABLE, ClassicGroup, ClassicMember, Protocol
+from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol
 from groupcoord.core.consumer_protocol import (
     Assignment,
     Subscription,
@@ -30,9 +30,9 @@ from groupcoord.service.context import ApiContext
 from groupcoord.service.group_admin import delete_groups
 from groupcoord.service.offsets import offset_commit
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic_groups import ClassicTransition, member_items
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
+from tests.support.classic_groups import write_classic_group
 from tests.support.consumer import unique
 
 PROTOCOL = "cooperative-sticky"
@@ -73,23 +73,16 @@ def _stable_group(store: Store, size: int, per_member: int) -> tuple[str, str, l
                 session_deadline_ms=now + SESSION_MS,
             )
         )
-    group = ClassicGroup(
-        group_id=group_id,
-        state=STABLE,
-        generation=1,
-        protocol_type="consumer",
-        protocol_name=PROTOCOL,
-        leader=ids[0],
-        member_count=size,
-        protocol_counts={PROTOCOL: size},
+    write_classic_group(
+        store,
+        group_id,
+        members,
+        protocol=PROTOCOL,
         rebalance_timeout_ms=SESSION_MS,
-        subscribed_topics=(topic,),
-        member_shards=store.settings.member_shards,
         next_check_ms=now + SESSION_MS,
+        subscribed_topics=(topic,),
         created_at_ms=now,
     )
-    store.dynamo.batch_write(puts=[i for m in members for i in member_items(group, m)])
-    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
     return group_id, topic, ids
 
 

@@ -12,7 +12,6 @@ from groupcoord import runtime
 from groupcoord.core.classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
-    STABLE,
     ClassicGroup,
     ClassicMember,
     Protocol,
@@ -27,6 +26,7 @@ from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
 from groupcoord.store.classic_groups import ClassicTransition, member_items
 from groupcoord.store.store import Store
+from tests.support.classic_groups import write_classic_group
 
 MEMBERS = 250
 
@@ -62,21 +62,15 @@ def _stable_group(
     generation: int = 3,
 ) -> None:
     """A Stable group with these members, written as the protocol leaves it."""
-    group = ClassicGroup(
-        group_id=group_id,
-        state=STABLE,
-        generation=generation,
-        protocol_type="consumer",
-        protocol_name="range",
-        leader=members[0].member_id,
-        member_count=len(members),
-        protocol_counts={"range": len(members)},
+    write_classic_group(
+        store,
+        group_id,
+        members,
+        protocol="range",
         rebalance_timeout_ms=60_000,
-        member_shards=store.settings.member_shards,
         next_check_ms=next_check_ms,
+        generation=generation,
     )
-    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
-    _write(store, group, members)
 
 
 def test_a_join_barrier_of_250_members_completes(store: Store) -> None:

@@ -17,6 +17,7 @@ from groupcoord.service.consumer.expiry import SCAN_ID, SCAN_LEASE_MS
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
+from groupcoord.store import schema
 from groupcoord.store.consumer_groups import ConsumerGroupStore
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
@@ -47,7 +48,7 @@ def join(store: Store, group: str, topic: str, member: str) -> dict:
 
 
 def group_epochs(store: Store, group: str) -> tuple[int, int]:
-    item = store.dynamo.get({"pk": f"G#{group}", "sk": "GROUP"}, consistent=True)
+    item = store.dynamo.get(schema.group_key(group), consistent=True)
     assert item is not None
     return int(item["groupEpoch"]), int(item["targetEpoch"])
 
@@ -120,7 +121,7 @@ def test_a_scan_keeps_its_result_when_a_join_lands_after_its_read(
     monkeypatch.undo()
 
     assert landed and landed[0]["memberEpoch"] > 0  # the join went through mid-scan
-    item = store.dynamo.get({"pk": f"G#{group}", "sk": "GROUP"}, consistent=True)
+    item = store.dynamo.get(schema.group_key(group), consistent=True)
     assert item is not None
     # The scan's result, not its claim: the claim mark is gone and the next check is the state
     # refresh away (the group is Reconciling: two heartbeat intervals, 10 s), not the claim's
