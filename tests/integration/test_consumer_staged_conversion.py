@@ -17,8 +17,9 @@ import pytest
 
 from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from groupcoord.store import schema
-from groupcoord.store.conversion import MARKER, STAGING_SHARDS, staged_pk
+from groupcoord.store.conversion import MARKER, STAGING_SHARDS
 from groupcoord.store.dynamo import Dynamo, make_client
+from groupcoord.store.schema import staged_pk
 from tests.integration.test_consumer_upgrade import (
     STAGED,
     Tracked,

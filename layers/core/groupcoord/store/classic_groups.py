@@ -83,7 +83,7 @@ class VersionConflict(Exception):
 
 
 def instance_key(group_id: str, instance_id: str) -> dict[str, str]:
-    return {schema.PK: f"G#{group_id}#I", schema.SK: instance_id}
+    return {schema.PK: schema.instance_pk(group_id), schema.SK: instance_id}
 
 
 def _optional(item: dict[str, Any], name: str) -> Any:
@@ -534,7 +534,7 @@ class ClassicGroupStore:
         keys = []
         pks = [
             *schema.member_pks(group_id, member_shards),
-            f"G#{group_id}#I",
+            schema.instance_pk(group_id),
             *schema.payload_pks(group_id, member_shards),
         ]
         for pk in pks:
@@ -691,7 +691,10 @@ class ClassicGroupStore:
         keys = [
             schema.member_key(group.group_id, m.member_id, group.member_shards) for m in members
         ]
-        pks = [*schema.payload_pks(group.group_id, group.member_shards), f"G#{group.group_id}#I"]
+        pks = [
+            *schema.payload_pks(group.group_id, group.member_shards),
+            schema.instance_pk(group.group_id),
+        ]
         for pk in pks:
             found = self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
             keys += [{schema.PK: i[schema.PK], schema.SK: i[schema.SK]} for i in found]

@@ -92,7 +92,7 @@ def group_from_item(item: dict[str, Any]) -> ConsumerGroupRecord:
 
 def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[str, str]:
     shard = schema.stable_shard(instance_id, shards)
-    return {schema.PK: f"G#{group_id}#S{shard}", schema.SK: instance_id}
+    return {schema.PK: schema.static_instance_pk(group_id, shard), schema.SK: instance_id}
 
 
 def _is_consumer_member(item: dict[str, Any]) -> bool:
@@ -598,7 +598,10 @@ class ConsumerGroupStore:
         """Member and instance items of a deleted group (delete-groups cleanup)."""
         keys = []
         for shard in range(shards):
-            for pk in (schema.member_pk(group_id, shard), f"G#{group_id}#S{shard}"):
+            for pk in (
+                schema.member_pk(group_id, shard),
+                schema.static_instance_pk(group_id, shard),
+            ):
                 for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                     keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
         self.dynamo.batch_write(deletes=keys)

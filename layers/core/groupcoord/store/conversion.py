@@ -90,10 +90,6 @@ class Conversion:
         return 1 + len(self.writes) <= max_items
 
 
-def staged_pk(group_id: str, token: str, shard: int) -> str:
-    return f"G#{group_id}#C{token}#{shard}"
-
-
 def _marker(token: str, phase: str, until: int, lease_ms: int) -> dict[str, Any]:
     return {"token": token, "phase": phase, "until": until, "leaseMs": lease_ms}
 
@@ -197,7 +193,7 @@ class Conversions:
         staged = []
         for index, write in enumerate(writes):
             item: dict[str, Any] = {
-                schema.PK: staged_pk(group_id, token, index % STAGING_SHARDS),
+                schema.PK: schema.staged_pk(group_id, token, index % STAGING_SHARDS),
                 schema.SK: f"{index:08d}",
                 "kind": "staged-write",
                 schema.TTL_ATTRIBUTE: expires,
@@ -231,7 +227,7 @@ class Conversions:
     def _staged(self, group_id: str, token: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for shard in range(STAGING_SHARDS):
-            pk = staged_pk(group_id, token, shard)
+            pk = schema.staged_pk(group_id, token, shard)
             items += self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
         return sorted(items, key=lambda i: i[schema.SK])
 

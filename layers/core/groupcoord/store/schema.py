@@ -54,6 +54,24 @@ def stable_shard(text: str, shards: int) -> int:
 
 
 # --- key formats ---
+#
+# Every user-supplied name (group id, topic name) enters a partition key through `escaped`,
+# which leaves no raw `#` in it: the `#` that separates a key's parts can then only be ours, so
+# the map from (kind, names) to keys is injective and no key of one group is a key of another
+# (a group `foo#M3` is `G#foo%23M3`, never group `foo`'s member shard 3). Names outside
+# partition keys (member ids, instance ids as sort keys under their group's partition key) are
+# whole sort keys that no query walks by prefix, so they need no escaping.
+
+
+def escaped(name: str) -> str:
+    """`name` with `%` and `#` percent-encoded: injective, and free of `#`. Names without
+    either character (every legal topic name, most group ids) are unchanged, so items written
+    before the escaping keep their keys (docs/table-layout.md, "Upgrading")."""
+    return name.replace("%", "%25").replace("#", "%23")
+
+
+def group_pk(group_id: str) -> str:
+    return f"G#{escaped(group_id)}"
 
 
 def topic_key(name: str) -> dict[str, str]:
@@ -65,7 +83,7 @@ def topic_id_key(topic_id: str) -> dict[str, str]:
 
 
 def topic_subscribers_pk(topic: str) -> str:
-    return f"TSUB#{topic}"
+    return f"TSUB#{escaped(topic)}"
 
 
 def topic_subscriber_key(topic: str, group_id: str) -> dict[str, str]:
@@ -78,11 +96,11 @@ def regex_subscriber_key(group_id: str) -> dict[str, str]:
 
 
 def group_key(group_id: str) -> dict[str, str]:
-    return {PK: f"G#{group_id}", SK: "GROUP"}
+    return {PK: group_pk(group_id), SK: "GROUP"}
 
 
 def member_pk(group_id: str, shard: int) -> str:
-    return f"G#{group_id}#M{shard}"
+    return f"{group_pk(group_id)}#M{shard}"
 
 
 def member_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
@@ -95,7 +113,7 @@ def member_pks(group_id: str, shards: int) -> list[str]:
 
 
 def payload_pk(group_id: str, shard: int) -> str:
-    return f"G#{group_id}#P{shard}"
+    return f"{group_pk(group_id)}#P{shard}"
 
 
 def payload_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
@@ -110,7 +128,7 @@ def payload_pks(group_id: str, shards: int) -> list[str]:
 
 
 def join_count_pk(group_id: str, shard: int) -> str:
-    return f"G#{group_id}#J{shard}"
+    return f"{group_pk(group_id)}#J{shard}"
 
 
 def join_count_key(group_id: str, shard: int, barrier: str) -> dict[str, str]:
@@ -125,14 +143,14 @@ OFFSET_SHARDS = 64
 
 
 def offset_pk(group_id: str, shard: int) -> str:
-    return f"O#{group_id}#{shard}"
+    return f"O#{escaped(group_id)}#{shard}"
 
 
 def offset_key(group_id: str, topic: str, partition: int) -> dict[str, str]:
     """One item per committed partition, spread over OFFSET_SHARDS partition keys per group so
     that a group committing many partitions at once has no hot key (DESIGN.md 4b)."""
     shard = stable_shard(f"{topic}/{partition}", OFFSET_SHARDS)
-    return {PK: offset_pk(group_id, shard), SK: f"{topic}#{partition:010d}"}
+    return {PK: offset_pk(group_id, shard), SK: f"{escaped(topic)}#{partition:010d}"}
 
 
 def offset_pks(group_id: str) -> list[str]:
@@ -141,11 +159,30 @@ def offset_pks(group_id: str) -> list[str]:
 
 def retention_key(group_id: str) -> dict[str, str]:
     """A group's offset-retention check, in the deadline index once it has committed."""
-    return {PK: f"G#{group_id}", SK: "RETENTION"}
+    return {PK: group_pk(group_id), SK: "RETENTION"}
 
 
 def group_listing_pk(group_id: str) -> str:
-    return f"GROUPS#{stable_shard(group_id, GROUP_LISTING_SHARDS)}"
+    return group_listing_shard_pk(stable_shard(group_id, GROUP_LISTING_SHARDS))
+
+
+def instance_pk(group_id: str) -> str:
+    """A classic group's static instance claims (sort key: the instance id)."""
+    return f"{group_pk(group_id)}#I"
+
+
+def static_instance_pk(group_id: str, shard: int) -> str:
+    """A consumer group's static instance claims, sharded (sort key: the instance id)."""
+    return f"{group_pk(group_id)}#S{shard}"
+
+
+def staged_pk(group_id: str, token: str, shard: int) -> str:
+    """Items staged by a protocol conversion too large for one transaction."""
+    return f"{group_pk(group_id)}#C{token}#{shard}"
+
+
+def group_listing_shard_pk(shard: int) -> str:
+    return f"GROUPS#{shard}"
 
 
 def coordinator_key() -> dict[str, str]:
