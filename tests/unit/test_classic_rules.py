@@ -169,6 +169,19 @@ def test_initial_delay_is_extended_by_new_members_but_capped_by_the_rebalance_ti
     assert g.initial_delay_until_ms == NOW + 5000  # capped
 
 
+def test_a_later_members_longer_rebalance_timeout_does_not_move_the_initial_delays_cap() -> None:
+    # Issue 20: the first member's 1,500 ms bound the delay, whatever newcomers bring.
+    settings = Settings(group_initial_rebalance_delay_ms=1000)
+    g = extend_initial_delay(start_rebalance(group(rebalance_timeout_ms=1500), NOW), NOW, settings)
+    for arrival in range(250, 6000, 250):
+        g = replace(g, rebalance_timeout_ms=60_000)  # a newcomer's max(...) in join.py
+        g = extend_initial_delay(g, NOW + arrival, settings)
+        assert g.initial_delay_until_ms is not None
+        assert g.initial_delay_until_ms <= NOW + 1500
+    assert g.initial_delay_until_ms == NOW + 1500
+    assert barrier_due(g, NOW + 1500)
+
+
 # --- barrier_ready ---
 
 

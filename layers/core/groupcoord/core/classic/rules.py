@@ -105,10 +105,14 @@ def start_rebalance(group: ClassicGroup, now_ms: int) -> ClassicGroup:
 
 def extend_initial_delay(group: ClassicGroup, now_ms: int, settings: Settings) -> ClassicGroup:
     """The first rebalance of an empty group waits the initial delay, extended while new
-    members keep arriving, capped by the rebalance timeout."""
+    members keep arriving, capped by the rebalance timeout the rebalance started with (its join
+    deadline): as Kafka's InitialDelayedJoin, whose extensions only spend what is left of it.
+    Later members' longer rebalance timeouts do not move the cap."""
     if group.initial_delay_until_ms is None or group.rebalance_started_ms is None:
         return group
-    cap = group.rebalance_started_ms + group.rebalance_timeout_ms
+    cap = group.join_deadline_ms
+    if cap is None:
+        cap = group.rebalance_started_ms + group.rebalance_timeout_ms
     until = min(now_ms + settings.group_initial_rebalance_delay_ms, cap)
     return replace(group, initial_delay_until_ms=max(group.initial_delay_until_ms, until))
 
