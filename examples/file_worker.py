@@ -27,6 +27,7 @@ from typing import TextIO
 
 from groupcoord.client import CommitFailed, GroupMember, TopicPartition
 from groupcoord.client.errors import GroupcoordError
+from groupcoord.client.paging import metadata_all_pages
 from groupcoord.client.transport import Transport
 
 
@@ -73,7 +74,8 @@ def ensure_topic(url: str, topic: str, partitions: int) -> None:
     if created["errorCode"] == 0:
         print(f"created topic {topic} with {partitions} partitions", flush=True)
         return
-    found = admin.call("metadata", {"topics": [{"name": topic}]}).body["topics"][0]
+    answer = metadata_all_pages(lambda api, body: admin.call(api, body).body, [{"name": topic}])
+    found = answer["topics"][0]
     if len(found["partitions"]) < partitions:
         admin.call("create-partitions", {"topics": [{"name": topic, "count": partitions}]})
 

@@ -7,6 +7,8 @@ import uuid
 
 import pytest
 
+from groupcoord.models.limits import CLIENT_ID_MAX_CHARS
+from groupcoord.models.registry import API_NAMES
 from tests.support.api import Api
 
 
@@ -96,7 +98,24 @@ def test_correlation_id_is_echoed_and_throttle_time_is_present(api: Api) -> None
     assert answer.headers["Content-Type"].startswith("application/json")
 
 
-def test_an_empty_body_reads_as_an_empty_object(api: Api) -> None:
-    assert api.call("metadata", raw=b"").status == 200
-    answer = api.call("find-coordinator", raw=b"")
-    assert answer.status == 400 and answer.body["errorMessage"].startswith("coordinatorKeys:")
+@pytest.mark.parametrize("api_name", sorted(API_NAMES))
+def test_an_empty_body_is_not_json_on_every_api(api: Api, api_name: str) -> None:
+    # Not even the APIs whose fields all have defaults read it as {} (issue 20).
+    for raw in (b"", b"  \n"):
+        answer = api.call(api_name, raw=raw)
+        assert answer.status == 400, (api_name, answer)
+        assert answer.body["errorCode"] == 42
+        assert "empty" in answer.body["errorMessage"]
+    assert api.call("metadata", {}).status == 200
+
+
+def test_a_client_id_over_its_limit_is_a_400_naming_the_header(api: Api) -> None:
+    long_id = "c" * (CLIENT_ID_MAX_CHARS + 1)
+    answer = api.call("join-group", {"groupId": "g"}, headers={"Kafka-Client-Id": long_id})
+    assert answer.status == 400 and "Kafka-Client-Id" in answer.body["errorMessage"]
+    ok = api.call(
+        "find-coordinator",
+        {"coordinatorKeys": ["g"]},
+        headers={"Kafka-Client-Id": "c" * CLIENT_ID_MAX_CHARS},
+    )
+    assert ok.status == 200

@@ -101,46 +101,49 @@ def test_a_trailing_newline_is_illegal() -> None:
 # --- partition counts asked by create-topics ---
 
 DEFAULT = 7
+MAX = 100_000
 
 
 def test_explicit_partition_count_is_taken() -> None:
-    assert partitions_to_create(12, 3, 0, DEFAULT) == 12
-    assert partitions_to_create(1, -1, 0, DEFAULT) == 1
+    assert partitions_to_create(12, 3, 0, DEFAULT, MAX) == 12
+    assert partitions_to_create(1, -1, 0, DEFAULT, MAX) == 1
 
 
 def test_minus_one_partitions_takes_num_partitions_setting() -> None:
-    assert partitions_to_create(-1, -1, 0, DEFAULT) == DEFAULT
-    assert partitions_to_create(-1, 2, 0, 1) == 1
+    assert partitions_to_create(-1, -1, 0, DEFAULT, MAX) == DEFAULT
+    assert partitions_to_create(-1, 2, 0, 1, MAX) == 1
 
 
 @pytest.mark.parametrize("count", [0, -2, -100])
 def test_non_positive_partition_count_is_invalid_partitions(count: int) -> None:
-    assert refused_with(partitions_to_create(count, -1, 0, DEFAULT), Errors.INVALID_PARTITIONS)
+    assert refused_with(partitions_to_create(count, -1, 0, DEFAULT, MAX), Errors.INVALID_PARTITIONS)
 
 
 @pytest.mark.parametrize("factor", [0, -2, -32768])
 def test_bad_replication_factor_is_invalid_replication_factor(factor: int) -> None:
-    result = partitions_to_create(3, factor, 0, DEFAULT)
+    result = partitions_to_create(3, factor, 0, DEFAULT, MAX)
     assert refused_with(result, Errors.INVALID_REPLICATION_FACTOR)
 
 
 def test_replication_factor_is_checked_before_partitions() -> None:
     # Kafka's ReplicationControlManager checks the factor first.
-    assert refused_with(partitions_to_create(0, 0, 0, DEFAULT), Errors.INVALID_REPLICATION_FACTOR)
+    assert refused_with(
+        partitions_to_create(0, 0, 0, DEFAULT, MAX), Errors.INVALID_REPLICATION_FACTOR
+    )
 
 
 @pytest.mark.parametrize("factor", [-1, 1, 3, 32767])
 def test_any_positive_or_default_replication_factor_is_accepted(factor: int) -> None:
-    assert partitions_to_create(4, factor, 0, DEFAULT) == 4
+    assert partitions_to_create(4, factor, 0, DEFAULT, MAX) == 4
 
 
 def test_assignments_give_the_partition_count() -> None:
-    assert partitions_to_create(-1, -1, 5, DEFAULT) == 5
+    assert partitions_to_create(-1, -1, 5, DEFAULT, MAX) == 5
 
 
 @pytest.mark.parametrize(("count", "factor"), [(3, -1), (-1, 3), (5, 2)])
 def test_assignments_with_count_or_factor_is_invalid_request(count: int, factor: int) -> None:
-    result = partitions_to_create(count, factor, 5, DEFAULT)
+    result = partitions_to_create(count, factor, 5, DEFAULT, MAX)
     assert refused_with(result, Errors.INVALID_REQUEST)
     assert isinstance(result, Refusal) and "cannot be used at the same time" in result.message
 
@@ -150,7 +153,7 @@ def test_assignments_with_count_or_factor_is_invalid_request(count: int, factor:
     st.integers(min_value=-(2**15), max_value=2**15 - 1),
 )
 def test_partitions_to_create_is_positive_or_refused(count: int, factor: int) -> None:
-    result = partitions_to_create(count, factor, 0, DEFAULT)
+    result = partitions_to_create(count, factor, 0, DEFAULT, MAX)
     assert isinstance(result, Refusal) or result >= 1
     if not isinstance(result, Refusal):
         assert result == (DEFAULT if count == -1 else count)
@@ -160,25 +163,25 @@ def test_partitions_to_create_is_positive_or_refused(count: int, factor: int) ->
 
 
 def test_growth_is_accepted() -> None:
-    assert check_partition_growth(3, 4) is None
-    assert check_partition_growth(1, 1000) is None
+    assert check_partition_growth(3, 4, MAX) is None
+    assert check_partition_growth(1, 1000, MAX) is None
 
 
 def test_same_count_is_invalid_partitions() -> None:
-    refusal = check_partition_growth(3, 3)
+    refusal = check_partition_growth(3, 3, MAX)
     assert refused_with(refusal, Errors.INVALID_PARTITIONS)
     assert refusal is not None and "already has 3 partitions" in refusal.message
 
 
 def test_shrinking_is_invalid_partitions() -> None:
-    refusal = check_partition_growth(6, 2)
+    refusal = check_partition_growth(6, 2, MAX)
     assert refused_with(refusal, Errors.INVALID_PARTITIONS)
     assert refusal is not None and "6" in refusal.message and "2" in refusal.message
 
 
 @given(st.integers(1, 10_000), st.integers(-10, 10_000))
 def test_only_growth_is_accepted(current: int, requested: int) -> None:
-    refusal = check_partition_growth(current, requested)
+    refusal = check_partition_growth(current, requested, MAX)
     assert (refusal is None) == (requested > current)
 
 
@@ -240,3 +243,21 @@ def test_a_bad_regex_matches_nothing(pattern: str) -> None:
 def test_a_topic_name_matches_itself_escaped(name: str) -> None:
     assert regex_matches(re.escape(name), name)
     assert not regex_matches(re.escape(name), name + "x")
+
+
+@given(st.integers(min_value=1, max_value=MAX))
+def test_a_count_up_to_the_partition_limit_is_created(count: int) -> None:
+    assert partitions_to_create(count, -1, 0, DEFAULT, MAX) == count
+
+
+@given(st.integers(min_value=MAX + 1, max_value=2**31 - 1))
+def test_a_count_past_the_partition_limit_is_refused_with_37(count: int) -> None:
+    refusal = partitions_to_create(count, -1, 0, DEFAULT, MAX)
+    assert refused_with(refusal, Errors.INVALID_PARTITIONS)
+    assert "groupcoord.topic.max.partitions" in refusal.message
+    assert refused_with(check_partition_growth(1, count, MAX), Errors.INVALID_PARTITIONS)
+    assert check_partition_growth(1, MAX, MAX) is None
+
+
+def test_a_default_partition_count_past_the_limit_is_refused() -> None:
+    assert refused_with(partitions_to_create(-1, -1, 0, 10, 5), Errors.INVALID_PARTITIONS)

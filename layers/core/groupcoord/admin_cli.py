@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client.errors import GroupcoordError
+from .client.paging import list_groups_all_pages, metadata_all_pages
 from .client.transport import Transport
 from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .errors import Errors
@@ -182,7 +183,7 @@ class Admin:
     def topics(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Topics as {name, topicId, partitions}; every topic when `names` is None."""
         wanted = None if names is None else [{"name": n} for n in names]
-        body = self.call("metadata", {"topics": wanted})
+        body = metadata_all_pages(self.call, wanted)
         found = []
         for topic in body.get("topics", []):
             _raise_for(topic, f"topic {topic.get('name')}")
@@ -406,7 +407,7 @@ def _topics_delete(admin: Admin, args: argparse.Namespace) -> Output:
 
 
 def _groups_list(admin: Admin, args: argparse.Namespace) -> Output:
-    body = admin.call("list-groups", {"statesFilter": args.state, "typesFilter": args.type})
+    body = list_groups_all_pages(admin.call, args.state, args.type)
     _raise_for(body, "list-groups")
     groups = sorted(
         (

@@ -10,25 +10,29 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from .models.limits import OFFSET_METADATA_MAX_BYTES_CEILING, TOPIC_PARTITIONS_DEFAULT_MAX
+
 # Kafka config name -> (attribute, default). Defaults are Kafka 4.x's.
 _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", 3000),
     "group.min.session.timeout.ms": ("group_min_session_timeout_ms", 6000),
     "group.max.session.timeout.ms": ("group_max_session_timeout_ms", 1_800_000),
-    "group.max.size": ("group_max_size", 2_147_483_647),
+    # Kafka's default for both group sizes is unbounded; ours is bounded (models/limits.py).
+    "group.max.size": ("group_max_size", 10_000),
     "group.consumer.session.timeout.ms": ("group_consumer_session_timeout_ms", 45000),
     "group.consumer.min.session.timeout.ms": ("group_consumer_min_session_timeout_ms", 45000),
     "group.consumer.max.session.timeout.ms": ("group_consumer_max_session_timeout_ms", 60000),
     "group.consumer.heartbeat.interval.ms": ("group_consumer_heartbeat_interval_ms", 5000),
     "group.consumer.min.heartbeat.interval.ms": ("group_consumer_min_heartbeat_interval_ms", 5000),
     "group.consumer.max.heartbeat.interval.ms": ("group_consumer_max_heartbeat_interval_ms", 15000),
-    "group.consumer.max.size": ("group_consumer_max_size", 2_147_483_647),
+    "group.consumer.max.size": ("group_consumer_max_size", 10_000),
     "group.consumer.assignment.interval.ms": ("group_consumer_assignment_interval_ms", 1000),
     "offsets.retention.minutes": ("offsets_retention_minutes", 10080),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 4096),
     # Ours: a retention in ms that, when > 0, replaces offsets.retention.minutes (for tests).
     "groupcoord.offsets.retention.ms": ("offsets_retention_ms", 0),
     "num.partitions": ("num_partitions", 1),
+    "groupcoord.topic.max.partitions": ("topic_max_partitions", TOPIC_PARTITIONS_DEFAULT_MAX),
     "groupcoord.sweep.interval.ms": ("sweep_interval_ms", 1000),
     "groupcoord.barrier.hold.ms": ("barrier_hold_ms", 2000),
     "groupcoord.member.shards": ("member_shards", 8),
@@ -60,7 +64,7 @@ class Settings:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
-    group_max_size: int = 2_147_483_647
+    group_max_size: int = 10_000
     group_consumer_session_timeout_ms: int = 45000
     group_consumer_min_session_timeout_ms: int = 45000
     group_consumer_max_session_timeout_ms: int = 60000
@@ -68,11 +72,12 @@ class Settings:
     group_consumer_assignment_interval_ms: int = 1000
     group_consumer_min_heartbeat_interval_ms: int = 5000
     group_consumer_max_heartbeat_interval_ms: int = 15000
-    group_consumer_max_size: int = 2_147_483_647
+    group_consumer_max_size: int = 10_000
     offsets_retention_minutes: int = 10080
     offset_metadata_max_bytes: int = 4096
     offsets_retention_ms: int = 0
     num_partitions: int = 1
+    topic_max_partitions: int = TOPIC_PARTITIONS_DEFAULT_MAX
     sweep_interval_ms: int = 1000
     barrier_hold_ms: int = 2000
     member_shards: int = 8
@@ -140,6 +145,18 @@ class Settings:
                 raise SettingsError(f"{attr} must be at least 1")
         if not 2 <= self.conversion_transaction_items <= 100:
             raise SettingsError("groupcoord.conversion.transaction.items must be from 2 to 100")
+        if not 1 <= self.topic_max_partitions <= TOPIC_PARTITIONS_DEFAULT_MAX:
+            raise SettingsError(
+                f"groupcoord.topic.max.partitions must be from 1 to {TOPIC_PARTITIONS_DEFAULT_MAX}"
+            )
+        if not 0 <= self.offset_metadata_max_bytes <= OFFSET_METADATA_MAX_BYTES_CEILING:
+            raise SettingsError(
+                "offset.metadata.max.bytes must be from 0 to "
+                f"{OFFSET_METADATA_MAX_BYTES_CEILING} (offset items stay far below 400 KB)"
+            )
+        for attr in ("group_max_size", "group_consumer_max_size", "num_partitions"):
+            if getattr(self, attr) < 1:
+                raise SettingsError(f"{attr} must be at least 1")
         if self.conversion_lease_ms < 1:
             raise SettingsError("groupcoord.conversion.lease.ms must be at least 1")
 

@@ -43,6 +43,7 @@ from .errors import (
     FencedInstance,
     GroupcoordError,
 )
+from .paging import metadata_all_pages
 from .transport import Reply, Transport
 
 COMMIT_ATTEMPTS = 3
@@ -644,10 +645,10 @@ class GroupMember:
     def _refresh_topics(self, force: bool = False) -> None:
         if not force and time.monotonic() - self._topic_cache_at < self._metadata_refresh_s:
             return
-        reply = self._call("metadata", {"topics": None})
+        answer = metadata_all_pages(lambda api, body: self._call(api, body).body)
         self._topic_cache = {
             t["name"]: (t["topicId"], len(t["partitions"]))
-            for t in reply.body.get("topics", [])
+            for t in answer.get("topics", [])
             if t.get("errorCode", 0) == 0 and t.get("name")
         }
         self._topic_cache_at = time.monotonic()

@@ -1,11 +1,17 @@
-"""Topic registry rules (pure): Kafka's name validation and the partition-count decisions."""
+"""Topic registry rules (pure): Kafka's name validation, the partition-count decisions, and
+the evaluation of subscribedTopicRegex."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from ..errors import Errors
+from ..models.limits import REGEX_MAX_CHARS
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -49,10 +55,37 @@ def check_topic_name(name: str) -> Refusal | None:
     return None
 
 
+def check_partition_limit(count: int, max_partitions: int) -> Refusal | None:
+    """groupcoord.topic.max.partitions: metadata and the assignors build one object per
+    partition, so a topic's size is bounded (37 INVALID_PARTITIONS past it)."""
+    if count > max_partitions:
+        return Refusal(
+            Errors.INVALID_PARTITIONS,
+            f"Number of partitions {count} is over the limit of {max_partitions} "
+            "(groupcoord.topic.max.partitions).",
+        )
+    return None
+
+
 def partitions_to_create(
-    num_partitions: int, replication_factor: int, assignment_count: int, default_partitions: int
+    num_partitions: int,
+    replication_factor: int,
+    assignment_count: int,
+    default_partitions: int,
+    max_partitions: int,
 ) -> int | Refusal:
     """The partition count a CreateTopics entry asks for, or why it is refused."""
+    count = _partitions_asked(
+        num_partitions, replication_factor, assignment_count, default_partitions
+    )
+    if isinstance(count, Refusal):
+        return count
+    return check_partition_limit(count, max_partitions) or count
+
+
+def _partitions_asked(
+    num_partitions: int, replication_factor: int, assignment_count: int, default_partitions: int
+) -> int | Refusal:
     if assignment_count:
         if num_partitions != -1 or replication_factor != -1:
             return Refusal(
@@ -76,8 +109,8 @@ def partitions_to_create(
     return num_partitions
 
 
-def check_partition_growth(current: int, requested: int) -> Refusal | None:
-    """CreatePartitions: counts only grow (37 INVALID_PARTITIONS otherwise)."""
+def check_partition_growth(current: int, requested: int, max_partitions: int) -> Refusal | None:
+    """CreatePartitions: counts only grow, up to the limit (37 INVALID_PARTITIONS otherwise)."""
     if requested == current:
         return Refusal(Errors.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
     if requested < current:
@@ -86,7 +119,7 @@ def check_partition_growth(current: int, requested: int) -> Refusal | None:
             f"Topic currently has {current} partitions, which is higher than the requested "
             f"{requested}.",
         )
-    return None
+    return check_partition_limit(requested, max_partitions)
 
 
 def duplicates(names: list[str]) -> set[str]:
@@ -97,9 +130,62 @@ def duplicates(names: list[str]) -> set[str]:
     return repeated
 
 
-def regex_matches(pattern: str, topic: str) -> bool:
-    """Full-match of a group's subscribedTopicRegex (API.md); a bad pattern matches nothing."""
+# --- subscribedTopicRegex ---
+#
+# Kafka evaluates subscribedTopicRegex with RE2/J; here it is RE2 (google-re2): the same syntax
+# (no backreferences, no lookaround) and matching in time linear in the topic name, so no
+# pattern can stall a request. A pattern is never evaluated with Python's backtracking `re`.
+#
+# RE2's memory budget per compiled pattern (its default is 8 MiB). A pattern whose program
+# does not fit is refused (128 INVALID_REGULAR_EXPRESSION) instead of taking the memory; a
+# pattern of REGEX_MAX_CHARS that a topic name could match fits easily (`.{1000}` needs about
+# 100 KiB). Past the budget the DFA falls back to RE2's NFA: slower, still linear.
+REGEX_MAX_MEM_BYTES = 1 << 20
+# Compiled patterns kept per process, so that a pass over many topics (or over the regex
+# subscribers for one topic) compiles each pattern once. The re2 module keeps its own LRU of
+# 128 more; together they hold at most ~256 x REGEX_MAX_MEM_BYTES, which a 512 MB function
+# can afford even if every pattern filled its budget (in practice a few KiB each).
+REGEX_CACHE_SIZE = 128
+
+
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = REGEX_MAX_MEM_BYTES
+    options.log_errors = False  # a refused pattern is an answer, not a log line on stderr
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+@dataclass(frozen=True)
+class CompiledRegex:
+    regex: Any | None  # a compiled re2 pattern; None when RE2 refuses the pattern
+    error: str | None  # why RE2 refused it
+
+
+@functools.lru_cache(maxsize=REGEX_CACHE_SIZE)
+def compile_regex(pattern: str) -> CompiledRegex:
+    """The pattern compiled by RE2 under REGEX_MAX_MEM_BYTES, or why it cannot be (cached)."""
     try:
-        return re.fullmatch(pattern, topic) is not None
-    except re.error:
-        return False
+        return CompiledRegex(re2.compile(pattern, _RE2_OPTIONS), None)
+    except re2.error as error:
+        detail = error.args[0] if error.args else error
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        return CompiledRegex(None, str(detail))
+
+
+def regex_error(pattern: str) -> str | None:
+    """Why a subscribedTopicRegex is refused (128 INVALID_REGULAR_EXPRESSION), or None: longer
+    than REGEX_MAX_CHARS, or not a pattern RE2 compiles within its memory budget."""
+    if len(pattern) > REGEX_MAX_CHARS:
+        return f"it is longer than {REGEX_MAX_CHARS} characters"
+    return compile_regex(pattern).error
+
+
+def regex_matches(pattern: str, topic: str) -> bool:
+    """Full-match of a group's subscribedTopicRegex (API.md), evaluated by RE2 in linear time;
+    a pattern RE2 refuses matches nothing."""
+    compiled = compile_regex(pattern).regex
+    return compiled is not None and compiled.fullmatch(topic) is not None

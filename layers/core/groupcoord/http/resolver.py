@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from .. import runtime
 from ..errors import BadRequest, Errors
+from ..models.limits import CLIENT_ID_MAX_CHARS
 from ..models.registry import API_NAMES
 from ..service.context import ApiContext
 from ..service.handlers import Accepted, handler_for
@@ -89,6 +90,7 @@ def _endpoint(event: Any, configured: str) -> str:
 
 
 _EVENT: contextvars.ContextVar[Any] = contextvars.ContextVar("event")
+_API: contextvars.ContextVar[str] = contextvars.ContextVar("api", default="")
 _ROUTING: contextvars.ContextVar[dict] = contextvars.ContextVar("routing")
 
 
@@ -143,19 +145,28 @@ def build_resolver() -> APIGatewayHttpResolver:
             message = f"{api} is not implemented by this coordinator version"
             return error_response(501, message, _echoed(event), Errors.UNSUPPORTED_VERSION)
         request_model, handler = implemented
+        if not raw.strip():
+            # An empty body is not JSON (API.md): every API takes at least `{}`.
+            raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
         try:
-            # An empty body reads as {} so that `curl -X POST .../v1/metadata` works.
-            request = request_model.model_validate_json(raw or b"{}")
+            request = request_model.model_validate_json(raw)
         except ValidationError as error:
             raise ClientError(400, describe_validation_error(error)) from None
         settings, store = runtime.current()
         headers = event.headers or {}
+        client_id = headers.get("kafka-client-id", "")
+        if len(client_id) > CLIENT_ID_MAX_CHARS:
+            # It becomes part of classic member ids, which are sort keys (models/limits.py).
+            raise ClientError(
+                400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters"
+            )
+        _API.set(api)
         ctx = ApiContext(
             settings=settings,
             store=store,
             now_ms=runtime.now_ms(),
             endpoint=_endpoint(event, settings.endpoint),
-            client_id=headers.get("kafka-client-id", ""),
+            client_id=client_id,
             client_host=event.request_context.http.source_ip,
             correlation_id=headers.get("kafka-correlation-id"),
         )
@@ -199,8 +210,10 @@ def build_resolver() -> APIGatewayHttpResolver:
 
     @app.exception_handler(Exception)
     def server_error(error: Exception) -> Response:
-        # A bug of ours, never a client's mistake: log it whole, answer Kafka's -1.
-        logger.exception("unhandled error")
+        # A bug of ours, never a client's mistake: log it whole with the API it served (a
+        # DynamoDB ValidationException lands here too: the models must have let through
+        # something the table cannot hold), answer Kafka's -1.
+        logger.exception("unhandled error", extra={"api": _API.get()})
         return error_response(
             500, "internal error", _echoed(app.current_event), Errors.UNKNOWN_SERVER_ERROR
         )

@@ -23,6 +23,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from . import limits
+
 Int8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
 Int16 = Annotated[int, Field(ge=-(2**15), le=2**15 - 1)]
 Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
@@ -47,12 +49,53 @@ def _encode_base64(value: bytes) -> str:
 
 
 # Kafka `bytes` fields (classic protocol metadata and assignments) travel as base64 strings.
+# In responses they are unbounded (they echo what requests stored); request fields use
+# `base64_bytes(max_bytes)`.
 Base64Bytes = Annotated[
     bytes,
     PlainValidator(_decode_base64),
     PlainSerializer(_encode_base64, return_type=str),
     WithJsonSchema({"type": "string", "format": "byte", "contentEncoding": "base64"}),
 ]
+
+
+def base64_bytes(max_bytes: int) -> Any:
+    """A request's base64 byte field of at most `max_bytes` decoded bytes."""
+
+    def decode(value: Any) -> bytes:
+        decoded = _decode_base64(value)
+        if len(decoded) > max_bytes:
+            raise ValueError(f"is {len(decoded)} bytes; the limit is {max_bytes}")
+        return decoded
+
+    schema = {
+        "type": "string",
+        "format": "byte",
+        "contentEncoding": "base64",
+        "maxLength": 4 * ((max_bytes + 2) // 3),
+    }
+    return Annotated[
+        bytes,
+        PlainValidator(decode),
+        PlainSerializer(_encode_base64, return_type=str),
+        WithJsonSchema(schema),
+    ]
+
+
+def bounded(max_chars: int) -> Any:
+    """A request string of at most `max_chars` characters (limits.py)."""
+    return Annotated[str, Field(max_length=max_chars)]
+
+
+# Request strings (models/limits.py says why each bound is what it is).
+GroupId = bounded(limits.GROUP_ID_MAX_CHARS)
+MemberId = bounded(limits.MEMBER_ID_MAX_CHARS)
+InstanceId = bounded(limits.INSTANCE_ID_MAX_CHARS)
+TopicName = bounded(limits.TOPIC_NAME_MAX_CHARS)
+RackId = bounded(limits.RACK_ID_MAX_CHARS)
+ProtocolName = bounded(limits.PROTOCOL_NAME_MAX_CHARS)
+Reason = bounded(limits.REASON_MAX_CHARS)
+TopicRegex = bounded(limits.REGEX_MAX_CHARS)
 
 
 def _check_topic_id(value: Any) -> str:

@@ -5,11 +5,24 @@ to join-group (API.md "Extensions to Kafka's messages").
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from .base import Base64Bytes, Int16, Int32, KafkaMessage, KafkaResponse
+from . import limits
+from .base import (
+    Base64Bytes,
+    GroupId,
+    InstanceId,
+    Int16,
+    Int32,
+    KafkaMessage,
+    KafkaResponse,
+    MemberId,
+    ProtocolName,
+    Reason,
+    base64_bytes,
+)
 
 # A positive Int32: the join-group extensions divide by it.
 PositiveInt32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
@@ -19,23 +32,27 @@ PositiveInt32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
 class JoinGroupRequestProtocol(KafkaMessage):
-    name: str = Field(description="The protocol name (for consumers: the assignor name).")
-    metadata: Base64Bytes = Field(
+    name: ProtocolName = Field(description="The protocol name (for consumers: the assignor name).")
+    metadata: base64_bytes(limits.PROTOCOL_METADATA_MAX_BYTES) = Field(  # type: ignore[valid-type]
         b"", description="The protocol metadata (for consumers: a ConsumerProtocol Subscription)."
     )
 
 
 class JoinGroupRequest(KafkaMessage):
-    group_id: str
+    group_id: GroupId
     session_timeout_ms: Int32 = 0
     rebalance_timeout_ms: Int32 = Field(
         -1, description="-1 (the default) means the session timeout, as in Kafka."
     )
-    member_id: str = Field("", description="Empty on the first join of a dynamic member.")
-    group_instance_id: str | None = Field(None, description="Set for a static member.")
-    protocol_type: str = ""
-    protocols: list[JoinGroupRequestProtocol] = []
-    reason: str | None = None
+    member_id: MemberId = Field("", description="Empty on the first join of a dynamic member.")
+    group_instance_id: InstanceId | None = Field(None, description="Set for a static member.")
+    protocol_type: ProtocolName = ""
+    protocols: list[JoinGroupRequestProtocol] = Field(
+        [],
+        max_length=limits.PROTOCOLS_PER_JOIN_MAX,
+        description=f"At most {limits.JOIN_METADATA_TOTAL_MAX_BYTES} bytes of metadata in all.",
+    )
+    reason: Reason | None = None
     heartbeat_frequency: PositiveInt32 = Field(
         3,
         description="groupcoord extension: heartbeats per session timeout; "
@@ -46,6 +63,17 @@ class JoinGroupRequest(KafkaMessage):
         description="groupcoord extension: the member is dead after "
         "failedHeartbeatThreshold * sessionTimeoutMs / heartbeatFrequency ms of silence.",
     )
+
+    @model_validator(mode="after")
+    def _metadata_fits(self) -> Self:
+        # Every protocol's metadata lands on one payload item (limits.py).
+        total = sum(len(p.metadata) for p in self.protocols)
+        if total > limits.JOIN_METADATA_TOTAL_MAX_BYTES:
+            raise ValueError(
+                f"protocols: {total} bytes of metadata in all; the limit is "
+                f"{limits.JOIN_METADATA_TOTAL_MAX_BYTES}"
+            )
+        return self
 
 
 class JoinGroupResponseMember(KafkaMessage):
@@ -77,21 +105,23 @@ class JoinGroupResponse(KafkaResponse):
 
 
 class SyncGroupRequestAssignment(KafkaMessage):
-    member_id: str
-    assignment: Base64Bytes = Field(
+    member_id: MemberId
+    assignment: base64_bytes(limits.ASSIGNMENT_MAX_BYTES) = Field(  # type: ignore[valid-type]
         b"", description="The member's assignment (for consumers: a ConsumerProtocol Assignment)."
     )
 
 
 class SyncGroupRequest(KafkaMessage):
-    group_id: str
+    group_id: GroupId
     generation_id: Int32
-    member_id: str
-    group_instance_id: str | None = None
-    protocol_type: str | None = None
-    protocol_name: str | None = None
+    member_id: MemberId
+    group_instance_id: InstanceId | None = None
+    protocol_type: ProtocolName | None = None
+    protocol_name: ProtocolName | None = None
     assignments: list[SyncGroupRequestAssignment] = Field(
-        [], description="The leader's assignment of every member; [] from followers."
+        [],
+        max_length=limits.SYNC_ASSIGNMENTS_MAX,
+        description="The leader's assignment of every member; [] from followers.",
     )
 
 
@@ -106,10 +136,10 @@ class SyncGroupResponse(KafkaResponse):
 
 
 class HeartbeatRequest(KafkaMessage):
-    group_id: str
+    group_id: GroupId
     generation_id: Int32
-    member_id: str
-    group_instance_id: str | None = None
+    member_id: MemberId
+    group_instance_id: InstanceId | None = None
 
 
 class HeartbeatResponse(KafkaResponse):
@@ -120,14 +150,14 @@ class HeartbeatResponse(KafkaResponse):
 
 
 class LeaveGroupMemberIdentity(KafkaMessage):
-    member_id: str = Field("", description="Empty with a groupInstanceId: an admin removal.")
-    group_instance_id: str | None = None
-    reason: str | None = None
+    member_id: MemberId = Field("", description="Empty with a groupInstanceId: an admin removal.")
+    group_instance_id: InstanceId | None = None
+    reason: Reason | None = None
 
 
 class LeaveGroupRequest(KafkaMessage):
-    group_id: str
-    members: list[LeaveGroupMemberIdentity] = []
+    group_id: GroupId
+    members: list[LeaveGroupMemberIdentity] = Field([], max_length=limits.MEMBERS_PER_LEAVE_MAX)
 
 
 class LeaveGroupMemberResponse(KafkaMessage):

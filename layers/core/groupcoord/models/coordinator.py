@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Int8, Int16, Int32, KafkaMessage, KafkaResponse
+from . import limits
+from .base import GroupId, Int8, Int16, Int32, KafkaMessage, KafkaResponse
 
 
 class FindCoordinatorRequest(KafkaMessage):
     key_type: Int8 = Field(0, description="0 = group; the only key type groupcoord serves.")
-    coordinator_keys: list[str] = Field(description="The group ids to find the coordinator of.")
+    coordinator_keys: list[GroupId] = Field(
+        max_length=limits.GROUPS_PER_REQUEST_MAX,
+        description="The group ids to find the coordinator of.",
+    )
 
 
 class Coordinator(KafkaMessage):

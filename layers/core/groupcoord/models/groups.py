@@ -5,16 +5,36 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Base64Bytes, Int16, Int32, KafkaMessage, KafkaResponse
+from . import limits
+from .base import Base64Bytes, GroupId, Int16, Int32, KafkaMessage, KafkaResponse, bounded
 from .topics import UNKNOWN_AUTHORIZED_OPERATIONS
 
 
 class ListGroupsRequest(KafkaMessage):
-    states_filter: list[str] = Field(
-        [], description="Group states to include (case-insensitive); [] = all."
+    states_filter: list[bounded(limits.STATE_OR_TYPE_MAX_CHARS)] = Field(  # type: ignore[valid-type]
+        [],
+        max_length=limits.FILTERS_MAX,
+        description="Group states to include (case-insensitive); [] = all.",
     )
-    types_filter: list[str] = Field(
-        [], description="Group types to include: classic, consumer; [] = all."
+    types_filter: list[bounded(limits.STATE_OR_TYPE_MAX_CHARS)] = Field(  # type: ignore[valid-type]
+        [],
+        max_length=limits.FILTERS_MAX,
+        description="Group types to include: classic, consumer; [] = all.",
+    )
+    limit: int = Field(
+        1000,
+        ge=1,
+        le=1000,
+        description="groupcoord extension (paging): the most groups this answer reads, 1 to "
+        "1000. The filters apply to the groups read, so with filters an answer may hold fewer "
+        "groups, even none, and still have a nextCursor.",
+    )
+    cursor: str | None = Field(
+        None,
+        min_length=1,
+        max_length=8192,
+        description="groupcoord extension (paging): the nextCursor of the previous answer, "
+        "opaque; null starts the listing. Any other string is refused (400).",
     )
 
 
@@ -27,14 +47,23 @@ class ListedGroup(KafkaMessage):
 
 class ListGroupsResponse(KafkaResponse):
     error_code: Int16 = 0
-    groups: list[ListedGroup] = []
+    groups: list[ListedGroup] = Field(
+        [], description="In group id order, across the pages of one listing too."
+    )
+    next_cursor: str | None = Field(
+        None,
+        description="groupcoord extension (paging): send it as `cursor` for the next answer; "
+        "null when this answer completes the listing.",
+    )
 
 
 # --- describe-groups (Kafka DescribeGroups v6) ---
 
 
 class DescribeGroupsRequest(KafkaMessage):
-    groups: list[str] = Field(description="The group ids to describe.")
+    groups: list[GroupId] = Field(
+        max_length=limits.GROUPS_PER_REQUEST_MAX, description="The group ids to describe."
+    )
     include_authorized_operations: bool = False
 
 
@@ -72,7 +101,9 @@ class DescribeGroupsResponse(KafkaResponse):
 
 
 class DeleteGroupsRequest(KafkaMessage):
-    groups_names: list[str] = Field(description="The group ids to delete.")
+    groups_names: list[GroupId] = Field(
+        max_length=limits.GROUPS_PER_REQUEST_MAX, description="The group ids to delete."
+    )
 
 
 class DeletableGroupResult(KafkaMessage):

@@ -13,7 +13,23 @@ from typing import Self
 from pydantic import ConfigDict, Field, model_validator
 
 from ..topic_ids import ZERO_UUID
-from .base import Int16, Int32, Int64, KafkaMessage, KafkaResponse, TopicId
+from . import limits
+from .base import (
+    GroupId,
+    InstanceId,
+    Int16,
+    Int32,
+    Int64,
+    KafkaMessage,
+    KafkaResponse,
+    MemberId,
+    TopicId,
+    TopicName,
+    bounded,
+)
+
+# A list of partitions of one topic never names more than a topic may have.
+_PARTITIONS = limits.TOPIC_PARTITIONS_DEFAULT_MAX
 
 
 class _TopicRef(KafkaMessage):
@@ -23,7 +39,7 @@ class _TopicRef(KafkaMessage):
         json_schema_extra={"anyOf": [{"required": ["name"]}, {"required": ["topicId"]}]}
     )
 
-    name: str | None = Field(None, description="The topic name; name and/or topicId.")
+    name: TopicName | None = Field(None, description="The topic name; name and/or topicId.")
     topic_id: TopicId | None = Field(None, description="The topic id; name and/or topicId.")
 
     @model_validator(mode="after")
@@ -47,23 +63,27 @@ class OffsetCommitRequestPartition(KafkaMessage):
     partition_index: Int32
     committed_offset: Int64
     committed_leader_epoch: Int32 = -1
-    committed_metadata: str | None = None
+    committed_metadata: bounded(limits.OFFSET_METADATA_MAX_BYTES_CEILING) | None = Field(  # type: ignore[valid-type]
+        None,
+        description="Over offset.metadata.max.bytes (4096) this partition answers 12 "
+        "OFFSET_METADATA_TOO_LARGE, as in Kafka.",
+    )
 
 
 class OffsetCommitRequestTopic(_TopicRef):
-    partitions: list[OffsetCommitRequestPartition] = []
+    partitions: list[OffsetCommitRequestPartition] = Field([], max_length=_PARTITIONS)
 
 
 class OffsetCommitRequest(KafkaMessage):
-    group_id: str
+    group_id: GroupId
     generation_id_or_member_epoch: Int32 = Field(
         -1,
         description="The generation (classic group) or member epoch (consumer group); "
         "-1 for a commit from outside the group.",
     )
-    member_id: str = ""
-    group_instance_id: str | None = None
-    topics: list[OffsetCommitRequestTopic] = []
+    member_id: MemberId = ""
+    group_instance_id: InstanceId | None = None
+    topics: list[OffsetCommitRequestTopic] = Field([], max_length=limits.TOPICS_PER_REQUEST_MAX)
 
 
 class OffsetCommitResponsePartition(KafkaMessage):
@@ -83,20 +103,24 @@ class OffsetCommitResponse(KafkaResponse):
 
 
 class OffsetFetchRequestTopics(_TopicRef):
-    partition_indexes: list[Int32] = []
+    partition_indexes: list[Int32] = Field([], max_length=_PARTITIONS)
 
 
 class OffsetFetchRequestGroup(KafkaMessage):
-    group_id: str
-    member_id: str | None = Field(None, description="Set by a consumer-group member; else null.")
+    group_id: GroupId
+    member_id: MemberId | None = Field(
+        None, description="Set by a consumer-group member; else null."
+    )
     member_epoch: Int32 = Field(-1, description="The member epoch; -1 for a fetch from outside.")
     topics: list[OffsetFetchRequestTopics] | None = Field(
-        None, description="null = every topic with a committed offset."
+        None,
+        max_length=limits.TOPICS_PER_REQUEST_MAX,
+        description="null = every topic with a committed offset.",
     )
 
 
 class OffsetFetchRequest(KafkaMessage):
-    groups: list[OffsetFetchRequestGroup]
+    groups: list[OffsetFetchRequestGroup] = Field(max_length=limits.GROUPS_PER_REQUEST_MAX)
     require_stable: bool = False
 
 
@@ -130,12 +154,12 @@ class OffsetDeleteRequestPartition(KafkaMessage):
 
 
 class OffsetDeleteRequestTopic(_TopicRef):
-    partitions: list[OffsetDeleteRequestPartition] = []
+    partitions: list[OffsetDeleteRequestPartition] = Field([], max_length=_PARTITIONS)
 
 
 class OffsetDeleteRequest(KafkaMessage):
-    group_id: str
-    topics: list[OffsetDeleteRequestTopic] = []
+    group_id: GroupId
+    topics: list[OffsetDeleteRequestTopic] = Field([], max_length=limits.TOPICS_PER_REQUEST_MAX)
 
 
 class OffsetDeleteResponsePartition(KafkaMessage):

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
 from .accepted import AcceptedResponse, ErrorBody
+from .limits import CLIENT_ID_MAX_CHARS
 from .registry import API_MESSAGES, API_NAMES
 
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -61,6 +62,17 @@ bounded by their Kafka type; unknown fields are ignored, as Kafka ignores unknow
 required); response topics carry both, `""` and the zero id `AAAAAAAAAAAAAAAAAAAAAA` where \
 one is unknown. OffsetDelete v0 has names only: `topicId` there is an extension.
 - `committedMetadata` absent is `null`, stored as Kafka stores it (the same as `""`).
+- Paging, an extension: an answer of `metadata` holds at most `responsePartitionLimit` \
+partitions (default and most 2000; a topic that does not fit is cut), after Kafka's \
+DescribeTopicPartitions (KIP-966), and one of `list-groups` at most `limit` groups (default \
+and most 1000). Both answer `nextCursor`: send the same request again with `cursor` set to it \
+until it is `null`. A `cursor` list-groups did not answer is a 400.
+- Every request string, byte field and list is bounded (`maxLength`, `maxItems`; docs/limits.md \
+says why each bound is what it is): over one, `400` with errorCode 42 naming the field, or \
+Kafka's in-band error where Kafka answers it (17 for a topic name over 249 characters on \
+create-topics, 12 for commit metadata over `offset.metadata.max.bytes`, 37 for a partition \
+count over `groupcoord.topic.max.partitions`, 128 for a regex RE2 refuses). The \
+`Kafka-Client-Id` header is at most 218 characters. An empty body is not JSON: 400.
 - join-group's `heartbeatFrequency` and `failedHeartbeatThreshold` must be at least 1.
 - Every field of a 200 body is present (`null` where nullable and unset).
 - `Kafka-Correlation-Id` is opaque: echoed unchanged on every answer.
@@ -132,7 +144,7 @@ def _components(refs: dict[Any, dict[str, Any]], schemas: dict[str, Any]) -> dic
                 "required": False,
                 "description": "Kafka's client id (default empty); classic member ids are "
                 "`<clientId>-<uuid>`.",
-                "schema": {"type": "string", "default": ""},
+                "schema": {"type": "string", "default": "", "maxLength": CLIENT_ID_MAX_CHARS},
             },
             "KafkaCorrelationId": {
                 "name": "Kafka-Correlation-Id",

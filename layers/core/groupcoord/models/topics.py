@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Int16, Int32, KafkaMessage, KafkaResponse, TopicId
+from . import limits
+from .base import Int16, Int32, KafkaMessage, KafkaResponse, TopicId, bounded
+
+# Topic names in the topic APIs: up to 249 characters are Kafka's legal names; longer ones (to
+# this bound) get Kafka's in-band answer (17 INVALID_TOPIC_EXCEPTION, 3 UNKNOWN_TOPIC_OR_PARTITION).
+AdminTopicName = bounded(limits.TOPIC_NAME_TO_CREATE_MAX_CHARS)
+_PARTITIONS = limits.TOPIC_PARTITIONS_DEFAULT_MAX
 
 UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 
@@ -19,7 +25,23 @@ UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 
 class MetadataRequestTopic(KafkaMessage):
     topic_id: TopicId | None = None
-    name: str | None = None
+    name: AdminTopicName | None = None
+
+
+class MetadataCursor(KafkaMessage):
+    """A position in the metadata listing (groupcoord extension, after the cursor of Kafka's
+    DescribeTopicPartitions, KIP-966): topics are answered in name order, each topic's
+    partitions in index order."""
+
+    topic_name: str = Field(
+        min_length=1,
+        max_length=limits.TOPIC_NAME_MAX_CHARS,
+        pattern=r"^[a-zA-Z0-9._-]+$",
+        description="The topic to start at; a topic that is gone is skipped.",
+    )
+    partition_index: int = Field(
+        ge=0, le=2**31 - 1, description="The first partition of that topic to answer."
+    )
 
 
 class MetadataRequest(KafkaMessage):
@@ -30,6 +52,22 @@ class MetadataRequest(KafkaMessage):
         True, description="Accepted for compatibility; groupcoord never creates topics here."
     )
     include_topic_authorized_operations: bool = False
+    response_partition_limit: int = Field(
+        2000,
+        ge=1,
+        le=2000,
+        description="groupcoord extension (paging, as Kafka's DescribeTopicPartitions): the "
+        "most partitions this answer holds, 1 to 2000. A topic whose partitions do not fit is "
+        "cut, and nextCursor says where to continue.",
+    )
+    cursor: MetadataCursor | None = Field(
+        None,
+        description="groupcoord extension (paging): where this answer starts, the nextCursor "
+        "of the previous answer; null starts at the first topic by name. With `topics`, the "
+        "listed topics are answered once each, in name order (one asked for by topicId under "
+        "its name); entries that name no topic (an unknown topicId, an illegal name, neither "
+        "field) are answered on the first page, ahead of the others.",
+    )
 
 
 class MetadataResponseBroker(KafkaMessage):
@@ -64,6 +102,11 @@ class MetadataResponse(KafkaResponse):
     controller_id: Int32 = -1
     topics: list[MetadataResponseTopic] = []
     error_code: Int16 = 0
+    next_cursor: MetadataCursor | None = Field(
+        None,
+        description="groupcoord extension (paging): send it as `cursor`, with the same "
+        "`topics`, for the next answer; null when this answer completes the listing.",
+    )
 
 
 # --- create-topics (Kafka CreateTopics v7) ---
@@ -71,26 +114,26 @@ class MetadataResponse(KafkaResponse):
 
 class CreatableReplicaAssignment(KafkaMessage):
     partition_index: Int32
-    broker_ids: list[Int32] = []
+    broker_ids: list[Int32] = Field([], max_length=limits.BROKER_IDS_MAX)
 
 
 class CreatableTopicConfig(KafkaMessage):
-    name: str
-    value: str | None = None
+    name: bounded(limits.CONFIG_NAME_MAX_CHARS)  # type: ignore[valid-type]
+    value: bounded(limits.CONFIG_VALUE_MAX_CHARS) | None = None  # type: ignore[valid-type]
 
 
 class CreatableTopic(KafkaMessage):
-    name: str
+    name: AdminTopicName
     num_partitions: Int32 = Field(-1, description="-1 (the default here) uses num.partitions.")
     replication_factor: Int16 = Field(
         -1, description="Recorded only; -1 (the default here) means the cluster default."
     )
-    assignments: list[CreatableReplicaAssignment] = []
-    configs: list[CreatableTopicConfig] = []
+    assignments: list[CreatableReplicaAssignment] = Field([], max_length=_PARTITIONS)
+    configs: list[CreatableTopicConfig] = Field([], max_length=limits.CONFIGS_PER_TOPIC_MAX)
 
 
 class CreateTopicsRequest(KafkaMessage):
-    topics: list[CreatableTopic]
+    topics: list[CreatableTopic] = Field(max_length=limits.TOPICS_PER_REQUEST_MAX)
     timeout_ms: Int32 = 60000
     validate_only: bool = False
 
@@ -122,17 +165,17 @@ class CreateTopicsResponse(KafkaResponse):
 
 
 class CreatePartitionsAssignment(KafkaMessage):
-    broker_ids: list[Int32] = []
+    broker_ids: list[Int32] = Field([], max_length=limits.BROKER_IDS_MAX)
 
 
 class CreatePartitionsTopic(KafkaMessage):
-    name: str
+    name: AdminTopicName
     count: Int32 = Field(description="The new partition count; it may only grow.")
-    assignments: list[CreatePartitionsAssignment] | None = None
+    assignments: list[CreatePartitionsAssignment] | None = Field(None, max_length=_PARTITIONS)
 
 
 class CreatePartitionsRequest(KafkaMessage):
-    topics: list[CreatePartitionsTopic]
+    topics: list[CreatePartitionsTopic] = Field(max_length=limits.TOPICS_PER_REQUEST_MAX)
     timeout_ms: Int32 = 60000
     validate_only: bool = False
 
@@ -151,12 +194,12 @@ class CreatePartitionsResponse(KafkaResponse):
 
 
 class DeleteTopicState(KafkaMessage):
-    name: str | None = None
+    name: AdminTopicName | None = None
     topic_id: TopicId | None = None
 
 
 class DeleteTopicsRequest(KafkaMessage):
-    topics: list[DeleteTopicState]
+    topics: list[DeleteTopicState] = Field(max_length=limits.TOPICS_PER_REQUEST_MAX)
     timeout_ms: Int32 = 60000
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from ..core.topics import (
     Refusal,
     TopicRecord,
@@ -21,7 +23,9 @@ from ..models.topics import (
     DeletableTopicResult,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
+    MetadataCursor,
     MetadataRequest,
+    MetadataRequestTopic,
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
@@ -35,9 +39,11 @@ NODE_ID = 0
 CLUSTER_ID = "groupcoord"
 # A topic changed by a concurrent request is re-read and decided again this many times.
 _RACE_RETRIES = 5
+# Topics the all-topics form of metadata reads per Query, as far as its page needs them.
+_LIST_BATCH = 100
 
 
-def _metadata_topic(record: TopicRecord) -> MetadataResponseTopic:
+def _metadata_topic(record: TopicRecord, first: int, end: int) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         name=record.name,
         topic_id=record.topic_id,
@@ -49,53 +55,118 @@ def _metadata_topic(record: TopicRecord) -> MetadataResponseTopic:
                 replica_nodes=[NODE_ID],
                 isr_nodes=[NODE_ID],
             )
-            for i in range(record.partitions)
+            for i in range(first, end)
         ],
     )
 
 
+# A topic in answer order: its name, and how to read it when the page gets to it (the record,
+# or the error entry answered in its place).
+_Candidate = tuple[str, Callable[[], TopicRecord | MetadataResponseTopic]]
+
+
 def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
-    host, port = ctx.host_and_port
-    topics: list[MetadataResponseTopic]
+    """A page of at most responsePartitionLimit partitions (groupcoord's paging, after Kafka's
+    DescribeTopicPartitions): topics in name order from the cursor on, the cursor's topic from
+    the cursor's partition, a topic cut where the page is full; nextCursor is where the next
+    page starts. Reads are bounded by the page: the topics it answers, in the all-topics form
+    up to a batch more (the registry is read _LIST_BATCH topics a Query as the page goes), in
+    the listed form the pointer of each topicId asked for."""
+    cursor = request.cursor
+    start_name = cursor.topic_name if cursor is not None else None
+    start_partition = cursor.partition_index if cursor is not None else 0
+    topics: list[MetadataResponseTopic] = []
+    candidates: Iterable[_Candidate]
     if not request.topics:
-        topics = [_metadata_topic(r) for r in ctx.store.topics.list()]
+        candidates = (
+            (record.name, lambda record=record: record)
+            for record in ctx.store.topics.list_from(
+                start_name, batch=min(_LIST_BATCH, request.response_partition_limit + 1)
+            )
+        )
     else:
-        topics = []
-        for wanted in request.topics:
-            topic_id = wanted.topic_id if wanted.topic_id not in (None, ZERO_UUID) else None
-            if topic_id is not None:
-                record = ctx.store.topics.get_by_id(topic_id)
-                if record is None or (wanted.name is not None and wanted.name != record.name):
-                    topics.append(
-                        MetadataResponseTopic(
-                            error_code=Errors.UNKNOWN_TOPIC_ID,
-                            name=wanted.name,
-                            topic_id=topic_id,
-                        )
-                    )
-                    continue
-            elif wanted.name is not None:
-                record = ctx.store.topics.get(wanted.name)
-                if record is None:
-                    topics.append(
-                        MetadataResponseTopic(
-                            error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                            name=wanted.name,
-                            topic_id=ZERO_UUID,
-                        )
-                    )
-                    continue
-            else:
-                topics.append(
-                    MetadataResponseTopic(error_code=Errors.INVALID_REQUEST, topic_id=ZERO_UUID)
-                )
-                continue
-            topics.append(_metadata_topic(record))
+        unnamed, named = _requested(request.topics, ctx)
+        if cursor is None:
+            topics += unnamed  # answered without reading a topic: on the first page
+        candidates = (
+            (name, lambda name=name, topic_id=topic_id: _read(name, topic_id, ctx))
+            for name, topic_id in sorted(named.items())
+            if start_name is None or name >= start_name
+        )
+    budget = request.response_partition_limit
+    next_cursor: MetadataCursor | None = None
+    for name, read in candidates:
+        first = start_partition if name == start_name else 0
+        if budget == 0:
+            next_cursor = MetadataCursor(topic_name=name, partition_index=first)
+            break
+        found = read()
+        if isinstance(found, MetadataResponseTopic):
+            topics.append(found)
+            continue
+        if first >= found.partitions:
+            continue  # a cursor past this topic's partitions (recreated smaller): nothing left
+        end = min(found.partitions, first + budget)
+        topics.append(_metadata_topic(found, first, end))
+        budget -= end - first
+        if end < found.partitions:
+            next_cursor = MetadataCursor(topic_name=name, partition_index=end)
+            break
+    host, port = ctx.host_and_port
     return MetadataResponse(
         brokers=[MetadataResponseBroker(node_id=NODE_ID, host=host, port=port)],
         cluster_id=CLUSTER_ID,
         controller_id=NODE_ID,
         topics=topics,
+        next_cursor=next_cursor,
+    )
+
+
+def _requested(
+    wanted_topics: list[MetadataRequestTopic], ctx: ApiContext
+) -> tuple[list[MetadataResponseTopic], dict[str, str | None]]:
+    """The listed topics: the error entries of those that name no topic (an unknown topicId,
+    a topicId of another name, an illegal name, neither field), in request order; and the
+    others by name (each once, as Kafka answers a topic once), with the topicId asked for."""
+    ids = [t.topic_id for t in wanted_topics if t.topic_id not in (None, ZERO_UUID)]
+    names_of_ids = ctx.store.topics.names_of_ids(ids) if ids else {}
+    unnamed: list[MetadataResponseTopic] = []
+    named: dict[str, str | None] = {}
+    for wanted in wanted_topics:
+        topic_id = wanted.topic_id if wanted.topic_id not in (None, ZERO_UUID) else None
+        if topic_id is not None:
+            name = names_of_ids.get(topic_id)
+            if name is None or (wanted.name is not None and wanted.name != name):
+                unnamed.append(_unknown_id(wanted.name, topic_id))
+                continue
+            if named.get(name) is None:
+                named[name] = topic_id
+        elif wanted.name is not None:
+            if check_topic_name(wanted.name) is not None:
+                unnamed.append(_unknown_name(wanted.name))  # never a topic: nothing to read
+                continue
+            named.setdefault(wanted.name, None)
+        else:
+            unnamed.append(
+                MetadataResponseTopic(error_code=Errors.INVALID_REQUEST, topic_id=ZERO_UUID)
+            )
+    return unnamed, named
+
+
+def _read(name: str, topic_id: str | None, ctx: ApiContext) -> TopicRecord | MetadataResponseTopic:
+    record = ctx.store.topics.get(name)
+    if topic_id is not None and (record is None or record.topic_id != topic_id):
+        return _unknown_id(name, topic_id)  # deleted (or recreated) since its id was looked up
+    return record if record is not None else _unknown_name(name)
+
+
+def _unknown_id(name: str | None, topic_id: str) -> MetadataResponseTopic:
+    return MetadataResponseTopic(error_code=Errors.UNKNOWN_TOPIC_ID, name=name, topic_id=topic_id)
+
+
+def _unknown_name(name: str) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=ZERO_UUID
     )
 
 
@@ -121,6 +192,7 @@ def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopics
             topic.replication_factor,
             len(topic.assignments),
             ctx.settings.num_partitions,
+            ctx.settings.topic_max_partitions,
         )
         if refusal is None and isinstance(count, Refusal):
             refusal = count
@@ -194,7 +266,9 @@ def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusa
         record = ctx.store.topics.get(name)
         if record is None:
             return Refusal(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        refusal = check_partition_growth(record.partitions, count)
+        refusal = check_partition_growth(
+            record.partitions, count, ctx.settings.topic_max_partitions
+        )
         if refusal is not None or validate_only:
             return refusal
         try:

@@ -293,6 +293,20 @@ class Dynamo:
                 return
             args["ExclusiveStartKey"] = last
 
+    def scan(self) -> Iterator[Item]:
+        """Every item of the table, page by page. For maintenance (store/rekey.py) only: no
+        API or sweep scans the table."""
+        args: dict[str, Any] = {"TableName": self.table_name, "ConsistentRead": True}
+        while True:
+            response = self._call("scan", **args)
+            items = [deserialize(i) for i in response.get("Items", [])]
+            self._estimate(sum(capacity.item_size(i) for i in items), consistent=True, reads=1)
+            yield from items
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            args["ExclusiveStartKey"] = last
+
     def batch_get(self, keys: Sequence[Item], *, consistent: bool = False) -> list[Item]:
         """Items for the keys that exist (order not kept), 100 keys per request."""
         found: list[Item] = []

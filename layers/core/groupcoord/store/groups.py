@@ -1,15 +1,106 @@
-"""Group items as far as the directory needs them: listing for list-groups.
+"""Group items as far as the directory needs them: listing for list-groups, a page at a time.
 
 The group protocols (classic, consumer) own the rest of the group item; the directory only
 reads the attributes the `listing` index projects.
+
+A page merges the index's shards in group id order. Each shard is read from where the previous
+page stopped in it, at most `limit` entries (one Query with Limit). The page answers, in id
+order, the first `limit` entries that no unread entry can precede: those up to the smallest
+last-read id among the shards with more to read. The shard of that id read `limit` entries up
+to it, so a page is full unless the listing ends. The cursor records per shard the last id
+answered: every group is answered once, in id order across the pages, and a page reads at
+most GROUP_LISTING_SHARDS * limit index entries.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from . import schema
 from .dynamo import Dynamo
+
+# The cursor: "L1" then, per shard, "s" (not read yet), "d" (answered to its end) or "a" and
+# the unpadded base64url of the last group id answered (its UTF-8), joined by ".". Compact and
+# bounded whatever the ids hold: at most 1,024 bytes an id (DynamoDB's sort key limit) is
+# 1,366 characters, so a cursor stays under 5,500.
+_CURSOR_VERSION = "L1"
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+_SORT_KEY_MAX_BYTES = 1024
+
+
+class InvalidCursor(ValueError):
+    """A cursor this listing did not hand out (garbled, forged, or of another layout)."""
+
+
+@dataclass(frozen=True)
+class ListingCursor:
+    """Where a listing stands: per shard, the last group id answered (None: none yet), and
+    the shards answered to their end."""
+
+    after: tuple[str | None, ...]
+    done: frozenset[int] = frozenset()
+
+    @classmethod
+    def start(cls) -> ListingCursor:
+        return cls((None,) * schema.GROUP_LISTING_SHARDS)
+
+    def encode(self) -> str:
+        parts = [_CURSOR_VERSION]
+        for shard, after in enumerate(self.after):
+            if shard in self.done:
+                parts.append("d")
+            elif after is None:
+                parts.append("s")
+            else:
+                parts.append("a" + _encode_id(after))
+        return ".".join(parts)
+
+    @classmethod
+    def decode(cls, text: str) -> ListingCursor:
+        """The cursor `encode` wrote, or InvalidCursor: whatever it holds, a decoded cursor
+        only ever names group ids of the right shard that the index can hold, so it cannot
+        make a Query fail or read anything but the listing index."""
+        parts = text.split(".")
+        if parts[0] != _CURSOR_VERSION or len(parts) != 1 + schema.GROUP_LISTING_SHARDS:
+            raise InvalidCursor("is not a cursor list-groups answered")
+        after: list[str | None] = []
+        done: set[int] = set()
+        for shard, part in enumerate(parts[1:]):
+            if part in ("s", "d"):
+                after.append(None)
+                if part == "d":
+                    done.add(shard)
+            elif part.startswith("a"):
+                after.append(_decode_id(part[1:], shard))
+            else:
+                raise InvalidCursor("is not a cursor list-groups answered")
+        return cls(tuple(after), frozenset(done))
+
+
+def _encode_id(group_id: str) -> str:
+    return base64.urlsafe_b64encode(group_id.encode("utf-8")).rstrip(b"=").decode("ascii")
+
+
+def _decode_id(code: str, shard: int) -> str:
+    refused = InvalidCursor("is not a cursor list-groups answered")
+    if not _BASE64URL.fullmatch(code) or len(code) % 4 == 1:
+        raise refused
+    try:
+        raw = base64.urlsafe_b64decode(code + "=" * (-len(code) % 4))
+        group_id = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise refused from None
+    # Canonical form only (no stray padding bits), an id the index can hold, of this shard.
+    if _encode_id(group_id) != code or len(raw) > _SORT_KEY_MAX_BYTES:
+        raise refused
+    if schema.group_listing_pk(group_id) != schema.group_listing_shard_pk(shard):
+        raise refused
+    return group_id
 
 
 @dataclass(frozen=True)
@@ -33,22 +124,57 @@ class GroupDirectory:
     def __init__(self, dynamo: Dynamo) -> None:
         self.dynamo = dynamo
 
-    def list(self) -> list[GroupListing]:
-        found: list[GroupListing] = []
-        for shard in range(schema.GROUP_LISTING_SHARDS):
-            items = self.dynamo.query(
-                "#pk = :pk",
-                {":pk": f"GROUPS#{shard}"},
-                names={"#pk": schema.LISTING_PK},
-                index=schema.LISTING_INDEX,
+    def page(
+        self, cursor: ListingCursor, limit: int
+    ) -> tuple[list[GroupListing], ListingCursor | None]:
+        """Up to `limit` groups in id order from `cursor` on, and the cursor of the next page
+        (None when the listing is complete)."""
+        read: list[tuple[str, int, dict[str, Any]]] = []
+        more: dict[int, str] = {}  # shard -> last id read, for the shards with more to read
+        for shard, after in enumerate(cursor.after):
+            if shard in cursor.done:
+                continue
+            items = self._read_shard(shard, after, limit)
+            read += [(item[schema.LISTING_SK], shard, item) for item in items]
+            if len(items) == limit:
+                more[shard] = items[-1][schema.LISTING_SK]
+        read.sort(key=lambda entry: entry[0])
+        bound = min(more.values(), default=None)
+        answered = [entry for entry in read if bound is None or entry[0] <= bound][:limit]
+        after_ids = list(cursor.after)
+        for group_id, shard, _ in answered:
+            after_ids[shard] = group_id
+        answered_of = Counter(shard for _, shard, _ in answered)
+        read_of = Counter(shard for _, shard, _ in read)
+        done = set(cursor.done) | {
+            shard
+            for shard in range(len(cursor.after))
+            if shard not in more and answered_of[shard] == read_of[shard]
+        }
+        following = None
+        if len(done) < len(cursor.after):
+            following = ListingCursor(tuple(after_ids), frozenset(done))
+        return [_listing(item) for _, _, item in answered], following
+
+    def _read_shard(self, shard: int, after: str | None, limit: int) -> list[dict[str, Any]]:
+        condition = "#pk = :pk"
+        names = {"#pk": schema.LISTING_PK}
+        values = {":pk": schema.group_listing_shard_pk(shard)}
+        if after is not None:
+            condition += " AND #sk > :after"
+            names["#sk"] = schema.LISTING_SK
+            values[":after"] = after
+        return list(
+            self.dynamo.query(
+                condition, values, names=names, index=schema.LISTING_INDEX, limit=limit
             )
-            for item in items:
-                found.append(
-                    GroupListing(
-                        group_id=item["groupId"],
-                        group_type=item.get("groupType", ""),
-                        group_state=item.get("groupState", ""),
-                        protocol_type=item.get("protocolType", ""),
-                    )
-                )
-        return sorted(found, key=lambda g: g.group_id)
+        )
+
+
+def _listing(item: dict[str, Any]) -> GroupListing:
+    return GroupListing(
+        group_id=item["groupId"],
+        group_type=item.get("groupType", ""),
+        group_state=item.get("groupState", ""),
+        protocol_type=item.get("protocolType", ""),
+    )

@@ -27,7 +27,7 @@ LISTING_SK = "lsSk"
 GROUP_LISTING_SHARDS = 4
 
 # Topics are few and rarely written: they share one partition key, so `metadata` lists them
-# with one strongly consistent Query.
+# in name order with strongly consistent Queries, a page at a time.
 TOPICS_PK = "TOPICS"
 TOPIC_IDS_PK = "TOPIC-IDS"
 

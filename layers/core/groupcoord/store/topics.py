@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..core.topics import TopicRecord, regex_matches
@@ -80,6 +80,28 @@ class TopicRegistry:
     def list(self) -> list[TopicRecord]:
         items = self.dynamo.query("pk = :pk", {":pk": schema.TOPICS_PK}, consistent=True)
         return [_record(i) for i in items]
+
+    def list_from(self, start: str | None, *, batch: int) -> Iterator[TopicRecord]:
+        """The topics in name order from `start` on (inclusive; None: from the first), read
+        `batch` at a time as the caller advances: a caller that stops early has read at most
+        `batch` topics more than it took."""
+        condition, values = "pk = :pk", {":pk": schema.TOPICS_PK}
+        if start is not None:
+            condition, values = "pk = :pk AND sk >= :start", {**values, ":start": start}
+        while True:
+            items = list(self.dynamo.query(condition, values, consistent=True, limit=batch))
+            yield from (_record(i) for i in items)
+            if len(items) < batch:
+                return
+            condition = "pk = :pk AND sk > :after"
+            values = {":pk": schema.TOPICS_PK, ":after": items[-1][schema.SK]}
+
+    def names_of_ids(self, topic_ids: Iterable[str]) -> dict[str, str]:
+        """The names of the topics with these ids that exist (one strongly consistent read of
+        each id's pointer, in batches)."""
+        keys = [schema.topic_id_key(i) for i in dict.fromkeys(topic_ids)]  # no duplicate keys
+        pointers = self.dynamo.batch_get(keys, consistent=True)
+        return {p[schema.SK]: p["name"] for p in pointers}
 
     # --- changes ---
 

@@ -3,12 +3,13 @@ subscriptions, the group state, and what the heartbeat response carries."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
+from ...models.limits import REGEX_MAX_CHARS
+from ..topics import compile_regex, regex_error
 from .assignment import Assignment, normalize
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
 from .reconciliation import MemberState, is_lost_response
@@ -63,13 +64,16 @@ def validate_heartbeat(
             f"{', '.join(assignors)}.",
         )
     if request.subscribed_topic_regex:
-        try:
-            re.compile(request.subscribed_topic_regex)
-        except re.error as error:
+        # Kafka's throwIfRegularExpressionIsInvalid (RE2/J there, RE2 here), checked before
+        # anything is read or written. The length bound is ours; an over-long pattern is not
+        # echoed back.
+        regex = request.subscribed_topic_regex
+        problem = regex_error(regex)
+        if problem is not None:
+            shown = f" `{regex}`" if len(regex) <= REGEX_MAX_CHARS else ""
             return Refusal(
                 Errors.INVALID_REGULAR_EXPRESSION,
-                f"SubscribedTopicRegex `{request.subscribed_topic_regex}` is not a valid "
-                f"regular expression: {error}.",
+                f"SubscribedTopicRegex{shown} is not a valid regular expression: {problem}.",
             )
     return None
 
@@ -114,14 +118,29 @@ def is_full_request(request: ConsumerGroupHeartbeatRequest) -> bool:
     )
 
 
+# What combined_regex registers when the union of the members' patterns is too big to
+# evaluate: every topic then notifies the group, which recomputes its target (each member's own
+# pattern decides). Spurious notifications cost a recompute; a missed one would cost a topic.
+MATCH_ANY = ".*"
+# A union longer than this registers MATCH_ANY without being compiled (it lives on the group
+# item, which must stay far below DynamoDB's 400 KB).
+COMBINED_REGEX_MAX_CHARS = 16 * REGEX_MAX_CHARS
+
+
 def combined_regex(patterns: Iterable[str]) -> str | None:
-    """One pattern that fully matches what any of `patterns` fully matches."""
-    unique = sorted({p for p in patterns if p})
+    """One pattern that fully matches (at least) what any of `patterns` fully matches, for the
+    topic-change notifications. Patterns RE2 refuses match nothing and are left out; a union
+    RE2 cannot compile within its memory budget (each pattern fits, their sum may not) is
+    MATCH_ANY."""
+    unique = sorted({p for p in patterns if p and compile_regex(p).regex is not None})
     if not unique:
         return None
     if len(unique) == 1:
         return unique[0]
-    return "|".join(f"(?:{p})" for p in unique)
+    union = "|".join(f"(?:{p})" for p in unique)
+    if len(union) > COMBINED_REGEX_MAX_CHARS or compile_regex(union).regex is None:
+        return MATCH_ANY
+    return union
 
 
 def subscribed_topic_ids(
@@ -130,12 +149,11 @@ def subscribed_topic_ids(
     """The ids of the existing topics a member subscribes to, by name or by regex."""
     names = set(member.subscribed_topic_names)
     if member.subscribed_topic_regex:
-        try:
-            pattern = re.compile(member.subscribed_topic_regex)
-        except re.error:
-            pattern = None
+        # RE2, compiled once (cached) for all the topics; a pattern RE2 refuses (one stored
+        # before RE2 checked them) matches nothing.
+        pattern = compile_regex(member.subscribed_topic_regex).regex
         if pattern is not None:
-            names.update(n for n in topic_ids if pattern.fullmatch(n))
+            names.update(n for n in topic_ids if pattern.fullmatch(n) is not None)
     return frozenset(topic_ids[n] for n in names if n in topic_ids)
 
 
