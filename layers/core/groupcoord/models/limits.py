@@ -40,6 +40,9 @@ ASSIGNMENT_MAX_BYTES = 64 * 1024
 
 # --- lists ---
 GROUPS_PER_REQUEST_MAX = 100  # find-coordinator, describe, delete-groups, offset-fetch groups
+# An offset-fetch of every topic (`topics: null`) reads all 64 offset shards of its group:
+# fewer such groups per request keep one request's reads bounded (640 queries).
+ALL_TOPICS_FETCHES_PER_REQUEST_MAX = 10
 TOPICS_PER_REQUEST_MAX = 1000  # every list of topics in a request
 SUBSCRIBED_TOPICS_MAX = 1000
 MEMBERS_PER_LEAVE_MAX = 1000

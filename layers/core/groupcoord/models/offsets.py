@@ -120,8 +120,22 @@ class OffsetFetchRequestGroup(KafkaMessage):
 
 
 class OffsetFetchRequest(KafkaMessage):
-    groups: list[OffsetFetchRequestGroup] = Field(max_length=limits.GROUPS_PER_REQUEST_MAX)
+    groups: list[OffsetFetchRequestGroup] = Field(
+        max_length=limits.GROUPS_PER_REQUEST_MAX,
+        description=f"At most {limits.ALL_TOPICS_FETCHES_PER_REQUEST_MAX} of them with "
+        "`topics: null` (every topic reads all of the group's offset shards).",
+    )
     require_stable: bool = False
+
+    @model_validator(mode="after")
+    def _bounded_reads(self) -> Self:
+        every_topic = sum(1 for g in self.groups if g.topics is None)
+        if every_topic > limits.ALL_TOPICS_FETCHES_PER_REQUEST_MAX:
+            raise ValueError(
+                f"groups: {every_topic} groups with topics null; at most "
+                f"{limits.ALL_TOPICS_FETCHES_PER_REQUEST_MAX} per request"
+            )
+        return self
 
 
 class OffsetFetchResponsePartitions(KafkaMessage):
