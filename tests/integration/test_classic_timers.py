@@ -31,6 +31,7 @@ from tests.support.classic_client import (
 )
 
 SLACK_S = 3.0
+REBALANCE_TIMEOUT_MS = 1500
 
 
 @pytest.fixture(scope="module")
@@ -122,15 +123,16 @@ def test_join_barrier_closes_at_the_rebalance_timeout_without_a_silent_member(
     api: Api, url: str, consumers
 ) -> None:
     group_id = unique("join-timeout")
-    # `second` is alone in the group, with a 500 ms rebalance timeout (and a 3 s session, so
-    # that only the rebalance timeout can remove it).
+    # `second` is alone in the group, with a 1.5 s rebalance timeout (and a 3 s session, so
+    # that only the rebalance timeout can remove it). The timeout is also the time the leader
+    # has to sync after the join barrier closes: at 500 ms a busy machine's leader missed it.
     (second,) = start_consumers(
         consumers,
         url,
         group_id,
         1,
         session_timeout_ms=3000,
-        rebalance_timeout_ms=500,
+        rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
         heartbeat_frequency=30,
         failed_heartbeat_threshold=30,
     )
@@ -148,7 +150,7 @@ def test_join_barrier_closes_at_the_rebalance_timeout_without_a_silent_member(
     beater = threading.Thread(target=keep_beating, daemon=True)
     beater.start()
     try:
-        # A newcomer (long session, 500 ms rebalance timeout) starts a rebalance. Its join is
+        # A newcomer (long session, the same rebalance timeout) starts a rebalance. Its join is
         # held at the barrier until the rebalance timeout closes it without `second`.
         (third,) = start_consumers(
             consumers,
@@ -156,11 +158,13 @@ def test_join_barrier_closes_at_the_rebalance_timeout_without_a_silent_member(
             group_id,
             1,
             session_timeout_ms=6000,
-            rebalance_timeout_ms=500,
+            rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
             heartbeat_frequency=30,
             failed_heartbeat_threshold=30,
         )
-        group = settle(api, group_id, [third], 0.5 + SLACK_S, "the barrier to close")
+        group = settle(
+            api, group_id, [third], REBALANCE_TIMEOUT_MS / 1000 + SLACK_S, "the barrier to close"
+        )
         wait_until(lambda: any(code == 25 for _, code in answers), SLACK_S, "second to be gone")
     finally:
         stop.set()

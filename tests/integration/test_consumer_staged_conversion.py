@@ -33,7 +33,10 @@ from tests.support.classic_client import FAST_SETTINGS, Consumer, Ownership, des
 from tests.support.consumer import Member, unique
 from tests.support.servers import running_serve, unique_table
 
-LEASE_MS = 1000
+# Long enough that the checks a test makes while a stage is held (heartbeats, a commit) fit in
+# it on a busy machine (at 1 s they did not, and a request rolled the stage back under them);
+# the tests wait for its end by polling the marker, not by sleeping.
+LEASE_MS = 4000
 DEFAULT_LIMIT = {**FAST_SETTINGS, "groupcoord.conversion.lease.ms": str(LEASE_MS)}
 SETTINGS = {**DEFAULT_LIMIT, **STAGED}
 

@@ -100,8 +100,14 @@ def test_a_partition_increase_reaches_every_subscribed_group(fast: Api) -> None:
     members = [Member(fast, unique("g"), [topic]) for _ in range(3)]
     for m in members:
         m.join()
-        settle([m])
+    settle(members)  # all together: each round heartbeats every member
     body = fast.ok("create-partitions", {"topics": [{"name": topic, "count": 5}]})
     assert body["results"][0]["errorCode"] == 0
-    for m in members:
-        until(lambda m=m: m.heartbeat() and m.owned.get(tid) == {0, 1, 2, 3, 4})
+
+    def everyone_has_all_five() -> bool:
+        # Each round heartbeats every member: waiting on one at a time left the others silent
+        # past their 1.5 s session on a busy machine.
+        beats = [m.heartbeat() for m in members]
+        return all(beats) and all(m.owned.get(tid) == {0, 1, 2, 3, 4} for m in members)
+
+    until(everyone_has_all_five)
