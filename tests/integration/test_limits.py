@@ -1,6 +1,7 @@
 """Every input bounded, every bound a clear answer (issue 13, docs/limits.md): the inputs that
 used to reach DynamoDB and answer 500 are refused with a 400 naming the field, or Kafka's
-in-band error, and change nothing."""
+in-band error, and change nothing. (Commit metadata over offset.metadata.max.bytes, Kafka's
+per-partition 12, is tested in test_offsets_classic.py.)"""
 
 from __future__ import annotations
 
@@ -164,28 +165,3 @@ def test_a_partition_count_past_the_limit_is_kafkas_37(api: Api) -> None:
     topic = _topic(api)
     grown = api.ok("create-partitions", {"topics": [{"name": topic, "count": 2**31 - 1}]})
     assert grown["results"][0]["errorCode"] == 37, grown
-
-
-def test_commit_metadata_past_the_setting_is_kafkas_12_per_partition(api: Api) -> None:
-    topic = _topic(api)
-    group = _group()
-    body = api.ok(
-        "offset-commit",
-        {
-            "groupId": group,
-            "topics": [
-                {
-                    "name": topic,
-                    "partitions": [
-                        {
-                            "partitionIndex": 0,
-                            "committedOffset": 1,
-                            "committedMetadata": "m" * 4097,
-                        },
-                        {"partitionIndex": 1, "committedOffset": 1, "committedMetadata": "m"},
-                    ],
-                }
-            ],
-        },
-    )
-    assert [p["errorCode"] for p in body["topics"][0]["partitions"]] == [12, 0]
