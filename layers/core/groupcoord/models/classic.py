@@ -32,7 +32,9 @@ PositiveInt32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
 class JoinGroupRequestProtocol(KafkaMessage):
-    name: ProtocolName = Field(description="The protocol name (for consumers: the assignor name).")
+    name: ProtocolName = Field(
+        min_length=1, description="The protocol name (for consumers: the assignor name)."
+    )
     metadata: base64_bytes(limits.PROTOCOL_METADATA_MAX_BYTES) = Field(  # type: ignore[valid-type]
         b"", description="The protocol metadata (for consumers: a ConsumerProtocol Subscription)."
     )

@@ -110,7 +110,12 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
             row.append(code)
         codes.append(row)
 
-    error = _commit(request, ctx, offsets) if offsets else _check_only(request, ctx)
+    if not request.group_id:
+        error = Errors.INVALID_GROUP_ID  # Kafka's answer to a commit to the empty group id
+    elif offsets:
+        error = _commit(request, ctx, offsets)
+    else:
+        error = _check_only(request, ctx)
     if error != Errors.NONE:
         codes = [[error if c == Errors.NONE else c for c in row] for row in codes]
     return OffsetCommitResponse(

@@ -137,6 +137,13 @@ def _to_dynamo_value(value: Any) -> Any:
     return value
 
 
+def addressable(key: Item) -> bool:
+    """Whether an item can have this key: DynamoDB refuses an empty string in a key attribute
+    (a ValidationException), so a name a client left empty (a topic "", an instance id "")
+    names no item, and a read of it finds nothing."""
+    return all(value != "" for value in key.values())
+
+
 def serialize(item: Item) -> dict[str, Any]:
     return {k: _serializer.serialize(_to_dynamo_value(v)) for k, v in item.items()}
 
@@ -244,6 +251,8 @@ class Dynamo:
     # --- reads ---
 
     def get(self, key: Item, *, consistent: bool = False) -> Item | None:
+        if not addressable(key):
+            return None
         response = self._call(
             "get_item", TableName=self.table_name, Key=serialize(key), ConsistentRead=consistent
         )
@@ -309,6 +318,9 @@ class Dynamo:
 
     def batch_get(self, keys: Sequence[Item], *, consistent: bool = False) -> list[Item]:
         """Items for the keys that exist (order not kept), 100 keys per request."""
+        # A key asked twice is read once (BatchGetItem refuses duplicates); none can be empty.
+        unique = {tuple(sorted(k.items())): k for k in keys if addressable(k)}
+        keys = list(unique.values())
         found: list[Item] = []
         for start in range(0, len(keys), 100):
             pending: dict[str, Any] = {

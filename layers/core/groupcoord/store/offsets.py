@@ -79,7 +79,10 @@ class OffsetStore:
         rejected (Fenced) while earlier chunks, admitted at their moment, stay.
         """
         room = MAX_TRANSACTION_ITEMS - len(fence)
-        puts = [Put(_item(group_id, o)) for o in offsets]
+        # A partition named twice is committed once, at its last offset (Kafka writes both
+        # records; the last one wins): one transaction cannot write an item twice.
+        last = {(o.topic, o.partition): o for o in offsets}
+        puts = [Put(_item(group_id, o)) for o in last.values()]
         for start in range(0, max(len(puts), 1), room):
             chunk = puts[start : start + room]
             try:
@@ -93,7 +96,7 @@ class OffsetStore:
     def fetch(
         self, group_id: str, partitions: Iterable[tuple[str, int]]
     ) -> dict[tuple[str, int], CommittedOffset]:
-        keys = [schema.offset_key(group_id, t, p) for t, p in partitions]
+        keys = [schema.offset_key(group_id, t, p) for t, p in dict.fromkeys(partitions)]
         found = self.dynamo.batch_get(keys, consistent=True)
         return {(o.topic, o.partition): o for o in map(_offset, found)}
 
@@ -104,7 +107,8 @@ class OffsetStore:
         return sorted(found, key=lambda o: (o.topic, o.partition))
 
     def delete(self, group_id: str, partitions: Iterable[tuple[str, int]]) -> None:
-        self.dynamo.batch_write(deletes=[schema.offset_key(group_id, t, p) for t, p in partitions])
+        unique = dict.fromkeys(partitions)  # a batch may not name one key twice
+        self.dynamo.batch_write(deletes=[schema.offset_key(group_id, t, p) for t, p in unique])
 
     def delete_all(self, group_id: str) -> int:
         offsets = self.fetch_all(group_id)
