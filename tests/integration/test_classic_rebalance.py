@@ -5,7 +5,7 @@ subscribed topic that grows or appears."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -18,6 +18,7 @@ from tests.support.classic_client import (
     TopicPartition,
     assignments_of,
     converged,
+    diagnosis,
     shared_serve,
     unique,
     wait_until,
@@ -94,11 +95,14 @@ def settle(api: Api, group_id: str, members: list[Consumer], timeout_s: float = 
     return settle_group(api, group_id, members, timeout_s)
 
 
-def assert_disjoint_cover(group: dict, partitions: set[TopicPartition]) -> None:
+def assert_disjoint_cover(
+    group: dict, partitions: set[TopicPartition], explain: Callable[[], str] = lambda: ""
+) -> None:
+    """`explain` adds to a failure's message (the consumers' recent requests, say)."""
     assigned = assignments_of(group)
     seen: list[TopicPartition] = [tp for tps in assigned.values() for tp in tps]
-    assert len(seen) == len(set(seen)), f"a partition is assigned twice: {assigned}"
-    assert set(seen) == partitions
+    assert len(seen) == len(set(seen)), f"a partition is assigned twice: {assigned}\n{explain()}"
+    assert set(seen) == partitions, f"{group}\n{explain()}"
 
 
 def test_eager_rebalance_of_three_range_consumers(api: Api, url: str, consumers) -> None:
@@ -207,7 +211,9 @@ def test_three_consumers_survive_a_crash_and_a_graceful_leave(
     group = settle(
         api, group_id, survivors, timeout_s=session_ms / 1000 + interval_s + BUSY_SLACK_S
     )
-    assert_disjoint_cover(group, partitions)
+    # This has failed about 1 run in 5 (a partial assignment after the survivors settled): the
+    # message carries every consumer's recent requests to tell why.
+    assert_disjoint_cover(group, partitions, lambda: diagnosis(api, group_id, members, last=30))
     assert crashed_partitions <= set().union(*(c.owned for c in survivors))
     # Not before its session ran out, counted from its last request.
     assert time.monotonic() - crashed.log[-1][0] >= session_ms / 1000
