@@ -41,6 +41,8 @@ POWERTOOLS_VARS = {
     "POWERTOOLS_SERVICE_NAME",
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",
+    "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
+    "POWERTOOLS_TRACER_CAPTURE_ERROR",
 }
 SETTING_VARS = {env_var_name(name): name for name in Settings.names()}
 
@@ -413,6 +415,9 @@ def test_every_environment_variable_is_a_known_setting(cfn, functions):
         assert set(variables) >= POWERTOOLS_VARS, name
         assert variables["POWERTOOLS_SERVICE_NAME"] == "groupcoord"
         assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "groupcoord"
+        # No member metadata, assignments, hosts or offset metadata in X-Ray (issue 17).
+        assert variables["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false", name
+        assert variables["POWERTOOLS_TRACER_CAPTURE_ERROR"] == "false", name
         table_var = env_var_name("groupcoord.table.name")
         assert variables[table_var] == {"Ref": _table_logical_id(cfn)}, name
 
