@@ -62,9 +62,10 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
     return DeletableGroupResult(group_id=group_id)
 
 
-def delete_group_items(store: Store, item: dict[str, Any]) -> None:
+def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = True) -> None:
     """Everything a deleted group leaves behind: its type's items, its subscriptions in the
-    topic registry, its committed offsets (API.md), its retention check."""
+    topic registry, its committed offsets (API.md) and its retention check (`offsets=False`:
+    the retention check deletes those itself, conditionally)."""
     group_id = item["groupId"]
     cleanup = _CLEANUPS.get(item.get("groupType", ""))
     if cleanup is not None:
@@ -72,5 +73,6 @@ def delete_group_items(store: Store, item: dict[str, Any]) -> None:
     for topic in item.get("subscribedTopics") or ():
         store.topics.unsubscribe(topic, group_id)
     store.topics.set_regex(group_id, None)
-    OffsetStore(store.dynamo).delete_all(group_id)
-    store.dynamo.delete(schema.retention_key(group_id))
+    if offsets:
+        OffsetStore(store.dynamo).delete_all(group_id)
+        store.dynamo.delete(schema.retention_key(group_id))

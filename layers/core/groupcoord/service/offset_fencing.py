@@ -15,6 +15,7 @@ from ..core.classic.model import COMPLETING_REBALANCE, GROUP_TYPE, ClassicGroup
 from ..errors import Errors
 from ..models.offsets import OffsetCommitRequest
 from ..plugins import Registry
+from ..settings import Settings
 from ..store import schema
 from ..store.classic_groups import ClassicGroupStore, group_from_item, group_to_item
 from ..store.dynamo import Check, Put, TransactItem, Update
@@ -43,21 +44,27 @@ def _has_member_info(request: OffsetCommitRequest) -> bool:
     )
 
 
+def simple_group_item(group_id: str, settings: Settings, now_ms: int) -> dict[str, Any]:
+    """The group item of a "simple" group: Kafka's group for commits from outside any group
+    (an Empty classic group with no members)."""
+    simple = ClassicGroup(
+        group_id=group_id,
+        member_shards=settings.member_shards,
+        created_at_ms=now_ms,
+        empty_since_ms=now_ms,
+        version=1,
+    )
+    return group_to_item(simple, settings.deadline_shards)
+
+
 def commit_fence(
     ctx: ApiContext, item: dict[str, Any] | None, request: OffsetCommitRequest
 ) -> Fence:
     if item is None:
         if request.generation_id_or_member_epoch < 0 and not request.member_id:
             # Kafka creates a "simple" group for commits from outside any group.
-            simple = ClassicGroup(
-                group_id=request.group_id,
-                member_shards=ctx.settings.member_shards,
-                created_at_ms=ctx.now_ms,
-                empty_since_ms=ctx.now_ms,
-                version=1,
-            )
             put = Put(
-                group_to_item(simple, ctx.settings.deadline_shards),
+                simple_group_item(request.group_id, ctx.settings, ctx.now_ms),
                 condition="attribute_not_exists(pk)",
             )
             return Fence(items=[put])

@@ -23,6 +23,7 @@ from ..store.store import Store
 from ..sweeper import completes
 from .context import ApiContext
 from .group_admin import delete_group_items
+from .offset_fencing import simple_group_item
 
 KIND = "offset-retention"
 # However far the next expiry, look again within this long: a group may have emptied since.
@@ -64,6 +65,14 @@ def arm(ctx: ApiContext, group: dict[str, Any] | None, group_id: str) -> None:
         )
 
 
+def _recreate_simple_group(store: Store, group_id: str, now_ms: int) -> None:
+    with contextlib.suppress(ConditionFailed):  # a commit re-created it already
+        store.dynamo.put(
+            simple_group_item(group_id, store.settings, now_ms),
+            condition="attribute_not_exists(pk)",
+        )
+
+
 def _check_item(group_id: str, at_ms: int, shards: int) -> dict[str, Any]:
     return {
         **schema.retention_key(group_id),
@@ -81,25 +90,43 @@ def check_retention(store: Store, index_item: dict[str, Any], now_ms: int) -> No
     offsets = OffsetStore(store.dynamo)
     group = store.conversions.read_group_item(group_id, consistent=True)
     committed = offsets.fetch_all(group_id)
+    # Every delete below is conditioned on what was just read: an offset committed, or a group
+    # changed, since this read keeps its offsets (a commit racing the expiry is never lost).
     if group is None:
-        offsets.delete(group_id, [(o.topic, o.partition) for o in committed])
-        store.dynamo.delete(schema.retention_key(group_id))
-        return
-    expiries = {(o.topic, o.partition): expires_at(group, o, retention) for o in committed}
-    expired = [key for key, at in expiries.items() if at is not None and at <= now_ms]
-    offsets.delete(group_id, expired)
+        # Offsets with no group item (a group deleted while a commit raced it): they expire
+        # by their commit time.
+        expiries = {o: o.commit_timestamp_ms + retention for o in committed}
+    else:
+        expiries = {o: expires_at(group, o, retention) for o in committed}
+    expired = [o for o, at in expiries.items() if at is not None and at <= now_ms]
+    if not offsets.delete_expired(group_id, expired, group):
+        return  # the group moved: its check stays due and decides again at the next sweep
     remaining = [at for at in expiries.values() if at is None or at > now_ms]
-    if not remaining and int(group.get("memberCount", 0)) == 0:
+    if not remaining and (group is None or int(group.get("memberCount", 0)) == 0):
         with contextlib.suppress(ConditionFailed):
-            store.dynamo.delete(
-                schema.group_key(group_id),
-                condition="#version = :version AND memberCount = :zero",
-                names={"#version": "version"},
-                values={":version": group.get("version", 0), ":zero": 0},
-            )
-            delete_group_items(store, group)
-            store.dynamo.delete(schema.retention_key(group_id))
-            return
+            if group is not None:
+                store.dynamo.delete(
+                    schema.group_key(group_id),
+                    condition="#version = :version AND memberCount = :zero",
+                    names={"#version": "version"},
+                    values={":version": group.get("version", 0), ":zero": 0},
+                )
+                delete_group_items(store, group, offsets=False)
+            if not offsets.fetch_all(group_id):
+                # Unless a commit re-armed it meanwhile (a new check item: another `dl`).
+                with contextlib.suppress(ConditionFailed):
+                    store.dynamo.delete(
+                        schema.retention_key(group_id),
+                        condition="#dl = :dl",
+                        names={"#dl": schema.DEADLINE},
+                        values={":dl": index_item[schema.DEADLINE]},
+                    )
+                return
+            # A commit landed after the read, before the group item went: its offsets are
+            # kept, under a simple group again (offset-fetch reads a group's offsets only
+            # while it has a group item), and expire from now on.
+            _recreate_simple_group(store, group_id, now_ms)
+            remaining = [now_ms + retention]
     upcoming = [at for at in remaining if at is not None]
     next_check = min([now_ms + min(retention, MAX_CHECK_INTERVAL_MS), *upcoming])
     store.dynamo.put(_check_item(group_id, next_check, store.settings.deadline_shards))

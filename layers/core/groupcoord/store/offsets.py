@@ -7,12 +7,21 @@ offset puts: the fencing rule is checked at the moment of the write (DESIGN.md i
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import schema
-from .dynamo import Dynamo, Put, TransactionCanceled, TransactItem
+from .dynamo import (
+    Check,
+    ConditionFailed,
+    Delete,
+    Dynamo,
+    Put,
+    TransactionCanceled,
+    TransactItem,
+)
 
 MAX_TRANSACTION_ITEMS = 100
 
@@ -109,6 +118,47 @@ class OffsetStore:
     def delete(self, group_id: str, partitions: Iterable[tuple[str, int]]) -> None:
         unique = dict.fromkeys(partitions)  # a batch may not name one key twice
         self.dynamo.batch_write(deletes=[schema.offset_key(group_id, t, p) for t, p in unique])
+
+    def delete_expired(
+        self, group_id: str, expired: Sequence[CommittedOffset], group: dict[str, Any] | None
+    ) -> bool:
+        """Delete offsets a retention check found expired, but none committed again since it
+        read them (each delete is conditioned on the commit timestamp it read), and only while
+        the group item is as it read it (`group`: None if it was absent), so that the decision
+        stands on the state it was made on. False when the group moved: that chunk deleted
+        nothing, and the next check decides again."""
+        key = schema.group_key(group_id)
+        if group is None:
+            guard = Check(key, "attribute_not_exists(pk)")
+        elif "version" in group:
+            guard = Check(key, "#v = :v", names={"#v": "version"}, values={":v": group["version"]})
+        else:
+            guard = Check(
+                key, "attribute_exists(pk) AND attribute_not_exists(#v)", {"#v": "version"}
+            )
+        deletes = [
+            Delete(
+                schema.offset_key(group_id, o.topic, o.partition),
+                condition="commitTimestamp = :ts",
+                values={":ts": o.commit_timestamp_ms},
+            )
+            for o in {(o.topic, o.partition): o for o in expired}.values()
+        ]
+        room = MAX_TRANSACTION_ITEMS - 1
+        for start in range(0, len(deletes), room):
+            chunk = deletes[start : start + room]
+            try:
+                self.dynamo.transact([guard, *chunk])
+            except TransactionCanceled as cancel:
+                if 0 in cancel.failed_conditions():
+                    return False
+                # Some were committed again meanwhile: delete the others one by one.
+                for delete in chunk:
+                    with contextlib.suppress(ConditionFailed):
+                        self.dynamo.delete(
+                            delete.key, condition=delete.condition, values=delete.values
+                        )
+        return True
 
     def delete_all(self, group_id: str) -> int:
         offsets = self.fetch_all(group_id)
