@@ -3,18 +3,16 @@ whose ids hold `#` or `%` are found again, with their offsets and members; nothi
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from groupcoord import runtime
-from groupcoord.http.handler import make_api_handler
-from groupcoord.http.routing import API_FUNCTION
-from groupcoord.local.events import LambdaContext, http_api_event
 from groupcoord.store import rekey, schema
 from groupcoord.store.store import Store
+from tests.support import in_process
+from tests.support.in_process import call
 
 HOSTILE = "team#a%b"
 
@@ -28,27 +26,12 @@ def store_now(configured: Store) -> Store:
     return store
 
 
-def call(api: str, body: dict[str, Any]) -> dict[str, Any]:
-    function = API_FUNCTION[api]
-    event = http_api_event(
-        "POST", f"/v1/{api}", json.dumps(body).encode(), {"content-type": "application/json"}
-    )
-    answer = make_api_handler(function)(event, LambdaContext(function))
-    assert answer["statusCode"] == 200, answer
-    return json.loads(answer["body"])
-
-
 def commit(group: str, offset: int) -> None:
-    body = {
-        "groupId": group,
-        "topics": [{"name": "t", "partitions": [{"partitionIndex": 1, "committedOffset": offset}]}],
-    }
-    assert call("offset-commit", body)["topics"][0]["partitions"][0]["errorCode"] == 0
+    in_process.commit(group, "t", 1, offset)
 
 
 def committed(group: str) -> int:
-    body = {"groups": [{"groupId": group, "topics": [{"name": "t", "partitionIndexes": [1]}]}]}
-    return call("offset-fetch", body)["groups"][0]["topics"][0]["partitions"][0]["committedOffset"]
+    return in_process.committed(group, "t", 1)
 
 
 def static_join(group: str) -> dict[str, Any]:
