@@ -140,7 +140,16 @@ class Settings:
             raise SettingsError(
                 "group.consumer.migration.policy must be one of " + ", ".join(MIGRATION_POLICIES)
             )
-        for attr in ("member_shards", "deadline_shards", "store_max_attempts", "sweep_interval_ms"):
+        at_least_one = (
+            "member_shards",
+            "deadline_shards",
+            "store_max_attempts",
+            "sweep_interval_ms",
+            "group_max_size",
+            "group_consumer_max_size",
+            "num_partitions",
+        )
+        for attr in at_least_one:
             if getattr(self, attr) < 1:
                 raise SettingsError(f"{attr} must be at least 1")
         if not 2 <= self.conversion_transaction_items <= 100:
@@ -154,9 +163,6 @@ class Settings:
                 "offset.metadata.max.bytes must be from 0 to "
                 f"{OFFSET_METADATA_MAX_BYTES_CEILING} (offset items stay far below 400 KB)"
             )
-        for attr in ("group_max_size", "group_consumer_max_size", "num_partitions"):
-            if getattr(self, attr) < 1:
-                raise SettingsError(f"{attr} must be at least 1")
         if self.conversion_lease_ms < 1:
             raise SettingsError("groupcoord.conversion.lease.ms must be at least 1")
 

@@ -11,9 +11,9 @@ from typing import Any
 import re2
 
 from ..errors import Errors
-from ..models.limits import REGEX_MAX_CHARS
+from ..models.limits import REGEX_MAX_CHARS, TOPIC_NAME_MAX_CHARS
 
-MAX_TOPIC_NAME_LENGTH = 249
+MAX_TOPIC_NAME_LENGTH = TOPIC_NAME_MAX_CHARS
 _LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
