@@ -31,19 +31,26 @@ from tests.support.classic_groups import write_classic_group
 MEMBERS = 250
 
 
+# Long enough that no member's session or the barrier runs out while a test drives hundreds of
+# joins one after another on a slow or busy machine (at 30 s, a full CI run's late, loaded moto
+# let the 250-member rejoin outlive the sessions).
+SESSION_MS = 300_000
+REBALANCE_MS = 600_000
+
+
 def _members(count: int, generation: int, now: int) -> list[ClassicMember]:
     return [
         ClassicMember(
             member_id=f"m-{i:04d}",
-            session_timeout_ms=30_000,
-            rebalance_timeout_ms=60_000,
-            expiry_ms=30_000,
+            session_timeout_ms=SESSION_MS,
+            rebalance_timeout_ms=REBALANCE_MS,
+            expiry_ms=SESSION_MS,
             protocol_type="consumer",
             protocols=(Protocol("range", b""),),
             joined_generation=generation,
             member_generation=generation,
             joined_at_ms=now - 1000 + i,
-            session_deadline_ms=now + 30_000,
+            session_deadline_ms=now + SESSION_MS,
         )
         for i in range(count)
     ]
@@ -67,7 +74,7 @@ def _stable_group(
         group_id,
         members,
         protocol="range",
-        rebalance_timeout_ms=60_000,
+        rebalance_timeout_ms=REBALANCE_MS,
         next_check_ms=next_check_ms,
         generation=generation,
     )
@@ -82,9 +89,9 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
         protocol_type="consumer",
         member_count=MEMBERS,
         protocol_counts={"range": MEMBERS},
-        rebalance_timeout_ms=60_000,
+        rebalance_timeout_ms=REBALANCE_MS,
         rebalance_started_ms=now - 10,
-        join_deadline_ms=now + 60_000,
+        join_deadline_ms=now + REBALANCE_MS,
         member_shards=store.settings.member_shards,
         # Due: the timer check lists the members and counts their joins itself (what heals a
         # join count that a crash lost).
@@ -106,7 +113,7 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
     after = {m.member_id: m for m in groups.members(settled, payloads=False)}
     assert len(after) == MEMBERS
     # Every member's session restarted with the new generation, beyond one transaction's reach.
-    assert all(m.session_deadline_ms == now + 30_000 for m in after.values())
+    assert all(m.session_deadline_ms == now + SESSION_MS for m in after.values())
     assert all(m.joined_generation == 5 for m in after.values())
 
 
@@ -118,8 +125,8 @@ def _join(store: Store, member_id: str) -> JoinGroupResponse | Accepted:
         {
             "groupId": "rejoin",
             "memberId": member_id,
-            "sessionTimeoutMs": 30_000,
-            "rebalanceTimeoutMs": 60_000,
+            "sessionTimeoutMs": SESSION_MS,
+            "rebalanceTimeoutMs": REBALANCE_MS,
             "protocolType": "consumer",
             # New metadata, as a consumer's Subscription carries its generation and partitions.
             "protocols": [{"name": "range", "metadata": "djI="}],
@@ -132,7 +139,7 @@ def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
     store: Store,
 ) -> None:
     now = runtime.now_ms()
-    _stable_group(store, "rejoin", _members(MEMBERS, 4, now), now + 30_000, generation=4)
+    _stable_group(store, "rejoin", _members(MEMBERS, 4, now), now + SESSION_MS, generation=4)
     groups = classic_store(store)
     group_key = schema.group_key("rejoin")[schema.PK]
     ids = [f"m-{i:04d}" for i in range(MEMBERS)]
@@ -182,7 +189,7 @@ def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
     """Three members: b joins and leaves again; the barrier must then wait for c (a count
     that kept b's join would close it without c), and close when c joins."""
     now = runtime.now_ms()
-    _stable_group(store, "rejoin", _members(3, 4, now), now + 30_000, generation=4)
+    _stable_group(store, "rejoin", _members(3, 4, now), now + SESSION_MS, generation=4)
     groups = classic_store(store)
     a, b, c = "m-0000", "m-0001", "m-0002"
     assert isinstance(_join(store, a), Accepted)  # starts the rebalance
@@ -289,7 +296,7 @@ def test_a_leave_does_not_list_the_members(store: Store) -> None:
     now = runtime.now_ms()
     count = 40
     members = _members(count, 3, now)
-    _stable_group(store, "leaving", members, next_check_ms=now + 30_000)
+    _stable_group(store, "leaving", members, next_check_ms=now + SESSION_MS)
     ctx = ApiContext(settings=store.settings, store=store, now_ms=now, endpoint="http://x")
     request = LeaveGroupRequest.model_validate(
         {"groupId": "leaving", "members": [{"memberId": "m-0007"}]}
