@@ -825,7 +825,7 @@ def build_consumer_group_direct(
     Returns the simulated members (their epochs set) and the build's phase times in seconds."""
     from groupcoord.core.consumer.member import ConsumerGroupMember
     from groupcoord.core.consumer.reconciliation import MemberAssignment
-    from groupcoord.service.consumer.common import consumer_store, reload
+    from groupcoord.service.consumer.common import reload
     from groupcoord.service.consumer.install import ensure_target_installed
     from groupcoord.store.consumer_groups import member_to_item as consumer_member_to_item
 
@@ -836,7 +836,7 @@ def build_consumer_group_direct(
     if failed is not None:
         raise RuntimeError(f"first member: {failed.status} {failed.body}")
     first = sim.ids[0]
-    cs = consumer_store(coordinator.store)
+    cs = coordinator.store.consumer
     group = reload(cs, group_id)
     assert group is not None
     now = runtime.now_ms()

@@ -3,6 +3,11 @@
 The endpoint is, in order: LOCALSTACK_ENDPOINT (opt-in LocalStack runs),
 GROUPCOORD_TEST_DYNAMODB_ENDPOINT (the moto server `.ci/run` starts), else a serialized moto
 server started in this process.
+
+The store's own tests, the HTTP-contract tests and the fuzzer run on that endpoint. The service
+tests (both protocols, offsets, migration, the client end to end) run `serve` on the store's
+in-memory adapter, which passes the same contract suite (tests/contract): the fast path. Set
+GROUPCOORD_TEST_SERVICE_STORE=dynamodb to run them on the endpoint too (a LocalStack run does).
 """
 
 from __future__ import annotations
@@ -44,6 +49,16 @@ def dynamodb_endpoint() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def service_endpoint(dynamodb_endpoint: str) -> str | None:
+    """Where the service tests' `serve` keeps its state: None for the in-memory adapter, else
+    the DynamoDB endpoint (see the module docstring)."""
+    on_dynamodb = os.environ.get("GROUPCOORD_TEST_SERVICE_STORE") == "dynamodb" or bool(
+        os.environ.get("LOCALSTACK_ENDPOINT")
+    )
+    return dynamodb_endpoint if on_dynamodb else None
+
+
 @pytest.fixture
 def store(dynamodb_endpoint: str) -> Store:
     """The store on a fresh table of the test endpoint."""
@@ -70,8 +85,15 @@ def configured(store: Store) -> Iterator[Store]:
 
 
 @pytest.fixture(scope="session")
-def served(dynamodb_endpoint: str) -> Iterator[str]:
-    """One `groupcoord serve` for the tests that share it (they use unique names)."""
+def served(service_endpoint: str | None) -> Iterator[str]:
+    """One `groupcoord serve` for the service tests that share it (they use unique names)."""
+    with running_serve(service_endpoint) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def served_on_dynamodb(dynamodb_endpoint: str) -> Iterator[str]:
+    """One `groupcoord serve` on the DynamoDB endpoint, for the HTTP-contract tests."""
     with running_serve(dynamodb_endpoint) as url:
         yield url
 
@@ -79,3 +101,8 @@ def served(dynamodb_endpoint: str) -> Iterator[str]:
 @pytest.fixture
 def api(served: str) -> Api:
     return Api(served)
+
+
+@pytest.fixture
+def contract_api(served_on_dynamodb: str) -> Api:
+    return Api(served_on_dynamodb)

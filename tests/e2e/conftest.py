@@ -12,8 +12,8 @@ from tests.support.servers import running_serve
 
 
 @pytest.fixture(scope="session")
-def coordinator(dynamodb_endpoint: str) -> Iterator[str]:
+def coordinator(service_endpoint: str | None) -> Iterator[str]:
     """One `groupcoord serve` with the e2e timers for the tests that share it (they use
     unique group and topic names); yields its base URL."""
-    with running_serve(dynamodb_endpoint, settings=SETTINGS) as url:
+    with running_serve(service_endpoint, settings=SETTINGS) as url:
         yield url

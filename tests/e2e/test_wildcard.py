@@ -1,5 +1,5 @@
 """Wildcard subscriptions: a topic created later that matches the pattern reaches the group.
-Classic members match it themselves from `metadata` (seed 000); consumer-protocol members send
+Classic members match it themselves from `metadata`; consumer-protocol members send
 `subscribedTopicRegex` and the coordinator matches it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The whole contract fuzzed (issue 13, point 5): every operation of docs/openapi.json driven
+"""The whole contract fuzzed: every operation of docs/openapi.json driven
 with generated valid and invalid bodies against a running `groupcoord serve`.
 
 Every answer must keep the document's promises:

@@ -1,4 +1,4 @@
-"""Every error code of PROTOCOL.md's classic section, each in its own test, over HTTP."""
+"""Every error code of the classic protocol, each in its own test, over HTTP."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from tests.support.servers import running_serve
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> str:
-    return shared_serve(dynamodb_endpoint, FAST_SETTINGS)
+def url(service_endpoint: str | None) -> str:
+    return shared_serve(service_endpoint, FAST_SETTINGS)
 
 
 @pytest.fixture
@@ -169,8 +169,8 @@ def test_expired_pending_member_id_is_25(url: str) -> None:
     assert client.join_once().body["errorCode"] == 25
 
 
-def test_join_of_a_full_group_is_81(dynamodb_endpoint: str) -> None:
-    with running_serve(dynamodb_endpoint, {**FAST_SETTINGS, "group.max.size": "2"}) as small:
+def test_join_of_a_full_group_is_81(service_endpoint: str | None) -> None:
+    with running_serve(service_endpoint, {**FAST_SETTINGS, "group.max.size": "2"}) as small:
         group_id = unique("g")
         leader, follower = two_stable_members(small, group_id)
         third = member(small, group_id)

@@ -1,5 +1,5 @@
 """The initial rebalance delay of an empty classic group is capped by the rebalance timeout,
-as Kafka's InitialDelayedJoin caps it (issue 20): members that keep arriving extend the delay
+as Kafka's InitialDelayedJoin caps it: members that keep arriving extend the delay
 only within what is left of the first member's rebalance timeout."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ ARRIVALS_S = 6.0
 
 @pytest.mark.parametrize("history", ["new group", "emptied group"])
 def test_continuous_arrivals_do_not_hold_the_first_rebalance_past_its_rebalance_timeout(
-    dynamodb_endpoint: str, history: str
+    service_endpoint: str | None, history: str
 ) -> None:
     url = shared_serve(
-        dynamodb_endpoint,
+        service_endpoint,
         {
             "group.initial.rebalance.delay.ms": str(INITIAL_DELAY_MS),
             "group.min.session.timeout.ms": "100",

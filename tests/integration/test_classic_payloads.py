@@ -1,6 +1,6 @@
 """A classic member's protocol metadata and assignment live on a payload item of their own
 (store/classic_groups.py): the member item that every heartbeat and commit fence rewrites stays
-small whatever the member owns (DESIGN.md "Cost is a feature"), the payload is read where it is
+small whatever the member owns (one write unit per heartbeat), the payload is read where it is
 used, and it goes whenever its member goes."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from groupcoord.errors import Errors
 from groupcoord.models.classic import HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest
 from groupcoord.models.groups import DeleteGroupsRequest, DescribeGroupsRequest
 from groupcoord.models.offsets import OffsetCommitRequest
-from groupcoord.service.classic.common import classic_store, load, settle
+from groupcoord.service.classic.common import load, settle
 from groupcoord.service.classic.describe import describe_groups
 from groupcoord.service.classic.heartbeat import heartbeat
 from groupcoord.service.classic.leave import leave_group
@@ -187,5 +187,5 @@ def test_stray_payloads_go_and_the_members_stay(store: Store) -> None:
     group_id, _, ids = _stable_group(store, 4, 2)
     shards = store.settings.member_shards
     store.dynamo.put({**schema.payload_key(group_id, "gone", shards), "kind": "x"})
-    classic_store(store).delete_stray_payloads(group_id, shards)
+    store.classic.delete_stray_payloads(group_id, shards)
     assert sorted(p[schema.SK] for p in _payloads(store, group_id)) == ids

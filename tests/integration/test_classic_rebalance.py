@@ -30,8 +30,8 @@ SETTLE_S = 20
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> str:
-    return shared_serve(dynamodb_endpoint, FAST_SETTINGS)
+def url(service_endpoint: str | None) -> str:
+    return shared_serve(service_endpoint, FAST_SETTINGS)
 
 
 @pytest.fixture
@@ -177,7 +177,7 @@ def test_cooperative_rebalance_never_moves_a_partition_directly(
 def test_three_consumers_survive_a_crash_and_a_graceful_leave(
     api: Api, url: str, consumers
 ) -> None:
-    """The issue's "done when": disjoint assignments covering every partition; a crashed
+    """What a classic group must do: disjoint assignments covering every partition; a crashed
     member's partitions move within the session timeout plus one heartbeat interval; a leaving
     member's partitions move at the survivors' next heartbeat."""
     topics = {create_topic(api, 7): 7}
@@ -202,7 +202,7 @@ def test_three_consumers_survive_a_crash_and_a_graceful_leave(
     assert all(c.heartbeat_interval_ms == 300 for c in members)
 
     # A crash: no leave, no heartbeat. The others take its partitions once its session runs
-    # out and their next heartbeat answers 27. The issue asks for the session timeout plus one
+    # out and their next heartbeat answers 27. The bound is the session timeout plus one
     # heartbeat interval; we allow BUSY_SLACK_S more for the rebalance round trips on a busy
     # machine (with both cores taken by other programs, a rejoin and sync took 3 s and more).
     crashed, survivors = members[0], members[1:]

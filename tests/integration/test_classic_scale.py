@@ -1,6 +1,6 @@
 """A classic group too big for one transaction: its barrier still completes atomically enough
 (idempotent member writes first, the group flip last); and a big group's rebalance does not
-write its group item once per join (DESIGN.md 4b): known members' joins are counted on per-shard
+write its group item once per join (no hot key): known members' joins are counted on per-shard
 counter items, and the last join closes the barrier."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from groupcoord.core.classic.model import (
 )
 from groupcoord.errors import Errors
 from groupcoord.models.classic import JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest
-from groupcoord.service.classic.common import classic_store, load, settle
+from groupcoord.service.classic.common import load, settle
 from groupcoord.service.classic.join import join_group
 from groupcoord.service.classic.leave import leave_group
 from groupcoord.service.context import ApiContext
@@ -98,7 +98,7 @@ def test_a_join_barrier_of_250_members_completes(store: Store) -> None:
         next_check_ms=now,
     )
     members = [replace(m, session_deadline_ms=now + 100) for m in _members(MEMBERS, 5, now)]
-    groups = classic_store(store)
+    groups = store.classic
     groups.commit(ClassicTransition(group=group, expected_version=None))
     _write(store, group, members)
 
@@ -140,7 +140,7 @@ def test_known_members_rejoining_a_250_member_group_never_write_its_group_item(
 ) -> None:
     now = runtime.now_ms()
     _stable_group(store, "rejoin", _members(MEMBERS, 4, now), now + SESSION_MS, generation=4)
-    groups = classic_store(store)
+    groups = store.classic
     group_key = schema.group_key("rejoin")[schema.PK]
     ids = [f"m-{i:04d}" for i in range(MEMBERS)]
 
@@ -190,7 +190,7 @@ def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
     that kept b's join would close it without c), and close when c joins."""
     now = runtime.now_ms()
     _stable_group(store, "rejoin", _members(3, 4, now), now + SESSION_MS, generation=4)
-    groups = classic_store(store)
+    groups = store.classic
     a, b, c = "m-0000", "m-0001", "m-0002"
     assert isinstance(_join(store, a), Accepted)  # starts the rebalance
     assert isinstance(_join(store, b), Accepted)
@@ -214,7 +214,7 @@ def test_a_leave_during_the_barrier_uncounts_its_join(store: Store) -> None:
 
 
 def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> None:
-    """A crash between a member's join and its count (DESIGN.md 5): every member has joined
+    """A crash between a member's join and its count (crash recovery): every member has joined
     but the counters are one short; the group's next timer check lists the members and closes
     the barrier, well before the rebalance timeout."""
     now = runtime.now_ms()
@@ -231,7 +231,7 @@ def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> No
         member_shards=store.settings.member_shards,
         next_check_ms=now + 300,
     )
-    groups = classic_store(store)
+    groups = store.classic
     groups.commit(ClassicTransition(group=group, expected_version=None))
     members = _members(2, 5, now)  # both joined for generation 5 ...
     _write(store, group, members)
@@ -253,8 +253,8 @@ def test_a_lost_join_count_is_healed_by_the_next_timer_check(store: Store) -> No
 
 
 def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
-    """Requests that find a group's timer check due do not all list its members (DESIGN.md
-    4b): the first claims the check; one that read the group before the claim goes on without
+    """Requests that find a group's timer check due do not all list its members (no hot
+    key): the first claims the check; one that read the group before the claim goes on without
     scanning; a claimant that died leaves the check due again once its claim ends."""
     from groupcoord.service.classic.common import CHECK_CLAIM_MS
 
@@ -264,7 +264,7 @@ def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
     members[-1] = replace(members[-1], session_deadline_ms=now - 5)  # dead
     members[-2] = replace(members[-2], session_deadline_ms=now + 100)  # dies in 100 ms
     _stable_group(store, "claimed", members, next_check_ms=now - 5)
-    groups = classic_store(store)
+    groups = store.classic
 
     first, second = load(store, "claimed"), load(store, "claimed")
     assert first is not None and second is not None
@@ -291,7 +291,7 @@ def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
 
 def test_a_leave_does_not_list_the_members(store: Store) -> None:
     """A leave from a Stable group writes the group on a bound of its next timer check instead
-    of reading every member (DESIGN.md 4b); the check then fires no later than any remaining
+    of reading every member (no hot key); the check then fires no later than any remaining
     member's session deadline."""
     now = runtime.now_ms()
     count = 40

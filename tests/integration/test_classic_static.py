@@ -24,8 +24,8 @@ from tests.support.classic_client import (
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> str:
-    return shared_serve(dynamodb_endpoint, FAST_SETTINGS)
+def url(service_endpoint: str | None) -> str:
+    return shared_serve(service_endpoint, FAST_SETTINGS)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Online downgrade of a consumer group to a classic group (issue 6 item 4), over HTTP: when the
+"""Online downgrade of a consumer group to a classic group, over HTTP: when the
 last consumer-protocol member of a mixed group leaves or expires, the classic-protocol members
 that remain find a classic group (generation = group epoch, PreparingRebalance), rejoin it as
 ordinary classic members and converge; commits follow the classic rules; no partition is held
@@ -42,21 +42,21 @@ SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> Iterator[str]:
-    with running_serve(dynamodb_endpoint, settings=SETTINGS) as base:
+def url(service_endpoint: str | None) -> Iterator[str]:
+    with running_serve(service_endpoint, settings=SETTINGS) as base:
         yield base
 
 
 @pytest.fixture(scope="module")
-def staged_url(dynamodb_endpoint: str) -> Iterator[str]:
-    with running_serve(dynamodb_endpoint, settings={**SETTINGS, **STAGED}) as base:
+def staged_url(service_endpoint: str | None) -> Iterator[str]:
+    with running_serve(service_endpoint, settings={**SETTINGS, **STAGED}) as base:
         yield base
 
 
 @pytest.fixture(scope="module")
-def upgrade_only_url(dynamodb_endpoint: str) -> Iterator[str]:
+def upgrade_only_url(service_endpoint: str | None) -> Iterator[str]:
     settings = {**SETTINGS, "group.consumer.migration.policy": "upgrade"}
-    with running_serve(dynamodb_endpoint, settings=settings) as base:
+    with running_serve(service_endpoint, settings=settings) as base:
         yield base
 
 

@@ -24,10 +24,10 @@ HB = "consumer-group-heartbeat"
 
 
 @pytest.fixture(scope="module")
-def consumer_served(dynamodb_endpoint: str) -> Iterator[str]:
+def consumer_served(service_endpoint: str | None) -> Iterator[str]:
     """A coordinator on a table of this module's own: moto's TransactWriteItems deep-copies
     the whole table per item, so a table shared with every other module slows each join."""
-    with running_serve(dynamodb_endpoint, settings=IMMEDIATE_INSTALLS) as url:
+    with running_serve(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
         yield url
 
 
@@ -257,9 +257,9 @@ def test_classic_group_with_members_is_not_a_consumer_group(api: Api) -> None:
     assert describe(api, group)["errorCode"] == 69
 
 
-def test_group_max_size_answers_81(dynamodb_endpoint: str) -> None:
+def test_group_max_size_answers_81(service_endpoint: str | None) -> None:
     with running_serve(
-        dynamodb_endpoint, settings={**IMMEDIATE_INSTALLS, "group.consumer.max.size": "2"}
+        service_endpoint, settings={**IMMEDIATE_INSTALLS, "group.consumer.max.size": "2"}
     ) as url:
         api = Api(url)
         group = unique("g")

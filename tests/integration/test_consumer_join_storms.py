@@ -12,7 +12,7 @@ import pytest
 
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
-from groupcoord.service.consumer.common import consumer_store, reload
+from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.expiry import SCAN_ID, SCAN_LEASE_MS
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext
@@ -98,7 +98,7 @@ def test_a_scan_keeps_its_result_when_a_join_lands_after_its_read(
     topic, group = unique("t"), unique("g")
     store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
     first = join(store, group, topic, "m-0")
-    cs = consumer_store(store)
+    cs = store.consumer
     record = reload(cs, group)
     assert record is not None
     cs.update_group(record, cs.deadline_fields(group, int(time.time() * 1000) - 1)[0])  # due

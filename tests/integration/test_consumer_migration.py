@@ -1,4 +1,4 @@
-"""Classic <-> consumer migration over HTTP (issue 6): Empty groups converted by the other
+"""Classic <-> consumer migration over HTTP: Empty groups converted by the other
 protocol's first request, with their committed offsets kept."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def api(dynamodb_endpoint: str) -> Iterator[Api]:
-    with running_serve(dynamodb_endpoint, settings=SETTINGS) as url:
+def api(service_endpoint: str | None) -> Iterator[Api]:
+    with running_serve(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 
@@ -239,7 +239,7 @@ def test_consumer_heartbeat_and_join_race_for_an_empty_group(api: Api) -> None:
     assert len(describe(api, group)["members"]) == 2
 
 
-# --- refusals of an upgrade (issue 6 item 2) ---
+# --- refusals of an upgrade ---
 
 
 def static_join(api: Api, group: str, instance: str, protocol_type: str = "consumer") -> None:
@@ -262,20 +262,22 @@ def upgrade_attempt(api: Api, group: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def upgrade_only_api(dynamodb_endpoint: str) -> Iterator[Api]:
+def upgrade_only_api(service_endpoint: str | None) -> Iterator[Api]:
     settings = {
         **SETTINGS,
         "group.consumer.migration.policy": "upgrade",
         "group.consumer.max.size": "1",
     }
-    with running_serve(dynamodb_endpoint, settings=settings) as url:
+    with running_serve(service_endpoint, settings=settings) as url:
         yield Api(url)
 
 
 @pytest.mark.parametrize("policy", ["disabled", "downgrade"])
-def test_upgrade_refused_when_the_policy_forbids_it(dynamodb_endpoint: str, policy: str) -> None:
+def test_upgrade_refused_when_the_policy_forbids_it(
+    service_endpoint: str | None, policy: str
+) -> None:
     settings = {**SETTINGS, "group.consumer.migration.policy": policy}
-    with running_serve(dynamodb_endpoint, settings=settings) as url:
+    with running_serve(service_endpoint, settings=settings) as url:
         api = Api(url)
         group = unique("g")
         static_join(api, group, "i-1")

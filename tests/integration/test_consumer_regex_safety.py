@@ -1,4 +1,4 @@
-"""Issue 13, no request can stall the service: subscribedTopicRegex is evaluated by RE2 on every
+"""No request can stall the service: subscribedTopicRegex is evaluated by RE2 on every
 path (the heartbeat, create-topics and delete-topics notifying the groups, the sweeper redoing
 a notification), so a pattern that makes a backtracking engine run for hours answers at once;
 a pattern RE2 refuses is 128 INVALID_REGULAR_EXPRESSION and changes nothing."""
@@ -34,9 +34,9 @@ QUICK_SWEEP_S = 10.0
 
 
 @pytest.fixture(scope="module")
-def regex_served(dynamodb_endpoint: str) -> Iterator[str]:
+def regex_served(service_endpoint: str | None) -> Iterator[str]:
     """A coordinator on a table of this module's own (see test_consumer_heartbeat_api.py)."""
-    with running_serve(dynamodb_endpoint, settings=IMMEDIATE_INSTALLS) as url:
+    with running_serve(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
         yield url
 
 

@@ -1,9 +1,9 @@
-"""A 5,000-member consumer group over 100,000 partitions (DESIGN.md invariant 4), and what a
+"""A 5,000-member consumer group over 100,000 partitions (bounded items), and what a
 join costs as the group grows.
 
 Driving 5,000 joins over HTTP would take minutes on moto (whose TransactWriteItems deep-copies
 the whole table once per item), so this runs the store and service code on the in-memory
-DynamoDB of tests/support/memory_dynamodb.py, which enforces the item and transaction limits.
+DynamoDB of groupcoord/store/memory.py, which enforces the item and transaction limits.
 The group is grown in the store directly (member items written as if the members had joined
 while an install was running, which is what a burst of joins leaves behind), then the real
 service code takes over: the install (`ensure_target_installed`), reconciling heartbeats, and a
@@ -31,18 +31,18 @@ from groupcoord.core.consumer.assignment import size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
-from groupcoord.service.consumer.common import consumer_store, reload
+from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
 from groupcoord.store.dynamo import Dynamo
+from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
 from tests.support.consumer_scale import add_joined_members, largest_items
-from tests.support.memory_dynamodb import MemoryDynamoClient
 from tests.support.servers import IMMEDIATE_INSTALLS
 
 MEMBERS = int(os.environ.get("GROUPCOORD_SCALE_MEMBERS", "5000"))
@@ -142,7 +142,7 @@ def test_the_uniform_assignor_computes_a_5000_member_target_quickly() -> None:
 
 def test_a_5000_member_group_over_100000_partitions(store: Store, topics: list[str]) -> None:
     group = unique("scale-g")
-    cs = consumer_store(store)
+    cs = store.consumer
     with recording(store.dynamo) as rec:
         # The first member gets all 100,000 partitions: its item must still be small.
         first = heartbeat(store, join_body(group, "first", topics))

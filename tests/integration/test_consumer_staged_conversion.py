@@ -1,5 +1,5 @@
-"""A protocol conversion too large for one transaction is staged, then flipped (issue 6 item 5,
-store/conversion.py), and a crash in the middle leaves a group that the next request rolls back
+"""A protocol conversion too large for one transaction is staged, then flipped
+(store/conversion.py), and a crash in the middle leaves a group that the next request rolls back
 or completes. Over HTTP: the request that converts runs on a `serve` whose
 `groupcoord.fault.crash.at` makes it die at the named point (a 500, as a Lambda timeout leaves
 things); a second `serve` on the same table answers everything else, as another Lambda would.

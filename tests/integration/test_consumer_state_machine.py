@@ -1,9 +1,9 @@
-"""A hypothesis state machine over the consumer protocol (issue 4): random joins, leaves,
+"""A hypothesis state machine over the consumer protocol: random joins, leaves,
 heartbeats with and without acknowledging revocations, member crashes (the process dies) and
 request crashes (the coordinator dies between two DynamoDB writes: a Lambda timeout).
 
 It runs the real service and store code (heartbeat, install, expiry, describe) on the
-in-memory DynamoDB of tests/support/memory_dynamodb.py, with a model clock, so hundreds of
+in-memory DynamoDB of groupcoord/store/memory.py, with a model clock, so hundreds of
 steps take a second. After every step:
 - no partition is held (assigned or pending revocation) by two member items, and
 - every live client that is still a member holds only what its member item holds, so no two
@@ -32,14 +32,14 @@ from groupcoord.models.consumer import (
     ConsumerGroupHeartbeatRequest,
 )
 from groupcoord.service.consumer import common, heartbeat, install
-from groupcoord.service.consumer.common import consumer_store, reload
+from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.describe import consumer_group_describe
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store.dynamo import Dynamo
+from groupcoord.store.memory import Crash, MemoryDynamoClient
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
-from tests.support.memory_dynamodb import Crash, MemoryDynamoClient
 
 SESSION_MS = 45_000
 MAX_LIVE = 5
@@ -88,7 +88,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         cfg = Settings.from_mapping({"groupcoord.table.name": "sm"})
         self.store = Store(Dynamo(self.client, cfg.table_name), cfg)
         self.store.ensure_table()
-        self.cs = consumer_store(self.store)
+        self.cs = self.store.consumer
         self.group = "g"
         self.clients: list[Client] = []
         self.topic_names: list[str] = []

@@ -24,8 +24,8 @@ SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def fast(dynamodb_endpoint: str) -> Iterator[Api]:
-    with running_serve(dynamodb_endpoint, settings=SETTINGS) as url:
+def fast(service_endpoint: str | None) -> Iterator[Api]:
+    with running_serve(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 

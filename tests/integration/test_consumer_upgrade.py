@@ -1,5 +1,5 @@
-"""Online upgrade of a classic group with members, and the mixed groups it leaves (issue 6
-items 2 and 3), over HTTP: classic consumers (kafka-python's protocol classes and assignors,
+"""Online upgrade of a classic group with members, and the mixed groups it leaves,
+over HTTP: classic consumers (kafka-python's protocol classes and assignors,
 tests/support/classic_client.py) restart one by one on the consumer protocol, with commits from
 both kinds of member accepted or fenced, and no partition ever held by two members."""
 
@@ -25,8 +25,8 @@ PARTITIONS = 6
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> Iterator[str]:
-    with running_serve(dynamodb_endpoint, settings=FAST_SETTINGS) as base:
+def url(service_endpoint: str | None) -> Iterator[str]:
+    with running_serve(service_endpoint, settings=FAST_SETTINGS) as base:
         yield base
 
 
@@ -36,8 +36,8 @@ STAGED = {"groupcoord.conversion.transaction.items": "2"}
 
 
 @pytest.fixture(scope="module")
-def staged_url(dynamodb_endpoint: str) -> Iterator[str]:
-    with running_serve(dynamodb_endpoint, settings={**FAST_SETTINGS, **STAGED}) as base:
+def staged_url(service_endpoint: str | None) -> Iterator[str]:
+    with running_serve(service_endpoint, settings={**FAST_SETTINGS, **STAGED}) as base:
         yield base
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.support.api import Api
+
+
+@pytest.fixture
+def api(contract_api: Api) -> Api:
+    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
+    return contract_api
 
 
 def test_find_coordinator_names_this_endpoint_for_every_key(api: Api) -> None:

@@ -1,4 +1,4 @@
-"""API.md's error model: 400 naming the field (and nothing written), 404, 405, 413, headers."""
+"""The HTTP error model: 400 naming the field (and nothing written), 404, 405, 413, headers."""
 
 from __future__ import annotations
 
@@ -10,6 +10,12 @@ import pytest
 from groupcoord.models.limits import CLIENT_ID_MAX_CHARS
 from groupcoord.models.registry import API_NAMES
 from tests.support.api import Api
+
+
+@pytest.fixture
+def api(contract_api: Api) -> Api:
+    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
+    return contract_api
 
 
 def missing(api: Api, topic: str) -> bool:
@@ -100,7 +106,7 @@ def test_correlation_id_is_echoed_and_throttle_time_is_present(api: Api) -> None
 
 @pytest.mark.parametrize("api_name", sorted(API_NAMES))
 def test_an_empty_body_is_not_json_on_every_api(api: Api, api_name: str) -> None:
-    # Not even the APIs whose fields all have defaults read it as {} (issue 20).
+    # Not even the APIs whose fields all have defaults read it as {}.
     for raw in (b"", b"  \n"):
         answer = api.call(api_name, raw=raw)
         assert answer.status == 400, (api_name, answer)

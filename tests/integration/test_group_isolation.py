@@ -1,14 +1,21 @@
-"""No group id reaches another group's items (issue 13): offsets, members and deletes of one
+"""No group id reaches another group's items: offsets, members and deletes of one
 group never touch another's, however its id is spelled. Over HTTP against `serve`."""
 
 from __future__ import annotations
 
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.api import Api
+
+
+@pytest.fixture
+def api(contract_api: Api) -> Api:
+    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
+    return contract_api
 
 
 def _topic(api: Api) -> str:
@@ -80,7 +87,7 @@ def _members(api: Api, group: str) -> list[str]:
 
 
 def test_deleting_a_group_keeps_the_groups_named_like_its_items(api: Api) -> None:
-    # The issue's scenario: deleting `baz` took `baz#P3` and `baz#I` (its payload and instance
+    # The bug key escaping fixed: deleting `baz` took `baz#P3` and `baz#I` (its payload and instance
     # partition keys) with it.
     topic = _topic(api)
     base = f"baz-{uuid.uuid4().hex[:6]}"

@@ -1,4 +1,4 @@
-"""Every input bounded, every bound a clear answer (issue 13, docs/limits.md): the inputs that
+"""Every input bounded, every bound a clear answer (docs/limits.md): the inputs that
 used to reach DynamoDB and answer 500 are refused with a 400 naming the field, or Kafka's
 in-band error, and change nothing. (Commit metadata over offset.metadata.max.bytes, Kafka's
 per-partition 12, is tested in test_offsets_classic.py.)"""
@@ -12,6 +12,12 @@ import pytest
 
 from groupcoord.models import limits
 from tests.support.api import Api
+
+
+@pytest.fixture
+def api(contract_api: Api) -> Api:
+    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
+    return contract_api
 
 
 def _group() -> str:

@@ -24,8 +24,8 @@ SESSION_MS = 10_000
 
 
 @pytest.fixture(scope="module")
-def api(dynamodb_endpoint: str) -> Iterator[Api]:
-    with running_serve(dynamodb_endpoint, settings=SETTINGS) as url:
+def api(service_endpoint: str | None) -> Iterator[Api]:
+    with running_serve(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from groupcoord.settings import Settings
 from groupcoord.store import schema
-from groupcoord.store.consumer_groups import ConsumerGroupStore, group_from_item
+from groupcoord.store.consumer_groups import group_from_item
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, settle, unique
@@ -109,7 +109,7 @@ def test_a_legacy_member_record_reads_as_all_assigned_at_the_member_epoch(
     assert item is not None and item.get("assignedAt"), "assignment epochs are stored"
     legacy = {k: v for k, v in item.items() if k != "assignedAt"}  # written the old way
     store.dynamo.put(legacy)
-    assert ConsumerGroupStore(store.dynamo, 16).member(group, a.member_id, consistent=True)
+    assert store.consumer.member(group, a.member_id, consistent=True)
     assert commit(api, a, 3, [(t, 1)]) == [113]  # every partition now "assigned at 5"
     assert commit(api, a, 5, [(t, 1)]) == [0]
 

@@ -1,6 +1,7 @@
-"""A commit that lands between the retention check's read and its delete is kept (issue 17,
-point 4): the check's deletes are conditioned on what it read. In-process, on the test
-endpoint, with the commit injected right after the check has read the offsets."""
+"""A commit that lands between the retention check's read and its delete is kept
+(docs/offsets.md, "Retention"): the check's deletes are conditioned on what it read.
+In-process, on the test endpoint, with the commit injected right after the check has read the
+offsets."""
 
 from __future__ import annotations
 
@@ -68,4 +69,4 @@ def test_an_expired_offset_nobody_touched_is_still_deleted(short_retention: Stor
     check = short_retention.dynamo.get(schema.retention_key("h"))
     assert check is not None
     offset_retention.check_retention(short_retention, check, runtime.now_ms() + 10 * RETENTION_MS)
-    assert OffsetStore(short_retention.dynamo).fetch_all("h") == []
+    assert short_retention.offsets.fetch_all("h") == []

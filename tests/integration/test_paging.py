@@ -24,6 +24,12 @@ from groupcoord.topic_ids import new_topic_id
 from tests.support.api import Api
 
 
+@pytest.fixture
+def api(contract_api: Api) -> Api:
+    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
+    return contract_api
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
@@ -306,9 +312,9 @@ def start_classic_group(api: Api, group: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def groups(served: str) -> dict[str, set[str]]:
+def groups(served_on_dynamodb: str) -> dict[str, set[str]]:
     """Ten groups: four consumer groups with a member, three emptied ones, three classic."""
-    api = Api(served)
+    api = Api(served_on_dynamodb)
     prefix = unique("paging")
     made: dict[str, set[str]] = {"live": set(), "emptied": set(), "classic": set()}
     for i in range(4):

@@ -415,7 +415,7 @@ def test_every_environment_variable_is_a_known_setting(cfn, functions):
         assert set(variables) >= POWERTOOLS_VARS, name
         assert variables["POWERTOOLS_SERVICE_NAME"] == "groupcoord"
         assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "groupcoord"
-        # No member metadata, assignments, hosts or offset metadata in X-Ray (issue 17).
+        # No member metadata, assignments, hosts or offset metadata in X-Ray.
         assert variables["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false", name
         assert variables["POWERTOOLS_TRACER_CAPTURE_ERROR"] == "false", name
         table_var = env_var_name("groupcoord.table.name")

@@ -1,7 +1,7 @@
 """Throttling by DynamoDB: the store retries (bounded, jittered) and, when the throttling
-outlasts the retries, the API answers 429 with Retry-After (API.md "Throttling by the store")
-and has changed nothing. A throttling proxy in front of the test endpoint fails the chosen
-DynamoDB operations."""
+outlasts the retries, the API answers 429 with Retry-After
+(docs/table-layout.md, "Retries, throttling and cost accounting") and has changed nothing. A
+throttling proxy in front of the test endpoint fails the chosen DynamoDB operations."""
 
 from __future__ import annotations
 

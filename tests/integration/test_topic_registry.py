@@ -358,7 +358,7 @@ def test_sweep_skips_overdue_items_of_unknown_kind(store: Store) -> None:
     assert report.as_dict() == {"overdue": 1, "completed": {}, "failed": 0}
 
 
-# --- metering of registry calls (DESIGN.md "Cost is a feature") ---
+# --- metering of registry calls (store/capacity.py) ---
 
 
 def test_create_costs_one_transaction_two_queries_one_bump_per_group_and_a_delete(

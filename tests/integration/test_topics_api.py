@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
+
 from tests.support.api import Api
+
+
+@pytest.fixture
+def api(contract_api: Api) -> Api:
+    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
+    return contract_api
+
 
 TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 ZERO_ID = "AAAAAAAAAAAAAAAAAAAAAA"

@@ -1,4 +1,4 @@
-"""A small classic-protocol client for the tests, speaking API.md over HTTP.
+"""A small classic-protocol client for the tests, speaking the HTTP contract.
 
 `ClassicClient` is one member's raw requests: the two-step join (79), polling of the 202
 "registered, not complete" answers until the 200, sync, heartbeat, leave.
@@ -49,7 +49,7 @@ REBALANCE_IN_PROGRESS = 27
 MEMBER_ID_REQUIRED = 79
 FENCED_INSTANCE_ID = 82
 
-# Short settings the classic tests run with (API.md: any value may be set low for tests).
+# Short settings the classic tests run with (any value may be set low for tests).
 FAST_SETTINGS = {
     "group.initial.rebalance.delay.ms": "200",
     "group.min.session.timeout.ms": "100",
@@ -82,7 +82,7 @@ _STACK = contextlib.ExitStack()
 atexit.register(_STACK.close)
 
 
-def shared_serve(dynamodb_endpoint: str, settings: dict[str, str] | None = None) -> str:
+def shared_serve(dynamodb_endpoint: str | None, settings: dict[str, str] | None = None) -> str:
     """The base URL of a `groupcoord serve` with these settings, started on first use and
     stopped when the test process exits."""
     key = (dynamodb_endpoint, tuple(sorted((settings or {}).items())))

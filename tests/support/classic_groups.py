@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from groupcoord.core.classic.model import STABLE, ClassicGroup, ClassicMember
-from groupcoord.service.classic.common import classic_store
 from groupcoord.store.classic_groups import ClassicTransition, member_items
 from groupcoord.store.store import Store
 
@@ -44,5 +43,5 @@ def write_classic_group(
         created_at_ms=created_at_ms,
     )
     store.dynamo.batch_write(puts=[i for m in members for i in member_items(group, m)])
-    classic_store(store).commit(ClassicTransition(group=group, expected_version=None))
+    store.classic.commit(ClassicTransition(group=group, expected_version=None))
     return group

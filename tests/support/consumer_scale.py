@@ -6,7 +6,7 @@ from __future__ import annotations
 from groupcoord import runtime
 from groupcoord.core.consumer.member import ConsumerGroupMember
 from groupcoord.core.consumer.reconciliation import MemberAssignment
-from groupcoord.service.consumer.common import consumer_store, reload
+from groupcoord.service.consumer.common import reload
 from groupcoord.store import capacity, schema
 from groupcoord.store.consumer_groups import member_to_item
 from groupcoord.store.store import Store
@@ -14,7 +14,7 @@ from groupcoord.store.store import Store
 
 def largest_items(store: Store, group_id: str) -> tuple[int, int]:
     """The largest member item and the group item of a group, in bytes (DynamoDB's rules)."""
-    group = reload(consumer_store(store), group_id)
+    group = reload(store.consumer, group_id)
     assert group is not None
     largest = 0
     for pk in schema.member_pks(group_id, group.member_shards):
@@ -34,7 +34,7 @@ def add_joined_members(
 ) -> list[str]:
     """`count` members that joined (epoch bumped, member written) while no install ran yet:
     what a burst of joins leaves for the next install."""
-    cs = consumer_store(store)
+    cs = store.consumer
     group = reload(cs, group_id)
     assert group is not None
     now = runtime.now_ms()

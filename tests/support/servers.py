@@ -50,12 +50,13 @@ def running_dynamodb() -> Iterator[str]:
 
 @contextmanager
 def running_serve(
-    dynamodb_endpoint: str,
+    dynamodb_endpoint: str | None,
     settings: dict[str, str] | None = None,
     table: str | None = None,
     extra_args: Sequence[str] = (),
 ) -> Iterator[str]:
-    """`groupcoord serve` on a free loopback port; yields its base URL (without /v1)."""
+    """`groupcoord serve` on a free loopback port; yields its base URL (without /v1). On the
+    DynamoDB endpoint given, else on the store's in-memory adapter (`--store memory`)."""
     settings = {"groupcoord.table.name": table or unique_table(), **(settings or {})}
     with tempfile.TemporaryDirectory() as tmp:
         url_file = Path(tmp) / "url"
@@ -69,8 +70,11 @@ def running_serve(
             "0",
             "--url-file",
             str(url_file),
-            "--dynamodb-endpoint",
-            dynamodb_endpoint,
+            *(
+                ["--dynamodb-endpoint", dynamodb_endpoint]
+                if dynamodb_endpoint
+                else ["--store", "memory"]
+            ),
             *extra_args,
         ]
         for name, value in settings.items():

@@ -1,6 +1,6 @@
 """How held joins and syncs pace their reads of the group item (service/classic/common.py
 hold_plan): all the members of a group held at once stay within a per-key read budget
-(DESIGN.md 4b), re-sends included."""
+(no hot key), re-sends included."""
 
 from __future__ import annotations
 

@@ -170,7 +170,8 @@ def test_initial_delay_is_extended_by_new_members_but_capped_by_the_rebalance_ti
 
 
 def test_a_later_members_longer_rebalance_timeout_does_not_move_the_initial_delays_cap() -> None:
-    # Issue 20: the first member's 1,500 ms bound the delay, whatever newcomers bring.
+    # As Kafka's InitialDelayedJoin: the first member's 1,500 ms bound the delay, whatever
+    # newcomers bring.
     settings = Settings(group_initial_rebalance_delay_ms=1000)
     g = extend_initial_delay(start_rebalance(group(rebalance_timeout_ms=1500), NOW), NOW, settings)
     for arrival in range(250, 6000, 250):

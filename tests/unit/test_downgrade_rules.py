@@ -1,4 +1,4 @@
-"""When and how a consumer group is downgraded to a classic group (issue 6 item 4)."""
+"""When and how a consumer group is downgraded to a classic group."""
 
 from __future__ import annotations
 

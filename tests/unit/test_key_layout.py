@@ -58,7 +58,7 @@ def test_distinct_groups_share_no_partition_key(a: str, b: str) -> None:
 
 @given(hostile_ids, st.sampled_from(["#M1", "#P3", "#I", "#S0", "#J2", "#C0123abcd#1", "#3"]))
 def test_a_group_named_like_another_groups_items_stays_apart(base: str, suffix: str) -> None:
-    # The regression of issue 13: `baz#P3` was group `baz`'s payload shard 3.
+    # The regression key escaping fixed: `baz#P3` was group `baz`'s payload shard 3.
     assert not partition_keys_of(base) & partition_keys_of(base + suffix)
 
 

@@ -1,4 +1,4 @@
-"""When a classic group with members may be upgraded to a consumer group (issue 6)."""
+"""When a classic group with members may be upgraded to a consumer group."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The message models hold API.md's schema rules: Kafka's camelCase names and defaults, strict
-ranged types, exactly the required fields API.md names, base64 byte fields."""
+"""The message models hold the contract's schema rules: Kafka's camelCase names and defaults, strict
+ranged types, exactly the required fields the contract names, base64 byte fields."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ from groupcoord.models.registry import API_MESSAGES, API_NAMES
 
 TOPIC_ID = "b5Gz0J1fQ8ahlfmxyZ9x4w"
 
-# The smallest valid request of every API: exactly its required fields (API.md "Transport").
+# The smallest valid request of every API: exactly its required fields.
 MINIMAL: dict[str, dict[str, Any]] = {
     "find-coordinator": {"coordinatorKeys": ["g"]},
     "join-group": {"groupId": "g"},
@@ -225,7 +225,7 @@ def test_absent_fields_take_kafkas_defaults(api):
 
 
 @pytest.mark.parametrize("api", API_NAMES)
-def test_required_fields_are_exactly_the_ones_api_md_names(api):
+def test_required_fields_are_exactly_the_documented_ones(api):
     fields = API_MESSAGES[api].request.model_fields
     required = {field.alias for field in fields.values() if field.is_required()}
     assert required == set(MINIMAL[api])

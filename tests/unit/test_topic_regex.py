@@ -1,4 +1,4 @@
-"""subscribedTopicRegex is evaluated by RE2 (issue 13): full match, linear time, compiled once
+"""subscribedTopicRegex is evaluated by RE2: full match, linear time, compiled once
 per pattern, and a pattern RE2 refuses (or one over REGEX_MAX_CHARS) is 128
 INVALID_REGULAR_EXPRESSION before anything is stored."""
 

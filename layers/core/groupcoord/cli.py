@@ -35,6 +35,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "default: AWS_ENDPOINT_URL, else an embedded in-memory store",
     )
     serve.add_argument(
+        "--store",
+        choices=("moto", "memory"),
+        default="moto",
+        help="without --dynamodb-endpoint: the embedded moto DynamoDB (default), or the store's "
+        "in-memory adapter (faster; for tests and demos, nothing survives the process)",
+    )
+    serve.add_argument(
         "-c",
         dest="settings",
         action="append",
@@ -65,6 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         dynamodb_endpoint=args.dynamodb_endpoint,
+        in_memory=args.store == "memory",
         access_log=args.access_log,
     )
     print(coordinator.banner(), flush=True)

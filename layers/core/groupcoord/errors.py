@@ -42,8 +42,8 @@ class Errors(IntEnum):
 
 
 class BadRequest(ValueError):
-    """A well-formed request whose fields contradict each other: answered 400 naming the field
-    (API.md), before anything is written."""
+    """A well-formed request whose fields contradict each other: answered 400 naming the field,
+    before anything is written."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")

@@ -1,6 +1,7 @@
 """Crash injection for tests (setting `groupcoord.fault.crash.at`): a request that reaches a
 named point dies there, leaving DynamoDB as a Lambda timeout or a killed process would, so
-that tests can show the next request completes or rolls back what it left (DESIGN.md 5)."""
+that tests can show the next request completes or rolls back what it left
+(docs/architecture.md, "Crash recovery")."""
 
 from __future__ import annotations
 

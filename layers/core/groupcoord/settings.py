@@ -1,4 +1,4 @@
-"""Coordinator settings under Kafka's broker config names (API.md "Settings").
+"""Coordinator settings under Kafka's broker config names (README.md, "Configuration").
 
 Lambda reads them from environment variables (upper case, dots as underscores:
 GROUP_INITIAL_REBALANCE_DELAY_MS); `groupcoord serve` takes repeatable `-c name=value`.
@@ -38,7 +38,7 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "groupcoord.member.shards": ("member_shards", 8),
     "groupcoord.deadline.shards": ("deadline_shards", 16),
     "groupcoord.store.max.attempts": ("store_max_attempts", 5),
-    # Protocol conversions (issue 6): the lease of a staged conversion, and the largest one
+    # Protocol conversions: the lease of a staged conversion, and the largest one
     # written as a single transaction (DynamoDB's limit; lower it to exercise staging).
     "groupcoord.conversion.lease.ms": ("conversion_lease_ms", 15000),
     "groupcoord.conversion.transaction.items": ("conversion_transaction_items", 100),
@@ -93,7 +93,7 @@ class Settings:
 
     @property
     def offsets_retention(self) -> int:
-        """How long offsets are kept, in ms (PROTOCOL.md "Offsets": retention)."""
+        """How long offsets are kept, in ms (docs/offsets.md, "Retention")."""
         return self.offsets_retention_ms or self.offsets_retention_minutes * 60_000
 
     @property

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .plugins import Registry
-from .store import schema
 from .store.store import Store
 
 Completion = Callable[[Store, dict[str, Any], int], None]
@@ -37,21 +36,11 @@ class SweepReport:
 
 
 def overdue_items(store: Store, now_ms: int) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for shard in range(store.settings.deadline_shards):
-        found.extend(
-            store.dynamo.query(
-                "#shard = :shard AND #dl <= :now",
-                {":shard": f"DL#{shard}", ":now": now_ms},
-                names={"#shard": schema.DEADLINE_SHARD, "#dl": schema.DEADLINE},
-                index=schema.DEADLINE_INDEX,
-            )
-        )
-    return sorted(found, key=lambda i: i[schema.DEADLINE])
+    return store.deadlines.overdue(now_ms)
 
 
 def sweep(store: Store, now_ms: int) -> SweepReport:
-    from .http.observability import logger
+    from .observability import logger
 
     report = SweepReport()
     for item in overdue_items(store, now_ms):

@@ -88,7 +88,7 @@ class ClassicMembership:
         self.owned: set[TopicPartition] = set()
         self.heartbeat_interval_ms = max(1, session_timeout_ms // 3)
         # Kafka's heartbeat.interval.ms is the client's choice; over HTTP it travels as the
-        # seed's heartbeatFrequency (heartbeats per session), with the failed-heartbeat
+        # join-group's heartbeatFrequency (heartbeats per session), with the failed-heartbeat
         # threshold equal to it so that the coordinator still waits one session timeout.
         self.heartbeat_frequency: int | None = None
         if heartbeat_interval_ms is not None:

@@ -47,7 +47,7 @@ FENCING_ERRORS = frozenset(
 """Commit errors that mean "this member's view of the group is stale": CommitFailed."""
 
 REDISCOVER_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
-"""The group's coordinator moved or is down: find it again (seed 000), then retry."""
+"""The group's coordinator moved or is down: find it again (find-coordinator), then retry."""
 
 RETRIABLE_ERRORS = REDISCOVER_ERRORS | {Errors.COORDINATOR_LOAD_IN_PROGRESS}
 """Answers that a later attempt of the same request can succeed past."""

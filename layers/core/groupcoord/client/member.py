@@ -370,7 +370,7 @@ class GroupMember:
         classic = self._classic
         assert classic is not None
         if self._pattern is not None and self._joined and not self._rejoin.is_set():
-            # Wildcards (seed 000): poll metadata and rejoin when the matching set changes.
+            # Wildcards: poll metadata and rejoin when the matching set changes.
             try:
                 if self._subscribed_topics(refresh=False) != classic.subscribed:
                     self._rejoin.set()
@@ -542,7 +542,7 @@ class GroupMember:
             if self._joined and not self._lost and started - self._last_ok > self._session_s:
                 # No successful heartbeat within the session timeout: the coordinator has
                 # surely expired this member. Give the partitions up (lost), rediscover the
-                # coordinator and rejoin (seed 000).
+                # coordinator and rejoin (docs/client.md, "Discovery and rediscovery").
                 self._coordinator = None
                 self._lost = True
                 self._wake.set()
@@ -602,7 +602,7 @@ class GroupMember:
 
     def _unavailable(self, error: CoordinatorUnavailable) -> None:
         if error.error != Errors.COORDINATOR_LOAD_IN_PROGRESS:
-            self._coordinator = None  # rediscover (seed 000)
+            self._coordinator = None  # rediscover (docs/client.md)
 
     def _check_usable(self) -> None:
         if self._fatal is not None:

@@ -1,5 +1,5 @@
-"""Classic <-> consumer migration rules (issue 6, PROTOCOL.md "Classic ↔ consumer migration"):
-when the other protocol may take a group over. Pure: no I/O, no clock.
+"""Classic <-> consumer migration rules: when the other protocol may take a group over.
+Pure: no I/O, no clock. See docs/consumer-protocol.md, "Migration between the protocols".
 
 An Empty group of either type is replaced by the other protocol's first request whatever the
 policy. A classic group with members is upgraded only when `validate_online_upgrade` finds
@@ -88,7 +88,7 @@ def supports_classic_protocols(names: Iterable[str], common: set[str] | None) ->
     return common is None or bool(common & set(names))
 
 
-# --- the upgrade of a non-empty classic group (issue 6 item 2) ---
+# --- the upgrade of a non-empty classic group ---
 
 
 def malformed_protocol(group_id: str) -> str:

@@ -185,7 +185,7 @@ def regex_error(pattern: str) -> str | None:
 
 
 def regex_matches(pattern: str, topic: str) -> bool:
-    """Full-match of a group's subscribedTopicRegex (API.md), evaluated by RE2 in linear time;
+    """Full-match of a group's subscribedTopicRegex, evaluated by RE2 in linear time;
     a pattern RE2 refuses matches nothing."""
     compiled = compile_regex(pattern).regex
     return compiled is not None and compiled.fullmatch(topic) is not None

@@ -9,8 +9,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import runtime
+from ..observability import logger, metrics, tracer
 from ..sweeper import sweep
-from .observability import logger, metrics, tracer
 from .resolver import build_resolver
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]

@@ -1,4 +1,4 @@
-"""HTTP plumbing on Powertools' APIGatewayHttpResolver: the error model of API.md, request
+"""HTTP plumbing on Powertools' APIGatewayHttpResolver: the error model of the contract, request
 parsing with the pydantic models, and per-call metrics. No protocol logic lives here.
 """
 
@@ -18,12 +18,12 @@ from .. import runtime
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
 from ..models.registry import API_NAMES
+from ..observability import logger, metrics
 from ..service.context import ApiContext
 from ..service.handlers import Accepted, handler_for
 from ..store import capacity
 from ..store.conversion import ConversionInProgress
-from ..store.dynamo import StoreThrottled
-from .observability import logger, metrics
+from ..store.errors import StoreThrottled
 
 MAX_BODY_BYTES = 1024 * 1024
 JSON = "application/json"
@@ -146,7 +146,7 @@ def build_resolver() -> APIGatewayHttpResolver:
             return error_response(501, message, _echoed(event), Errors.UNSUPPORTED_VERSION)
         request_model, handler = implemented
         if not raw.strip():
-            # An empty body is not JSON (API.md): every API takes at least `{}`.
+            # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
         try:
             request = request_model.model_validate_json(raw)

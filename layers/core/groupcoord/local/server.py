@@ -15,8 +15,8 @@ from werkzeug.wrappers import Request, Response
 
 from .. import runtime
 from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
-from ..http.observability import logger
 from ..http.routing import FUNCTION_APIS
+from ..observability import logger
 from ..settings import Settings
 from ..store.store import Store
 from .events import LambdaContext, http_api_event, route_for, scheduled_event
@@ -83,16 +83,21 @@ class LocalCoordinator:
         host: str = "127.0.0.1",
         port: int = 8080,
         dynamodb_endpoint: str | None = None,
+        in_memory: bool = False,
         access_log: bool = False,
     ) -> None:
         from .dynamodb import SerializedMotoServer, _ensure_fake_credentials
 
         self.embedded: SerializedMotoServer | None = None
         dynamodb_endpoint = dynamodb_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
-        if dynamodb_endpoint is None:
+        if in_memory and dynamodb_endpoint is not None:
+            raise ValueError("an in-memory store and a DynamoDB endpoint exclude each other")
+        if dynamodb_endpoint is None and not in_memory:
             self.embedded = SerializedMotoServer().start()
             dynamodb_endpoint = self.embedded.url
-        if dynamodb_endpoint.startswith(("http://127.", "http://localhost", "http://[::1]")):
+        if dynamodb_endpoint is not None and dynamodb_endpoint.startswith(
+            ("http://127.", "http://localhost", "http://[::1]")
+        ):
             _ensure_fake_credentials()
         self.dynamodb_endpoint = dynamodb_endpoint
         # Metrics as EMF lines would flood the terminal; opt back in with the variable.
@@ -111,14 +116,19 @@ class LocalCoordinator:
         if not settings.endpoint:
             settings = Settings.from_mapping({"groupcoord.endpoint": self.url}, base=settings)
         self.settings = settings
-        self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
+        if in_memory:
+            self.store = Store.in_memory(settings)
+        else:
+            self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
         self.store.ensure_table()
         runtime.configure(settings, self.store)
         self.sweeper = Sweeper(settings.sweep_interval_ms)
         self._http_thread: threading.Thread | None = None
 
     def banner(self) -> str:
-        store = "embedded moto" if self.embedded else self.dynamodb_endpoint
+        store = (
+            "embedded moto" if self.embedded else self.dynamodb_endpoint or "the in-memory adapter"
+        )
         return (
             f"groupcoord serving {self.url}/v1 (DynamoDB: {store}, table "
             f"{self.settings.table_name}); Ctrl-C stops"

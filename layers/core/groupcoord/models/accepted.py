@@ -8,7 +8,7 @@ from .base import Int16, Int32, KafkaMessage
 
 
 class AcceptedResponse(KafkaMessage):
-    """202 from join-group / sync-group: registered, not complete (API.md "Barriers")."""
+    """202 from join-group / sync-group: registered, not complete (docs/classic-protocol.md)."""
 
     member_id: str = Field(description="The member id to re-send the same request with.")
     retry_after_ms: Int32 = Field(description="Re-send the same request after this many ms.")

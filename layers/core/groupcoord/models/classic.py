@@ -1,6 +1,6 @@
 """Classic group protocol: join-group (Kafka JoinGroup v9), sync-group (SyncGroup v5),
 heartbeat (Heartbeat v4) and leave-group (LeaveGroup v5), with groupcoord's heartbeat extension
-to join-group (API.md "Extensions to Kafka's messages").
+to join-group (docs/classic-protocol.md, "Failure detection").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Committed offsets: offset-commit (Kafka OffsetCommit v10), offset-fetch (OffsetFetch v10,
 the batched `groups` form) and offset-delete (OffsetDelete v0).
 
-Kafka's latest versions name topics by `topicId` only (OffsetDelete by `name` only); API.md lets
+Kafka's latest versions name topics by `topicId` only (OffsetDelete by `name` only); groupcoord lets
 a request topic carry `name`, `topicId` or both (the core checks that they agree), and every
 response topic carries both.
 """
@@ -33,7 +33,7 @@ _PARTITIONS = limits.TOPIC_PARTITIONS_DEFAULT_MAX
 
 
 class _TopicRef(KafkaMessage):
-    """A request topic: by name, by id, or both (API.md)."""
+    """A request topic: by name, by id, or both (docs/offsets.md)."""
 
     model_config = ConfigDict(
         json_schema_extra={"anyOf": [{"required": ["name"]}, {"required": ["topicId"]}]}

@@ -1,4 +1,4 @@
-"""The OpenAPI 3.1 document of the HTTP contract (API.md), built from the message models.
+"""The OpenAPI 3.1 document of the HTTP contract, built from the message models.
 
     python -m groupcoord.models.openapi > docs/openapi.json
 
@@ -45,13 +45,13 @@ Kafka's consumer-group APIs as JSON over HTTP. Every API is `POST /v1/{api}`; bo
 JSON form of Kafka's request and response messages at the version named in each operation's \
 summary, with the camelCase field names of Kafka's JSON converters.
 
-Choices made where API.md defers to Kafka:
+Choices made where Kafka's own JSON form leaves room:
 
 - An absent field takes the default of Kafka's message schema: `null` for nullable fields, \
 else the schema's default (`generationIdOrMemberEpoch` -1, `rebalanceTimeoutMs` -1, \
 `committedLeaderEpoch` -1, `memberEpoch` -1 in offset-fetch, `authorizedOperations` \
 -2147483648, `memberType` -1), else `""`, `0`, `false`, `[]` or empty bytes.
-- Required: the fields API.md names, and inside arrays the key of each entry \
+- Required: the fields a request cannot do without, and inside arrays the key of each entry \
 (`partitionIndex`, a join protocol's `name`, a sync assignment's `memberId`, a heartbeat \
 topic's `topicId`, an offset-fetch group's `groupId`) and a commit's `committedOffset`.
 - Types are strict (no coercion: `"5"` is not a number, `true` is not an int) and ints are \

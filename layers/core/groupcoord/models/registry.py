@@ -1,4 +1,4 @@
-"""Every API of the contract (API.md "Transport"): its request and response messages."""
+"""Every API of the HTTP contract (docs/openapi.json): its request and response messages."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class ApiMessages:
     name: str
     request: type[KafkaMessage]
     response: type[KafkaResponse]
-    # join-group and sync-group may answer 202 "registered, not complete" (API.md "Barriers").
+    # join-group and sync-group may answer 202 "registered, not complete" (classic-protocol.md).
     may_answer_accepted: bool = False
 
 
@@ -85,7 +85,7 @@ _ALL = [
 
 API_MESSAGES: dict[str, ApiMessages] = {api.name: api for api in _ALL}
 
-# The kebab-case names of API.md; a name outside this list is answered 404.
+# The kebab-case API names (POST /v1/<name>); a name outside this list is answered 404.
 API_NAMES: tuple[str, ...] = (
     "find-coordinator",
     "join-group",

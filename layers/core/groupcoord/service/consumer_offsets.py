@@ -1,4 +1,4 @@
-"""Offset fencing for consumer groups (PROTOCOL.md "Offsets", KIP-1251).
+"""Offset fencing for consumer groups (KIP-1251; docs/offsets.md).
 
 A member committing with its current epoch may commit any partition; a newer epoch than the
 coordinator's is 113 STALE_MEMBER_EPOCH; an older one is accepted only for partitions assigned
@@ -14,9 +14,8 @@ from typing import Any
 from ..core.consumer.member import ConsumerGroupMember
 from ..errors import Errors
 from ..models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
-from ..store import schema
-from ..store.consumer_groups import ConsumerGroupStore, group_from_item
-from ..store.dynamo import Check
+from ..store.consumer_groups import group_from_item
+from ..store.offsets import ConsumerMemberAtEpoch
 from .context import ApiContext
 from .offset_fencing import Fence, fences_commits_of_type
 from .offsets import checks_fetches_of_type, resolve_topic
@@ -25,8 +24,11 @@ GROUP_TYPE = "consumer"
 
 
 def _member(ctx: ApiContext, item: dict[str, Any], member_id: str) -> ConsumerGroupMember | None:
-    store = ConsumerGroupStore(ctx.store.dynamo, ctx.settings.deadline_shards)
-    return store.member(group_from_item(item), member_id, consistent=True) if member_id else None
+    return (
+        ctx.store.consumer.member(group_from_item(item), member_id, consistent=True)
+        if member_id
+        else None
+    )
 
 
 @fences_commits_of_type(GROUP_TYPE)
@@ -37,7 +39,7 @@ def _consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommit
     client_epoch = request.generation_id_or_member_epoch
     member_epoch = member.assignment.epoch
     if member.classic is not None and client_epoch != member_epoch:
-        # A classic-protocol member (issue 6) keeps the strict generation rule.
+        # A classic-protocol member (of a mixed group) keeps the strict generation rule.
         return Fence(error=Errors.ILLEGAL_GENERATION)
     if client_epoch > member_epoch:
         return Fence(error=Errors.STALE_MEMBER_EPOCH)
@@ -54,13 +56,9 @@ def _consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommit
     group = group_from_item(item)
     # Checked again at the write: the member still exists at the epoch we judged by.
     return Fence(
-        items=[
-            Check(
-                schema.member_key(group.group_id, member.member_id, group.member_shards),
-                "memberEpoch = :epoch",
-                values={":epoch": member_epoch},
-            )
-        ]
+        guard=ConsumerMemberAtEpoch(
+            group.group_id, member.member_id, group.member_shards, member_epoch
+        )
     )
 
 

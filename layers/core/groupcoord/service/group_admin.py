@@ -9,8 +9,6 @@ from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from ..plugins import Registry
 from ..store import schema
-from ..store.dynamo import ConditionFailed
-from ..store.offsets import OffsetStore
 from ..store.store import Store
 from .context import ApiContext
 from .group_timers import run_group_expiry
@@ -28,7 +26,6 @@ def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroups
 
 
 def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
-    dynamo = ctx.store.dynamo
     item = ctx.store.conversions.read_group_item(group_id, consistent=True)
     if item is not None and int(item.get(schema.DEADLINE, ctx.now_ms + 1)) <= ctx.now_ms:
         run_group_expiry(ctx.store, item, ctx.now_ms)  # dead members do not block deletion
@@ -45,14 +42,7 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
             error_code=Errors.NON_EMPTY_GROUP,
             error_message=f"Group {group_id} is not empty.",
         )
-    try:
-        dynamo.delete(
-            schema.group_key(group_id),
-            condition="#version = :version",
-            names={"#version": "version"},
-            values={":version": item.get("version", 0)},
-        )
-    except ConditionFailed:
+    if not ctx.store.groups.delete_if_unchanged(item):
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.NON_EMPTY_GROUP,
@@ -64,7 +54,7 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
 
 def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = True) -> None:
     """Everything a deleted group leaves behind: its type's items, its subscriptions in the
-    topic registry, its committed offsets (API.md) and its retention check (`offsets=False`:
+    topic registry, its committed offsets and its retention check (`offsets=False`:
     the retention check deletes those itself, conditionally)."""
     group_id = item["groupId"]
     cleanup = _CLEANUPS.get(item.get("groupType", ""))
@@ -74,5 +64,5 @@ def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = Tr
         store.topics.unsubscribe(topic, group_id)
     store.topics.set_regex(group_id, None)
     if offsets:
-        OffsetStore(store.dynamo).delete_all(group_id)
-        store.dynamo.delete(schema.retention_key(group_id))
+        store.offsets.delete_all(group_id)
+        store.retention.delete_check(group_id)

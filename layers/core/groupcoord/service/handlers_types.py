@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Accepted:
-    """API.md's 202: the member's join or sync is registered; re-send after retry_after_ms."""
+    """A barrier's 202: the member's join or sync is registered; re-send after retry_after_ms."""
 
     member_id: str
     retry_after_ms: int

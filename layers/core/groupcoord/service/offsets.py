@@ -24,7 +24,7 @@ from ..models.offsets import (
     OffsetFetchResponseTopics,
 )
 from ..plugins import Registry
-from ..store.offsets import CommittedOffset, Fenced, OffsetStore
+from ..store.offsets import CommittedOffset, Fenced
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
 from .offset_fencing import commit_fence
@@ -48,7 +48,7 @@ checks_fetches_of_type = _FETCH_CHECKS.register
 def resolve_topic(
     ctx: ApiContext, name: str | None, topic_id: str | None, field: str
 ) -> tuple[TopicRecord | None, Errors]:
-    """The registry's topic for a request topic given by name, id or both (API.md)."""
+    """The registry's topic for a request topic given by name, id or both."""
     by_id = topic_id not in (None, ZERO_UUID)
     if by_id:
         assert topic_id is not None
@@ -146,14 +146,15 @@ def _check_only(request: OffsetCommitRequest, ctx: ApiContext) -> Errors:
 def _commit(
     request: OffsetCommitRequest, ctx: ApiContext, offsets: Sequence[CommittedOffset]
 ) -> Errors:
-    store = OffsetStore(ctx.store.dynamo)
+    store = ctx.store.offsets
     for _ in range(_FENCE_RETRIES):
         item = _group_item(ctx, request.group_id)
         fence = commit_fence(ctx, item, request)
         if fence.error is not None:
             return fence.error
         try:
-            store.commit(request.group_id, fence.items, offsets)
+            assert fence.guard is not None
+            store.commit(request.group_id, offsets, fence.guard)
             arm(ctx, item, request.group_id)
             return Errors.NONE
         except Fenced:
@@ -170,7 +171,7 @@ def offset_fetch(request: OffsetFetchRequest, ctx: ApiContext) -> OffsetFetchRes
 
 
 def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFetchResponseGroup:
-    store = OffsetStore(ctx.store.dynamo)
+    store = ctx.store.offsets
     item = _group_item(ctx, request.group_id)
     check = _FETCH_CHECKS.get(item.get("groupType", "")) if item is not None else None
     if check is not None and item is not None:
@@ -273,5 +274,5 @@ def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDelete
                 ],
             )
         )
-    OffsetStore(ctx.store.dynamo).delete(request.group_id, deletable)
+    ctx.store.offsets.delete(request.group_id, deletable)
     return OffsetDeleteResponse(topics=results)

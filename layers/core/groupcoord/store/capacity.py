@@ -29,7 +29,7 @@ class Usage:
     # Total units as the endpoint reported them (meaningless against moto).
     reported_units: float = 0.0
     by_operation: dict[str, int] = field(default_factory=dict)
-    # Item writes per partition key (`pk`): which keys a call loads (DESIGN.md 4b).
+    # Item writes per partition key (`pk`): which keys a call loads (bench.cost's hot keys).
     writes_by_key: dict[str, int] = field(default_factory=dict)
 
     def count(self, operation: str) -> None:

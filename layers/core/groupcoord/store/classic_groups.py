@@ -5,7 +5,7 @@ on the version read (or on its absence, for a new group); member writes ride alo
 transition that touches more than 99 members writes the extra member deletions first (they are
 idempotent) and the group flip last, so a crash leaves the old group state in force.
 
-Join counters (DESIGN.md 4b). A join barrier needs to know WHEN every known member has joined.
+Join counters (no hot key). A join barrier needs to know WHEN every known member has joined.
 Counting joins on the group item made every join a write of one key: 5,000 members rejoining
 within 5 s is ~2,000 write units/s there (twice DynamoDB's per-partition limit). Instead:
 
@@ -25,14 +25,14 @@ within 5 s is ~2,000 write units/s there (twice DynamoDB's per-partition limit).
   anyway), so an overcount costs one listing, never a wrong close.
 - A crash between a member's write and its ADD loses one count: the barrier then closes at the
   group's next timer check (which lists the members and counts exactly: at the latest the
-  rebalance timeout), as DESIGN.md 5 requires. Why not one transaction of member + counter:
+  rebalance timeout): no group is left stuck. Why not one transaction of member + counter:
   it bills both items twice (a member item carrying its assignment is several write units) to
   save a rare crash a wait of at most one timer check.
 - Counters are spread over the member shards: 5,000 joins within 5 s are 125 write units/s per
   counter key; every registrant reads each counter once (S read units per join, 1,000 reads/s
   per counter key at that rate, a third of the limit).
 
-Payload items (DESIGN.md "Cost is a feature"). DynamoDB bills an UpdateItem on the whole item:
+Payload items (a heartbeat's cost). DynamoDB bills an UpdateItem on the whole item:
 a member item that carried its assignment and its protocols' metadata (a cooperative member's
 Subscription lists its owned partitions) made every heartbeat and commit fence ~4 write units
 at 500 partitions per member. So the member item keeps what changes often and is small (ids,
@@ -80,6 +80,14 @@ JOIN_COUNT_TTL_S = 24 * 3600
 
 class VersionConflict(Exception):
     """The group changed since it was read: re-read and decide again."""
+
+
+class SessionNotRenewed(Exception):
+    """A heartbeat refused: `member` is the member as it is (None: absent)."""
+
+    def __init__(self, member: ClassicMember | None) -> None:
+        super().__init__(member.member_id if member else "absent")
+        self.member = member
 
 
 def instance_key(group_id: str, instance_id: str) -> dict[str, str]:
@@ -631,6 +639,31 @@ class ClassicGroupStore:
                 condition="attribute_exists(pk)",
             )
         )
+
+    def renew_joined_session(
+        self, group: ClassicGroup, member_id: str, instance_id: str | None, now_ms: int
+    ) -> None:
+        """A heartbeat: restart the session timer of a joined (not pending) member, with the
+        instance id it gave if any; else raise SessionNotRenewed with the member as it is."""
+        condition = "attribute_exists(pk) AND pending = :false"
+        values: dict[str, Any] = {":false": False, ":now": now_ms}
+        if instance_id:
+            condition += " AND instanceId = :instance"
+            values[":instance"] = instance_id
+        key = schema.member_key(group.group_id, member_id, group.member_shards)
+        try:
+            self.dynamo.update(
+                Update(
+                    key,
+                    "SET sessionDeadline = expiryMs + :now",
+                    values=values,
+                    condition=condition,
+                )
+            )
+        except ConditionFailed as failed:
+            item = failed.old if failed.old is not None else self.dynamo.get(key, consistent=True)
+            member = member_from_item(item) if item and _is_classic_member(item) else None
+            raise SessionNotRenewed(member) from None
 
     def restart_session(self, group: ClassicGroup, member_id: str, now_ms: int) -> ClassicMember:
         """Restart the member's session timer (now + its expiry) and return the member (without

@@ -21,10 +21,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.classic.model import ClassicGroup, ClassicMember
 from ..core.consumer.assignment import from_item, to_item
 from ..core.consumer.member import ClassicMetadata, ConsumerGroupMember, Holder
 from ..core.consumer.reconciliation import MemberAssignment, MemberState
+from ..core.migration import CLASSIC_PROTOCOLS
 from . import schema
+from .classic_groups import group_to_item, instance_key, payload_to_item
+from .classic_groups import member_to_item as classic_member_item
 from .conversion import Conversion, Conversions
 from .dynamo import (
     ConditionFailed,
@@ -36,6 +40,7 @@ from .dynamo import (
     Update,
 )
 from .groups import listing_attributes
+from .topics import regex_delete, subscription_delete, subscription_put
 
 GROUP_TYPE = "consumer"
 KIND_STATIC_INSTANCE = "static-instance"
@@ -350,20 +355,47 @@ class ConsumerGroupStore:
 
     def upgrade_conversion(
         self,
+        classic: ClassicGroup,
         classic_item: dict[str, Any],
-        classic_version: int,
-        group: dict[str, Any],
         members: Sequence[ConsumerGroupMember],
-        classic_deletes: Sequence[dict[str, str]],
+        classic_protocols: Sequence[str],
+        *,
+        classic_members: Sequence[ClassicMember],
+        pending: Sequence[ClassicMember],
     ) -> Conversion:
-        """Issue 6 item 2: the classic group item (at the version read, with the topic-change
-        count read) becomes the consumer group item `group`; each member item is rewritten as
-        a consumer member (same key); static instance claims move to this store's keys. The
-        classic items that go with it (`classic_deletes`: its static instance claims, its
-        members' payload items) are deleted in the same step."""
-        gid = group["groupId"]
-        shards = int(group["memberShards"])
-        condition, values = _conversion_condition("classic", classic_version, classic_item)
+        """The classic group `classic` (its item `classic_item` at the version read, with the
+        topic-change count read) becomes a Stable consumer group at group epoch = target
+        epoch = generation with `members`: each member item is rewritten as a consumer member
+        (same key) and static instance claims move to this store's keys. The classic items
+        that go with it (its members' static claims and payload items, the ids still pending
+        their second join) are deleted in the same step."""
+        gid = classic.group_id
+        shards = classic.member_shards
+        group: dict[str, Any] = {
+            **schema.group_key(gid),
+            **listing_attributes(gid),
+            "kind": schema.KIND_GROUP,
+            "groupType": GROUP_TYPE,
+            "protocolType": "consumer",
+            "groupState": "Stable",
+            "version": classic.version + 1,
+            "memberCount": len(members),
+            "memberShards": shards,
+            "groupEpoch": classic.generation,
+            "targetEpoch": classic.generation,
+            "assignorName": "",
+            "topicChangesSeen": classic.topic_changes_seen,
+            # The classic group registered these with the topic registry; the next install
+            # reconciles the registrations with the members' subscriptions.
+            "subscribedTopics": list(classic.subscribed_topics),
+            CLASSIC_PROTOCOLS: list(classic_protocols),
+            "createdAt": classic.created_at_ms,
+            schema.DEADLINE: min(m.session_deadline for m in members),
+            schema.DEADLINE_SHARD: schema.deadline_shard_value(gid, self.deadline_shards),
+        }
+        if "topicChanges" in classic_item:
+            group["topicChanges"] = classic_item["topicChanges"]
+        condition, values = _conversion_condition("classic", classic.version, classic_item)
         writes: list[Put | Delete] = []
         for m in members:
             writes.append(Put(member_to_item(gid, shards, m)))
@@ -371,10 +403,15 @@ class ConsumerGroupStore:
                 key = static_instance_key(gid, m.instance_id, shards)
                 claim = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": gid}
                 writes.append(Put({**claim, "memberId": m.member_id}))
+        classic_deletes = [
+            *(instance_key(gid, m.instance_id) for m in classic_members if m.instance_id),
+            *(schema.payload_key(gid, m.member_id, shards) for m in classic_members),
+            *(schema.member_key(gid, m.member_id, shards) for m in pending),
+        ]
         writes.extend(Delete(key) for key in classic_deletes)
         return Conversion(
             gid,
-            classic_version,
+            classic.version,
             Put(group, condition=condition, names={"#version": "version"}, values=values),
             writes,
         )
@@ -382,44 +419,62 @@ class ConsumerGroupStore:
     def downgrade_conversion(
         self,
         group: ConsumerGroupRecord,
-        classic_group_item: dict[str, Any],
+        classic: ClassicGroup,
         leaving: Sequence[ConsumerGroupMember],
         remaining: Sequence[ConsumerGroupMember],
-        classic_member_items: Sequence[dict[str, Any]],
-        classic_instance_claims: Sequence[dict[str, Any]],
+        classic_members: Sequence[ClassicMember],
     ) -> Conversion:
-        """Issue 6 item 4: the consumer group item (at the version read, with the topic-change
-        count read) becomes the classic group item; the leaving members' items (and static
-        claims) are deleted, each remaining member's item is rewritten as a classic member
-        item (same key, conditioned on the member's versions read) and its static claim moves
-        to the classic store's key."""
+        """The consumer group item (at the version read, with the topic-change count read)
+        becomes the classic group `classic`; the leaving members' items (and static claims)
+        are deleted, each remaining member's item is rewritten as its classic member (same
+        key, conditioned on the member's versions read) with its payload item, and its static
+        claim moves to the classic store's key. The group's topic registrations become the
+        classic group's (its members' subscriptions; classic groups have no regex)."""
+        gid = group.group_id
+        classic_item = group_to_item(classic, self.deadline_shards)
+        if "topicChanges" in group.raw:
+            classic_item["topicChanges"] = group.raw["topicChanges"]
+        by_id = {m.member_id: m for m in classic_members}
         condition, values = _conversion_condition(GROUP_TYPE, group.version, group.raw)
         writes: list[Put | Delete] = []
         for m in leaving:
             for item in self.remove_member_items(group, m):
                 assert isinstance(item, Delete)
                 writes.append(item)
-        for m, classic_item in zip(remaining, classic_member_items, strict=True):
+        for m in remaining:
             member_condition, names, member_values = _member_condition(m)
-            writes.append(Put(classic_item, member_condition, names, member_values))
+            classic_member = by_id[m.member_id]
+            writes.append(
+                Put(
+                    classic_member_item(classic, classic_member),
+                    member_condition,
+                    names,
+                    member_values,
+                )
+            )
             if m.instance_id is not None:
                 writes.append(
                     Delete(
-                        static_instance_key(group.group_id, m.instance_id, group.member_shards),
+                        static_instance_key(gid, m.instance_id, group.member_shards),
                         condition="attribute_not_exists(pk) OR memberId = :m",
                         values={":m": m.member_id},
                     )
                 )
-        writes.extend(Put(claim) for claim in classic_instance_claims)
+        writes.extend(
+            Put({**instance_key(gid, m.instance_id), "kind": "instance", "memberId": m.member_id})
+            for m in remaining
+            if m.instance_id is not None
+        )
+        writes.extend(Put(payload_to_item(classic, by_id[m.member_id])) for m in remaining)
+        old, new = set(group.subscribed_topics), set(classic.subscribed_topics)
+        writes.extend(subscription_put(topic, gid) for topic in sorted(new - old))
+        writes.extend(subscription_delete(topic, gid) for topic in sorted(old - new))
+        if group.subscribed_regex:
+            writes.append(regex_delete(gid))
         return Conversion(
-            group.group_id,
+            gid,
             group.version,
-            Put(
-                classic_group_item,
-                condition=condition,
-                names={"#version": "version"},
-                values=values,
-            ),
+            Put(classic_item, condition=condition, names={"#version": "version"}, values=values),
             writes,
         )
 
@@ -472,6 +527,24 @@ class ConsumerGroupStore:
                 )
             )
         return items
+
+    def renew_session(
+        self, group: ConsumerGroupRecord, m: ConsumerGroupMember, deadline_ms: int
+    ) -> bool:
+        """Move the member's session deadline, if it is still at the epoch read (one
+        conditional update of its item); False if it moved or is gone."""
+        try:
+            self.dynamo.update(
+                Update(
+                    schema.member_key(group.group_id, m.member_id, group.member_shards),
+                    "SET sessionDeadline = :deadline, mver = mver + :one",
+                    values={":deadline": deadline_ms, ":one": 1, ":epoch": m.epoch},
+                    condition="attribute_exists(pk) AND memberEpoch = :epoch",
+                )
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     def write_member(self, group: ConsumerGroupRecord, m: ConsumerGroupMember) -> None:
         """The steady heartbeat's one write: the member item, on the versions read."""

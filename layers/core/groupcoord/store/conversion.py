@@ -1,5 +1,5 @@
-"""A group's conversion between the protocols as one atomic step, whatever its size (issue 6
-item 5; docs/table-layout.md "Conversions").
+"""A group's conversion between the protocols as one atomic step, whatever its size
+(docs/consumer-protocol.md, "One atomic step, whatever the group's size").
 
 A conversion is the new group item (a conditional Put on the version read) plus the writes of
 its other items (member items rewritten, static claims moved, leavers deleted, topic

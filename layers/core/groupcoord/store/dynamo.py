@@ -18,11 +18,17 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from . import capacity
+from .errors import (  # noqa: F401 - re-exported: the adapter's callers in store/ use them
+    ConditionFailed,
+    StoreError,
+    StoreThrottled,
+    TransactionCanceled,
+)
 
 _RETRYABLE_CODES = {
     "ProvisionedThroughputExceededException",
@@ -42,36 +48,6 @@ _BACKOFF_BASE_S = 0.02
 _BACKOFF_CAP_S = 1.0
 
 Item = dict[str, Any]
-
-
-class StoreError(Exception):
-    """A DynamoDB failure that is not the client's fault."""
-
-
-class StoreThrottled(StoreError):
-    def __init__(self, message: str, retry_after_s: int = 1) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class ConditionFailed(StoreError):
-    """A conditional write lost: `old` is the item as it was, when DynamoDB returned it."""
-
-    def __init__(self, old: Item | None = None) -> None:
-        super().__init__("conditional check failed")
-        self.old = old
-
-
-class TransactionCanceled(StoreError):
-    """A transaction was cancelled; `reasons[i]` is the code for item i ('None' = fine)."""
-
-    def __init__(self, reasons: list[str], old_items: list[Item | None]) -> None:
-        super().__init__("transaction cancelled: " + ", ".join(reasons))
-        self.reasons = reasons
-        self.old_items = old_items
-
-    def failed_conditions(self) -> list[int]:
-        return [i for i, r in enumerate(self.reasons) if r == "ConditionalCheckFailed"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +92,8 @@ _deserializer = TypeDeserializer()
 
 
 def _to_python(value: Any) -> Any:
+    if isinstance(value, Binary):
+        return bytes(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dict):
@@ -396,6 +374,12 @@ class Dynamo:
         values: dict[str, Any] | None = None,
     ) -> Item | None:
         """Delete an item; returns the deleted item (None if there was none)."""
+        if not addressable(key):
+            # No such item can exist (DynamoDB refuses the key): nothing to delete, and a
+            # condition on it cannot hold.
+            if condition:
+                raise ConditionFailed(None)
+            return None
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": serialize(key),

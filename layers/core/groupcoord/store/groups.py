@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import schema
-from .dynamo import Dynamo
+from .dynamo import ConditionFailed, Dynamo
 
 # The cursor: "L1" then, per shard, "s" (not read yet), "d" (answered to its end) or "a" and
 # the unpadded base64url of the last group id answered (its UTF-8), joined by ".". Compact and
@@ -123,6 +123,20 @@ def listing_attributes(group_id: str) -> dict[str, str]:
 class GroupDirectory:
     def __init__(self, dynamo: Dynamo) -> None:
         self.dynamo = dynamo
+
+    def delete_if_unchanged(self, group_item: dict[str, Any]) -> bool:
+        """Delete a group's item if it is still at the version read (delete-groups); False if
+        it moved meanwhile. The group's other items are its type's to clean up."""
+        try:
+            self.dynamo.delete(
+                schema.group_key(group_item["groupId"]),
+                condition="#version = :version",
+                names={"#version": "version"},
+                values={":version": group_item.get("version", 0)},
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     def page(
         self, cursor: ListingCursor, limit: int

@@ -1,8 +1,9 @@
 """Committed offsets: one item per (group, topic, partition), sharded per group.
 
-A commit is written in TransactWriteItems of at most 100 items whose first items are the
-fence (ConditionCheck / conditional Update of the group and member items) and the rest the
-offset puts: the fencing rule is checked at the moment of the write (DESIGN.md invariant 3).
+A commit is written in TransactWriteItems of at most 100 items whose first item is its guard
+(the fencing rule the service decided the commit by, as a condition on the group or member
+item) and the rest the offset puts: the rule is checked at the moment of the write, so a
+commit admitted on a state that moved before the write is refused (docs/offsets.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.classic.model import ClassicGroup
 from . import schema
+from .classic_groups import group_to_item
 from .dynamo import (
     Check,
     ConditionFailed,
@@ -21,9 +24,79 @@ from .dynamo import (
     Put,
     TransactionCanceled,
     TransactItem,
+    Update,
 )
 
 MAX_TRANSACTION_ITEMS = 100
+
+
+# --- what a commit is admitted on (checked again at its write) ---
+
+
+@dataclass(frozen=True)
+class CreatesGroup:
+    """A commit from outside any group to a group that does not exist: it creates `group`
+    (Kafka's simple group), unless a group of that id appeared meanwhile."""
+
+    group: ClassicGroup
+
+
+@dataclass(frozen=True)
+class WhileEmpty:
+    """A commit from outside to an existing group: admitted while it has no members."""
+
+    group_id: str
+
+
+@dataclass(frozen=True)
+class ClassicMemberInGeneration:
+    """A classic member's commit: the member is still joined (not pending) and in
+    `generation`; the commit restarts its session, as a heartbeat would."""
+
+    group_id: str
+    member_id: str
+    member_shards: int
+    generation: int
+    now_ms: int
+
+
+@dataclass(frozen=True)
+class ConsumerMemberAtEpoch:
+    """A consumer-protocol member's commit: the member is still at the epoch judged by."""
+
+    group_id: str
+    member_id: str
+    member_shards: int
+    epoch: int
+
+
+CommitGuard = CreatesGroup | WhileEmpty | ClassicMemberInGeneration | ConsumerMemberAtEpoch
+
+
+def _guard_item(guard: CommitGuard, deadline_shards: int) -> TransactItem:
+    match guard:
+        case CreatesGroup(group):
+            return Put(group_to_item(group, deadline_shards), condition="attribute_not_exists(pk)")
+        case WhileEmpty(group_id):
+            return Check(schema.group_key(group_id), "memberCount = :zero", values={":zero": 0})
+        case ClassicMemberInGeneration(group_id, member_id, shards, generation, now_ms):
+            # On the member item alone: a condition on the group item would bill its key for
+            # every commit. `memberGeneration` is stamped on every member when a barrier closes
+            # with it, so a commit of generation g is admitted exactly while the member is
+            # still in g: during the next rebalance too, as in Kafka, and never after it.
+            return Update(
+                schema.member_key(group_id, member_id, shards),
+                "SET sessionDeadline = expiryMs + :now",
+                values={":now": now_ms, ":false": False, ":g": generation},
+                condition="attribute_exists(pk) AND pending = :false AND memberGeneration = :g",
+            )
+        case ConsumerMemberAtEpoch(group_id, member_id, shards, epoch):
+            return Check(
+                schema.member_key(group_id, member_id, shards),
+                "memberEpoch = :epoch",
+                values={":epoch": epoch},
+            )
+    raise TypeError(f"not a commit guard: {guard!r}")
 
 
 @dataclass(frozen=True)
@@ -75,18 +148,18 @@ def _offset(item: dict[str, Any]) -> CommittedOffset:
 
 
 class OffsetStore:
-    def __init__(self, dynamo: Dynamo) -> None:
+    def __init__(self, dynamo: Dynamo, deadline_shards: int) -> None:
         self.dynamo = dynamo
+        self.deadline_shards = deadline_shards
 
-    def commit(
-        self, group_id: str, fence: Sequence[TransactItem], offsets: Sequence[CommittedOffset]
-    ) -> None:
-        """Write the offsets, each chunk in one transaction with the fence items.
+    def commit(self, group_id: str, offsets: Sequence[CommittedOffset], guard: CommitGuard) -> None:
+        """Write the offsets, each chunk in one transaction with the guard.
 
-        A commit of up to 100 - len(fence) partitions is all-or-nothing. A larger one is split;
-        every chunk is fenced at its own write, so a chunk written after the fence moved is
-        rejected (Fenced) while earlier chunks, admitted at their moment, stay.
+        A commit of up to 99 partitions is all-or-nothing. A larger one is split; every chunk
+        is guarded at its own write, so a chunk written after the guard failed is rejected
+        (Fenced) while earlier chunks, admitted at their moment, stay.
         """
+        fence = [_guard_item(guard, self.deadline_shards)]
         room = MAX_TRANSACTION_ITEMS - len(fence)
         # A partition named twice is committed once, at its last offset (Kafka writes both
         # records; the last one wins): one transaction cannot write an item twice.

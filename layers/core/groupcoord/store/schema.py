@@ -87,7 +87,7 @@ def topic_subscribers_pk(topic: str) -> str:
 
 
 def topic_subscriber_key(topic: str, group_id: str) -> dict[str, str]:
-    # One partition key per topic: one Query lists the groups subscribed to it (seed 000).
+    # One partition key per topic: one Query lists the groups subscribed to it.
     return {PK: topic_subscribers_pk(topic), SK: group_id}
 
 
@@ -104,7 +104,7 @@ def member_pk(group_id: str, shard: int) -> str:
 
 
 def member_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
-    """Member items spread over `shards` partition keys per group (DESIGN.md 4b)."""
+    """Member items spread over `shards` partition keys per group (no hot key)."""
     return {PK: member_pk(group_id, stable_shard(member_id, shards)), SK: member_id}
 
 
@@ -119,7 +119,7 @@ def payload_pk(group_id: str, shard: int) -> str:
 def payload_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
     """A classic member's payload item (its protocols' metadata and its assignment): under its
     own partition keys, sharded as the member items are, so that the member item a heartbeat
-    rewrites stays small (DESIGN.md "Cost is a feature")."""
+    rewrites stays small (one write unit per heartbeat)."""
     return {PK: payload_pk(group_id, stable_shard(member_id, shards)), SK: member_id}
 
 
@@ -148,7 +148,7 @@ def offset_pk(group_id: str, shard: int) -> str:
 
 def offset_key(group_id: str, topic: str, partition: int) -> dict[str, str]:
     """One item per committed partition, spread over OFFSET_SHARDS partition keys per group so
-    that a group committing many partitions at once has no hot key (DESIGN.md 4b)."""
+    that a group committing many partitions at once has no hot key."""
     shard = stable_shard(f"{topic}/{partition}", OFFSET_SHARDS)
     return {PK: offset_pk(group_id, shard), SK: f"{escaped(topic)}#{partition:010d}"}
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from ..settings import Settings
 from . import schema
+from .classic_groups import ClassicGroupStore
+from .consumer_groups import ConsumerGroupStore
 from .conversion import Conversions
 from .coordinator import CoordinatorRecord
+from .deadlines import DeadlineIndex
 from .dynamo import Dynamo, make_client
 from .groups import GroupDirectory
+from .offsets import OffsetStore
+from .retention import RetentionStore
 from .topics import TopicRegistry
 
 
@@ -19,6 +24,11 @@ class Store:
         self.groups = GroupDirectory(dynamo)
         self.coordinator = CoordinatorRecord(dynamo)
         self.conversions = Conversions(dynamo, settings.conversion_lease_ms)
+        self.classic = ClassicGroupStore(dynamo, settings.deadline_shards)
+        self.consumer = ConsumerGroupStore(dynamo, settings.deadline_shards)
+        self.offsets = OffsetStore(dynamo, settings.deadline_shards)
+        self.retention = RetentionStore(dynamo, settings.deadline_shards)
+        self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)
 
     @classmethod
     def connect(
@@ -26,6 +36,14 @@ class Store:
     ) -> Store:
         client = make_client(endpoint_url=endpoint_url, region=region)
         return cls(Dynamo(client, settings.table_name, settings.store_max_attempts), settings)
+
+    @classmethod
+    def in_memory(cls, settings: Settings) -> Store:
+        """The store on its in-memory adapter (store/memory.py): tests, benchmarks, demos."""
+        from .memory import MemoryDynamoClient
+
+        dynamo = Dynamo(MemoryDynamoClient(), settings.table_name, settings.store_max_attempts)
+        return cls(dynamo, settings)
 
     def ensure_table(self) -> bool:
         return self.dynamo.ensure_table(

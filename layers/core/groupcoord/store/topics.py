@@ -178,7 +178,7 @@ class TopicRegistry:
             schema.DEADLINE: now_ms + NOTIFY_GRACE_MS,
         }
 
-    # --- subscriptions (seed 000: per topic, the groups subscribing to it) ---
+    # --- subscriptions (per topic, the groups subscribing to it) ---
 
     def subscribe(self, topic: str, group_id: str) -> None:
         self.dynamo.put(subscription_put(topic, group_id).item)

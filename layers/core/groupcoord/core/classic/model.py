@@ -41,7 +41,7 @@ class ClassicMember:
     client_host: str = ""
     session_timeout_ms: int = 0
     rebalance_timeout_ms: int = 0
-    # How long silence may last before the member is dead (seed 000): threshold * session /
+    # How long silence may last before the member is dead: threshold * session /
     # frequency; equals the session timeout with the defaults.
     expiry_ms: int = 0
     heartbeat_interval_ms: int = 0
@@ -124,3 +124,15 @@ class ClassicGroup:
 
     def topics_changed(self) -> bool:
         return self.topic_changes != self.topic_changes_seen
+
+
+def simple_group(group_id: str, member_shards: int, now_ms: int) -> ClassicGroup:
+    """Kafka's "simple" group: what a commit from outside any group creates (an Empty classic
+    group with no members)."""
+    return ClassicGroup(
+        group_id=group_id,
+        member_shards=member_shards,
+        created_at_ms=now_ms,
+        empty_since_ms=now_ms,
+        version=1,
+    )

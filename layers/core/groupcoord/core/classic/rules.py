@@ -1,7 +1,7 @@
 """The classic protocol's decisions as pure functions of (group, members, request, now).
 
 Kafka's GroupMetadataManager (classic part) is the reference; the serverless differences
-(barriers answered with 202, timers checked lazily) are in API.md and DESIGN.md.
+(barriers answered with 202, timers checked lazily) are in docs/classic-protocol.md.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def extend_initial_delay(group: ClassicGroup, now_ms: int, settings: Settings) -
 
 # How many members have joined the open barrier is not kept on the group item: every join
 # would write it, and 5,000 members rejoining within 5 s would put ~2,000 write units/s on the
-# group's key (DESIGN.md 4b). The store counts joins in per-shard counter items instead, as a
+# group's key (a hot key). The store counts joins in per-shard counter items instead, as a
 # hint of WHEN to look; whether the barrier closes is decided on the member items themselves
 # (`joined_count`), which the completion lists anyway.
 

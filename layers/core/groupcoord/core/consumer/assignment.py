@@ -55,7 +55,7 @@ def overlaps(a: Assignment, b: Assignment) -> bool:
 
 def encode_partitions(partitions: Iterable[int]) -> str:
     """Sorted partitions as ranges, "0-4,7,9-12": a member of a big topic (one member over
-    100,000 partitions) stays a few bytes instead of a 500 KB number list (DESIGN.md 4)."""
+    100,000 partitions) stays a few bytes instead of a 500 KB number list."""
     ordered = sorted(set(partitions))
     parts: list[str] = []
     i = 0

@@ -61,7 +61,7 @@ class ConsumerGroupMember:
     version: int = 0
     session_deadline: int = 0
     rebalance_deadline: int | None = None
-    # Set for a member that uses the classic protocol (issue 6, mixed groups).
+    # Set for a member that uses the classic protocol (a mixed group).
     classic: ClassicMetadata | None = None
 
     @property

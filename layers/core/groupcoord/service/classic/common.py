@@ -49,8 +49,8 @@ RACE_RETRIES = 8
 POLL_INTERVAL_S = 0.1
 MIN_POLL_INTERVAL_S = 0.01
 # Read units per second that all the held joins and syncs of one group may spend on its group
-# item's key, their re-sends after a 202 included: a third of DynamoDB's ~3,000 per partition
-# (DESIGN.md 4b), leaving room for heartbeats and commits. A module constant, not a setting.
+# item's key, their re-sends after a 202 included: a third of DynamoDB's ~3,000 per partition,
+# leaving room for heartbeats and commits. A module constant, not a setting.
 HELD_READ_BUDGET_RCU_S = 1000.0
 POLL_RCU = 0.5  # an eventually consistent read of the group item (< 4 KB)
 REQUEST_RCU = 1.0  # the consistent read of the group item each (re-)sent join or sync starts with
@@ -80,13 +80,9 @@ class Loaded:
     raw: dict[str, Any] | None
 
 
-def classic_store(store: Store) -> ClassicGroupStore:
-    return ClassicGroupStore(store.dynamo, store.settings.deadline_shards)
-
-
 def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGroup | None:
     """The classic group, or None; NotClassic for a group of the other type."""
-    item = classic_store(store).group_item(group_id, consistent=consistent)
+    item = store.classic.group_item(group_id, consistent=consistent)
     if item is None:
         return None
     if item.get("groupType") != GROUP_TYPE:
@@ -99,12 +95,12 @@ def is_empty_consumer_group(item: dict[str, Any]) -> bool:
 
 
 def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -> ClassicGroup:
-    """Issue 6 item 1: the Empty consumer group `item` (as read) becomes an Empty classic group
+    """The Empty consumer group `item` (as read) becomes an Empty classic group
     in one conditional write; then its topic registrations go (the classic group registers
     its own when its first barrier completes), and so do classic payload items a crash left
     under its keys in a classic past (nobody reads them; best effort). VersionConflict if the
     group moved."""
-    groups = classic_store(store)
+    groups = store.classic
     group = groups.replace_empty_consumer_group(item, store.settings.member_shards, now)
     groups.delete_stray_payloads(group.group_id, int(item.get("memberShards", group.member_shards)))
     for topic in item.get("subscribedTopics") or ():
@@ -125,7 +121,7 @@ def settle(
     retrying on races; returns the group as it now stands. `count_joins`: also read the open
     barrier's join counters (a read unit per member shard) and close it if every member has
     joined; the requests that count or uncount a join ask for it, the others do not."""
-    groups = classic_store(store)
+    groups = store.classic
     for attempt in range(RACE_RETRIES):
         transition = _due_transition(store, groups, group, now, count_joins)
         if transition is None:
@@ -161,7 +157,7 @@ def _due_transition(
     if not (due or topic_change or closing or counted):
         return None
     # A timer check reads every member: one request claims it by moving `dl` a little ahead;
-    # the others go on without scanning (DESIGN.md 4b: the requests of 5,000 members must not
+    # the others go on without scanning (no hot key: the requests of 5,000 members must not
     # all list them at once). A claimant that dies leaves the check due when its claim ends.
     only_timers = not (topic_change or closing or counted)
     if due and only_timers and not groups.claim_check(group, now + CHECK_CLAIM_MS):
@@ -229,9 +225,7 @@ def resumed_timers(
     group's next check. None when the group did not leave CompletingRebalance."""
     if before.state != COMPLETING_REBALANCE or after.state == COMPLETING_REBALANCE:
         return None
-    members = [
-        m for m in classic_store(store).members(before, payloads=False) if m.member_id != skip
-    ]
+    members = [m for m in store.classic.members(before, payloads=False) if m.member_id != skip]
     return next_check_ms(after, members, now)
 
 
@@ -251,7 +245,7 @@ def _subscribed_topics(groups: ClassicGroupStore, completion: Any) -> tuple[str,
 
 
 def _sync_subscriptions(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
-    """Keep the topic registry's per-topic subscriber index in step with the group (seed 000)."""
+    """Keep the topic registry's per-topic subscriber index in step with the group."""
     old, new = set(before.subscribed_topics), set(after.subscribed_topics)
     for topic in sorted(new - old):
         store.topics.subscribe(topic, after.group_id)
@@ -260,7 +254,7 @@ def _sync_subscriptions(store: Store, before: ClassicGroup, after: ClassicGroup)
 
 
 def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) -> ClassicGroup:
-    committed = classic_store(store).commit(transition)
+    committed = store.classic.commit(transition)
     _sync_subscriptions(store, before, committed)
     return committed
 
@@ -278,8 +272,8 @@ def hold_plan(member_count: int, hold_ms: int) -> HoldPlan:
     """Every member waiting at a barrier reads the group item when its (re-)sent request starts
     (a consistent read, REQUEST_RCU), then once per poll interval while held (POLL_RCU), then
     answers 202 and is re-sent after retry-after. With all `member_count` members waiting at
-    once, their reads of the group's key must stay within HELD_READ_BUDGET_RCU_S (DESIGN.md
-    4b): each member may spend budget / members read units a second, so the poll interval and
+    once, their reads of the group's key must stay within HELD_READ_BUDGET_RCU_S (no hot
+    key): each member may spend budget / members read units a second, so the poll interval and
     the pause before the re-send grow with the group. A request is held for the whole poll
     intervals that fit in `hold_ms` (groupcoord.barrier.hold.ms); when not even one fits, it is
     not held at all: a hold that ends in its only poll reads as often as a re-send does, and a
@@ -308,7 +302,7 @@ def wait_for(
     done: Any,
     known: ClassicGroup,
 ) -> ClassicGroup | None:
-    """Hold the request (API.md "Barriers") until `done(group)` or the hold time passes,
+    """Hold the request at its barrier until `done(group)` or the hold time passes,
     settling due timers meanwhile. `known` is the group as this request last read
     (consistently) or wrote it: no poll repeats that read. Returns the group that satisfied
     `done`, else None."""
@@ -345,7 +339,7 @@ def _load_classic(ctx: ApiContext, group_id: str, *, consistent: bool) -> Classi
     try:
         return load(ctx.store, group_id, consistent=consistent)
     except NotClassic:
-        # Upgraded to a consumer group meanwhile (issue 6): Kafka answers the pending joins
+        # Upgraded to a consumer group meanwhile: Kafka answers the pending joins
         # and syncs 27, and their rejoin goes to the consumer group.
         raise GroupBusy(group_id) from None
 
@@ -379,7 +373,7 @@ def retry_after_ms(ctx: ApiContext, group: ClassicGroup) -> int:
 
 @cleans_up_groups_of_type(GROUP_TYPE)
 def _delete_classic_members(store: Store, item: dict[str, Any]) -> None:
-    classic_store(store).delete_group(group_from_item(item))
+    store.classic.delete_group(group_from_item(item))
 
 
 @expires_groups_of_type(GROUP_TYPE)

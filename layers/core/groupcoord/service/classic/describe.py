@@ -1,4 +1,4 @@
-"""describe-groups (classic groups; API.md: a missing or non-classic group answers 69)."""
+"""describe-groups (classic groups; a missing or non-classic group answers 69)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...models.groups import (
     DescribeGroupsResponse,
 )
 from ..context import ApiContext
-from .common import NotClassic, classic_store, load, settle
+from .common import NotClassic, load, settle
 
 
 def describe_groups(request: DescribeGroupsRequest, ctx: ApiContext) -> DescribeGroupsResponse:
@@ -46,7 +46,7 @@ def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
         )
         # Metadata and assignments (on the payload items) are read only when shown.
         for m in sorted(
-            classic_store(ctx.store).members(group, payloads=stable), key=lambda m: m.member_id
+            ctx.store.classic.members(group, payloads=stable), key=lambda m: m.member_id
         )
         if not m.pending
     ]

@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup
+from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup, ClassicMember
 from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
-from ...store import schema
-from ...store.dynamo import ConditionFailed, Update
+from ...store.classic_groups import SessionNotRenewed
 from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
-from .common import GroupBusy, NotClassic, classic_store, load, settle
+from .common import GroupBusy, NotClassic, load, settle
 
 
 def _membership_error(
-    request: HeartbeatRequest, ctx: ApiContext, group: ClassicGroup, old: dict | None
+    request: HeartbeatRequest, ctx: ApiContext, group: ClassicGroup, old: ClassicMember | None
 ) -> Errors:
-    """Why a member's request is refused, from the member item as it is (None = absent)."""
+    """Why a member's request is refused, from the member as it is (None = absent)."""
     instance = request.group_instance_id
-    if old is None or old.get("pending"):
-        owner = (
-            classic_store(ctx.store).instance_owner(group.group_id, instance) if instance else None
-        )
+    if old is None or old.pending:
+        owner = ctx.store.classic.instance_owner(group.group_id, instance) if instance else None
         fenced = owner is not None and owner != request.member_id
         return Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
-    if instance and old.get("instanceId") != instance:
+    if instance and old.instance_id != instance:
         return Errors.FENCED_INSTANCE_ID
     return Errors.ILLEGAL_GENERATION
 
@@ -46,28 +43,14 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
         return HeartbeatResponse(error_code=code)
     if group is None or group.state == EMPTY or not request.member_id:
         return HeartbeatResponse(error_code=Errors.UNKNOWN_MEMBER_ID)
-    key = schema.member_key(group.group_id, request.member_id, group.member_shards)
-    dynamo = ctx.store.dynamo
+    store = ctx.store.classic
     if request.generation_id != group.generation:
-        old = dynamo.get(key, consistent=True)
+        old = store.member(group, request.member_id)
         return HeartbeatResponse(error_code=_membership_error(request, ctx, group, old))
-    condition = "attribute_exists(pk) AND pending = :false"
-    values: dict = {":false": False}
-    if request.group_instance_id:
-        condition += " AND instanceId = :instance"
-        values[":instance"] = request.group_instance_id
     try:
-        dynamo.update(
-            Update(
-                key,
-                "SET sessionDeadline = expiryMs + :now",
-                values={**values, ":now": ctx.now_ms},
-                condition=condition,
-            )
-        )
-    except ConditionFailed as failed:
-        old = failed.old if failed.old is not None else dynamo.get(key, consistent=True)
-        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, old))
+        store.renew_joined_session(group, request.member_id, request.group_instance_id, ctx.now_ms)
+    except SessionNotRenewed as refused:
+        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, refused.member))
     if group.state == PREPARING_REBALANCE:
         return HeartbeatResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
     return HeartbeatResponse(error_code=Errors.NONE)

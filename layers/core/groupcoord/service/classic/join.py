@@ -28,7 +28,7 @@ from ...core.classic.rules import (
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from ...store.classic_groups import ClassicTransition, VersionConflict
-from ...store.dynamo import ConditionFailed
+from ...store.errors import ConditionFailed
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
@@ -37,7 +37,6 @@ from .common import (
     GroupBusy,
     NotClassic,
     back_off,
-    classic_store,
     commit,
     is_empty_consumer_group,
     load,
@@ -115,7 +114,7 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
         outcome = _register(request, ctx)
     except NotClassic as other:
         if is_consumer_group_with_members(other.item):
-            # A classic-protocol member of a consumer group (issue 6, mixed groups).
+            # A classic-protocol member of a consumer group (a mixed group).
             answer = mixed_join(request, ctx, new_member_id)
             # None: this join downgraded the group (a static replacement): join it as classic.
             return join_group(request, ctx) if answer is None else answer
@@ -173,7 +172,7 @@ def _decide(
     expected: int | None,
     now: int,
 ) -> JoinGroupResponse | Registered:
-    groups = classic_store(ctx.store)
+    groups = ctx.store.classic
     read = group
     names = [p.name for p in request.protocols]
     instance = request.group_instance_id
@@ -266,7 +265,7 @@ def _decide(
     pending_generation = group.generation + 1
     if _joins_without_group_write(group, existing, member):
         # A known member joins the open barrier: its own item and its shard's join counter
-        # are written, never the group item (DESIGN.md 4b; store/classic_groups.py).
+        # are written, never the group item (no hot key; store/classic_groups.py).
         member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
         try:
             groups.register_join(group, member, new_metadata=new_metadata)
@@ -370,7 +369,7 @@ def _replace_static_member(
     partitions, so it differs after any rebalance) is simply updated. The new member id's
     payload item inherits the old one's assignment (a sync in Stable answers it; an upgrade
     converts it), and the old payload goes with the old member item."""
-    inherited = classic_store(ctx.store).with_payload(group, old)
+    inherited = ctx.store.classic.with_payload(group, old)
     member = replace(
         _template(request, ctx, new_member_id(ctx.client_id), now),
         joined_generation=old.joined_generation,
@@ -439,7 +438,7 @@ def _selects_same_protocol(
     """Kafka's selectProtocol() with `new` in place of `old` still picks the group's protocol."""
     voters = [
         new if m.member_id == old.member_id else m
-        for m in classic_store(ctx.store).members(group, payloads=False)
+        for m in ctx.store.classic.members(group, payloads=False)
         if not m.pending
     ]
     try:
@@ -467,7 +466,7 @@ def _respond_when_joined(
     # Kafka restarts a member's session timer when it answers its join: the time spent at
     # the barrier (and in delivering this answer) must not count against the session.
     try:
-        member = classic_store(ctx.store).restart_session(group, member_id, now_ms())
+        member = ctx.store.classic.restart_session(group, member_id, now_ms())
     except ConditionFailed:  # not (or no longer) a member
         return _error(request, Errors.UNKNOWN_MEMBER_ID, member_id=member_id)
     return _response(ctx, group, member)
@@ -485,7 +484,7 @@ def _response(
                 metadata=m.metadata_for(group.protocol_name),
             )
             for m in sorted(
-                classic_store(ctx.store).members(group, payloads=True),
+                ctx.store.classic.members(group, payloads=True),
                 key=lambda m: (m.joined_at_ms, m.member_id),
             )
             if not m.pending and m.joined_generation == group.generation

@@ -21,7 +21,6 @@ from .common import (
     GroupBusy,
     NotClassic,
     back_off,
-    classic_store,
     commit,
     load,
     now_ms,
@@ -69,13 +68,13 @@ def _next_check(
     now: int,
 ) -> int | None:
     """The group's next timer check after the leave. Without listing the members when a
-    bound will do (DESIGN.md 4b: a leave must not read all 5,000): a departure only removes
+    bound will do (no hot key: a leave must not read all 5,000): a departure only removes
     session timers, so the check read is still a lower bound of the remaining members' ones;
     a check that fires early recomputes the exact time (one claimed listing). Leaving
     CompletingRebalance resumes the timers of members that waited for the sync: those need
     the listing."""
     if group.state == COMPLETING_REBALANCE and shrunk.state != COMPLETING_REBALANCE:
-        groups = classic_store(ctx.store)
+        groups = ctx.store.classic
         remaining = [m for m in groups.members(group, payloads=False) if m.member_id not in leaving]
         return next_check_ms(shrunk, remaining, now)
     bounds = [t for t in (group.next_check_ms, next_check_ms(shrunk, [], now)) if t is not None]
@@ -88,7 +87,7 @@ def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
     if group is None:
         return _unknown(request)
     group = settle(ctx.store, group, now)
-    groups = classic_store(ctx.store)
+    groups = ctx.store.classic
     results: list[LeaveGroupMemberResponse] = []
     leaving: dict[str, ClassicMember] = {}
     for identity in request.members:

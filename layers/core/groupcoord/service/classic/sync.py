@@ -16,7 +16,7 @@ from ...core.classic.rules import next_check_ms
 from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
 from ...store.classic_groups import ClassicTransition, VersionConflict
-from ...store.dynamo import ConditionFailed
+from ...store.errors import ConditionFailed
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
@@ -25,7 +25,6 @@ from .common import (
     GroupBusy,
     NotClassic,
     back_off,
-    classic_store,
     commit,
     load,
     now_ms,
@@ -44,7 +43,7 @@ def _check(
 ) -> tuple[ClassicMember | None, Errors | None]:
     if group is None or group.state == EMPTY:
         return None, Errors.UNKNOWN_MEMBER_ID
-    groups = classic_store(ctx.store)
+    groups = ctx.store.classic
     member = groups.member(group, request.member_id)
     instance = request.group_instance_id
     if member is None or member.pending:
@@ -67,7 +66,7 @@ def _check(
 def _answer(ctx: ApiContext, group: ClassicGroup, member: ClassicMember) -> SyncGroupResponse:
     # The assignment is on the member's payload item (one consistent read), written before
     # the flip to Stable that this answer was decided on.
-    member = classic_store(ctx.store).with_payload(group, member)
+    member = ctx.store.classic.with_payload(group, member)
     assigned = member.assignment if member.assignment_generation == group.generation else b""
     return SyncGroupResponse(
         protocol_type=group.protocol_type,
@@ -79,7 +78,7 @@ def _answer(ctx: ApiContext, group: ClassicGroup, member: ClassicMember) -> Sync
 def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse | Accepted:
     if not request.group_id:
         return _error(Errors.INVALID_GROUP_ID)
-    groups = classic_store(ctx.store)
+    groups = ctx.store.classic
     try:
         for attempt in range(RACE_RETRIES):
             now = now_ms()
@@ -123,7 +122,7 @@ def _leader_sync(
     leader: ClassicMember,
     now: int,
 ) -> SyncGroupResponse:
-    groups = classic_store(ctx.store)
+    groups = ctx.store.classic
     everyone = groups.members(group, payloads=False)
     members = {m.member_id: m for m in everyone if not m.pending}
     assignments = [
@@ -171,13 +170,13 @@ def _follower_waits(
     if group is None:
         return Accepted(member_id=member_id, retry_after_ms=retry_after_ms(ctx, known))
     if group.generation != generation:
-        member = classic_store(ctx.store).member(group, member_id)
+        member = ctx.store.classic.member(group, member_id)
         return _error(Errors.ILLEGAL_GENERATION if member else Errors.UNKNOWN_MEMBER_ID)
     if group.state != STABLE:
         return _error(Errors.REBALANCE_IN_PROGRESS)
     # As Kafka does when it propagates the assignment: the session restarts with the answer.
     try:
-        member = classic_store(ctx.store).restart_session(group, member_id, now_ms())
+        member = ctx.store.classic.restart_session(group, member_id, now_ms())
     except ConditionFailed:  # removed meanwhile
         return _error(Errors.UNKNOWN_MEMBER_ID)
     return _answer(ctx, group, member)

@@ -1,4 +1,4 @@
-"""Classic-protocol members inside a consumer group (issue 6 item 3; Kafka's
+"""Classic-protocol members inside a consumer group (Kafka's
 classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup,
 classicGroupHeartbeatToConsumerGroup, classicGroupLeaveToConsumerGroup).
 
@@ -57,11 +57,9 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store import schema
 from ...store.consumer_groups import Conflict, ConsumerGroupRecord, group_from_item
-from ...store.dynamo import ConditionFailed, Update
 from ..context import ApiContext
-from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, consumer_store, reload
+from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, reload
 from .downgrade import maybe_downgrade
 from .heartbeat import Answer, _Heartbeat
 from .install import ensure_target
@@ -174,7 +172,7 @@ def _supports_protocols(ctx: ApiContext, group: ConsumerGroupRecord, names: list
     known = group.raw.get(CLASSIC_PROTOCOLS)
     if supports_classic_protocols(names, None if known is None else set(known)):
         return True
-    members = consumer_store(ctx.store).members(group)
+    members = ctx.store.consumer.members(group)
     common = common_protocols(m.classic.protocol_names for m in members if m.classic)
     return supports_classic_protocols(names, common)
 
@@ -185,7 +183,7 @@ def mixed_join(
     """join-group to a consumer group (the caller saw one). `new_member_id(client_id)` makes
     ids the classic way. None when the join downgraded the group: join it as a classic
     group."""
-    cs = consumer_store(ctx.store)
+    cs = ctx.store.consumer
     item = cs.group_item(request.group_id, consistent=True)
     if not is_consumer_group(item):
         return _join_error(request, Errors.REBALANCE_IN_PROGRESS)  # moved on: rejoin
@@ -278,7 +276,7 @@ def _classic_member(
     ctx: ApiContext, group: ConsumerGroupRecord, member_id: str, instance: str | None
 ) -> tuple[ConsumerGroupMember | None, Errors]:
     """Kafka's validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol."""
-    cs = consumer_store(ctx.store)
+    cs = ctx.store.consumer
     if instance is not None:
         owner = cs.instance_owner(group, instance)
         if owner is None:
@@ -296,26 +294,12 @@ def _renew_session(
 ) -> bool:
     """The member's session restarts (one conditional update of its item, at its epoch)."""
     assert member.classic is not None
-    try:
-        ctx.store.dynamo.update(
-            Update(
-                schema.member_key(group.group_id, member.member_id, group.member_shards),
-                "SET sessionDeadline = :deadline, mver = mver + :one",
-                values={
-                    ":deadline": ctx.now_ms + member.classic.session_timeout_ms,
-                    ":one": 1,
-                    ":epoch": member.epoch,
-                },
-                condition="attribute_exists(pk) AND memberEpoch = :epoch",
-            )
-        )
-    except ConditionFailed:
-        return False
-    return True
+    deadline = ctx.now_ms + member.classic.session_timeout_ms
+    return ctx.store.consumer.renew_session(group, member, deadline)
 
 
 def _load(ctx: ApiContext, group_id: str) -> ConsumerGroupRecord:
-    item = consumer_store(ctx.store).group_item(group_id, consistent=True)
+    item = ctx.store.consumer.group_item(group_id, consistent=True)
     if not is_consumer_group(item):
         raise NotMixed(group_id)
     assert item is not None
@@ -415,7 +399,7 @@ def mixed_heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResp
 
 def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
     """The member leaves (group epoch bump), on the versions read; retried on races."""
-    cs = consumer_store(ctx.store)
+    cs = ctx.store.consumer
     for attempt in range(RACE_ATTEMPTS):
         group = reload(cs, group_id)
         if group is None or group.raw.get("groupType") != GROUP_TYPE:
@@ -424,7 +408,7 @@ def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
         if member is None:
             return
         try:
-            # Issue 6 item 4 (Kafka fences leaving classic members the same way): a group
+            # The downgrade (Kafka fences leaving classic members the same way): a group
             # left with classic-protocol members only becomes a classic group.
             if downgrade_enabled(ctx.settings.group_consumer_migration_policy) and maybe_downgrade(
                 ctx.store, group, [member], cs.members(group), ctx.now_ms
@@ -454,7 +438,7 @@ def mixed_leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
         group = _load(ctx, request.group_id)
     except NotMixed:
         return LeaveGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
-    cs = consumer_store(ctx.store)
+    cs = ctx.store.consumer
     results = []
     for identity in request.members:
         member_id, instance = identity.member_id, identity.group_instance_id

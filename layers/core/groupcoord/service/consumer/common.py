@@ -21,10 +21,6 @@ GROUP_TYPE = "consumer"
 RACE_ATTEMPTS = 12
 
 
-def consumer_store(store: Store) -> ConsumerGroupStore:
-    return ConsumerGroupStore(store.dynamo, store.settings.deadline_shards)
-
-
 def convert(store: Store, conversion: Conversion) -> None:
     """Write a protocol conversion atomically (store/conversion.py); Conflict if the group
     moved meanwhile (nothing changed: the caller decides again)."""

@@ -16,7 +16,7 @@ from ...models.consumer import (
 from ...store import schema
 from ...store.consumer_groups import group_from_item
 from ..context import ApiContext
-from .common import GROUP_TYPE, consumer_store
+from .common import GROUP_TYPE
 from .expiry import expire_consumer_group
 
 CONSUMER_MEMBER_TYPE = 1
@@ -41,7 +41,7 @@ def consumer_group_describe(
 
 
 def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> ConsumerGroupDescribedGroup:
-    cs = consumer_store(ctx.store)
+    cs = ctx.store.consumer
     item = cs.group_item(group_id, consistent=True)
     due = item is not None and int(item.get(schema.DEADLINE, ctx.now_ms + 1)) <= ctx.now_ms
     if item is not None and due and item.get("groupType") == GROUP_TYPE:

@@ -1,4 +1,4 @@
-"""The online downgrade of a consumer group to a classic group (issue 6 item 4, Kafka's
+"""The online downgrade of a consumer group to a classic group (Kafka's
 GroupMetadataManager.convertToClassicGroup), when its last consumer-protocol member leaves
 (epoch -1) or is fenced by a timer (lazily or by the sweeper) and classic-protocol members
 remain, if group.consumer.migration.policy allows downgrades and the members fit in a classic
@@ -16,19 +16,15 @@ touched.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from ...core.consumer.member import ConsumerGroupMember
 from ...core.migration import (
     downgrade_wanted,
     downgraded_group,
 )
-from ...store.classic_groups import group_to_item, instance_key, member_to_item, payload_to_item
 from ...store.consumer_groups import ConsumerGroupRecord
-from ...store.dynamo import Delete, Put
 from ...store.store import Store
-from ...store.topics import regex_delete, subscription_delete, subscription_put
-from .common import consumer_store, convert
+from .common import convert
 
 
 def _topic_names(store: Store, members: Sequence[ConsumerGroupMember]) -> dict[str, str]:
@@ -68,37 +64,12 @@ def maybe_downgrade(
         topic_changes=group.topic_changes,
         now_ms=now_ms,
     )
-    item = group_to_item(classic, settings.deadline_shards)
-    if "topicChanges" in group.raw:
-        item["topicChanges"] = group.raw["topicChanges"]
-    by_id = {m.member_id: m for m in classic_members}
-    remaining = sorted(remaining, key=lambda m: m.member_id)
-    conversion = consumer_store(store).downgrade_conversion(
+    conversion = store.consumer.downgrade_conversion(
         group,
-        item,
+        classic,
         leaving,
-        remaining,
-        [member_to_item(classic, by_id[m.member_id]) for m in remaining],
-        [
-            {
-                **instance_key(group.group_id, m.instance_id),
-                "kind": "instance",
-                "memberId": m.member_id,
-            }
-            for m in remaining
-            if m.instance_id is not None
-        ],
+        sorted(remaining, key=lambda m: m.member_id),
+        classic_members,
     )
-    # Topic registrations: the classic group's own (its members' subscriptions) replace the
-    # consumer group's; regex subscriptions do not exist in classic groups.
-    old, new = set(group.subscribed_topics), set(classic.subscribed_topics)
-    registrations: list[Put | Delete] = [
-        *(subscription_put(topic, group.group_id) for topic in sorted(new - old)),
-        *(subscription_delete(topic, group.group_id) for topic in sorted(old - new)),
-    ]
-    if group.subscribed_regex:
-        registrations.append(regex_delete(group.group_id))
-    # Each classic member's protocols and assignment go on its payload item, in the same step.
-    payloads = [Put(payload_to_item(classic, by_id[m.member_id])) for m in remaining]
-    convert(store, replace(conversion, writes=[*conversion.writes, *payloads, *registrations]))
+    convert(store, conversion)
     return True

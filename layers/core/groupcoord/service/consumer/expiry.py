@@ -27,7 +27,7 @@ from ...store.consumer_groups import (
 from ...store.store import Store
 from ..group_admin import cleans_up_groups_of_type
 from ..group_timers import expires_groups_of_type
-from .common import GROUP_TYPE, consumer_store, reload, state_refresh_ms
+from .common import GROUP_TYPE, reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
@@ -44,7 +44,7 @@ KEEP_ATTEMPTS = 3
 
 @expires_groups_of_type(GROUP_TYPE)
 def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
-    cs = consumer_store(store)
+    cs = store.consumer
     item = cs.group_item(group_item["groupId"], consistent=True)
     if item is None or item.get("groupType") != GROUP_TYPE:
         return
@@ -63,7 +63,7 @@ def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int)
 
 
 def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
-    cs = consumer_store(store)
+    cs = store.consumer
     members = cs.members(group)
     expired = [m for m in members if is_expired(m, now_ms)][: CHUNK // 2]
     remaining = [m for m in members if m not in expired]
@@ -82,7 +82,7 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
             _keep_scan_result(store, group, deadline, now_ms)
         return
     if len(members) == len(expired) + len(remaining):  # every overdue member is fenced now
-        # Issue 6 item 4: fencing the last consumer-protocol members of a group whose other
+        # The downgrade: fencing the last consumer-protocol members of a group whose other
         # members all use the classic protocol turns it into a classic group.
         try:
             if maybe_downgrade(store, group, expired, members, now_ms):
@@ -124,7 +124,7 @@ def _keep_scan_result(
     group.min.session.timeout.ms, once the group has had one), a rebalance timeout only a
     member of a group that is not Stable, which is looked at again within the state refresh
     anyway."""
-    cs = consumer_store(store)
+    cs = store.consumer
     settings = store.settings
     for _ in range(KEEP_ATTEMPTS):
         group = reload(cs, claimed.group_id)
@@ -149,6 +149,4 @@ def _keep_scan_result(
 
 @cleans_up_groups_of_type(GROUP_TYPE)
 def _delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
-    consumer_store(store).delete_group_items(
-        group_item["groupId"], int(group_item.get("memberShards", 8))
-    )
+    store.consumer.delete_group_items(group_item["groupId"], int(group_item.get("memberShards", 8)))

@@ -38,7 +38,6 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.classic_groups import ClassicGroupStore
 from ...store.consumer_groups import (
     Conflict,
     ConsumerGroupRecord,
@@ -51,7 +50,6 @@ from .common import (
     RACE_ATTEMPTS,
     backoff,
     clock_ms,
-    consumer_store,
     heartbeat_interval_ms,
     reload,
     session_timeout_ms,
@@ -115,7 +113,7 @@ class _Heartbeat:
         self.request = request
         self.ctx = ctx
         self.consistent = consistent
-        self.cs: ConsumerGroupStore = consumer_store(ctx.store)
+        self.cs: ConsumerGroupStore = ctx.store.consumer
         self.now = ctx.now_ms
 
     # --- the group ---
@@ -144,9 +142,7 @@ class _Heartbeat:
                 raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} not found."))
             self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
             if item is not None:  # a replaced Empty classic group: its pending ids go
-                ClassicGroupStore(
-                    self.ctx.store.dynamo, self.cs.deadline_shards
-                ).delete_classic_leftovers(
+                self.ctx.store.classic.delete_classic_leftovers(
                     gid, int(item.get("memberShards", self.ctx.settings.member_shards))
                 )
             item = self.cs.group_item(gid, consistent=True)
@@ -154,7 +150,7 @@ class _Heartbeat:
                 raise Conflict(gid)
         if item.get("groupType") != GROUP_TYPE:
             if self.request.member_epoch == 0 and item.get("groupType") == "classic":
-                # Issue 6: an epoch-0 join upgrades a classic group with members (or is
+                # An epoch-0 join upgrades a classic group with members (or is
                 # refused with 69); then it joins the consumer group as any new member.
                 why = upgrade_classic_group(self.ctx.store, item, self.now)
                 if why is not None:
@@ -248,7 +244,7 @@ class _Heartbeat:
     def _leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
         if downgrade_enabled(self.ctx.settings.group_consumer_migration_policy):
-            # Issue 6 item 4: the last consumer-protocol member leaving a group whose other
+            # The downgrade: the last consumer-protocol member leaving a group whose other
             # members all use the classic protocol turns it into a classic group.
             members = self.cs.members(group)
             if maybe_downgrade(self.ctx.store, group, [member], members, self.now):

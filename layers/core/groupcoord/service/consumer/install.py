@@ -33,7 +33,7 @@ from ...core.consumer.group import combined_regex, group_state, subscribed_topic
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...store.consumer_groups import Conflict, ConsumerGroupRecord, ConsumerGroupStore
 from ...store.store import Store
-from .common import clock_ms, consumer_store, reload, state_refresh_ms
+from .common import clock_ms, reload, state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
 # read before the first); a crashed install holds the group's installs back this long.
@@ -69,7 +69,7 @@ def ensure_target_installed(
     do it: at most one successful install per request. If another request holds a live lease,
     or (`batched`) the last install is less than the assignment interval old, the group as it
     is (that install, or a later request, covers our bump)."""
-    cs = consumer_store(store)
+    cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
     for _ in range(INSTALL_ATTEMPTS):
         if group.group_epoch <= group.target_epoch:

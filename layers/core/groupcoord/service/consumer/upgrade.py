@@ -1,4 +1,4 @@
-"""The online upgrade of a classic group with members (issue 6 item 2, Kafka's
+"""The online upgrade of a classic group with members (Kafka's
 GroupMetadataManager.convertToConsumerGroup), started by an epoch-0 consumer-group-heartbeat.
 
 Due classic timers are settled first; then, in one atomic step (one transaction, or for larger
@@ -17,19 +17,15 @@ from typing import Any
 from ...core.classic.model import ClassicMember
 from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.migration import (
-    CLASSIC_PROTOCOLS,
     common_protocols,
     malformed_protocol,
     upgraded_members,
     validate_online_upgrade,
 )
-from ...store import schema
-from ...store.classic_groups import ClassicGroupStore, instance_key
 from ...store.classic_groups import group_from_item as classic_group_from_item
 from ...store.consumer_groups import Conflict
-from ...store.groups import listing_attributes
 from ...store.store import Store
-from .common import consumer_store, convert
+from .common import convert
 
 
 def _topic_ids(store: Store, members: list[ClassicMember]) -> dict[str, str]:
@@ -71,7 +67,7 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
         group = settle(store, group, now)
     except GroupBusy:
         raise Conflict(group.group_id) from None
-    classic = ClassicGroupStore(store.dynamo, settings.deadline_shards)
+    classic = store.classic
     listed = classic.members(group, payloads=True)
     members = [m for m in listed if not m.pending]
     pending = [m for m in listed if m.pending]
@@ -93,49 +89,16 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     fresh = classic.group_item(group.group_id)
     if fresh is None or int(fresh.get("version", -1)) != group.version:
         raise Conflict(group.group_id)
-    deadline = min(m.session_deadline for m in converted)
-    consumer_item: dict[str, Any] = {
-        **schema.group_key(group.group_id),
-        **listing_attributes(group.group_id),
-        "kind": schema.KIND_GROUP,
-        "groupType": "consumer",
-        "protocolType": "consumer",
-        "groupState": "Stable",
-        "version": group.version + 1,
-        "memberCount": len(converted),
-        "memberShards": group.member_shards,
-        "groupEpoch": group.generation,
-        "targetEpoch": group.generation,
-        "assignorName": "",
-        "topicChangesSeen": group.topic_changes_seen,
-        # The classic group registered these with the topic registry; the next install
-        # reconciles the registrations with the members' subscriptions.
-        "subscribedTopics": list(group.subscribed_topics),
-        CLASSIC_PROTOCOLS: sorted(
-            common_protocols(m.classic.protocol_names for m in converted if m.classic) or ()
-        ),
-        "createdAt": group.created_at_ms,
-        schema.DEADLINE: deadline,
-        schema.DEADLINE_SHARD: schema.deadline_shard_value(
-            group.group_id, settings.deadline_shards
-        ),
-    }
-    if "topicChanges" in fresh:
-        consumer_item["topicChanges"] = fresh["topicChanges"]
-    shards = group.member_shards
-    conversion = consumer_store(store).upgrade_conversion(
+    conversion = store.consumer.upgrade_conversion(
+        group,
         fresh,
-        group.version,
-        consumer_item,
         converted,
+        sorted(common_protocols(m.classic.protocol_names for m in converted if m.classic) or ()),
         # The classic group's static claims, its members' payload items and the ids still
         # pending their second join go with it, in the same atomic step (a cleanup after it
         # could meet a group already converted back, and delete live classic members).
-        [
-            *(instance_key(group.group_id, m.instance_id) for m in members if m.instance_id),
-            *(schema.payload_key(group.group_id, m.member_id, shards) for m in members),
-            *(schema.member_key(group.group_id, m.member_id, shards) for m in pending),
-        ],
+        classic_members=members,
+        pending=pending,
     )
     convert(store, conversion)
     return None

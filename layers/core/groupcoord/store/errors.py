@@ -1,0 +1,38 @@
+"""What the store raises: the port's exceptions, free of any DynamoDB client type, so that the
+service and the HTTP layer can catch them without importing the adapter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Item = dict[str, Any]
+
+
+class StoreError(Exception):
+    """A DynamoDB failure that is not the client's fault."""
+
+
+class StoreThrottled(StoreError):
+    def __init__(self, message: str, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ConditionFailed(StoreError):
+    """A conditional write lost: `old` is the item as it was, when DynamoDB returned it."""
+
+    def __init__(self, old: Item | None = None) -> None:
+        super().__init__("conditional check failed")
+        self.old = old
+
+
+class TransactionCanceled(StoreError):
+    """A transaction was cancelled; `reasons[i]` is the code for item i ('None' = fine)."""
+
+    def __init__(self, reasons: list[str], old_items: list[Item | None]) -> None:
+        super().__init__("transaction cancelled: " + ", ".join(reasons))
+        self.reasons = reasons
+        self.old_items = old_items
+
+    def failed_conditions(self) -> list[int]:
+        return [i for i, r in enumerate(self.reasons) if r == "ConditionalCheckFailed"]
