@@ -2,8 +2,11 @@
 # Checks template.yaml without an AWS account:
 #   1. cfn-lint template.yaml                    (from $VENV/bin, else PATH)
 #   2. sam validate --lint                       (SAM CLI in its own virtualenv)
-#   3. sam build into a temporary directory, then imports every built handler with the built
-#      layer under python3.12, the way Lambda would (no site-packages, layer + code only).
+#   3. sam build into a temporary directory; checks the built layer (layers/core/Makefile): the
+#      server code without the client, `serve` and the command line, exactly the distributions
+#      layers/core/requirements.txt pins, wheels for the template's BuildArchitecture; then
+#      imports every built handler with the built layer under python3.12, the way Lambda would
+#      (no site-packages, layer + code only).
 #
 # Usage: .ci/template-checks.sh            (no arguments; any working directory)
 # Environment:
@@ -92,14 +95,76 @@ step "sam build --build-dir $build_dir"
 PATH="$(dirname "$python312"):$PATH" "$sam" build \
     --template-file template.yaml --build-dir "$build_dir"
 
-# The built layer must hold the core package and its dependencies under python/, and every
-# handler must import from its built code directory with only that layer (as in Lambda).
-step "importing the built handlers with python3.12 and the built layer"
+# The built layer must hold the server package and its pinned dependencies under python/, and
+# every handler must import from its built code directory with only that layer (as in Lambda).
+step "checking the built layer's contents"
 built_template="$build_dir/template.yaml"
 [[ -f "$built_template" ]] || die "sam build wrote no $built_template"
 layer_dir="$(find "$build_dir" -mindepth 1 -maxdepth 1 -type d -name 'CoreLayer*' | head -n 1)"
 [[ -n "$layer_dir" && -f "$layer_dir/python/groupcoord/__init__.py" ]] \
     || die "built layer has no python/groupcoord (looked for $build_dir/CoreLayer*/python)"
+# The server code only: no Lambda handler reaches the client library, `serve` (moto, werkzeug)
+# or the command line, so the layer does not ship them.
+for left_out in client local cli.py admin_cli.py; do
+    [[ ! -e "$layer_dir/python/groupcoord/$left_out" ]] \
+        || die "the built layer holds groupcoord/$left_out (layers/core/Makefile: NOT_IN_LAYER)"
+done
+if [[ -n "$(find "$layer_dir/python/groupcoord" -name __pycache__ -print -quit)" ]]; then
+    die "the built layer holds __pycache__ folders"
+fi
+# Exactly the pinned distributions, and wheels for the template's architecture.
+layer_arch="$(awk '/^  CoreLayer:/ {found = 1} found && /BuildArchitecture:/ {print $2; exit}' template.yaml)"
+[[ -n "$layer_arch" ]] || die "no BuildArchitecture for CoreLayer in template.yaml"
+"$python312" -S - "$layer_dir/python" layers/core/requirements.txt "$layer_arch" <<'PY' \
+    || die "the built layer's distributions are not the pinned ones (see above)"
+import re
+import sys
+from importlib.metadata import distributions
+from pathlib import Path
+
+layer, requirements, arch = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+machine = {"x86_64": "x86_64", "arm64": "aarch64"}[arch]
+
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+pinned = {}
+for line in requirements.read_text().splitlines():
+    line = line.split("#", 1)[0].strip()
+    if not line:
+        continue
+    match = re.fullmatch(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?==(\S+)", line)
+    if match is None:
+        sys.exit(f"requirements.txt: not an exact pin: {line!r}")
+    pinned[canonical(match[1])] = match[3]
+built = {canonical(d.metadata["Name"]): d for d in distributions(path=[str(layer)])}
+problems = []
+for name in sorted(built.keys() - pinned.keys()):
+    problems.append(f"{name} {built[name].version} is in the layer but not pinned")
+for name in sorted(pinned.keys() - built.keys()):
+    problems.append(f"{name} is pinned but not in the layer")
+for name in sorted(built.keys() & pinned.keys()):
+    if built[name].version != pinned[name]:
+        problems.append(f"{name}: the layer has {built[name].version}, pinned {pinned[name]}")
+    for tag in (built[name].read_text("WHEEL") or "").splitlines():
+        if tag.startswith("Tag:"):
+            platform = tag.split("-")[-1].strip()
+            if platform != "any" and not platform.endswith(machine):
+                problems.append(f"{name}: a wheel for {platform}, not {arch}")
+for problem in problems:
+    print(f"layer: {problem}", file=sys.stderr)
+if problems:
+    sys.exit(1)
+print(f"layer: {len(built)} distributions, each pinned in requirements.txt; wheels for {arch}")
+PY
+echo "layer: $(du -sh --apparent-size "$layer_dir" | cut -f1) unzipped; python/ holds:" \
+    "$(find "$layer_dir/python" -mindepth 1 -maxdepth 1 ! -name '*.dist-info' -printf '%f\n' \
+        | sort | tr '\n' ' ')"
+echo "layer: groupcoord/ holds: $(ls "$layer_dir/python/groupcoord" | tr '\n' ' ')"
+
+step "importing the built handlers with python3.12 and the built layer"
 functions=0
 for fn_dir in "$build_dir"/*/; do
     fn="$(basename "$fn_dir")"

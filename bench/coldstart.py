@@ -6,8 +6,10 @@ Import time: `python -X importtime -c "import app"` in a subprocess per function
 function's folder with only the layer (layers/core) added to the path, as Lambda loads it; the
 per-module self times are summed (median of --repeat runs). Layer size: by default the installed
 distributions that layers/core/requirements.txt pulls in, measured in this venv (files listed
-in their RECORD, so without .pyc), plus the groupcoord package; with --pip, a real
-`pip install -t` of the requirements into a temporary folder, measured whole.
+in their RECORD, so without .pyc), plus the server code the layer ships (the Makefile's
+`server-code` step: groupcoord without the client, `serve` and the command line); with --pip,
+the layer as `sam build` makes it (`make build-CoreLayer`: pip for python3.12 and the layer's
+architecture) into a temporary folder, measured whole.
 """
 
 from __future__ import annotations
@@ -117,6 +119,13 @@ def _zip_size(files: list[Path], root_of: dict[Path, Path]) -> int:
         return path.stat().st_size
 
 
+def _make_layer(target: str, artifacts: Path) -> Path:
+    """Run a target of layers/core/Makefile (as `sam build` does); the layer's python/ folder."""
+    command = ["make", "-s", "-C", str(LAYER), target, f"ARTIFACTS_DIR={artifacts}"]
+    subprocess.run(command, check=True)
+    return artifacts / "python"
+
+
 def layer_from_venv() -> tuple[list[tuple[str, int]], int, int, str]:
     """(per-distribution bytes, unzipped bytes, zipped bytes, how measured)."""
     lines = (LAYER / "requirements.txt").read_text().splitlines()
@@ -135,36 +144,25 @@ def layer_from_venv() -> tuple[list[tuple[str, int]], int, int, str]:
         files += own
         root_of.update({f: root for f in own})
         sizes.append((f"{name} {dist.version}", sum(f.stat().st_size for f in own)))
-    package = [f for f in (LAYER / "groupcoord").rglob("*") if f.is_file() and f.suffix != ".pyc"]
-    files += package
-    root_of.update({f: LAYER for f in package})
-    sizes.append(("groupcoord (the core package)", sum(f.stat().st_size for f in package)))
-    unzipped = sum(size for _, size in sizes)
-    how = "installed distributions in this venv (RECORD files, no .pyc) + layers/core/groupcoord"
-    return sizes, unzipped, _zip_size(files, root_of), how
+    with tempfile.TemporaryDirectory() as tmp:
+        server = _make_layer("server-code", Path(tmp))
+        package = [f for f in (server / "groupcoord").rglob("*") if f.is_file()]
+        files += package
+        root_of.update({f: server for f in package})
+        sizes.append(("groupcoord (the server code)", sum(f.stat().st_size for f in package)))
+        unzipped = sum(size for _, size in sizes)
+        how = (
+            "installed distributions in this venv (RECORD files, no .pyc) + the server code "
+            "(`make -C layers/core server-code`)"
+        )
+        return sizes, unzipped, _zip_size(files, root_of), how
 
 
 def layer_from_pip() -> tuple[list[tuple[str, int]], int, int, str]:
     with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / "python"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-compile",
-                "-t",
-                str(target),
-                "-r",
-                str(LAYER / "requirements.txt"),
-            ],
-            check=True,
-        )
+        target = _make_layer("build-CoreLayer", Path(tmp))
         files = [f for f in target.rglob("*") if f.is_file()]
-        files += [f for f in (LAYER / "groupcoord").rglob("*.py")]
-        root_of = {f: (target if f.is_relative_to(target) else LAYER) for f in files}
+        root_of = dict.fromkeys(files, target)
         groups: dict[str, int] = {}
         for f in files:
             top = f.relative_to(root_of[f]).parts[0]
@@ -173,9 +171,7 @@ def layer_from_pip() -> tuple[list[tuple[str, int]], int, int, str]:
             groups[top] = groups.get(top, 0) + f.stat().st_size
         sizes = sorted(groups.items(), key=lambda kv: -kv[1])
         unzipped = sum(groups.values())
-        how = (
-            "`pip install --no-compile -t` of layers/core/requirements.txt + layers/core/groupcoord"
-        )
+        how = "the layer as `sam build` makes it (`make -C layers/core build-CoreLayer`)"
         return sizes, unzipped, _zip_size(files, root_of), how
 
 
@@ -186,7 +182,9 @@ def mb(size: int) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--pip", action="store_true", help="measure a real pip install -t")
+    parser.add_argument(
+        "--pip", action="store_true", help="measure the layer built as sam build does (pip)"
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()

@@ -4,6 +4,7 @@ audit, classic group builders and simulated members, and the writer of docs/perf
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 import os
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # `python bench/x.py`: tests.support must import
+if str(REPO) not in sys.path:  # `python bench/x.py`: the bench package must import
     sys.path.insert(0, str(REPO))
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -34,6 +35,7 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
+from bench.seed import write_classic_group  # noqa: E402
 from groupcoord import runtime  # noqa: E402
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol  # noqa: E402
 from groupcoord.core.consumer_protocol import (  # noqa: E402
@@ -44,9 +46,10 @@ from groupcoord.core.consumer_protocol import (  # noqa: E402
     encode_assignment,
     encode_subscription,
 )
+from groupcoord.http.apis import API_FUNCTION, FUNCTION_APIS  # noqa: E402
 from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E402
-from groupcoord.http.routing import API_FUNCTION, FUNCTION_APIS  # noqa: E402
 from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
+from groupcoord.local.processes import running_dynamodb, running_serve, unique_table  # noqa: E402
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
 from groupcoord.store.classic_groups import (  # noqa: E402
@@ -56,8 +59,6 @@ from groupcoord.store.classic_groups import (  # noqa: E402
 )
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
-from tests.support.classic_groups import write_classic_group  # noqa: E402
-from tests.support.servers import running_dynamodb, running_serve, unique_table  # noqa: E402
 
 __all__ = ["running_serve", "unique_table"]
 
@@ -856,7 +857,11 @@ def build_consumer_group_direct(
     )
     group = cs.update_group(
         group,
-        {"groupEpoch": group.group_epoch + len(ids), "memberCount": group.member_count + len(ids)},
+        dataclasses.replace(
+            group,
+            group_epoch=group.group_epoch + len(ids),
+            member_count=group.member_count + len(ids),
+        ),
     )
     times["members written"] = time.perf_counter() - started
     started = time.perf_counter()

@@ -48,7 +48,6 @@ from bench.common import (
     write_section,
 )
 from groupcoord.service.classic.common import hold_plan
-from groupcoord.service.handlers import handler_for
 from groupcoord.settings import Settings
 from groupcoord.store import schema
 
@@ -311,11 +310,12 @@ def _generation(coordinator: InProcess, group_id: str) -> int:
     return int(item["generation"])
 
 
-# --- APIs that other work adds: rows appear once the API is implemented ---
+# --- offsets and consumer-protocol heartbeats ---
 
 
-def _skip(scenario: str, label: str, api: str, why: str | None = None) -> Row:
-    return Row(scenario, label, "-", note=why or f"skipped: {api} is not implemented yet")
+def _skip(scenario: str, label: str, why: str) -> Row:
+    """A row for a scenario that could not be measured (the setup was answered an error)."""
+    return Row(scenario, label, "-", note=why)
 
 
 def offset_rows(
@@ -338,42 +338,31 @@ def offset_rows(
         return coordinator.call("offset-commit", body)
 
     rows: list[Row] = []
-    if handler_for("offset-commit") is None:
-        rows += [
-            _skip("offset-commit, 1 partition", label, "offset-commit"),
-            _skip("offset-commit, 100 partitions", label, "offset-commit"),
-        ]
-    else:
-        for count in (1, 100):
-            commit(range(count), 1)  # the first commit creates the offsets; measure updates
-            rows.append(
-                Row.of(
-                    f"offset-commit, {count} partition{'s' * (count > 1)}",
-                    label,
-                    build,
-                    [commit(range(count), 2)],
-                )
+    for count in (1, 100):
+        commit(range(count), 1)  # the first commit creates the offsets; measure updates
+        rows.append(
+            Row.of(
+                f"offset-commit, {count} partition{'s' * (count > 1)}",
+                label,
+                build,
+                [commit(range(count), 2)],
             )
-    if handler_for("offset-fetch") is None:
-        rows.append(_skip("offset-fetch, 100 partitions", label, "offset-fetch"))
-    else:
-        body = {
-            "groups": [
-                {
-                    "groupId": group_id,
-                    "topics": [{"name": TOPIC, "partitionIndexes": list(range(100))}],
-                }
-            ]
-        }
-        fetch = coordinator.call("offset-fetch", body)
-        rows.append(Row.of("offset-fetch, 100 partitions", label, build, [fetch]))
+        )
+    body = {
+        "groups": [
+            {
+                "groupId": group_id,
+                "topics": [{"name": TOPIC, "partitionIndexes": list(range(100))}],
+            }
+        ]
+    }
+    fetch = coordinator.call("offset-fetch", body)
+    rows.append(Row.of("offset-fetch, 100 partitions", label, build, [fetch]))
     return rows
 
 
 def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str) -> list[Row]:
     scenario = "consumer-group-heartbeat, steady state"
-    if handler_for("consumer-group-heartbeat") is None:
-        return [_skip(scenario, label, "consumer-group-heartbeat")]
     if not protocol:
         started = time.perf_counter()
         sim, times = build_consumer_group_direct(
@@ -387,12 +376,12 @@ def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str)
         calls = [sim.beat(random.choice(sim.ids[1:])) for _ in range(HEARTBEAT_SAMPLES)]
         bad = [c for c in calls if c.status != 200 or c.error_code != 0 or c.body.get("assignment")]
         if bad:
-            return [_skip(scenario, label, "", f"answered {_status(bad[0])}: {bad[0].body}")]
+            return [_skip(scenario, label, f"answered {_status(bad[0])}: {bad[0].body}")]
         return consumer_heartbeat_rows(scenario, label, "direct", calls)
     sim = ConsumerGroupSim(coordinator.call, f"cost-c-{uuid.uuid4().hex[:8]}", size)
     failed = sim.converge()
     if failed is not None:
-        return [_skip(scenario, label, "", f"answered {_status(failed)}: {failed.body}")]
+        return [_skip(scenario, label, f"answered {_status(failed)}: {failed.body}")]
     calls = [sim.beat(random.choice(sim.ids)) for _ in range(HEARTBEAT_SAMPLES)]
     return consumer_heartbeat_rows(scenario, label, "protocol", calls)
 

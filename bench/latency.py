@@ -41,9 +41,9 @@ from bench.common import (
     table,
     write_section,
 )
-from groupcoord.service.handlers import handler_for
+from groupcoord.client.errors import GroupcoordError
+from groupcoord.client.transport import Transport
 from groupcoord.store import capacity
-from tests.support.api import Api
 
 SETTINGS = {"groupcoord.barrier.hold.ms": "0"}
 PARTITIONS = 1000
@@ -51,12 +51,21 @@ COMMAND = "python -m bench.latency"
 Caller = Callable[[str, Any], Call]
 
 
-def http_caller(api: Api) -> Caller:
+def http_caller(transport: Transport) -> Caller:
+    """Calls over HTTP with the client's transport, one attempt each (no retries): a 4xx or 5xx
+    is the Call's status, as the in-process calls report it."""
+
     def call(name: str, body: Any) -> Call:
         start = time.perf_counter()
-        answer = api.call(name, body)
+        try:
+            reply = transport.call(name, body, retries=0)
+            status, answer = reply.status, reply.body
+        except GroupcoordError as error:
+            if error.status is None:  # no answer at all
+                raise
+            status, answer = error.status, {"errorMessage": str(error)}
         seconds = time.perf_counter() - start
-        return Call(name, answer.status, answer.body, capacity.Usage(), None, seconds)
+        return Call(name, status, answer, capacity.Usage(), None, seconds)
 
     return call
 
@@ -97,35 +106,33 @@ def scenarios(setup: InProcess, call: Caller, members: int, samples: int) -> dic
             "heartbeat",
             call("heartbeat", {"groupId": stable, "generationId": 1, "memberId": ids[i % members]}),
         )
-        if handler_for("offset-commit") is not None:
-            for count in (1, 100):
-                body = {
-                    "groupId": stable,
-                    "generationIdOrMemberEpoch": 1,
-                    "memberId": ids[0],
-                    "topics": [
-                        {
-                            "name": TOPIC,
-                            "partitions": [
-                                {"partitionIndex": p, "committedOffset": i} for p in range(count)
-                            ],
-                        }
-                    ],
-                }
-                add(
-                    f"offset-commit ({count} partition{'s' * (count > 1)})",
-                    call("offset-commit", body),
-                )
-        if handler_for("offset-fetch") is not None:
+        for count in (1, 100):
             body = {
-                "groups": [
+                "groupId": stable,
+                "generationIdOrMemberEpoch": 1,
+                "memberId": ids[0],
+                "topics": [
                     {
-                        "groupId": stable,
-                        "topics": [{"name": TOPIC, "partitionIndexes": list(range(100))}],
+                        "name": TOPIC,
+                        "partitions": [
+                            {"partitionIndex": p, "committedOffset": i} for p in range(count)
+                        ],
                     }
-                ]
+                ],
             }
-            add("offset-fetch (100 partitions)", call("offset-fetch", body))
+            add(
+                f"offset-commit ({count} partition{'s' * (count > 1)})",
+                call("offset-commit", body),
+            )
+        body = {
+            "groups": [
+                {
+                    "groupId": stable,
+                    "topics": [{"name": TOPIC, "partitionIndexes": list(range(100))}],
+                }
+            ]
+        }
+        add("offset-fetch (100 partitions)", call("offset-fetch", body))
 
         # A new member joins a Stable group: the id request, then the join that opens the
         # rebalance (fresh group each time).
@@ -166,14 +173,13 @@ def scenarios(setup: InProcess, call: Caller, members: int, samples: int) -> dic
             call("leave-group", {"groupId": completing, "members": [{"memberId": group_ids[-1]}]}),
         )
 
-    if handler_for("consumer-group-heartbeat") is not None:
-        sim = ConsumerGroupSim(call, f"lat-{uuid.uuid4().hex[:8]}", members)
-        failed = sim.converge()
-        if failed is not None:
-            print(f"consumer-group-heartbeat not measured: {failed.status} {failed.body}")
-        else:
-            for i in range(samples):
-                add("consumer-group-heartbeat", sim.beat(sim.ids[i % members]))
+    sim = ConsumerGroupSim(call, f"lat-{uuid.uuid4().hex[:8]}", members)
+    failed = sim.converge()
+    if failed is not None:
+        print(f"consumer-group-heartbeat not measured: {failed.status} {failed.body}")
+    else:
+        for i in range(samples):
+            add("consumer-group-heartbeat", sim.beat(sim.ids[i % members]))
     return found
 
 
@@ -197,9 +203,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         setup = InProcess(endpoint, SETTINGS)
         with running_serve(endpoint, SETTINGS, table=setup.settings.table_name) as url:
             create_topic(setup, TOPIC, PARTITIONS)
-            remote = scenarios(
-                setup, http_caller(Api(url, client_id="bench")), args.members, args.samples
-            )
+            transport = Transport(url, client_id="bench", timeout_s=30)
+            remote = scenarios(setup, http_caller(transport), args.members, args.samples)
     elapsed = time.perf_counter() - started
     rows = []
     results: dict[str, Any] = {}
@@ -228,20 +233,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"took {elapsed:.0f}s")
     save_results("latency", results)
     if not args.no_write:
-        skipped = [
-            api
-            for api in ("offset-commit", "offset-fetch", "consumer-group-heartbeat")
-            if handler_for(api) is None
-        ]
         body = "\n\n".join(
             [
                 DOC_INTRO.format(members=args.members, samples=args.samples),
                 text,
-                *(
-                    [f"Not implemented yet, so not measured: {', '.join(skipped)}."]
-                    if skipped
-                    else []
-                ),
                 f"The run took {elapsed:.0f} s.",
             ]
         )
@@ -254,8 +249,9 @@ DOC_INTRO = """\
 Milliseconds per call on this machine, {samples} samples each (p99 of {samples} samples is close
 to the maximum). *In-process*: the Lambda handler called with an API Gateway event, DynamoDB
 being a moto server in another process. *HTTP*: `groupcoord serve` (the same handlers behind
-werkzeug, its sweeper running) on the same moto server, called with `requests`. Classic groups
-have {members} members, built directly (store code) before each sample that changes them;
+werkzeug, its sweeper running) on the same moto server, called with the client's transport
+(`groupcoord.client.transport`, one attempt per call). Classic groups have {members} members,
+built directly (store code) before each sample that changes them;
 `groupcoord.barrier.hold.ms=0`, so a join or sync that would be held answers 202 at once. Every
 DynamoDB call of a handler waits for the previous one: *round trips* is the count a call waits
 for (median), and on AWS, at a few ms per in-region round trip, it sets the latency; moto's own

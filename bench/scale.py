@@ -39,12 +39,13 @@ from bench.common import (
     table,
     write_section,
 )
+from bench.seed import add_joined_members, largest_items
 from groupcoord.core.consumer.assignment import size as assignment_size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.consumer.group import group_state
 from groupcoord.core.topics import TopicRecord
+from groupcoord.http.apis import FUNCTION_APIS
 from groupcoord.http.handler import make_api_handler
-from groupcoord.http.routing import FUNCTION_APIS
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.settings import Settings
@@ -52,7 +53,6 @@ from groupcoord.store import capacity
 from groupcoord.store.dynamo import Dynamo
 from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.topic_ids import new_topic_id
-from tests.support.consumer_scale import add_joined_members, largest_items
 
 COMMAND = "python -m bench.scale"
 ITEM_LIMIT = 400 * 1024

@@ -28,8 +28,8 @@ try:
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "layers" / "core"))
 
+from groupcoord.http.apis import API_BY_NAME, API_NAMES
 from groupcoord.local.events import http_api_event, scheduled_event
-from groupcoord.models.registry import API_MESSAGES, API_NAMES
 
 HERE = Path(__file__).resolve().parent
 SWEEPER_EVENT = "sweeper-schedule"
@@ -205,7 +205,7 @@ BODIES: dict[str, dict[str, Any]] = {
 def api_event(api: str) -> dict[str, Any]:
     body = json.dumps(BODIES[api]).encode("utf-8")
     # Checked here so that a bad sample never gets written.
-    API_MESSAGES[api].request.model_validate_json(body)
+    API_BY_NAME[api].request.model_validate_json(body)
     request_id = str(uuid.uuid5(NAMESPACE, api))
     trace_id = f"Root=1-{int(TIME.timestamp()):08x}-{request_id.replace('-', '')[:24]}"
     headers = {

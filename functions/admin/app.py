@@ -1,4 +1,4 @@
-"""Lambda entry point of the admin function (routes: groupcoord.http.routing)."""
+"""Lambda entry point of the admin function (its APIs: groupcoord.http.apis)."""
 
 from groupcoord.http.handler import make_api_handler
 

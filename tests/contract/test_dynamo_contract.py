@@ -736,7 +736,7 @@ def _deadline_item(sk: str, shard: str, dl: int) -> dict[str, Any]:
 
 
 def _overdue(dynamo: Dynamo, shard: str, now: int, **kwargs: Any) -> list[dict[str, Any]]:
-    """The sweeper's query (sweeper.overdue_items)."""
+    """The sweeper's query (DeadlineIndex.overdue)."""
     return list(
         dynamo.query(
             "#shard = :shard AND #dl <= :now",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol
 from groupcoord.core.consumer_protocol import (
@@ -32,7 +33,6 @@ from groupcoord.service.offsets import offset_commit
 from groupcoord.store import capacity, schema
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
-from tests.support.classic_groups import write_classic_group
 from tests.support.consumer import unique
 
 PROTOCOL = "cooperative-sticky"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import (
     COMPLETING_REBALANCE,
@@ -26,7 +27,6 @@ from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
 from groupcoord.store.classic_groups import ClassicTransition, member_items
 from groupcoord.store.store import Store
-from tests.support.classic_groups import write_classic_group
 
 MEMBERS = 250
 

@@ -7,18 +7,19 @@ read and its write (else its claim runs out and the next request reads every mem
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.consumer.common import reload
-from groupcoord.service.consumer.expiry import SCAN_ID, SCAN_LEASE_MS
+from groupcoord.service.consumer.expiry import SCAN_LEASE_MS
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store import schema
-from groupcoord.store.consumer_groups import ConsumerGroupStore
+from groupcoord.store.consumer_groups import SCAN_ID, ConsumerGroupStore
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
@@ -101,7 +102,7 @@ def test_a_scan_keeps_its_result_when_a_join_lands_after_its_read(
     cs = store.consumer
     record = reload(cs, group)
     assert record is not None
-    cs.update_group(record, cs.deadline_fields(group, int(time.time() * 1000) - 1)[0])  # due
+    cs.update_group(record, replace(record, deadline=int(time.time() * 1000) - 1))  # due
 
     # The scan's member read is followed at once by another member's join (a concurrent
     # request, as in a storm), which writes the group item before the scan does.

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from groupcoord import sweeper
 from groupcoord.core.topics import TopicRecord
 from groupcoord.runtime import now_ms
+from groupcoord.service import sweep as sweeper
 from groupcoord.store import schema
 from groupcoord.store.store import Store
 from groupcoord.store.topics import NOTIFY_GRACE_MS, TOPIC_CHANGES_PK, TopicRegistry

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from bench.seed import add_joined_members, largest_items
 from groupcoord.core.consumer.assignment import size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.topics import TopicRecord
@@ -42,7 +43,6 @@ from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
-from tests.support.consumer_scale import add_joined_members, largest_items
 from tests.support.servers import IMMEDIATE_INSTALLS
 
 MEMBERS = int(os.environ.get("GROUPCOORD_SCALE_MEMBERS", "5000"))

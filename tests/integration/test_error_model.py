@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
+from groupcoord.http.apis import API_NAMES
 from groupcoord.models.limits import CLIENT_ID_MAX_CHARS
-from groupcoord.models.registry import API_NAMES
 from tests.support.api import Api
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from groupcoord.http.apis import API_FUNCTION
 from groupcoord.http.handler import make_api_handler
-from groupcoord.http.routing import API_FUNCTION
 from groupcoord.local.events import LambdaContext, http_api_event
 from groupcoord.store.store import Store
 

@@ -3,7 +3,7 @@
 - The SAM template is transformed to CloudFormation with aws-sam-translator.
 - The DynamoDB table is created by moto's CloudFormation and compared with
   `groupcoord.store.schema.table_definition()`.
-- The HTTP API's routes are compared with `groupcoord.http.routing.FUNCTION_APIS`.
+- The HTTP API's routes are compared with `groupcoord.http.apis.APIS`.
 - Each function's CodeUri + Handler is imported the way Lambda imports it (code directory and
   layer on sys.path, the template's environment) in a fresh interpreter.
 - Every environment variable is a known setting, and the parameter defaults are the code's.
@@ -27,7 +27,7 @@ from moto import mock_aws
 from samtranslator.translator.transform import transform
 from samtranslator.yaml_helper import yaml_parse
 
-from groupcoord.http.routing import DEFAULT_ROUTE_FUNCTION, FUNCTION_APIS
+from groupcoord.http.apis import DEFAULT_ROUTE_FUNCTION, FUNCTION_APIS
 from groupcoord.settings import Settings, env_var_name
 from groupcoord.store import schema
 
@@ -186,13 +186,27 @@ def test_core_layer(cfn, functions):
         assert cfn["Resources"][logical_id]["Properties"]["Layers"] == [{"Ref": layer_id}]
 
 
-def test_core_layer_is_built_for_python312(sam_template):
-    layers = [
-        r
-        for r in sam_template["Resources"].values()
+def test_core_layer_is_built_by_its_makefile_for_the_functions_runtime(sam_template):
+    """layers/core/Makefile builds the layer (the server code only, pinned dependencies) for the
+    runtime and architecture the template declares; sam passes neither to make, so the Makefile
+    names them too (.ci/template-checks.sh checks the built layer)."""
+    layers = {
+        logical_id: r
+        for logical_id, r in sam_template["Resources"].items()
         if r["Type"] == "AWS::Serverless::LayerVersion"
-    ]
-    assert [r.get("Metadata", {}).get("BuildMethod") for r in layers] == ["python3.12"]
+    }
+    ((logical_id, layer),) = layers.items()
+    metadata, props = layer.get("Metadata", {}), layer["Properties"]
+    assert metadata.get("BuildMethod") == "makefile"
+    functions = sam_template["Globals"]["Function"]
+    assert props["CompatibleRuntimes"] == [functions["Runtime"]] == ["python3.12"]
+    architectures = functions["Architectures"]
+    assert [metadata.get("BuildArchitecture")] == props["CompatibleArchitectures"] == architectures
+    makefile = (ROOT / props["ContentUri"] / "Makefile").read_text()
+    assert re.search(rf"^build-{logical_id}:", makefile, re.M)
+    assert re.search(rf"^LAYER_ARCH := {architectures[0]}$", makefile, re.M)
+    runtime_version = functions["Runtime"].removeprefix("python")
+    assert re.search(rf"^LAYER_PYTHON := {re.escape(runtime_version)}$", makefile, re.M)
 
 
 def test_sweeper_runs_every_minute(cfn, functions):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pytest
 from botocore.exceptions import ClientError
 
-from groupcoord import sweeper
 from groupcoord.runtime import now_ms
+from groupcoord.service import sweep as sweeper
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
 from groupcoord.store.dynamo import Put, StoreThrottled

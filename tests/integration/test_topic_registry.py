@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from groupcoord import sweeper
 from groupcoord.core.topics import TopicRecord
 from groupcoord.runtime import now_ms
+from groupcoord.service import sweep as sweeper
 from groupcoord.store import capacity, schema
 from groupcoord.store.dynamo import (
     Check,
@@ -261,7 +261,7 @@ class FlakyNotification:
 
 
 def overdue_keys(store: Store, at_ms: int) -> list[tuple[str, str]]:
-    return [(i["pk"], i["sk"]) for i in sweeper.overdue_items(store, at_ms)]
+    return [(i["pk"], i["sk"]) for i in store.deadlines.overdue(at_ms)]
 
 
 def test_a_crash_after_the_transaction_is_completed_by_the_sweeper(

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from groupcoord.http.apis import API_FUNCTION
 from groupcoord.http.handler import make_api_handler
-from groupcoord.http.routing import API_FUNCTION
 from groupcoord.local.events import LambdaContext, http_api_event
 
 

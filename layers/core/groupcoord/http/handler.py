@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import runtime
 from ..observability import logger, metrics, tracer
-from ..sweeper import sweep
+from ..service.sweep import sweep
 from .resolver import build_resolver
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -18,7 +18,7 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 def make_api_handler(function_name: str) -> LambdaHandler:
     """The handler of an API function (membership, offsets, admin)."""
-    app = build_resolver()
+    app = build_resolver(function_name)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
     @tracer.capture_lambda_handler

@@ -17,13 +17,13 @@ from pydantic import ValidationError
 from .. import runtime
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
-from ..models.registry import API_NAMES
 from ..observability import logger, metrics
 from ..service.context import ApiContext
-from ..service.handlers import Accepted, handler_for
+from ..service.handlers_types import Accepted
 from ..store import capacity
 from ..store.conversion import ConversionInProgress
 from ..store.errors import StoreThrottled
+from .apis import API_BY_NAME, APIS
 
 MAX_BODY_BYTES = 1024 * 1024
 JSON = "application/json"
@@ -128,23 +128,28 @@ class ConcurrentHttpResolver(APIGatewayHttpResolver):
         _ROUTING.set(value)
 
 
-def build_resolver() -> APIGatewayHttpResolver:
+def build_resolver(function: str) -> APIGatewayHttpResolver:
+    """The resolver of one Lambda function: it answers its own APIs (http/apis.py) and 404
+    for any other path, as API Gateway's routes would."""
     app = ConcurrentHttpResolver()
+    served = {api.name: api for api in APIS if api.function == function}
 
-    @app.route("/v1/<api>", method=_ALL_METHODS)
-    def dispatch(api: str) -> Response:
+    @app.route("/v1/<name>", method=_ALL_METHODS)
+    def dispatch(name: str) -> Response:
         event = app.current_event
-        if api not in API_NAMES:
-            raise ClientError(404, f"unknown API {api!r}; APIs are POST /v1/<api>")
+        api = served.get(name)
+        if api is None:
+            where = (
+                ""
+                if name not in API_BY_NAME
+                else f" (the {API_BY_NAME[name].function} function serves it)"
+            )
+            raise ClientError(404, f"unknown API {name!r}{where}; APIs are POST /v1/<api>")
         method = event.request_context.http.method.upper()
         if method != "POST":
             raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
         raw = _read_body(event)
-        implemented = handler_for(api)
-        if implemented is None:
-            message = f"{api} is not implemented by this coordinator version"
-            return error_response(501, message, _echoed(event), Errors.UNSUPPORTED_VERSION)
-        request_model, handler = implemented
+        request_model, handler = api.request, api.handler()
         if not raw.strip():
             # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
@@ -160,7 +165,7 @@ def build_resolver() -> APIGatewayHttpResolver:
             raise ClientError(
                 400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters"
             )
-        _API.set(api)
+        _API.set(name)
         ctx = ApiContext(
             settings=settings,
             store=store,
@@ -172,7 +177,7 @@ def build_resolver() -> APIGatewayHttpResolver:
         )
         with capacity.metered() as usage:
             result = handler(request, ctx)
-        _record_usage(api, usage)
+        _record_usage(name, usage)
         response_headers = _echoed(event)
         if isinstance(result, Accepted):
             body = {"memberId": result.member_id, "retryAfterMs": result.retry_after_ms}

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..http.routing import API_FUNCTION, DEFAULT_ROUTE_FUNCTION
+from ..http.apis import API_FUNCTION, DEFAULT_ROUTE_FUNCTION
 
 LOCAL_ACCOUNT = "000000000000"
 LOCAL_REGION = "us-east-1"

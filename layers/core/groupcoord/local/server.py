@@ -14,8 +14,8 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from .. import runtime
+from ..http.apis import FUNCTION_APIS
 from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
-from ..http.routing import FUNCTION_APIS
 from ..observability import logger
 from ..settings import Settings
 from ..store.store import Store

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
-from ..plugins import Registry
 from ..store import schema
 from ..store.store import Store
 from .context import ApiContext
 from .group_timers import run_group_expiry
-
-# (store, group item) -> None: delete everything of the group but its group item.
-GroupCleanup = Callable[[Store, dict[str, Any]], None]
-_CLEANUPS: Registry[GroupCleanup] = Registry("cleanup of a deleted group of a type")
-cleans_up_groups_of_type = _CLEANUPS.register
+from .group_types import group_type_of
 
 
 def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroupsResponse:
@@ -57,9 +51,9 @@ def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = Tr
     topic registry, its committed offsets and its retention check (`offsets=False`:
     the retention check deletes those itself, conditionally)."""
     group_id = item["groupId"]
-    cleanup = _CLEANUPS.get(item.get("groupType", ""))
-    if cleanup is not None:
-        cleanup(store, item)
+    group_type = group_type_of(item)
+    if group_type is not None:
+        group_type.clean_up(store, item)
     for topic in item.get("subscribedTopics") or ():
         store.topics.unsubscribe(topic, group_id)
     store.topics.set_regex(group_id, None)

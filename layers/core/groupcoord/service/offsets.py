@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ..core.topics import TopicRecord
-from ..errors import BadRequest, Errors
+from ..core.offsets import CommittedOffset
+from ..errors import Errors
 from ..models.offsets import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -23,49 +23,16 @@ from ..models.offsets import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
-from ..plugins import Registry
-from ..store.offsets import CommittedOffset, Fenced
+from ..store.offsets import Fenced
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
+from .group_types import group_type_of
 from .offset_fencing import commit_fence
 from .offset_retention import arm, is_expired
+from .topic_lookup import resolve_topic
 
 # A commit whose fence moved between read and write is decided again this many times.
 _FENCE_RETRIES = 3
-
-# (ctx, group item) -> topics the group subscribes to (offset-delete answers 86 for them).
-SubscribedTopics = Callable[[ApiContext, dict[str, Any]], set[str]]
-_SUBSCRIPTIONS: Registry[SubscribedTopics] = Registry("subscribed topics of a group type")
-reads_subscriptions_of_type = _SUBSCRIPTIONS.register
-
-
-# (ctx, group item, fetch request of one group) -> error for the whole group, or NONE.
-FetchCheck = Callable[[ApiContext, dict[str, Any], OffsetFetchRequestGroup], Errors]
-_FETCH_CHECKS: Registry[FetchCheck] = Registry("offset fetch check of a group type")
-checks_fetches_of_type = _FETCH_CHECKS.register
-
-
-def resolve_topic(
-    ctx: ApiContext, name: str | None, topic_id: str | None, field: str
-) -> tuple[TopicRecord | None, Errors]:
-    """The registry's topic for a request topic given by name, id or both."""
-    by_id = topic_id not in (None, ZERO_UUID)
-    if by_id:
-        assert topic_id is not None
-        # Eventually consistent: every commit resolves its topics, and they all share the
-        # TOPICS key; a topic created a moment ago may read as unknown (3) once.
-        record = ctx.store.topics.get_by_id(topic_id, consistent=False)
-        if record is not None and name is not None and record.name != name:
-            raise BadRequest(field, f"topicId {topic_id} is topic {record.name!r}, not {name!r}")
-        if record is None:
-            if name is not None and ctx.store.topics.get(name, consistent=False) is not None:
-                raise BadRequest(field, f"topic {name!r} does not have topicId {topic_id}")
-            return None, Errors.UNKNOWN_TOPIC_ID
-        return record, Errors.NONE
-    if name is None:
-        raise BadRequest(field, "a topic needs a name or a topicId")
-    record = ctx.store.topics.get(name, consistent=False)
-    return record, Errors.NONE if record else Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 # --- offset-commit ---
@@ -173,7 +140,8 @@ def offset_fetch(request: OffsetFetchRequest, ctx: ApiContext) -> OffsetFetchRes
 def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFetchResponseGroup:
     store = ctx.store.offsets
     item = _group_item(ctx, request.group_id)
-    check = _FETCH_CHECKS.get(item.get("groupType", "")) if item is not None else None
+    group_type = group_type_of(item) if item is not None else None
+    check = group_type.check_fetch if group_type is not None else None
     if check is not None and item is not None:
         error = check(ctx, item, request)
         if error != Errors.NONE:
@@ -246,14 +214,10 @@ def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDelete
         return OffsetDeleteResponse(error_code=Errors.GROUP_ID_NOT_FOUND)
     subscribed: set[str] = set()
     if int(item.get("memberCount", 0)) > 0:
-        reader = _SUBSCRIPTIONS.get(item.get("groupType", ""))
-        if reader is None:
-            subscribed = set(item.get("subscribedTopics") or ())
-            if item.get("protocolType") != "consumer":
-                # Kafka: a non-empty group that is not a consumer group has opaque subscriptions.
-                return OffsetDeleteResponse(error_code=Errors.NON_EMPTY_GROUP)
-        else:
-            subscribed = reader(ctx, item)
+        subscribed = set(item.get("subscribedTopics") or ())
+        if item.get("protocolType") != "consumer":
+            # Kafka: a non-empty group that is not a consumer group has opaque subscriptions.
+            return OffsetDeleteResponse(error_code=Errors.NON_EMPTY_GROUP)
     results: list[OffsetDeleteResponseTopic] = []
     deletable: list[tuple[str, int]] = []
     for i, topic in enumerate(request.topics):

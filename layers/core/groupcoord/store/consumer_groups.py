@@ -18,14 +18,14 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..core.classic.model import ClassicGroup, ClassicMember
 from ..core.consumer.assignment import from_item, to_item
 from ..core.consumer.member import ClassicMetadata, ConsumerGroupMember, Holder
+from ..core.consumer.model import EMPTY, ConsumerGroup
 from ..core.consumer.reconciliation import MemberAssignment, MemberState
-from ..core.migration import CLASSIC_PROTOCOLS
 from . import schema
 from .classic_groups import group_to_item, instance_key, payload_to_item
 from .classic_groups import member_to_item as classic_member_item
@@ -52,36 +52,21 @@ class Conflict(Exception):
     """Someone else changed the group or the member since it was read: re-read, decide again."""
 
 
-@dataclass(frozen=True)
-class ConsumerGroupRecord:
-    group_id: str
-    version: int
-    member_count: int
-    member_shards: int
-    group_epoch: int
-    target_epoch: int
-    state: str
-    assignor_name: str
-    topic_changes: int
-    topic_changes_seen: int
-    subscribed_topics: tuple[str, ...]
-    subscribed_regex: str | None
-    deadline: int | None
-    install_id: str | None
-    install_until: int
-    assigned_at: int  # when the current target was installed (ms)
-    raw: dict[str, Any]
+# The group item's attributes of ConsumerGroup.scan_id and .classic_protocols.
+SCAN_ID = "scanId"
+CLASSIC_PROTOCOLS = "classicProtocols"
 
 
-def group_from_item(item: dict[str, Any]) -> ConsumerGroupRecord:
-    return ConsumerGroupRecord(
+def group_from_item(item: dict[str, Any]) -> ConsumerGroup:
+    classic = item.get(CLASSIC_PROTOCOLS)
+    return ConsumerGroup(
         group_id=item["groupId"],
         version=int(item.get("version", 0)),
         member_count=int(item.get("memberCount", 0)),
         member_shards=int(item.get("memberShards", 8)),
         group_epoch=int(item.get("groupEpoch", 0)),
         target_epoch=int(item.get("targetEpoch", 0)),
-        state=item.get("groupState", "Empty"),
+        state=item.get("groupState", EMPTY),
         assignor_name=item.get("assignorName", ""),
         topic_changes=int(item.get("topicChanges", 0)),
         topic_changes_seen=int(item.get("topicChangesSeen", 0)),
@@ -91,8 +76,38 @@ def group_from_item(item: dict[str, Any]) -> ConsumerGroupRecord:
         install_id=item.get("installId") or None,
         install_until=int(item.get("installUntil", 0)),
         assigned_at=int(item.get("assignedAt", 0)),
-        raw=item,
+        created_at_ms=int(item.get("createdAt", 0)),
+        classic_protocols=tuple(classic) if classic is not None else None,
+        scan_id=item.get(SCAN_ID) or None,
     )
+
+
+def _attributes(group: ConsumerGroup, deadline_shards: int) -> dict[str, Any]:
+    """The group item's attributes that the model holds (None: absent). `topicChanges` is the
+    topic registry's to count (it ADDs), and `memberShards` and `createdAt` never change: a
+    write of the group item leaves them as they are."""
+    dl = group.deadline
+    return {
+        "groupEpoch": group.group_epoch,
+        "targetEpoch": group.target_epoch,
+        "groupState": group.state,
+        "memberCount": group.member_count,
+        "assignorName": group.assignor_name,
+        "topicChangesSeen": group.topic_changes_seen,
+        "subscribedTopics": list(group.subscribed_topics),
+        "subscribedRegex": group.subscribed_regex,
+        schema.DEADLINE: dl,
+        schema.DEADLINE_SHARD: (
+            schema.deadline_shard_value(group.group_id, deadline_shards) if dl is not None else None
+        ),
+        "installId": group.install_id,
+        "installUntil": group.install_until if group.install_id is not None else None,
+        "assignedAt": group.assigned_at,
+        CLASSIC_PROTOCOLS: (
+            list(group.classic_protocols) if group.classic_protocols is not None else None
+        ),
+        SCAN_ID: group.scan_id,
+    }
 
 
 def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[str, str]:
@@ -203,19 +218,17 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
 
 
 def _conversion_condition(
-    group_type: str, version: int, read: dict[str, Any]
+    group_type: str, version: int, topic_changes: int
 ) -> tuple[str, dict[str, Any]]:
     """A converted group item's condition: still of `group_type`, at the version read, with
-    the topic-change count read (a topic change meanwhile must be seen by the new group)."""
-    condition = "groupType = :type AND #version = :v"
-    values: dict[str, Any] = {":type": group_type, ":v": version}
-    topic_changes = read.get("topicChanges")
-    if topic_changes is None:
-        condition += " AND attribute_not_exists(topicChanges)"
+    the topic-change count read (a topic change meanwhile must be seen by the new group; the
+    registry only ever adds to the count, and an absent count is 0)."""
+    condition = "groupType = :type AND #version = :v AND "
+    if topic_changes == 0:
+        condition += "(attribute_not_exists(topicChanges) OR topicChanges = :tc)"
     else:
-        condition += " AND topicChanges = :tc"
-        values[":tc"] = topic_changes
-    return condition, values
+        condition += "topicChanges = :tc"
+    return condition, {":type": group_type, ":v": version, ":tc": topic_changes}
 
 
 def _member_condition(m: ConsumerGroupMember) -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -238,13 +251,13 @@ class ConsumerGroupStore:
         return Conversions(self.dynamo).read_group_item(group_id, consistent=consistent)
 
     def member(
-        self, group: ConsumerGroupRecord, member_id: str, *, consistent: bool
+        self, group: ConsumerGroup, member_id: str, *, consistent: bool
     ) -> ConsumerGroupMember | None:
         key = schema.member_key(group.group_id, member_id, group.member_shards)
         item = self.dynamo.get(key, consistent=consistent)
         return member_from_item(item) if item and _is_consumer_member(item) else None
 
-    def members(self, group: ConsumerGroupRecord) -> list[ConsumerGroupMember]:
+    def members(self, group: ConsumerGroup) -> list[ConsumerGroupMember]:
         found = []
         for pk in schema.member_pks(group.group_id, group.member_shards):
             for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
@@ -253,7 +266,7 @@ class ConsumerGroupStore:
         return sorted(found, key=lambda m: m.member_id)
 
     def members_by_id(
-        self, group: ConsumerGroupRecord, member_ids: Iterable[str]
+        self, group: ConsumerGroup, member_ids: Iterable[str]
     ) -> dict[str, ConsumerGroupMember]:
         keys = [
             schema.member_key(group.group_id, mid, group.member_shards)
@@ -262,85 +275,86 @@ class ConsumerGroupStore:
         items = self.dynamo.batch_get(keys, consistent=True)
         return {i["memberId"]: member_from_item(i) for i in items if _is_consumer_member(i)}
 
-    def instance_owner(self, group: ConsumerGroupRecord, instance_id: str) -> str | None:
+    def instance_owner(self, group: ConsumerGroup, instance_id: str) -> str | None:
         key = static_instance_key(group.group_id, instance_id, group.member_shards)
         item = self.dynamo.get(key, consistent=True)
         return item["memberId"] if item else None
 
     # --- group item writes ---
 
-    def _group_update(
-        self, group: ConsumerGroupRecord, sets: dict[str, Any], removes: Sequence[str] = ()
-    ) -> Update:
-        """SET the given attributes (and REMOVE others), bump `version`, on the version read."""
+    def _group_update(self, old: ConsumerGroup, new: ConsumerGroup) -> Update:
+        """Write what changed from `old` to `new` (SET, or REMOVE what became absent) and bump
+        `version`, on the version read."""
+        before = _attributes(old, self.deadline_shards)
+        after = _attributes(new, self.deadline_shards)
         names = {"#version": "version"}
-        values: dict[str, Any] = {":expected": group.version, ":one": 1}
-        parts = []
-        for i, (name, value) in enumerate(sets.items()):
-            names[f"#s{i}"] = name
-            values[f":s{i}"] = value
-            parts.append(f"#s{i} = :s{i}")
-        parts.append("#version = #version + :one")
-        expression = "SET " + ", ".join(parts)
+        values: dict[str, Any] = {":expected": old.version, ":one": 1}
+        sets, removes = [], []
+        for i, (name, value) in enumerate(after.items()):
+            if value == before[name]:
+                continue
+            names[f"#a{i}"] = name
+            if value is None:
+                removes.append(f"#a{i}")
+            else:
+                values[f":a{i}"] = value
+                sets.append(f"#a{i} = :a{i}")
+        sets.append("#version = #version + :one")
+        expression = "SET " + ", ".join(sets)
         if removes:
-            for i, name in enumerate(removes):
-                names[f"#r{i}"] = name
-            expression += " REMOVE " + ", ".join(f"#r{i}" for i in range(len(removes)))
+            expression += " REMOVE " + ", ".join(removes)
         return Update(
-            schema.group_key(group.group_id),
+            schema.group_key(old.group_id),
             expression,
             names=names,
             values=values,
             condition="#version = :expected",
         )
 
-    def deadline_fields(self, group_id: str, deadline: int | None) -> tuple[dict, list[str]]:
-        if deadline is None:
-            return {}, [schema.DEADLINE, schema.DEADLINE_SHARD]
-        shard = schema.deadline_shard_value(group_id, self.deadline_shards)
-        return {schema.DEADLINE: deadline, schema.DEADLINE_SHARD: shard}, []
-
     def update_group(
-        self,
-        group: ConsumerGroupRecord,
-        sets: dict[str, Any],
-        removes: Sequence[str] = (),
-        extra: Sequence[TransactItem] = (),
-    ) -> ConsumerGroupRecord:
-        """One conditional write of the group item, with `extra` items in the same transaction.
-        Returns the group as written (no re-read needed: the write was on the version read)."""
-        update = self._group_update(group, sets, removes)
+        self, old: ConsumerGroup, new: ConsumerGroup, extra: Sequence[TransactItem] = ()
+    ) -> ConsumerGroup:
+        """One conditional write of the group (what changed from `old`, as read, to `new`),
+        with `extra` items in the same transaction; Conflict if the group moved. Returns the
+        group as written (no re-read needed: the write was on the version read)."""
+        update = self._group_update(old, new)
         try:
             if extra:
                 self.dynamo.transact([update, *extra])
             else:
                 self.dynamo.update(update)
         except (ConditionFailed, TransactionCanceled):
-            raise Conflict(group.group_id) from None
-        return applied(group, sets, removes)
+            raise Conflict(old.group_id) from None
+        return replace(new, version=old.version + 1)
 
     def create_group(
         self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None
     ) -> None:
         """A new, empty consumer group; `replacing` is an Empty classic group item read."""
+        group = ConsumerGroup(
+            group_id,
+            version=int((replacing or {}).get("version", 0)) + 1,
+            member_shards=shards,
+            # A replaced classic group's topics, so the next install unsubscribes them.
+            subscribed_topics=tuple((replacing or {}).get("subscribedTopics") or ()),
+            created_at_ms=now_ms,
+        )
         item = {
             **schema.group_key(group_id),
             **listing_attributes(group_id),
             "kind": schema.KIND_GROUP,
             "groupType": GROUP_TYPE,
             "protocolType": "consumer",
-            "groupState": "Empty",
-            "version": int((replacing or {}).get("version", 0)) + 1,
-            "memberCount": 0,
+            "groupId": group_id,
+            "version": group.version,
             "memberShards": shards,
-            "groupEpoch": 0,
-            "targetEpoch": 0,
-            "assignorName": "",
             "topicChanges": 0,
-            "topicChangesSeen": 0,
-            # A replaced classic group's topics, so the next install unsubscribes them.
-            "subscribedTopics": list((replacing or {}).get("subscribedTopics") or ()),
             "createdAt": now_ms,
+            **{
+                name: value
+                for name, value in _attributes(group, self.deadline_shards).items()
+                if value is not None
+            },
         }
         if replacing is None:
             condition, names, values = "attribute_not_exists(pk)", None, None
@@ -395,7 +409,9 @@ class ConsumerGroupStore:
         }
         if "topicChanges" in classic_item:
             group["topicChanges"] = classic_item["topicChanges"]
-        condition, values = _conversion_condition("classic", classic.version, classic_item)
+        condition, values = _conversion_condition(
+            "classic", classic.version, int(classic_item.get("topicChanges", 0))
+        )
         writes: list[Put | Delete] = []
         for m in members:
             writes.append(Put(member_to_item(gid, shards, m)))
@@ -418,7 +434,7 @@ class ConsumerGroupStore:
 
     def downgrade_conversion(
         self,
-        group: ConsumerGroupRecord,
+        group: ConsumerGroup,
         classic: ClassicGroup,
         leaving: Sequence[ConsumerGroupMember],
         remaining: Sequence[ConsumerGroupMember],
@@ -431,11 +447,13 @@ class ConsumerGroupStore:
         claim moves to the classic store's key. The group's topic registrations become the
         classic group's (its members' subscriptions; classic groups have no regex)."""
         gid = group.group_id
-        classic_item = group_to_item(classic, self.deadline_shards)
-        if "topicChanges" in group.raw:
-            classic_item["topicChanges"] = group.raw["topicChanges"]
+        # The topic registry's count carries over (classic items hold it apart from the model).
+        classic_item = {
+            **group_to_item(classic, self.deadline_shards),
+            "topicChanges": group.topic_changes,
+        }
         by_id = {m.member_id: m for m in classic_members}
-        condition, values = _conversion_condition(GROUP_TYPE, group.version, group.raw)
+        condition, values = _conversion_condition(GROUP_TYPE, group.version, group.topic_changes)
         writes: list[Put | Delete] = []
         for m in leaving:
             for item in self.remove_member_items(group, m):
@@ -481,7 +499,7 @@ class ConsumerGroupStore:
     # --- member writes ---
 
     def put_member_items(
-        self, group: ConsumerGroupRecord, m: ConsumerGroupMember, *, new: bool
+        self, group: ConsumerGroup, m: ConsumerGroupMember, *, new: bool
     ) -> list[TransactItem]:
         item = member_to_item(group.group_id, group.member_shards, m)
         if new:
@@ -489,7 +507,7 @@ class ConsumerGroupStore:
         condition, names, values = _member_condition(m)
         return [Put({**item, "mver": m.version + 1}, condition, names, values)]
 
-    def claim_instance(self, group: ConsumerGroupRecord, m: ConsumerGroupMember) -> Put:
+    def claim_instance(self, group: ConsumerGroup, m: ConsumerGroupMember) -> Put:
         assert m.instance_id is not None
         key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
         item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
@@ -497,7 +515,7 @@ class ConsumerGroupStore:
         return Put(item, condition="attribute_not_exists(pk)")
 
     def move_instance(
-        self, group: ConsumerGroupRecord, instance_id: str, old_id: str, new_id: str
+        self, group: ConsumerGroup, instance_id: str, old_id: str, new_id: str
     ) -> Update:
         return Update(
             static_instance_key(group.group_id, instance_id, group.member_shards),
@@ -507,7 +525,7 @@ class ConsumerGroupStore:
         )
 
     def remove_member_items(
-        self, group: ConsumerGroupRecord, m: ConsumerGroupMember
+        self, group: ConsumerGroup, m: ConsumerGroupMember
     ) -> list[TransactItem]:
         condition, names, values = _member_condition(m)
         items: list[TransactItem] = [
@@ -528,9 +546,7 @@ class ConsumerGroupStore:
             )
         return items
 
-    def renew_session(
-        self, group: ConsumerGroupRecord, m: ConsumerGroupMember, deadline_ms: int
-    ) -> bool:
+    def renew_session(self, group: ConsumerGroup, m: ConsumerGroupMember, deadline_ms: int) -> bool:
         """Move the member's session deadline, if it is still at the epoch read (one
         conditional update of its item); False if it moved or is gone."""
         try:
@@ -546,7 +562,7 @@ class ConsumerGroupStore:
             return False
         return True
 
-    def write_member(self, group: ConsumerGroupRecord, m: ConsumerGroupMember) -> None:
+    def write_member(self, group: ConsumerGroup, m: ConsumerGroupMember) -> None:
         """The steady heartbeat's one write: the member item, on the versions read."""
         (put,) = self.put_member_items(group, m, new=False)
         assert isinstance(put, Put)
@@ -563,9 +579,7 @@ class ConsumerGroupStore:
 
     # --- target installs ---
 
-    def target_update(
-        self, group: ConsumerGroupRecord, m: ConsumerGroupMember, epoch: int
-    ) -> Update:
+    def target_update(self, group: ConsumerGroup, m: ConsumerGroupMember, epoch: int) -> Update:
         """A new target for a member, conditioned on it not having acquired anything since
         the install read it (so the holders recorded in `waitOn` are complete)."""
         return Update(
@@ -583,17 +597,13 @@ class ConsumerGroupStore:
         )
 
     def take_install_lease(
-        self,
-        group: ConsumerGroupRecord,
-        install_id: str,
-        now_ms: int,
-        until_ms: int,
-        sets: dict[str, Any],
-    ) -> ConsumerGroupRecord:
-        """The install lease (`installId`, `installUntil`): on the version read (so the group
-        epoch it installs for is the current one) and only if no live lease is held."""
-        sets = {**sets, "installId": install_id, "installUntil": until_ms}
-        update = self._group_update(group, sets)
+        self, old: ConsumerGroup, new: ConsumerGroup, now_ms: int
+    ) -> ConsumerGroup:
+        """Write `new`, which holds the install lease (`install_id`, `install_until`), on the
+        version read (so the group epoch it installs for is the current one) and only if no
+        live lease is held."""
+        assert new.install_id is not None
+        update = self._group_update(old, new)
         update = replace(
             update,
             condition="#version = :expected AND "
@@ -603,10 +613,10 @@ class ConsumerGroupStore:
         try:
             self.dynamo.update(update)
         except ConditionFailed:
-            raise Conflict(group.group_id) from None
-        return applied(group, sets, ())
+            raise Conflict(old.group_id) from None
+        return replace(new, version=old.version + 1)
 
-    def renew_install(self, group: ConsumerGroupRecord, install_id: str, until_ms: int) -> Update:
+    def renew_install(self, group: ConsumerGroup, install_id: str, until_ms: int) -> Update:
         """Each chunk of target writes renews the lease, and fails if it was lost (the group's
         `version` is not bumped: the lease is not group state)."""
         return Update(
@@ -618,7 +628,7 @@ class ConsumerGroupStore:
 
     def write_targets(
         self,
-        group: ConsumerGroupRecord,
+        group: ConsumerGroup,
         install_id: str,
         updates: Sequence[Update],
         lease_until: Callable[[], int],
@@ -629,28 +639,22 @@ class ConsumerGroupStore:
             chunk = list(updates[start : start + CHUNK])
             self.transact([*chunk, self.renew_install(group, install_id, lease_until())])
 
-    def flip_target(
-        self,
-        group: ConsumerGroupRecord,
-        install_id: str,
-        epoch: int,
-        sets: dict[str, Any],
-        removes: Sequence[str],
-    ) -> ConsumerGroupRecord:
-        """The install's last write: target epoch = the group epoch read when the lease was
-        taken, if the lease is still ours and the target epoch never went past it. Joins
-        that bumped the group epoch meanwhile are installed by the next request."""
-        update = self._group_update(group, sets, removes)
+    def flip_target(self, old: ConsumerGroup, new: ConsumerGroup, install_id: str) -> ConsumerGroup:
+        """The install's last write: `new` (its target epoch the group epoch read when the
+        lease was taken, the lease released), if the lease is still ours and the target epoch
+        never went past it. Joins that bumped the group epoch meanwhile are installed by the
+        next request: the group is returned as it is after the write."""
+        update = self._group_update(old, new)
         update = replace(
             update,
             condition="installId = :install AND targetEpoch < :epoch",
-            values={**(update.values or {}), ":install": install_id, ":epoch": epoch},
+            values={**(update.values or {}), ":install": install_id, ":epoch": new.target_epoch},
         )
         update.values.pop(":expected", None)  # type: ignore[union-attr]
         try:
             item = self.dynamo.update(update, return_new=True)
         except ConditionFailed:
-            raise Conflict(group.group_id) from None
+            raise Conflict(old.group_id) from None
         assert item is not None
         return group_from_item(item)
 
@@ -678,16 +682,6 @@ class ConsumerGroupStore:
                 for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                     keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
         self.dynamo.batch_write(deletes=keys)
-
-
-def applied(
-    group: ConsumerGroupRecord, sets: dict[str, Any], removes: Sequence[str]
-) -> ConsumerGroupRecord:
-    """The group item after a successful update_group (its version bumped)."""
-    item = {k: v for k, v in group.raw.items() if k not in removes}
-    item.update(sets)
-    item["version"] = group.version + 1
-    return group_from_item(item)
 
 
 def with_version(m: ConsumerGroupMember) -> ConsumerGroupMember:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.classic.model import ClassicGroup
+from ..core.offsets import CommittedOffset
 from . import schema
 from .classic_groups import group_to_item
 from .dynamo import (
@@ -97,17 +98,6 @@ def _guard_item(guard: CommitGuard, deadline_shards: int) -> TransactItem:
                 values={":epoch": epoch},
             )
     raise TypeError(f"not a commit guard: {guard!r}")
-
-
-@dataclass(frozen=True)
-class CommittedOffset:
-    topic: str
-    topic_id: str
-    partition: int
-    offset: int
-    leader_epoch: int = -1
-    metadata: str | None = None
-    commit_timestamp_ms: int = 0
 
 
 class Fenced(Exception):

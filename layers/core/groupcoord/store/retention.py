@@ -8,11 +8,23 @@ import contextlib
 from typing import Any
 
 from ..core.classic.model import ClassicGroup
+from ..core.offsets import RetainingGroup
 from . import schema
 from .classic_groups import group_to_item
 from .dynamo import ConditionFailed, Dynamo, Update
 
 KIND = "offset-retention"
+
+
+def retaining_group(item: dict[str, Any]) -> RetainingGroup:
+    """What retention needs of a group item of either type."""
+    empty_since = item.get("emptySinceMs")
+    return RetainingGroup(
+        is_consumer_group=item.get("groupType") == "consumer",
+        member_count=int(item.get("memberCount", 0)),
+        empty_since_ms=int(empty_since) if empty_since is not None else None,
+        subscribed_topics=frozenset(item.get("subscribedTopics") or ()),
+    )
 
 
 class RetentionStore:

@@ -33,6 +33,10 @@ NOTIFY_GRACE_MS = 5000
 TOPIC_CHANGES_PK = "TOPIC-CHANGES"
 
 
+# The kind of the deadline-index item of a topic change not yet told to every group.
+KIND_TOPIC_CHANGE = "topic-change"
+
+
 class TopicAlreadyExists(Exception):
     pass
 
@@ -170,7 +174,7 @@ class TopicRegistry:
         key = {schema.PK: TOPIC_CHANGES_PK, schema.SK: f"{topic}#{uuid.uuid4().hex}"}
         return {
             **key,
-            "kind": "topic-change",
+            "kind": KIND_TOPIC_CHANGE,
             "topic": topic,
             schema.DEADLINE_SHARD: schema.deadline_shard_value(
                 key[schema.SK], self.deadline_shards

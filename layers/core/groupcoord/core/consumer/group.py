@@ -12,12 +12,8 @@ from ...models.limits import REGEX_MAX_CHARS
 from ..topics import compile_regex, regex_error
 from .assignment import Assignment, normalize
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
+from .model import ASSIGNING, EMPTY, RECONCILING, STABLE
 from .reconciliation import MemberState, is_lost_response
-
-EMPTY = "Empty"
-ASSIGNING = "Assigning"
-RECONCILING = "Reconciling"
-STABLE = "Stable"
 
 
 @dataclass(frozen=True)

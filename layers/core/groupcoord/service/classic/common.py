@@ -37,8 +37,6 @@ from ...store.classic_groups import (
 )
 from ...store.store import Store
 from ..context import ApiContext
-from ..group_admin import cleans_up_groups_of_type
-from ..group_timers import expires_groups_of_type
 
 # How long a claimed timer check keeps other requests from scanning the same group.
 CHECK_CLAIM_MS = 2_000
@@ -371,13 +369,11 @@ def retry_after_ms(ctx: ApiContext, group: ClassicGroup) -> int:
     return hold_plan(group.member_count, ctx.settings.barrier_hold_ms).retry_after_ms
 
 
-@cleans_up_groups_of_type(GROUP_TYPE)
-def _delete_classic_members(store: Store, item: dict[str, Any]) -> None:
+def delete_classic_group_items(store: Store, item: dict[str, Any]) -> None:
     store.classic.delete_group(group_from_item(item))
 
 
-@expires_groups_of_type(GROUP_TYPE)
-def _expire_classic_group(store: Store, item: dict[str, Any], now: int) -> None:
+def expire_classic_group(store: Store, item: dict[str, Any], now: int) -> None:
     settle(store, group_from_item(item), now)
 
 

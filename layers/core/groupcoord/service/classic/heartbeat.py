@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup, ClassicMember
+from ...core.offsets import classic_membership_error
 from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store.classic_groups import SessionNotRenewed
@@ -14,15 +15,13 @@ from .common import GroupBusy, NotClassic, load, settle
 def _membership_error(
     request: HeartbeatRequest, ctx: ApiContext, group: ClassicGroup, old: ClassicMember | None
 ) -> Errors:
-    """Why a member's request is refused, from the member as it is (None = absent)."""
+    """Why a member's heartbeat is refused, from the member as it is (None = absent)."""
     instance = request.group_instance_id
-    if old is None or old.pending:
-        owner = ctx.store.classic.instance_owner(group.group_id, instance) if instance else None
-        fenced = owner is not None and owner != request.member_id
-        return Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
-    if instance and old.instance_id != instance:
-        return Errors.FENCED_INSTANCE_ID
-    return Errors.ILLEGAL_GENERATION
+    owner = None
+    if instance and (old is None or old.pending):
+        owner = ctx.store.classic.instance_owner(group.group_id, instance)
+    error = classic_membership_error(old, request.member_id, instance, owner)
+    return error if error is not None else Errors.ILLEGAL_GENERATION
 
 
 def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:

@@ -31,7 +31,6 @@ from ...core.consumer_protocol import (
     encode_assignment,
 )
 from ...core.migration import (
-    CLASSIC_PROTOCOLS,
     CONSUMER_PROTOCOL_TYPE,
     common_protocols,
     downgrade_enabled,
@@ -57,7 +56,7 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer_groups import Conflict, ConsumerGroupRecord, group_from_item
+from ...store.consumer_groups import Conflict, ConsumerGroup, group_from_item
 from ..context import ApiContext
 from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, reload
 from .downgrade import maybe_downgrade
@@ -102,7 +101,7 @@ class _ClassicJoin(_Heartbeat):
         super().__init__(request, ctx, consistent=True)
         self.metadata = metadata
 
-    def _group(self) -> ConsumerGroupRecord:
+    def _group(self) -> ConsumerGroup:
         item = self.cs.group_item(self.request.group_id, consistent=True)
         if not is_consumer_group(item):
             raise NotMixed(self.request.group_id)
@@ -116,17 +115,17 @@ class _ClassicJoin(_Heartbeat):
     def _session_ms(self) -> int:
         return self.metadata.session_timeout_ms
 
-    def _join(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+    def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         # The group item's common classic protocols narrow to this member's first (one version
         # bump, only when they change: not on the rejoins of a steady mixed group).
-        known = group.raw.get(CLASSIC_PROTOCOLS)
+        known = group.classic_protocols
         narrowed = narrowed_protocols(known, self.metadata.protocol_names)
         if known is None or narrowed != sorted(known):
-            group = self.cs.update_group(group, {CLASSIC_PROTOCOLS: narrowed})
+            group = self.cs.update_group(group, replace(group, classic_protocols=tuple(narrowed)))
         return super()._join(group)
 
     def _replace_static(
-        self, group: ConsumerGroupRecord, owner: ConsumerGroupMember
+        self, group: ConsumerGroup, owner: ConsumerGroupMember
     ) -> ConsumerGroupHeartbeatResponse:
         if owner.classic is None and downgrade_enabled(
             self.ctx.settings.group_consumer_migration_policy
@@ -163,13 +162,13 @@ def _topic_ids(ctx: ApiContext, names: set[str]) -> dict[str, str]:
     return ids
 
 
-def _supports_protocols(ctx: ApiContext, group: ConsumerGroupRecord, names: list[str]) -> bool:
+def _supports_protocols(ctx: ApiContext, group: ConsumerGroup, names: list[str]) -> bool:
     """Kafka's supportsClassicProtocols: a protocol every classic-protocol member supports.
     The group item's `classicProtocols` answers yes at once; only a joiner it does not admit
     (incompatible, or after departures it does not know of) costs a listing of the members."""
     if group.member_count == 0:
         return True
-    known = group.raw.get(CLASSIC_PROTOCOLS)
+    known = group.classic_protocols
     if supports_classic_protocols(names, None if known is None else set(known)):
         return True
     members = ctx.store.consumer.members(group)
@@ -273,7 +272,7 @@ def mixed_join(
 
 
 def _classic_member(
-    ctx: ApiContext, group: ConsumerGroupRecord, member_id: str, instance: str | None
+    ctx: ApiContext, group: ConsumerGroup, member_id: str, instance: str | None
 ) -> tuple[ConsumerGroupMember | None, Errors]:
     """Kafka's validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol."""
     cs = ctx.store.consumer
@@ -289,16 +288,14 @@ def _classic_member(
     return member, Errors.NONE
 
 
-def _renew_session(
-    ctx: ApiContext, group: ConsumerGroupRecord, member: ConsumerGroupMember
-) -> bool:
+def _renew_session(ctx: ApiContext, group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
     """The member's session restarts (one conditional update of its item, at its epoch)."""
     assert member.classic is not None
     deadline = ctx.now_ms + member.classic.session_timeout_ms
     return ctx.store.consumer.renew_session(group, member, deadline)
 
 
-def _load(ctx: ApiContext, group_id: str) -> ConsumerGroupRecord:
+def _load(ctx: ApiContext, group_id: str) -> ConsumerGroup:
     item = ctx.store.consumer.group_item(group_id, consistent=True)
     if not is_consumer_group(item):
         raise NotMixed(group_id)
@@ -351,7 +348,7 @@ def mixed_sync(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse:
 
 
 def _waits_only_on_free_partitions(
-    ctx: ApiContext, group: ConsumerGroupRecord, member: ConsumerGroupMember
+    ctx: ApiContext, group: ConsumerGroup, member: ConsumerGroupMember
 ) -> bool:
     pending = minus(member.target, member.assignment.holds)
     if not pending:
@@ -402,7 +399,7 @@ def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
     cs = ctx.store.consumer
     for attempt in range(RACE_ATTEMPTS):
         group = reload(cs, group_id)
-        if group is None or group.raw.get("groupType") != GROUP_TYPE:
+        if group is None:
             return
         member = cs.member(group, member_id, consistent=True)
         if member is None:
@@ -417,14 +414,10 @@ def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
         except Conflict:
             backoff(attempt)
             continue
-        count = group.member_count - 1
-        sets = {
-            "groupEpoch": group.group_epoch + 1,
-            "memberCount": count,
-            "groupState": "Assigning" if count else "Empty",
-        }
         try:
-            group = cs.update_group(group, sets, extra=cs.remove_member_items(group, member))
+            group = cs.update_group(
+                group, group.with_members(-1), extra=cs.remove_member_items(group, member)
+            )
         except Conflict:
             backoff(attempt)
             continue

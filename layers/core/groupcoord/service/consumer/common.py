@@ -6,13 +6,9 @@ import random
 import time
 
 from ... import faults
+from ...core.consumer.model import ConsumerGroup
 from ...settings import Settings
-from ...store.consumer_groups import (
-    Conflict,
-    ConsumerGroupRecord,
-    ConsumerGroupStore,
-    group_from_item,
-)
+from ...store.consumer_groups import Conflict, ConsumerGroupStore, group_from_item
 from ...store.conversion import Conversion, ConversionConflict
 from ...store.store import Store
 
@@ -57,7 +53,7 @@ def state_refresh_ms(settings: Settings) -> int:
     return 2 * heartbeat_interval_ms(settings)
 
 
-def reload(cs: ConsumerGroupStore, group_id: str) -> ConsumerGroupRecord | None:
+def reload(cs: ConsumerGroupStore, group_id: str) -> ConsumerGroup | None:
     item = cs.group_item(group_id, consistent=True)
     if item is None or item.get("groupType") != GROUP_TYPE:
         return None

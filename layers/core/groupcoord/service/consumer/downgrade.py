@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...core.consumer.member import ConsumerGroupMember
+from ...core.consumer.model import ConsumerGroup
 from ...core.migration import (
     downgrade_wanted,
     downgraded_group,
 )
-from ...store.consumer_groups import ConsumerGroupRecord
 from ...store.store import Store
 from .common import convert
 
@@ -38,7 +38,7 @@ def _topic_names(store: Store, members: Sequence[ConsumerGroupMember]) -> dict[s
 
 def maybe_downgrade(
     store: Store,
-    group: ConsumerGroupRecord,
+    group: ConsumerGroup,
     leaving: Sequence[ConsumerGroupMember],
     members: Sequence[ConsumerGroupMember],
     now_ms: int,
@@ -60,7 +60,7 @@ def maybe_downgrade(
         _topic_names(store, remaining),
         version=group.version + 1,
         member_shards=group.member_shards,
-        created_at_ms=int(group.raw.get("createdAt", now_ms)),
+        created_at_ms=group.created_at_ms or now_ms,
         topic_changes=group.topic_changes,
         now_ms=now_ms,
     )

@@ -14,19 +14,13 @@ every SCAN_LEASE_MS for as long as the storm lasts.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
-from ...core.consumer.group import ASSIGNING, EMPTY, group_state, is_expired, next_deadline
-from ...core.migration import CLASSIC_PROTOCOLS
-from ...store.consumer_groups import (
-    CHUNK,
-    Conflict,
-    ConsumerGroupRecord,
-    group_from_item,
-)
+from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_deadline
+from ...core.consumer.model import ConsumerGroup
+from ...store.consumer_groups import CHUNK, Conflict, group_from_item
 from ...store.store import Store
-from ..group_admin import cleans_up_groups_of_type
-from ..group_timers import expires_groups_of_type
 from .common import GROUP_TYPE, reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
@@ -36,13 +30,10 @@ from .install import ensure_target
 # first scan's result is lost), short enough that a claimant that died delays little.
 SCAN_LEASE_MS = 2_000
 SCAN_LEASE_PER_MEMBER_MS = 4
-# The group item's mark of a claimed scan (removed by the scan's result).
-SCAN_ID = "scanId"
 # Attempts to keep a scan's result on a group that moved since the scan read it.
 KEEP_ATTEMPTS = 3
 
 
-@expires_groups_of_type(GROUP_TYPE)
 def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
     cs = store.consumer
     item = cs.group_item(group_item["groupId"], consistent=True)
@@ -52,17 +43,15 @@ def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int)
     if group.deadline is None or group.deadline > now_ms:
         return
     lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
-    sets, _ = cs.deadline_fields(group.group_id, now_ms + lease_ms)
-    sets[SCAN_ID] = uuid.uuid4().hex
+    claim = replace(group, deadline=now_ms + lease_ms, scan_id=uuid.uuid4().hex)
     try:
-        cs.update_group(group, sets)
+        group = cs.update_group(group, claim)
     except Conflict:
         return  # someone else scans, or the group moved: it is looked at again
-    group = group_from_item({**item, **sets, "version": group.version + 1})
     _scan(store, group, now_ms)
 
 
-def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
+def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> None:
     cs = store.consumer
     members = cs.members(group)
     expired = [m for m in members if is_expired(m, now_ms)][: CHUNK // 2]
@@ -70,14 +59,12 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
     refresh = state_refresh_ms(store.settings)
     if not expired:
         state = group_state(len(members), group.group_epoch, group.target_epoch, members)
-        deadline = next_deadline(members, now_ms, None if state in ("Stable", EMPTY) else refresh)
-        sets, removes = cs.deadline_fields(group.group_id, deadline)
+        deadline = next_deadline(members, now_ms, None if state in (STABLE, EMPTY) else refresh)
+        scanned = replace(
+            group, deadline=deadline, state=state, member_count=len(members), scan_id=None
+        )
         try:
-            cs.update_group(
-                group,
-                {**sets, "groupState": state, "memberCount": len(members)},
-                [*removes, SCAN_ID],
-            )
+            cs.update_group(group, scanned)
         except Conflict:
             _keep_scan_result(store, group, deadline, now_ms)
         return
@@ -93,19 +80,15 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
     deadline = next_deadline(remaining, now_ms, refresh)
     if len(members) > len(expired) + len(remaining):  # more expired than one pass takes
         deadline = now_ms
-    sets, removes = cs.deadline_fields(group.group_id, deadline)
-    removes = [*removes, SCAN_ID]
-    sets.update(
-        {
-            "groupEpoch": group.group_epoch + 1,
-            "memberCount": len(remaining),
-            "groupState": ASSIGNING if remaining else EMPTY,
-        }
+    fenced = replace(
+        group.with_members(len(remaining) - group.member_count),
+        deadline=deadline,
+        scan_id=None,
     )
     if not remaining:
-        sets["targetEpoch"] = group.group_epoch + 1
+        fenced = replace(fenced, target_epoch=fenced.group_epoch)
     try:
-        cs.update_group(group, sets, removes, extra=removals)
+        cs.update_group(group, fenced, extra=removals)
     except Conflict:
         return
     fresh = cs.group_item(group.group_id, consistent=True)
@@ -114,7 +97,7 @@ def _scan(store: Store, group: ConsumerGroupRecord, now_ms: int) -> None:
 
 
 def _keep_scan_result(
-    store: Store, claimed: ConsumerGroupRecord, deadline: int | None, now_ms: int
+    store: Store, claimed: ConsumerGroup, deadline: int | None, now_ms: int
 ) -> None:
     """The next deadline of a scan that fenced nobody, on a group written since the scan's
     member read (a join, an install). Kept only while the claim is the group's (its `scanId`,
@@ -128,25 +111,23 @@ def _keep_scan_result(
     settings = store.settings
     for _ in range(KEEP_ATTEMPTS):
         group = reload(cs, claimed.group_id)
-        if group is None or group.raw.get(SCAN_ID) != claimed.raw[SCAN_ID]:
+        if group is None or group.scan_id != claimed.scan_id:
             return
         if group.deadline != claimed.deadline:
             return
         shortest_session = settings.group_consumer_session_timeout_ms
-        if CLASSIC_PROTOCOLS in group.raw:  # it has had classic-protocol members
+        if group.classic_protocols is not None:  # it has had classic-protocol members
             shortest_session = min(shortest_session, settings.group_min_session_timeout_ms)
         bound = now_ms + shortest_session
         kept = bound if deadline is None else min(deadline, bound)
-        if group.state not in ("Stable", EMPTY):
+        if group.state not in (STABLE, EMPTY):
             kept = min(kept, now_ms + state_refresh_ms(settings))
-        sets, _ = cs.deadline_fields(group.group_id, kept)
         try:
-            cs.update_group(group, sets, [SCAN_ID])
+            cs.update_group(group, replace(group, deadline=kept, scan_id=None))
             return
         except Conflict:
             continue
 
 
-@cleans_up_groups_of_type(GROUP_TYPE)
-def _delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
+def delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
     store.consumer.delete_group_items(group_item["groupId"], int(group_item.get("memberShards", 8)))

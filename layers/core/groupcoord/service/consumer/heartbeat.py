@@ -16,6 +16,7 @@ from ...core.consumer.assignment import Assignment, is_subset, minus, union
 from ...core.consumer.group import (
     ASSIGNING,
     EMPTY,
+    STABLE,
     Refusal,
     apply_request,
     check_member_epoch,
@@ -29,6 +30,7 @@ from ...core.consumer.member import (
     ConsumerGroupMember,
     Holder,
 )
+from ...core.consumer.model import ConsumerGroup
 from ...core.consumer.reconciliation import MemberAssignment, MemberState, reconcile
 from ...core.migration import downgrade_enabled
 from ...errors import Errors
@@ -38,12 +40,7 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer_groups import (
-    Conflict,
-    ConsumerGroupRecord,
-    ConsumerGroupStore,
-    group_from_item,
-)
+from ...store.consumer_groups import Conflict, ConsumerGroupStore, group_from_item
 from ..context import ApiContext
 from .common import (
     GROUP_TYPE,
@@ -129,7 +126,7 @@ class _Heartbeat:
             return self._join(group)
         return self._heartbeat(group)
 
-    def _group(self) -> ConsumerGroupRecord:
+    def _group(self) -> ConsumerGroup:
         gid = self.request.group_id
         item = self.cs.group_item(gid, consistent=self.consistent)
         replaceable = (
@@ -161,7 +158,7 @@ class _Heartbeat:
             )
         return self._prepare(item)
 
-    def _prepare(self, item: dict) -> ConsumerGroupRecord:
+    def _prepare(self, item: dict) -> ConsumerGroup:
         """Due expiries, topic changes and target installs of the consumer group `item`."""
         group = group_from_item(item)
         if group.deadline is not None and group.deadline <= self.now:
@@ -171,11 +168,12 @@ class _Heartbeat:
             # A subscribed topic was created, deleted or grown: a new target is due.
             group = self.cs.update_group(
                 group,
-                {
-                    "groupEpoch": group.group_epoch + 1,
-                    "topicChangesSeen": group.topic_changes,
-                    "groupState": ASSIGNING if group.member_count else EMPTY,
-                },
+                replace(
+                    group,
+                    group_epoch=group.group_epoch + 1,
+                    topic_changes_seen=group.topic_changes,
+                    state=ASSIGNING if group.member_count else EMPTY,
+                ),
             )
             group = ensure_target(self.ctx.store, group, self.batched_installs)
         elif group.group_epoch > group.target_epoch:
@@ -190,27 +188,19 @@ class _Heartbeat:
     def _session_ms(self) -> int:
         return session_timeout_ms(self.ctx.settings)
 
-    def _reload(self, group: ConsumerGroupRecord) -> ConsumerGroupRecord:
+    def _reload(self, group: ConsumerGroup) -> ConsumerGroup:
         fresh = reload(self.cs, group.group_id)
         if fresh is None:
             raise Conflict(group.group_id)
         return fresh
 
-    def _bump(self, group: ConsumerGroupRecord, member_delta: int) -> dict:
-        count = group.member_count + member_delta
-        return {
-            "groupEpoch": group.group_epoch + 1,
-            "memberCount": count,
-            "groupState": ASSIGNING if count else EMPTY,
-        }
-
     # --- members ---
 
-    def _member(self, group: ConsumerGroupRecord, consistent: bool) -> ConsumerGroupMember | None:
+    def _member(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember | None:
         return self.cs.member(group, self.request.member_id, consistent=consistent)
 
     def _static_owner_check(
-        self, group: ConsumerGroupRecord, member: ConsumerGroupMember | None
+        self, group: ConsumerGroup, member: ConsumerGroupMember | None
     ) -> ConsumerGroupMember:
         """Kafka's static member checks for epochs != 0: unknown instance 25, owned by
         another member id 82."""
@@ -233,7 +223,7 @@ class _Heartbeat:
             raise _unknown_member(self.request.member_id, group.group_id)
         return member
 
-    def _existing(self, group: ConsumerGroupRecord, consistent: bool) -> ConsumerGroupMember:
+    def _existing(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember:
         member = self._member(group, consistent)
         if self.request.instance_id is not None:
             return self._static_owner_check(group, member)
@@ -241,7 +231,7 @@ class _Heartbeat:
             raise _unknown_member(self.request.member_id, group.group_id)
         return member
 
-    def _leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+    def _leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
         if downgrade_enabled(self.ctx.settings.group_consumer_migration_policy):
             # The downgrade: the last consumer-protocol member leaving a group whose other
@@ -252,12 +242,12 @@ class _Heartbeat:
                     member_id=member.member_id, member_epoch=LEAVE_EPOCH
                 )
         group = self.cs.update_group(
-            group, self._bump(group, -1), extra=self.cs.remove_member_items(group, member)
+            group, group.with_members(-1), extra=self.cs.remove_member_items(group, member)
         )
         ensure_target(self.ctx.store, group, self.batched_installs)
         return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
-    def _static_leave(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+    def _static_leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
         # Partitions kept for the instance's return; those pending revocation released.
         # KIP-1251: the kept partitions' assignment epochs reset to 0, so the instance's next
@@ -274,7 +264,7 @@ class _Heartbeat:
             member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
         )
 
-    def _join(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+    def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         req, ctx = self.request, self.ctx
         member = self._member(group, consistent=True)
         owner_id = None
@@ -306,22 +296,23 @@ class _Heartbeat:
                     items.append(
                         self.cs.move_instance(group, new.instance_id, owner_id, new.member_id)
                     )
-            sets = self._bump(group, +1)
+            joined = group.with_members(+1)
             if not changed and group.group_epoch > 0:
-                sets["groupEpoch"] = group.group_epoch  # no subscription: no new target due
-                sets["groupState"] = group.state if group.state != EMPTY else "Stable"
+                # No subscription: no new target due.
+                state = group.state if group.state != EMPTY else STABLE
+                joined = replace(joined, group_epoch=group.group_epoch, state=state)
             if group.deadline is None or deadline < group.deadline:
-                sets.update(self.cs.deadline_fields(group.group_id, deadline)[0])
-            return self._after_change(self.cs.update_group(group, sets, extra=items))
+                joined = replace(joined, deadline=deadline)
+            return self._after_change(self.cs.update_group(group, joined, extra=items))
         updated, changed = self._apply(member)
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
-            group = self.cs.update_group(group, self._bump(group, 0), extra=items)
+            group = self.cs.update_group(group, group.with_members(0), extra=items)
             return self._after_change(group)
         return self._reconcile(group, member, updated)
 
     def _replace_static(
-        self, group: ConsumerGroupRecord, owner: ConsumerGroupMember
+        self, group: ConsumerGroup, owner: ConsumerGroupMember
     ) -> ConsumerGroupHeartbeatResponse:
         req = self.request
         assert req.instance_id is not None
@@ -349,12 +340,12 @@ class _Heartbeat:
             self.cs.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
         if changed:
-            group = self.cs.update_group(group, self._bump(group, 0), extra=items)
+            group = self.cs.update_group(group, group.with_members(0), extra=items)
         else:
             self.cs.transact(items)
         return self._after_change(group)
 
-    def _after_change(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+    def _after_change(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         """After a membership write (`group` is the group as written): install the target at
         once, then reconcile. If another request's install is running, it (or the next
         heartbeat) covers this change; only a group that has no target at all yet is waited
@@ -374,7 +365,7 @@ class _Heartbeat:
         updated, _ = self._apply(member)
         return self._reconcile(group, member, updated, installed)
 
-    def _heartbeat(self, group: ConsumerGroupRecord) -> ConsumerGroupHeartbeatResponse:
+    def _heartbeat(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=self.consistent)
         refusal = check_member_epoch(
             member, self.request.member_epoch, owned_partitions(self.request)
@@ -384,7 +375,7 @@ class _Heartbeat:
         updated, changed = self._apply(member)
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
-            group = self.cs.update_group(group, self._bump(group, 0), extra=items)
+            group = self.cs.update_group(group, group.with_members(0), extra=items)
             return self._after_change(group)
         return self._reconcile(group, member, updated)
 
@@ -392,7 +383,7 @@ class _Heartbeat:
 
     def _held_by_others(
         self,
-        group: ConsumerGroupRecord,
+        group: ConsumerGroup,
         member: ConsumerGroupMember,
         installed: Installed | None,
     ) -> Assignment:
@@ -412,7 +403,7 @@ class _Heartbeat:
                 held = union(held, current.assignment.holds)
         return held
 
-    def _successor(self, group: ConsumerGroupRecord, holder: Holder) -> ConsumerGroupMember | None:
+    def _successor(self, group: ConsumerGroup, holder: Holder) -> ConsumerGroupMember | None:
         """A replaced static member's partitions live on under its instance id."""
         if holder.instance_id is None:
             return None
@@ -421,7 +412,7 @@ class _Heartbeat:
 
     def _reconcile(
         self,
-        group: ConsumerGroupRecord,
+        group: ConsumerGroup,
         member: ConsumerGroupMember,
         updated: ConsumerGroupMember,
         installed: Installed | None = None,
@@ -468,12 +459,12 @@ class _Heartbeat:
             self._lower_group_deadline(group, rebalance_deadline)
         return self._response(before, after)
 
-    def _lower_group_deadline(self, group: ConsumerGroupRecord, deadline: int) -> None:
+    def _lower_group_deadline(self, group: ConsumerGroup, deadline: int) -> None:
         """A rebalance timeout earlier than the group's next check: check earlier. Best effort:
         the next scan recomputes the deadline from the members anyway."""
         for _ in range(3):
             try:
-                self.cs.update_group(group, self.cs.deadline_fields(group.group_id, deadline)[0])
+                self.cs.update_group(group, replace(group, deadline=deadline))
                 return
             except Conflict:
                 fresh = reload(self.cs, group.group_id)

@@ -31,7 +31,7 @@ from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
 from ...core.consumer.group import combined_regex, group_state, subscribed_topic_ids
 from ...core.consumer.member import ConsumerGroupMember, Holder
-from ...store.consumer_groups import Conflict, ConsumerGroupRecord, ConsumerGroupStore
+from ...store.consumer_groups import Conflict, ConsumerGroup, ConsumerGroupStore
 from ...store.store import Store
 from .common import clock_ms, reload, state_refresh_ms
 
@@ -52,19 +52,17 @@ class Installed:
     afterwards (install.py's writes and reconcile's acquisitions serialize on acqVersion/tver),
     so the snapshot may stand in for fresh reads of the holders in the same request."""
 
-    group: ConsumerGroupRecord
+    group: ConsumerGroup
     members: dict[str, ConsumerGroupMember]
 
 
-def ensure_target(
-    store: Store, group: ConsumerGroupRecord, batched: bool = True
-) -> ConsumerGroupRecord:
+def ensure_target(store: Store, group: ConsumerGroup, batched: bool = True) -> ConsumerGroup:
     return ensure_target_installed(store, group, batched)[0]
 
 
 def ensure_target_installed(
-    store: Store, group: ConsumerGroupRecord, batched: bool = True
-) -> tuple[ConsumerGroupRecord, Installed | None]:
+    store: Store, group: ConsumerGroup, batched: bool = True
+) -> tuple[ConsumerGroup, Installed | None]:
     """The group with its target installed up to the current group epoch if this request could
     do it: at most one successful install per request. If another request holds a live lease,
     or (`batched`) the last install is less than the assignment interval old, the group as it
@@ -92,7 +90,7 @@ def ensure_target_installed(
 
 
 def _targets(
-    store: Store, group: ConsumerGroupRecord, members: list[ConsumerGroupMember]
+    store: Store, group: ConsumerGroup, members: list[ConsumerGroupMember]
 ) -> tuple[dict[str, Assignment], str, list[str], str | None]:
     names = sorted({n for m in members for n in m.subscribed_topic_names})
     regex = combined_regex(m.subscribed_topic_regex or "" for m in members)
@@ -116,15 +114,17 @@ def _targets(
     return targets, assignor, names, regex
 
 
-def install(
-    store: Store, cs: ConsumerGroupStore, group: ConsumerGroupRecord, now_ms: int
-) -> Installed:
+def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:
     epoch = group.group_epoch
     install_id = uuid.uuid4().hex
     # Topic changes up to here are seen by the listing below.
-    group = cs.take_install_lease(
-        group, install_id, now_ms, now_ms + LEASE_MS, {"topicChangesSeen": group.topic_changes}
+    leased = replace(
+        group,
+        topic_changes_seen=group.topic_changes,
+        install_id=install_id,
+        install_until=now_ms + LEASE_MS,
     )
+    group = cs.take_install_lease(group, leased, now_ms)
     try:
         members = cs.members(group)
         targets, assignor, names, regex = _targets(store, group, members)
@@ -151,24 +151,22 @@ def install(
                     written, target_epoch=epoch, target_version=m.target_version + 1
                 )
         cs.write_targets(group, install_id, updates, lambda: clock_ms() + LEASE_MS)
-        sets = {
-            "targetEpoch": epoch,
-            "assignedAt": clock_ms(),
-            "assignorName": assignor,
-            "subscribedTopics": names,
-            "groupState": group_state(len(members), epoch, epoch, None),
-        }
-        removes = ["installId", "installUntil"]
-        if regex is None:
-            removes.append("subscribedRegex")
-        else:
-            sets["subscribedRegex"] = regex
+        installed = replace(
+            group,
+            target_epoch=epoch,
+            assigned_at=clock_ms(),
+            assignor_name=assignor,
+            subscribed_topics=tuple(names),
+            subscribed_regex=regex,
+            state=group_state(len(members), epoch, epoch, None),
+            install_id=None,
+            install_until=0,
+        )
         if members:
             refresh = now_ms + state_refresh_ms(store.settings)
             dl = refresh if group.deadline is None else min(group.deadline, refresh)
-            deadline_sets, _ = cs.deadline_fields(group.group_id, dl)
-            sets.update(deadline_sets)
-        flipped = cs.flip_target(group, install_id, epoch, sets, removes)
+            installed = replace(installed, deadline=dl)
+        flipped = cs.flip_target(group, installed, install_id)
     except BaseException:
         cs.release_install(group.group_id, install_id)
         raise

@@ -1,8 +1,7 @@
 """The sweeper: finds items whose deadline passed, through the deadline index, and completes
 what they stand for. Runs from EventBridge every minute in AWS and on a timer in `serve`.
 
-Each item kind names its own completion; the group protocols register theirs (member expiry,
-rebalance timeouts, offset retention) next to their code.
+COMPLETIONS names the completion of each kind of item the deadline index holds.
 """
 
 from __future__ import annotations
@@ -11,18 +10,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .plugins import Registry
-from .store.store import Store
+from ..observability import logger
+from ..store import schema
+from ..store.retention import KIND as RETENTION_CHECK
+from ..store.store import Store
+from ..store.topics import KIND_TOPIC_CHANGE
+from .group_timers import sweep_group
+from .offset_retention import check_retention
 
 Completion = Callable[[Store, dict[str, Any], int], None]
 
-_COMPLETIONS: Registry[Completion] = Registry("completion of overdue items of a kind")
-completes = _COMPLETIONS.register
 
-
-@completes("topic-change")
 def _renotify_topic_change(store: Store, item: dict[str, Any], now_ms: int) -> None:
     store.topics.notify(store.topics.pending_change(item))
+
+
+COMPLETIONS: dict[str, Completion] = {
+    # A group's timers (sessions, barriers, rebalance timeouts), run by its type.
+    schema.KIND_GROUP: sweep_group,
+    RETENTION_CHECK: check_retention,
+    # A topic change whose groups were not all told at once.
+    KIND_TOPIC_CHANGE: _renotify_topic_change,
+}
 
 
 @dataclass
@@ -35,18 +44,12 @@ class SweepReport:
         return {"overdue": self.overdue, "completed": self.completed, "failed": self.failed}
 
 
-def overdue_items(store: Store, now_ms: int) -> list[dict[str, Any]]:
-    return store.deadlines.overdue(now_ms)
-
-
 def sweep(store: Store, now_ms: int) -> SweepReport:
-    from .observability import logger
-
     report = SweepReport()
-    for item in overdue_items(store, now_ms):
+    for item in store.deadlines.overdue(now_ms):
         report.overdue += 1
         kind = item.get("kind", "")
-        completion = _COMPLETIONS.get(kind)
+        completion = COMPLETIONS.get(kind)
         if completion is None:
             logger.warning("overdue item of unknown kind", extra={"kind": kind})
             continue

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document of the HTTP contract, built from the message models.
 
-    python -m groupcoord.models.openapi > docs/openapi.json
+    python -m groupcoord.http.openapi > docs/openapi.json
 
 tests/unit/test_openapi.py checks that the committed document equals what this builds.
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-from .accepted import AcceptedResponse, ErrorBody
-from .limits import CLIENT_ID_MAX_CHARS
-from .registry import API_MESSAGES, API_NAMES
+from ..models.accepted import AcceptedResponse, ErrorBody
+from ..models.limits import CLIENT_ID_MAX_CHARS
+from .apis import API_BY_NAME, API_NAMES
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 
@@ -105,7 +105,7 @@ def _json(ref: dict[str, Any], description: str, **headers: str) -> dict[str, An
 
 
 def _operation(api: str, refs: dict[Any, dict[str, Any]]) -> dict[str, Any]:
-    messages = API_MESSAGES[api]
+    messages = API_BY_NAME[api]
     responses = {
         "200": _json(
             refs[(messages.response, "serialization")],
@@ -187,8 +187,8 @@ def _components(refs: dict[Any, dict[str, Any]], schemas: dict[str, Any]) -> dic
 def build_openapi() -> dict[str, Any]:
     models: list[tuple[Any, Any]] = []
     for api in API_NAMES:
-        models += [(API_MESSAGES[api].request, "validation")]
-        models += [(API_MESSAGES[api].response, "serialization")]
+        models += [(API_BY_NAME[api].request, "validation")]
+        models += [(API_BY_NAME[api].response, "serialization")]
     models += [(AcceptedResponse, "serialization"), (ErrorBody, "serialization")]
     refs, defs = models_json_schema(
         models, by_alias=True, ref_template=REF_TEMPLATE, schema_generator=_ContractSchema
