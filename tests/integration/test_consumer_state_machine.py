@@ -25,13 +25,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from groupcoord import clock
 from groupcoord.core.consumer.assignment import pairs
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
 )
-from groupcoord.service.consumer import common, heartbeat, install
+from groupcoord.service.consumer import common, heartbeat
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.describe import consumer_group_describe
 from groupcoord.service.context import ApiContext
@@ -94,14 +95,15 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.topic_names: list[str] = []
         self.all_partitions: set[TP] = set()
         self.patches = pytest.MonkeyPatch()
-        for module in (install, heartbeat):
-            self.patches.setattr(module, "clock_ms", self.clock.ms)
+        self.controlled_clock = clock.use(self.clock.ms)
+        self.controlled_clock.__enter__()
         self.patches.setattr(heartbeat.time, "sleep", self.clock.sleep)
         self.patches.setattr(common, "backoff", lambda attempt: None)
         self.patches.setattr(heartbeat, "backoff", lambda attempt: None)
 
     def teardown(self) -> None:
         self.patches.undo()
+        self.controlled_clock.__exit__(None, None, None)
 
     @initialize(counts=st.lists(st.integers(1, 7), min_size=1, max_size=2))
     def topics(self, counts: list[int]) -> None:

@@ -21,14 +21,18 @@ from groupcoord.core.classic.rules import (
     barrier_ready,
     check_join_request,
     complete_join,
+    due_work,
     expire,
     expiry_ms,
     extend_initial_delay,
     heartbeat_interval_ms,
     joined_count,
+    may_count_joins,
+    needs_members,
     next_check_ms,
     past_initial_delay,
     remove_members,
+    settle_due,
     start_rebalance,
     supports_protocols,
     uncounted_joins,
@@ -453,3 +457,76 @@ def test_a_members_protocols_digest_tells_new_metadata_without_the_payload() -> 
     assert light.protocols_digest == full.protocols_digest
     with pytest.raises(AssertionError):
         light.metadata_for("range")
+
+
+# --- settle: what is due when a group is read ---
+
+
+def test_nothing_is_due_on_a_quiet_stable_group() -> None:
+    g = group(state=STABLE, generation=2, member_count=1, next_check_ms=NOW + 10)
+    work = due_work(g, NOW)
+    assert not work.any
+    assert not needs_members(g, work, counted=False)
+
+
+def test_a_due_timer_check_reads_the_members_and_expires_the_dead_ones() -> None:
+    g = group(state=STABLE, generation=2, member_count=2, leader="a", next_check_ms=NOW)
+    alive = replace(member("a"), session_deadline_ms=NOW + 500, joined_generation=2)
+    dead = replace(member("b", instance_id="i-b"), session_deadline_ms=NOW, joined_generation=2)
+    work = due_work(g, NOW)
+    assert work.timers and needs_members(g, work, counted=False)
+    settled = settle_due(g, [alive, dead], work, False, NOW)
+    assert settled is not None
+    assert [m.member_id for m in settled.removed] == ["b"]
+    assert settled.group.state == PREPARING_REBALANCE and settled.group.member_count == 1
+    assert settled.completion is None
+    # The next check is the earliest timer left: the barrier's deadline or a's session.
+    assert settled.group.next_check_ms == next_check_ms(settled.group, [alive], NOW)
+
+
+def test_a_topic_change_rebalances_a_stable_group_without_reading_members() -> None:
+    g = group(state=STABLE, generation=2, member_count=2, topic_changes=1)
+    work = due_work(g, NOW)
+    assert work.topic_change and not needs_members(g, work, counted=False)
+    settled = settle_due(g, None, work, False, NOW)
+    assert settled is not None and settled.group.state == PREPARING_REBALANCE
+    assert settled.group.join_deadline_ms is not None
+    assert settled.group.next_check_ms == settled.group.join_deadline_ms
+
+
+def test_a_topic_change_during_a_rebalance_is_only_marked_seen() -> None:
+    g = preparing(topic_changes=3, topic_changes_seen=2)
+    settled = settle_due(g, None, due_work(g, NOW), False, NOW)
+    assert settled is not None
+    assert settled.group.topic_changes_seen == 3 and settled.group.state == PREPARING_REBALANCE
+
+
+def test_counted_joins_close_the_barrier_when_every_member_is_on_its_item() -> None:
+    g = preparing(generation=3, members=2)
+    a, b = (joined(member(x), 4, NOW - 50) for x in "ab")
+    work = due_work(g, NOW)
+    assert not work.any and may_count_joins(g, work, NOW)
+    assert needs_members(g, work, counted=True)
+    settled = settle_due(g, [a, b], work, True, NOW)
+    assert settled is not None and settled.completion is not None
+    assert settled.group.generation == 4 and settled.group.state == COMPLETING_REBALANCE
+    assert {m.member_id for m in settled.completion.members} == {"a", "b"}
+
+
+def test_a_counted_join_not_yet_on_the_member_items_writes_nothing() -> None:
+    g = preparing(generation=3, members=2)
+    a = joined(member("a"), 4, NOW - 50)
+    b = member("b", joined_generation=3)  # its counted join has not landed on its item
+    assert settle_due(g, [a, b], due_work(g, NOW), True, NOW) is None
+
+
+def test_the_barrier_closes_at_its_deadline_without_the_silent_member() -> None:
+    g = replace(preparing(generation=3, members=2), join_deadline_ms=NOW)
+    a = replace(joined(member("a"), 4, NOW - 50), session_deadline_ms=NOW + 1000)
+    silent = replace(member("b", joined_generation=3), session_deadline_ms=NOW + 1000)
+    work = due_work(g, NOW)
+    assert work.barrier and needs_members(g, work, counted=False)
+    settled = settle_due(g, [a, silent], work, False, NOW)
+    assert settled is not None and settled.completion is not None
+    assert [m.member_id for m in settled.removed] == ["b"]
+    assert settled.group.generation == 4 and settled.group.member_count == 1

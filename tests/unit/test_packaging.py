@@ -103,8 +103,17 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     # The wheel, as `pip wheel --no-deps .` builds it.
     source = _copy_sources(tmp_path / "src")
     built = _run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", tmp_path / "dist",
-         source],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            tmp_path / "dist",
+            source,
+        ],
         timeout=300,
     )
     assert built.returncode == 0, built.stderr
@@ -117,8 +126,18 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     installed = _run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
-         "--no-index", wheel]
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            wheel,
+        ]
     )
     assert installed.returncode == 0, installed.stderr
     env = {

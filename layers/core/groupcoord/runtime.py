@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
+from . import clock
 from .settings import Settings
 from .store.store import Store
 
@@ -33,4 +33,4 @@ def current() -> tuple[Settings, Store]:
 
 
 def now_ms() -> int:
-    return time.time_ns() // 1_000_000
+    return clock.now_ms()

@@ -71,15 +71,12 @@ from ..core.classic.model import (
 from . import schema
 from .conversion import Conversions
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
+from .errors import Conflict
 from .groups import listing_attributes
 
 MAX_TRANSACTION_ITEMS = 100
 # Join counters outlive their barrier by this much (their `expiresAt`, epoch seconds).
 JOIN_COUNT_TTL_S = 24 * 3600
-
-
-class VersionConflict(Exception):
-    """The group changed since it was read: re-read and decide again."""
 
 
 class SessionNotRenewed(Exception):
@@ -332,6 +329,27 @@ def _member_deletes(group: ClassicGroup, member: ClassicMember) -> list[Transact
     return deletes
 
 
+@dataclass(frozen=True)
+class MemberUpdate:
+    """A member's generations and session deadline, set without touching the rest of its item
+    (None: left as it is)."""
+
+    member_id: str
+    joined_generation: int | None = None
+    member_generation: int | None = None
+    synced_generation: int | None = None
+    session_deadline_ms: int | None = None
+
+    def attributes(self) -> dict[str, int]:
+        named = {
+            "joinedGeneration": self.joined_generation,
+            "memberGeneration": self.member_generation,
+            "syncedGeneration": self.synced_generation,
+            "sessionDeadline": self.session_deadline_ms,
+        }
+        return {name: value for name, value in named.items() if value is not None}
+
+
 @dataclass
 class ClassicTransition:
     """A group state change and the member writes that go with it."""
@@ -346,8 +364,8 @@ class ClassicTransition:
     delete_members: list[ClassicMember] = field(default_factory=list)
     put_instances: dict[str, str] = field(default_factory=dict)  # instance -> member id
     delete_instances: list[str] = field(default_factory=list)
-    # (member id, attributes) set without touching the rest of the member item.
-    member_updates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # Fields of members set without touching the rest of their items.
+    member_updates: list[MemberUpdate] = field(default_factory=list)
     # (member id, +1 / -1): joins counted for (or uncounted from) the open barrier of `group`,
     # on the member's shard counter, in the same transaction.
     join_counts: list[tuple[str, int]] = field(default_factory=list)
@@ -448,7 +466,7 @@ class ClassicGroupStore:
     # --- writes ---
 
     def commit(self, transition: ClassicTransition) -> ClassicGroup:
-        """Write the transition atomically; raises VersionConflict if the group moved."""
+        """Write the transition atomically; raises Conflict if the group moved."""
         group = transition.group
         new_group = replace(group, version=group.version + 1)
         group_write = _set_item(
@@ -484,11 +502,11 @@ class ClassicGroupStore:
         # member is ever left without its payload).
         updates: list[TransactItem] = [
             _sets(
-                schema.member_key(group.group_id, member_id, group.member_shards),
-                attrs,
+                schema.member_key(group.group_id, update.member_id, group.member_shards),
+                update.attributes(),
                 "attribute_exists(pk)",
             )
-            for member_id, attrs in transition.member_updates
+            for update in transition.member_updates
         ]
         deletes = [_member_deletes(group, m) for m in transition.delete_members]
         room = MAX_TRANSACTION_ITEMS - 1 - len(atomic)
@@ -506,7 +524,7 @@ class ClassicGroupStore:
             self.dynamo.transact([group_write, *atomic, *inside])
         except TransactionCanceled as cancel:
             if 0 in cancel.failed_conditions():
-                raise VersionConflict(group.group_id) from None
+                raise Conflict(group.group_id) from None
             raise
         return new_group
 
@@ -515,7 +533,7 @@ class ClassicGroupStore:
     ) -> ClassicGroup:
         """Turn the Empty consumer group `item` (as read) into an Empty classic group: one Put,
         conditioned on the group still being that consumer group, at that version, with no
-        members. Offsets are per group id and stay. VersionConflict if it moved."""
+        members. Offsets are per group id and stay. Conflict if it moved."""
         group = ClassicGroup(
             group_id=item["groupId"],
             version=int(item.get("version", 0)) + 1,
@@ -531,7 +549,7 @@ class ClassicGroupStore:
                 values={":consumer": "consumer", ":v": item.get("version", 0), ":zero": 0},
             )
         except ConditionFailed:
-            raise VersionConflict(group.group_id) from None
+            raise Conflict(group.group_id) from None
         return group
 
     def delete_classic_leftovers(self, group_id: str, member_shards: int) -> None:

@@ -39,6 +39,7 @@ from .dynamo import (
     TransactItem,
     Update,
 )
+from .errors import Conflict
 from .groups import listing_attributes
 from .topics import regex_delete, subscription_delete, subscription_put
 
@@ -46,10 +47,6 @@ GROUP_TYPE = "consumer"
 KIND_STATIC_INSTANCE = "static-instance"
 # Items per transaction, leaving room for the group item (DynamoDB allows 100).
 CHUNK = 98
-
-
-class Conflict(Exception):
-    """Someone else changed the group or the member since it was read: re-read, decide again."""
 
 
 # The group item's attributes of ConsumerGroup.scan_id and .classic_protocols.

@@ -37,8 +37,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import clock
 from . import schema
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
+from .errors import Conflict
 
 MARKER = "conversion"
 STAGING = "staging"
@@ -56,10 +58,6 @@ WAIT_POLL_S = 0.05
 Checkpoint = Callable[[str], None]
 
 
-class ConversionConflict(Exception):
-    """The group moved (or another conversion holds it): decide again on a fresh read."""
-
-
 class ConversionInProgress(Exception):
     """Another request is applying a conversion of this group and did not finish in time."""
 
@@ -69,7 +67,7 @@ class ConversionInProgress(Exception):
 
 
 def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
+    return clock.now_ms()
 
 
 def _no_checkpoint(_: str) -> None:
@@ -146,13 +144,13 @@ class Conversions:
         max_transaction_items: int = MAX_TRANSACTION_ITEMS,
         checkpoint: Checkpoint = _no_checkpoint,
     ) -> None:
-        """Write `conversion` atomically. ConversionConflict if the group moved (nothing
+        """Write `conversion` atomically. Conflict if the group moved (nothing
         changed then, or the change is rolled back by the next read)."""
         if conversion.fits_one_transaction(max_transaction_items):
             try:
                 self.dynamo.transact([conversion.group_put, *conversion.writes])
             except TransactionCanceled:
-                raise ConversionConflict(conversion.group_id) from None
+                raise Conflict(conversion.group_id) from None
             return
         gid = conversion.group_id
         token = self._begin(gid, conversion.read_version)
@@ -160,7 +158,7 @@ class Conversions:
             self._stage(gid, token, conversion.writes)
             checkpoint("conversion.staged")
             self._flip(conversion, token)
-        except ConversionConflict:
+        except Conflict:
             self._roll_back(gid, token)
             raise
         checkpoint("conversion.flipped")
@@ -185,7 +183,7 @@ class Conversions:
                 )
             )
         except ConditionFailed:
-            raise ConversionConflict(group_id) from None
+            raise Conflict(group_id) from None
         return token
 
     def _stage(self, group_id: str, token: str, writes: Sequence[Put | Delete]) -> None:
@@ -222,7 +220,7 @@ class Conversions:
                 values={**(put.values or {}), ":token": token},
             )
         except ConditionFailed:
-            raise ConversionConflict(conversion.group_id) from None
+            raise Conflict(conversion.group_id) from None
 
     def _staged(self, group_id: str, token: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

@@ -8,6 +8,11 @@ from typing import Any
 Item = dict[str, Any]
 
 
+class Conflict(Exception):
+    """Someone else changed the group (or the member) since it was read, or holds it: nothing
+    was written; re-read and decide again. The one "lost a race" of the store."""
+
+
 class StoreError(Exception):
     """A DynamoDB failure that is not the client's fault."""
 

@@ -333,3 +333,107 @@ def heartbeat_interval_ms(session_timeout_ms: int, heartbeat_frequency: int) -> 
 
 def expiry_ms(session_timeout_ms: int, heartbeat_frequency: int, threshold: int) -> int:
     return threshold * session_timeout_ms // heartbeat_frequency
+
+
+# --- what is due when a request (or the sweeper) reads the group: settle ---
+
+
+@dataclass(frozen=True)
+class DueWork:
+    """What may be due on a group read at `now`, before any member is read."""
+
+    # The group's timer check (sessions, pending ids, rebalance timeouts): reads every member.
+    timers: bool
+    topic_change: bool
+    # The join barrier's deadline passed (or it has no member left to wait for).
+    barrier: bool
+
+    @property
+    def any(self) -> bool:
+        return self.timers or self.topic_change or self.barrier
+
+
+def due_work(group: ClassicGroup, now_ms: int) -> DueWork:
+    return DueWork(
+        timers=group.next_check_ms is not None and now_ms >= group.next_check_ms,
+        topic_change=group.topics_changed(),
+        barrier=barrier_due(group, now_ms),
+    )
+
+
+def may_count_joins(group: ClassicGroup, work: DueWork, now_ms: int) -> bool:
+    """Whether the open barrier's join counters are worth reading: they only say when to
+    look at the member items, which decide."""
+    return (
+        not (work.timers or work.barrier)
+        and group.state == PREPARING_REBALANCE
+        and past_initial_delay(group, now_ms)
+    )
+
+
+def needs_members(group: ClassicGroup, work: DueWork, counted: bool) -> bool:
+    """Whether settling reads the member items (without payloads): for the timer check, for
+    a topic change that restarts the session timers of members waiting for the leader's sync,
+    and to close a barrier that is due or whose joins were all counted."""
+    return (
+        work.timers
+        or (work.topic_change and group.state == COMPLETING_REBALANCE)
+        or (group.state == PREPARING_REBALANCE and (work.barrier or counted))
+    )
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """What settling a group writes: its new state, the members (and pending ids) that go,
+    and the barrier's completion if it closed (its members' new generations and deadlines)."""
+
+    group: ClassicGroup
+    removed: tuple[ClassicMember, ...]
+    completion: JoinCompletion | None
+
+
+def settle_due(
+    group: ClassicGroup,
+    members: Sequence[ClassicMember] | None,
+    work: DueWork,
+    counted: bool,
+    now_ms: int,
+) -> Settlement | None:
+    """Apply what is due: expire dead members, see a topic change (a rebalance, unless one is
+    under way), close the barrier if it is ready, and set the next check. `members` are the
+    member items as read when `needs_members` said so, else None. None: nothing to write (a
+    counted join not yet on the member items)."""
+    removed: list[ClassicMember] = []
+    current = list(members) if members is not None else None
+    if work.timers:
+        assert current is not None
+        expiry = expire(group, current, now_ms)
+        group = expiry.group
+        removed += expiry.removed + expiry.removed_pending
+        gone = {m.member_id for m in removed}
+        current = [m for m in current if m.member_id not in gone]
+    if group.topics_changed():
+        if group.state in (STABLE, COMPLETING_REBALANCE):
+            group = start_rebalance(group, now_ms)
+        else:
+            group = replace(group, topic_changes_seen=group.topic_changes)
+    completes = current is not None and barrier_ready(group, now_ms, joined_count(group, current))
+    if counted and not completes and not work.topic_change:
+        return None
+    completion = None
+    if completes:
+        assert current is not None
+        completion = complete_join(group, current, now_ms)
+        group = completion.group
+        removed += completion.removed
+        current = list(completion.members)
+    if current is not None:
+        group = replace(group, next_check_ms=next_check_ms(group, current, now_ms))
+    else:
+        candidates = [
+            t
+            for t in (group.next_check_ms, group.join_deadline_ms, group.initial_delay_until_ms)
+            if t is not None
+        ]
+        group = replace(group, next_check_ms=min(candidates) if candidates else None)
+    return Settlement(group, tuple(removed), completion)

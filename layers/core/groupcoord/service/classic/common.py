@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ... import runtime
+from ... import clock
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -16,25 +16,23 @@ from ...core.classic.model import (
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
-    ClassicMember,
 )
 from ...core.classic.rules import (
     barrier_due,
-    barrier_ready,
-    complete_join,
-    expire,
-    joined_count,
+    due_work,
+    may_count_joins,
+    needs_members,
     next_check_ms,
-    past_initial_delay,
-    start_rebalance,
+    settle_due,
 )
 from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ...store.classic_groups import (
     ClassicGroupStore,
     ClassicTransition,
-    VersionConflict,
+    MemberUpdate,
     group_from_item,
 )
+from ...store.errors import Conflict
 from ...store.store import Store
 from ..context import ApiContext
 
@@ -96,7 +94,7 @@ def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -
     """The Empty consumer group `item` (as read) becomes an Empty classic group
     in one conditional write; then its topic registrations go (the classic group registers
     its own when its first barrier completes), and so do classic payload items a crash left
-    under its keys in a classic past (nobody reads them; best effort). VersionConflict if the
+    under its keys in a classic past (nobody reads them; best effort). Conflict if the
     group moved."""
     groups = store.classic
     group = groups.replace_empty_consumer_group(item, store.settings.member_shards, now)
@@ -109,7 +107,7 @@ def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -
 
 
 def now_ms() -> int:
-    return runtime.now_ms()
+    return clock.now_ms()
 
 
 def settle(
@@ -126,7 +124,7 @@ def settle(
             return group
         try:
             committed = groups.commit(transition)
-        except VersionConflict:
+        except Conflict:
             back_off(attempt)
             fresh = load(store, group.group_id)
             if fresh is None:
@@ -141,77 +139,42 @@ def settle(
 def _due_transition(
     store: Store, groups: ClassicGroupStore, group: ClassicGroup, now: int, count_joins: bool
 ) -> ClassicTransition | None:
-    due = group.next_check_ms is not None and now >= group.next_check_ms
-    topic_change = group.topics_changed()
-    closing = barrier_due(group, now)
-    # The counters only say when to look; the member items decide (below).
+    """Read what settling needs (core/classic/rules.py decides) and the writes it makes."""
+    work = due_work(group, now)
     counted = (
         count_joins
-        and not (due or closing)
-        and group.state == PREPARING_REBALANCE
-        and past_initial_delay(group, now)
+        and may_count_joins(group, work, now)
         and groups.join_count(group) >= group.member_count
     )
-    if not (due or topic_change or closing or counted):
+    if not (work.any or counted):
         return None
     # A timer check reads every member: one request claims it by moving `dl` a little ahead;
     # the others go on without scanning (no hot key: the requests of 5,000 members must not
     # all list them at once). A claimant that dies leaves the check due when its claim ends.
-    only_timers = not (topic_change or closing or counted)
-    if due and only_timers and not groups.claim_check(group, now + CHECK_CLAIM_MS):
+    only_timers = not (work.topic_change or work.barrier or counted)
+    if work.timers and only_timers and not groups.claim_check(group, now + CHECK_CLAIM_MS):
         return None
-    expected = group.version
-    members: list[ClassicMember] | None = None
-    transition = ClassicTransition(group=group, expected_version=expected)
-    if due:
-        members = groups.members(group, payloads=False)
-        expiry = expire(group, members, now)
-        group = expiry.group
-        gone = {m.member_id for m in expiry.removed + expiry.removed_pending}
-        members = [m for m in members if m.member_id not in gone]
-        transition.delete_members += expiry.removed + expiry.removed_pending
-        transition.delete_instances += [m.instance_id for m in expiry.removed if m.instance_id]
-    if group.topics_changed():
-        if group.state in (STABLE, COMPLETING_REBALANCE):
-            if group.state == COMPLETING_REBALANCE and members is None:
-                # Members waiting for the leader's sync get their session timers back.
-                members = groups.members(group, payloads=False)
-            group = start_rebalance(group, now)
-        else:
-            group = replace(group, topic_changes_seen=group.topic_changes)
-    if group.state == PREPARING_REBALANCE and members is None and (closing or counted):
-        members = groups.members(group, payloads=False)
-    completes = members is not None and barrier_ready(group, now, joined_count(group, members))
-    if counted and not completes and not topic_change:
-        return None  # a counted join is not (yet) on the member items: nothing to write
-    if completes:
-        assert members is not None
-        completion = complete_join(group, members, now)
-        group = replace(completion.group, subscribed_topics=_subscribed_topics(groups, completion))
-        transition.delete_members += completion.removed
-        transition.delete_instances += [m.instance_id for m in completion.removed if m.instance_id]
+    members = groups.members(group, payloads=False) if needs_members(group, work, counted) else None
+    settlement = settle_due(group, members, work, counted, now)
+    if settlement is None:
+        return None
+    settled = settlement.group
+    transition = ClassicTransition(group=group, expected_version=group.version)
+    transition.delete_members += settlement.removed
+    transition.delete_instances += [m.instance_id for m in settlement.removed if m.instance_id]
+    if settlement.completion is not None:
+        completion = settlement.completion
+        settled = replace(settled, subscribed_topics=_subscribed_topics(groups, completion))
         transition.member_updates += [
-            (
+            MemberUpdate(
                 m.member_id,
-                {
-                    "joinedGeneration": m.joined_generation,
-                    "memberGeneration": m.member_generation,
-                    "sessionDeadline": m.session_deadline_ms,
-                },
+                joined_generation=m.joined_generation,
+                member_generation=m.member_generation,
+                session_deadline_ms=m.session_deadline_ms,
             )
             for m in completion.members
         ]
-        members = completion.members
-    if members is not None:
-        group = replace(group, next_check_ms=next_check_ms(group, members, now))
-    else:
-        candidates = [
-            t
-            for t in (group.next_check_ms, group.join_deadline_ms, group.initial_delay_until_ms)
-            if t is not None
-        ]
-        group = replace(group, next_check_ms=min(candidates) if candidates else None)
-    transition.group = group
+    transition.group = settled
     return transition
 
 

@@ -27,8 +27,8 @@ from ...core.classic.rules import (
 )
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
-from ...store.classic_groups import ClassicTransition, VersionConflict
-from ...store.errors import ConditionFailed
+from ...store.classic_groups import ClassicTransition
+from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
@@ -142,7 +142,7 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
                 raise
             try:
                 replace_empty_consumer_group(ctx.store, other.item, now)
-            except VersionConflict:
+            except Conflict:
                 back_off(attempt)
             continue
         if group is None:
@@ -160,7 +160,7 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
             expected = group.version
         try:
             return _decide(request, ctx, group, expected, now)
-        except VersionConflict:
+        except Conflict:
             back_off(attempt)
     raise GroupBusy(request.group_id)
 
@@ -259,7 +259,7 @@ def _decide(
             try:
                 groups.renew_session(group, member_id, now + member.expiry_ms)
             except ConditionFailed:  # removed meanwhile: decide again on fresh state
-                raise VersionConflict(group.group_id) from None
+                raise Conflict(group.group_id) from None
             return Registered(member_id, member.joined_generation, group)
 
     pending_generation = group.generation + 1
@@ -270,7 +270,7 @@ def _decide(
         try:
             groups.register_join(group, member, new_metadata=new_metadata)
         except ConditionFailed:  # removed, or the barrier moved on: decide again
-            raise VersionConflict(group.group_id) from None
+            raise Conflict(group.group_id) from None
         settled = settle(ctx.store, group, now, count_joins=True)
         return Registered(member_id, pending_generation, settled)
 

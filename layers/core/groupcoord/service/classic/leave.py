@@ -13,7 +13,8 @@ from ...core.classic.model import (
 from ...core.classic.rules import next_check_ms, remove_members, uncounted_joins
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
-from ...store.classic_groups import ClassicTransition, VersionConflict
+from ...store.classic_groups import ClassicTransition
+from ...store.errors import Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
 from .common import (
@@ -35,7 +36,7 @@ def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
         for attempt in range(RACE_RETRIES):
             try:
                 return _leave(request, ctx)
-            except VersionConflict:
+            except Conflict:
                 back_off(attempt)
         raise GroupBusy(request.group_id)
     except NotClassic as other:

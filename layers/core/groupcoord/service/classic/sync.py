@@ -15,8 +15,8 @@ from ...core.classic.model import (
 from ...core.classic.rules import next_check_ms
 from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
-from ...store.classic_groups import ClassicTransition, VersionConflict
-from ...store.errors import ConditionFailed
+from ...store.classic_groups import ClassicTransition, MemberUpdate
+from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
@@ -102,7 +102,7 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
                 if group.leader == member.member_id:
                     return _leader_sync(request, ctx, group, member, now)
                 groups.mark_synced(group, member.member_id, deadline)
-            except (VersionConflict, ConditionFailed):
+            except (Conflict, ConditionFailed):
                 back_off(attempt)  # the group or the member changed since the read
                 continue
             return _follower_waits(request, ctx, member.member_id, group)
@@ -144,9 +144,10 @@ def _leader_sync(
         group=replace(stable, next_check_ms=next_check_ms(stable, renewed, now)),
         expected_version=group.version,
         member_updates=[
-            (
+            MemberUpdate(
                 leader.member_id,
-                {"syncedGeneration": group.generation, "sessionDeadline": now + leader.expiry_ms},
+                synced_generation=group.generation,
+                session_deadline_ms=now + leader.expiry_ms,
             )
         ],
     )

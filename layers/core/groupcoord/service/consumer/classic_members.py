@@ -56,7 +56,8 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer_groups import Conflict, ConsumerGroup, group_from_item
+from ...store.consumer_groups import ConsumerGroup, group_from_item
+from ...store.errors import Conflict
 from ..context import ApiContext
 from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, reload
 from .downgrade import maybe_downgrade

@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 import time
 
-from ... import faults
+from ... import clock, faults
 from ...core.consumer.model import ConsumerGroup
 from ...settings import Settings
-from ...store.consumer_groups import Conflict, ConsumerGroupStore, group_from_item
-from ...store.conversion import Conversion, ConversionConflict
+from ...store.consumer_groups import ConsumerGroupStore, group_from_item
+from ...store.conversion import Conversion
 from ...store.store import Store
 
 GROUP_TYPE = "consumer"
@@ -21,19 +21,16 @@ def convert(store: Store, conversion: Conversion) -> None:
     """Write a protocol conversion atomically (store/conversion.py); Conflict if the group
     moved meanwhile (nothing changed: the caller decides again)."""
     settings = store.settings
-    try:
-        store.conversions.convert(
-            conversion,
-            max_transaction_items=settings.conversion_transaction_items,
-            checkpoint=faults.checkpoint(settings),
-        )
-    except ConversionConflict:
-        raise Conflict(conversion.group_id) from None
+    store.conversions.convert(
+        conversion,
+        max_transaction_items=settings.conversion_transaction_items,
+        checkpoint=faults.checkpoint(settings),
+    )
 
 
 def clock_ms() -> int:
     """The server clock right now (a request's `now_ms` is when it arrived)."""
-    return time.time_ns() // 1_000_000
+    return clock.now_ms()
 
 
 def backoff(attempt: int) -> None:

@@ -19,7 +19,8 @@ from typing import Any
 
 from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_deadline
 from ...core.consumer.model import ConsumerGroup
-from ...store.consumer_groups import CHUNK, Conflict, group_from_item
+from ...store.consumer_groups import CHUNK, group_from_item
+from ...store.errors import Conflict
 from ...store.store import Store
 from .common import GROUP_TYPE, reload, state_refresh_ms
 from .downgrade import maybe_downgrade

@@ -40,7 +40,8 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer_groups import Conflict, ConsumerGroupStore, group_from_item
+from ...store.consumer_groups import ConsumerGroupStore, group_from_item
+from ...store.errors import Conflict
 from ..context import ApiContext
 from .common import (
     GROUP_TYPE,

@@ -31,7 +31,8 @@ from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
 from ...core.consumer.group import combined_regex, group_state, subscribed_topic_ids
 from ...core.consumer.member import ConsumerGroupMember, Holder
-from ...store.consumer_groups import Conflict, ConsumerGroup, ConsumerGroupStore
+from ...store.consumer_groups import ConsumerGroup, ConsumerGroupStore
+from ...store.errors import Conflict
 from ...store.store import Store
 from .common import clock_ms, reload, state_refresh_ms
 

@@ -23,7 +23,7 @@ from ...core.migration import (
     validate_online_upgrade,
 )
 from ...store.classic_groups import group_from_item as classic_group_from_item
-from ...store.consumer_groups import Conflict
+from ...store.errors import Conflict
 from ...store.store import Store
 from .common import convert
 
