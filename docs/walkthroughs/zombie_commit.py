@@ -3,20 +3,17 @@ rejected after its partition moved while the new owner's commits are accepted.
 
     python docs/walkthroughs/zombie_commit.py > docs/walkthroughs/zombie-commit.md
 
-It starts its own `groupcoord serve` (embedded store) on a free loopback port.
+It starts its own `groupcoord serve` (in-memory store) on a free loopback port.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-import tempfile
-import time
 import urllib.request
-from pathlib import Path
 from typing import Any
+
+from groupcoord.local.processes import running_serve
 
 STEPS: list[str] = []
 
@@ -39,29 +36,8 @@ def post(base: str, api: str, body: dict[str, Any], note: str) -> dict[str, Any]
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        url_file = Path(tmp) / "url"
-        serve = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "groupcoord.cli",
-                "serve",
-                "--port",
-                "0",
-                "--url-file",
-                str(url_file),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            while not (url_file.exists() and url_file.read_text().strip()):
-                time.sleep(0.05)
-            run(url_file.read_text().strip())
-        finally:
-            serve.terminate()
-            serve.wait()
+    with running_serve(None) as base:
+        run(base)
     text = "\n".join(STEPS)
     # Member ids and topic ids are random: name them for the reader.
     for placeholder, pattern in (("<topic-id>", r"[A-Za-z0-9_-]{22}"),):
