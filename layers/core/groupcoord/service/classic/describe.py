@@ -13,6 +13,9 @@ from ...models.groups import (
 from ..context import ApiContext
 from .common import NotClassic, load, settle
 
+# Reads of the group and its members until they agree (see _describe).
+SNAPSHOT_ATTEMPTS = 3
+
 
 def describe_groups(request: DescribeGroupsRequest, ctx: ApiContext) -> DescribeGroupsResponse:
     return DescribeGroupsResponse(groups=[_describe(group_id, ctx) for group_id in request.groups])
@@ -31,6 +34,22 @@ def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
             group_state="Dead",
         )
     group = settle(ctx.store, group, ctx.now_ms)
+    # The group item and the member items are separate reads: a transition committed between
+    # them (a member expired, another joined) would show the old state with the new members,
+    # e.g. Stable with a member gone and the old assignments. The member count tells; read
+    # both again (a bounded number of times: under a join storm, the last read is shown).
+    for attempt in range(SNAPSHOT_ATTEMPTS):
+        listed = ctx.store.classic.members(group, payloads=group.state == STABLE)
+        joined = [m for m in listed if not m.pending]
+        if len(joined) == group.member_count or attempt == SNAPSHOT_ATTEMPTS - 1:
+            break
+        try:
+            fresh = load(ctx.store, group_id)
+        except NotClassic:
+            fresh = None
+        if fresh is None:
+            break
+        group = fresh
     stable = group.state == STABLE
     members = [
         DescribedGroupMember(
@@ -45,10 +64,7 @@ def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
             ),
         )
         # Metadata and assignments (on the payload items) are read only when shown.
-        for m in sorted(
-            ctx.store.classic.members(group, payloads=stable), key=lambda m: m.member_id
-        )
-        if not m.pending
+        for m in sorted(joined, key=lambda m: m.member_id)
     ]
     return DescribedGroup(
         group_id=group_id,
