@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -118,13 +119,21 @@ def converge(
 
 
 def start_classic_group(
-    url: str, api: Api, cooperative: bool
+    url: str, api: Api, cooperative: bool, **consumer_options: Any
 ) -> tuple[str, str, str, Ownership, list[Consumer]]:
     group, topic = unique("g"), unique("t")
     topic_id = create_topic(api, topic, PARTITIONS)
     ownership = Ownership()
     consumers = [
-        Consumer(url, group, [topic], name=f"c{i}", ownership=ownership, cooperative=cooperative)
+        Consumer(
+            url,
+            group,
+            [topic],
+            name=f"c{i}",
+            ownership=ownership,
+            cooperative=cooperative,
+            **consumer_options,
+        )
         for i in range(3)
     ]
     for c in consumers:

@@ -12,8 +12,9 @@ import pytest
 
 from groupcoord import runtime
 from groupcoord.service import offset_retention
-from groupcoord.store import schema
+from groupcoord.store.deadlines import Overdue
 from groupcoord.store.offsets import OffsetStore
+from groupcoord.store.retention import KIND as RETENTION_CHECK
 from groupcoord.store.store import Store
 from tests.support import in_process
 from tests.support.in_process import call
@@ -38,13 +39,22 @@ def short_retention(configured: Store) -> Store:
     return store
 
 
+def retention_check(store: Store, group_id: str) -> Overdue:
+    """The group's retention check, as the sweeper finds it once it is due."""
+    (check,) = [
+        due
+        for due in store.deadlines.overdue(runtime.now_ms() + 10 * RETENTION_MS)
+        if due.group_id == group_id and due.kind == RETENTION_CHECK
+    ]
+    return check
+
+
 def test_a_commit_racing_the_expiry_is_kept(
     short_retention: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     call("create-topics", {"topics": [{"name": "t", "numPartitions": 1}]})
     commit("g", 1)
-    check = short_retention.dynamo.get(schema.retention_key("g"))
-    assert check is not None
+    check = retention_check(short_retention, "g")
     read_all = OffsetStore.fetch_all
     raced: list[int] = []
 
@@ -66,7 +76,6 @@ def test_a_commit_racing_the_expiry_is_kept(
 def test_an_expired_offset_nobody_touched_is_still_deleted(short_retention: Store) -> None:
     call("create-topics", {"topics": [{"name": "t", "numPartitions": 1}]})
     commit("h", 1)
-    check = short_retention.dynamo.get(schema.retention_key("h"))
-    assert check is not None
+    check = retention_check(short_retention, "h")
     offset_retention.check_retention(short_retention, check, runtime.now_ms() + 10 * RETENTION_MS)
     assert short_retention.offsets.fetch_all("h") == []

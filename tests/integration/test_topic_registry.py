@@ -261,7 +261,7 @@ class FlakyNotification:
 
 
 def overdue_keys(store: Store, at_ms: int) -> list[tuple[str, str]]:
-    return [(i["pk"], i["sk"]) for i in store.deadlines.overdue(at_ms)]
+    return [(i.item["pk"], i.item["sk"]) for i in store.deadlines.overdue(at_ms)]
 
 
 def test_a_crash_after_the_transaction_is_completed_by_the_sweeper(

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
-from ..store import schema
+from ..store.groups import header
 from ..store.store import Store
 from .context import ApiContext
 from .group_timers import run_group_expiry
@@ -21,7 +21,8 @@ def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroups
 
 def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
     item = ctx.store.conversions.read_group_item(group_id, consistent=True)
-    if item is not None and int(item.get(schema.DEADLINE, ctx.now_ms + 1)) <= ctx.now_ms:
+    due = header(item).deadline if item is not None else None
+    if item is not None and due is not None and due <= ctx.now_ms:
         run_group_expiry(ctx.store, item, ctx.now_ms)  # dead members do not block deletion
         item = ctx.store.conversions.read_group_item(group_id, consistent=True)
     if item is None:
@@ -30,7 +31,7 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
             error_code=Errors.GROUP_ID_NOT_FOUND,
             error_message=f"Group {group_id} not found.",
         )
-    if int(item.get("memberCount", 0)) > 0:
+    if header(item).member_count > 0:
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.NON_EMPTY_GROUP,
@@ -50,11 +51,12 @@ def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = Tr
     """Everything a deleted group leaves behind: its type's items, its subscriptions in the
     topic registry, its committed offsets and its retention check (`offsets=False`:
     the retention check deletes those itself, conditionally)."""
-    group_id = item["groupId"]
+    deleted = header(item)
+    group_id = deleted.group_id
     group_type = group_type_of(item)
     if group_type is not None:
         group_type.clean_up(store, item)
-    for topic in item.get("subscribedTopics") or ():
+    for topic in deleted.subscribed_topics:
         store.topics.unsubscribe(topic, group_id)
     store.topics.set_regex(group_id, None)
     if offsets:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store import schema
+from ..store.deadlines import Overdue
+from ..store.groups import header
 from ..store.store import Store
 from .group_types import group_type_of
 
@@ -21,7 +22,9 @@ def run_group_expiry(store: Store, group_item: dict[str, Any], now_ms: int) -> N
         group_type.expire(store, group_item, now_ms)
 
 
-def sweep_group(store: Store, index_item: dict[str, Any], now_ms: int) -> None:
-    group = store.conversions.read_group_item(index_item["groupId"], consistent=True)
-    if group is not None and int(group.get(schema.DEADLINE, now_ms + 1)) <= now_ms:
+def sweep_group(store: Store, due_item: Overdue, now_ms: int) -> None:
+    assert due_item.group_id is not None
+    group = store.conversions.read_group_item(due_item.group_id, consistent=True)
+    due = header(group).deadline if group is not None else None
+    if group is not None and due is not None and due <= now_ms:
         run_group_expiry(store, group, now_ms)

@@ -11,6 +11,7 @@ from typing import Any
 from ..core.classic.model import GROUP_TYPE as CLASSIC
 from ..errors import Errors
 from ..models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
+from ..store.groups import header
 from ..store.store import Store
 from .classic.common import delete_classic_group_items, expire_classic_group
 from .classic.offsets import classic_fence
@@ -50,4 +51,4 @@ GROUP_TYPES: dict[str, GroupType] = {
 
 
 def group_type_of(group_item: dict[str, Any]) -> GroupType | None:
-    return GROUP_TYPES.get(group_item.get("groupType", ""))
+    return GROUP_TYPES.get(header(group_item).group_type)

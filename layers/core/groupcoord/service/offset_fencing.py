@@ -10,6 +10,7 @@ from typing import Any
 from ..core.classic.model import simple_group
 from ..errors import Errors
 from ..models.offsets import OffsetCommitRequest
+from ..store.groups import header
 from ..store.offsets import CreatesGroup, WhileEmpty
 from .context import ApiContext
 from .fence import Fence
@@ -25,7 +26,7 @@ def commit_fence(
             group = simple_group(request.group_id, ctx.settings.member_shards, ctx.now_ms)
             return Fence(guard=CreatesGroup(group))
         return Fence(error=Errors.GROUP_ID_NOT_FOUND)
-    empty = int(item.get("memberCount", 0)) == 0
+    empty = header(item).member_count == 0
     if empty and request.generation_id_or_member_epoch < 0 and not request.member_id:
         # An admin (or self-assigning) commit: accepted while the group stays empty.
         return Fence(guard=WhileEmpty(request.group_id))

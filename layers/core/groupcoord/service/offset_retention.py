@@ -26,7 +26,8 @@ from ..core.offsets import (
     expires_at,
     plan_retention,
 )
-from ..store import schema
+from ..store.deadlines import Overdue
+from ..store.groups import header
 from ..store.retention import retaining_group
 from ..store.store import Store
 from .context import ApiContext
@@ -43,14 +44,15 @@ def is_expired(group: dict[str, Any] | None, offset: CommittedOffset, ctx: ApiCo
 
 def arm(ctx: ApiContext, group: dict[str, Any] | None, group_id: str) -> None:
     """After a group's first commit: put its retention check in the deadline index."""
-    if group is not None and group.get("retentionArmed"):
+    if group is not None and header(group).retention_armed:
         return
     first_check = ctx.now_ms + min(ctx.settings.offsets_retention, MAX_RETENTION_CHECK_INTERVAL_MS)
     ctx.store.retention.arm(group_id, first_check)
 
 
-def check_retention(store: Store, index_item: dict[str, Any], now_ms: int) -> None:
-    group_id = index_item["groupId"]
+def check_retention(store: Store, due: Overdue, now_ms: int) -> None:
+    group_id = due.group_id
+    assert group_id is not None
     retention = store.settings.offsets_retention
     offsets = store.offsets
     group = store.conversions.read_group_item(group_id, consistent=True)
@@ -71,7 +73,7 @@ def check_retention(store: Store, index_item: dict[str, Any], now_ms: int) -> No
         if group is not None:
             delete_group_items(store, group, offsets=False)
         if not offsets.fetch_all(group_id):
-            store.retention.disarm(group_id, index_item[schema.DEADLINE])
+            store.retention.disarm(group_id, due.due_ms)
             return
         # A commit landed after the read, before the group item went: its offsets are kept,
         # under a simple group again (offset-fetch reads a group's offsets only while it has a

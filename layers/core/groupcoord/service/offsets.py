@@ -23,6 +23,7 @@ from ..models.offsets import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
+from ..store.groups import header
 from ..store.offsets import Fenced
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
@@ -213,9 +214,10 @@ def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDelete
     if item is None:
         return OffsetDeleteResponse(error_code=Errors.GROUP_ID_NOT_FOUND)
     subscribed: set[str] = set()
-    if int(item.get("memberCount", 0)) > 0:
-        subscribed = set(item.get("subscribedTopics") or ())
-        if item.get("protocolType") != "consumer":
+    found = header(item)
+    if found.member_count > 0:
+        subscribed = set(found.subscribed_topics)
+        if found.protocol_type != "consumer":
             # Kafka: a non-empty group that is not a consumer group has opaque subscriptions.
             return OffsetDeleteResponse(error_code=Errors.NON_EMPTY_GROUP)
     results: list[OffsetDeleteResponseTopic] = []

@@ -12,17 +12,18 @@ from typing import Any
 
 from ..observability import logger
 from ..store import schema
+from ..store.deadlines import Overdue
 from ..store.retention import KIND as RETENTION_CHECK
 from ..store.store import Store
 from ..store.topics import KIND_TOPIC_CHANGE
 from .group_timers import sweep_group
 from .offset_retention import check_retention
 
-Completion = Callable[[Store, dict[str, Any], int], None]
+Completion = Callable[[Store, Overdue, int], None]
 
 
-def _renotify_topic_change(store: Store, item: dict[str, Any], now_ms: int) -> None:
-    store.topics.notify(store.topics.pending_change(item))
+def _renotify_topic_change(store: Store, due: Overdue, now_ms: int) -> None:
+    store.topics.notify(store.topics.pending_change(due.item))
 
 
 COMPLETIONS: dict[str, Completion] = {
@@ -48,7 +49,7 @@ def sweep(store: Store, now_ms: int) -> SweepReport:
     report = SweepReport()
     for item in store.deadlines.overdue(now_ms):
         report.overdue += 1
-        kind = item.get("kind", "")
+        kind = item.kind
         completion = COMPLETIONS.get(kind)
         if completion is None:
             logger.warning("overdue item of unknown kind", extra={"kind": kind})

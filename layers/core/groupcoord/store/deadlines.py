@@ -4,10 +4,31 @@ sweeper reads what is overdue from it (docs/table-layout.md)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import schema
 from .dynamo import Dynamo
+
+
+@dataclass(frozen=True)
+class Overdue:
+    """An item of the deadline index whose time came: what it stands for (`kind`), the group
+    it belongs to, if any, and when it was due. `item` is the stored item, for the store."""
+
+    kind: str
+    group_id: str | None
+    due_ms: int
+    item: dict[str, Any] = field(repr=False, compare=False)
+
+
+def _overdue(item: dict[str, Any]) -> Overdue:
+    return Overdue(
+        kind=item.get("kind", ""),
+        group_id=item.get("groupId"),
+        due_ms=int(item[schema.DEADLINE]),
+        item=item,
+    )
 
 
 class DeadlineIndex:
@@ -15,7 +36,7 @@ class DeadlineIndex:
         self.dynamo = dynamo
         self.shards = shards
 
-    def overdue(self, now_ms: int) -> list[dict[str, Any]]:
+    def overdue(self, now_ms: int) -> list[Overdue]:
         """Every item due at or before `now_ms`, soonest first."""
         found: list[dict[str, Any]] = []
         for shard in range(self.shards):
@@ -27,4 +48,4 @@ class DeadlineIndex:
                     index=schema.DEADLINE_INDEX,
                 )
             )
-        return sorted(found, key=lambda i: i[schema.DEADLINE])
+        return [_overdue(i) for i in sorted(found, key=lambda i: i[schema.DEADLINE])]

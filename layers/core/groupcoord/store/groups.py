@@ -120,6 +120,44 @@ def listing_attributes(group_id: str) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class GroupHeader:
+    """What code outside the store may know of a group item of either type, before (or
+    without) reading it as its type's model: the group item's layout stays in store/."""
+
+    group_id: str
+    group_type: str  # "classic" or "consumer"
+    protocol_type: str | None
+    member_count: int
+    member_shards: int
+    deadline: int | None
+    subscribed_topics: tuple[str, ...]
+    subscribed_regex: str | None
+    retention_armed: bool
+
+    @property
+    def is_consumer_group(self) -> bool:
+        return self.group_type == "consumer"
+
+    @property
+    def is_classic_group(self) -> bool:
+        return self.group_type == "classic"
+
+
+def header(item: dict[str, Any]) -> GroupHeader:
+    return GroupHeader(
+        group_id=item["groupId"],
+        group_type=item.get("groupType", ""),
+        protocol_type=item.get("protocolType") or None,
+        member_count=int(item.get("memberCount", 0)),
+        member_shards=int(item.get("memberShards", 8)),
+        deadline=int(item[schema.DEADLINE]) if schema.DEADLINE in item else None,
+        subscribed_topics=tuple(item.get("subscribedTopics") or ()),
+        subscribed_regex=item.get("subscribedRegex") or None,
+        retention_armed=bool(item.get("retentionArmed")),
+    )
+
+
 class GroupDirectory:
     def __init__(self, dynamo: Dynamo) -> None:
         self.dynamo = dynamo

@@ -12,7 +12,6 @@ from ... import clock
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
-    GROUP_TYPE,
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
@@ -33,6 +32,7 @@ from ...store.classic_groups import (
     group_from_item,
 )
 from ...store.errors import Conflict
+from ...store.groups import header
 from ...store.store import Store
 from ..context import ApiContext
 
@@ -66,14 +66,8 @@ class NotClassic(Exception):
     """The group exists and is of the other type."""
 
     def __init__(self, item: dict[str, Any]) -> None:
-        super().__init__(item.get("groupId"))
+        super().__init__(header(item).group_id)
         self.item = item
-
-
-@dataclass(frozen=True)
-class Loaded:
-    group: ClassicGroup | None
-    raw: dict[str, Any] | None
 
 
 def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGroup | None:
@@ -81,13 +75,14 @@ def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGrou
     item = store.classic.group_item(group_id, consistent=consistent)
     if item is None:
         return None
-    if item.get("groupType") != GROUP_TYPE:
+    if not header(item).is_classic_group:
         raise NotClassic(item)
     return group_from_item(item)
 
 
 def is_empty_consumer_group(item: dict[str, Any]) -> bool:
-    return item.get("groupType") == "consumer" and int(item.get("memberCount", 0)) == 0
+    found = header(item)
+    return found.is_consumer_group and found.member_count == 0
 
 
 def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -> ClassicGroup:
@@ -98,10 +93,11 @@ def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -
     group moved."""
     groups = store.classic
     group = groups.replace_empty_consumer_group(item, store.settings.member_shards, now)
-    groups.delete_stray_payloads(group.group_id, int(item.get("memberShards", group.member_shards)))
-    for topic in item.get("subscribedTopics") or ():
+    replaced = header(item)
+    groups.delete_stray_payloads(group.group_id, replaced.member_shards)
+    for topic in replaced.subscribed_topics:
         store.topics.unsubscribe(topic, group.group_id)
-    if item.get("subscribedRegex"):
+    if replaced.subscribed_regex:
         store.topics.set_regex(group.group_id, None)
     return group
 
@@ -346,7 +342,6 @@ __all__ = [
     "PREPARING_REBALANCE",
     "STABLE",
     "GroupBusy",
-    "Loaded",
     "NotClassic",
     "back_off",
     "resumed_timers",

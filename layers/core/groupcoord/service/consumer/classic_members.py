@@ -58,8 +58,9 @@ from ...models.consumer import (
 )
 from ...store.consumer_groups import ConsumerGroup, group_from_item
 from ...store.errors import Conflict
+from ...store.groups import header
 from ..context import ApiContext
-from .common import GROUP_TYPE, RACE_ATTEMPTS, backoff, reload
+from .common import RACE_ATTEMPTS, backoff, reload
 from .downgrade import maybe_downgrade
 from .heartbeat import Answer, _Heartbeat
 from .install import ensure_target
@@ -74,15 +75,11 @@ class Downgraded(NotMixed):
 
 
 def is_consumer_group_with_members(item: dict | None) -> bool:
-    return (
-        item is not None
-        and item.get("groupType") == GROUP_TYPE
-        and int(item.get("memberCount", 0)) > 0
-    )
+    return item is not None and header(item).is_consumer_group and header(item).member_count > 0
 
 
 def is_consumer_group(item: dict | None) -> bool:
-    return item is not None and item.get("groupType") == GROUP_TYPE
+    return item is not None and header(item).is_consumer_group
 
 
 # --- join-group ---

@@ -10,6 +10,7 @@ from ...core.consumer.model import ConsumerGroup
 from ...settings import Settings
 from ...store.consumer_groups import ConsumerGroupStore, group_from_item
 from ...store.conversion import Conversion
+from ...store.groups import header
 from ...store.store import Store
 
 GROUP_TYPE = "consumer"
@@ -52,6 +53,6 @@ def state_refresh_ms(settings: Settings) -> int:
 
 def reload(cs: ConsumerGroupStore, group_id: str) -> ConsumerGroup | None:
     item = cs.group_item(group_id, consistent=True)
-    if item is None or item.get("groupType") != GROUP_TYPE:
+    if item is None or not header(item).is_consumer_group:
         return None
     return group_from_item(item)

@@ -13,10 +13,9 @@ from ...models.consumer import (
     DescribedAssignment,
     DescribedTopicPartitions,
 )
-from ...store import schema
 from ...store.consumer_groups import group_from_item
+from ...store.groups import header
 from ..context import ApiContext
-from .common import GROUP_TYPE
 from .expiry import expire_consumer_group
 
 CONSUMER_MEMBER_TYPE = 1
@@ -43,8 +42,9 @@ def consumer_group_describe(
 def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> ConsumerGroupDescribedGroup:
     cs = ctx.store.consumer
     item = cs.group_item(group_id, consistent=True)
-    due = item is not None and int(item.get(schema.DEADLINE, ctx.now_ms + 1)) <= ctx.now_ms
-    if item is not None and due and item.get("groupType") == GROUP_TYPE:
+    found = header(item) if item is not None else None
+    due = found is not None and found.deadline is not None and found.deadline <= ctx.now_ms
+    if item is not None and due and found is not None and found.is_consumer_group:
         expire_consumer_group(ctx.store, item, ctx.now_ms)
         item = cs.group_item(group_id, consistent=True)
     if item is None:
@@ -53,7 +53,7 @@ def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> Consumer
             error_code=Errors.GROUP_ID_NOT_FOUND,
             error_message=f"Group {group_id} not found.",
         )
-    if item.get("groupType") != GROUP_TYPE:
+    if not header(item).is_consumer_group:
         return ConsumerGroupDescribedGroup(
             group_id=group_id,
             error_code=Errors.GROUP_ID_NOT_FOUND,

@@ -21,8 +21,9 @@ from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_
 from ...core.consumer.model import ConsumerGroup
 from ...store.consumer_groups import CHUNK, group_from_item
 from ...store.errors import Conflict
+from ...store.groups import header
 from ...store.store import Store
-from .common import GROUP_TYPE, reload, state_refresh_ms
+from .common import reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
@@ -37,8 +38,8 @@ KEEP_ATTEMPTS = 3
 
 def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
     cs = store.consumer
-    item = cs.group_item(group_item["groupId"], consistent=True)
-    if item is None or item.get("groupType") != GROUP_TYPE:
+    item = cs.group_item(header(group_item).group_id, consistent=True)
+    if item is None or not header(item).is_consumer_group:
         return
     group = group_from_item(item)
     if group.deadline is None or group.deadline > now_ms:
@@ -131,4 +132,5 @@ def _keep_scan_result(
 
 
 def delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
-    store.consumer.delete_group_items(group_item["groupId"], int(group_item.get("memberShards", 8)))
+    deleted = header(group_item)
+    store.consumer.delete_group_items(deleted.group_id, deleted.member_shards)

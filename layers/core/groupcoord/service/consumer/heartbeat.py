@@ -42,9 +42,9 @@ from ...models.consumer import (
 )
 from ...store.consumer_groups import ConsumerGroupStore, group_from_item
 from ...store.errors import Conflict
+from ...store.groups import header
 from ..context import ApiContext
 from .common import (
-    GROUP_TYPE,
     RACE_ATTEMPTS,
     backoff,
     clock_ms,
@@ -131,23 +131,19 @@ class _Heartbeat:
         gid = self.request.group_id
         item = self.cs.group_item(gid, consistent=self.consistent)
         replaceable = (
-            item is not None
-            and item.get("groupType") == "classic"
-            and int(item.get("memberCount", 0)) == 0
+            item is not None and header(item).is_classic_group and header(item).member_count == 0
         )
         if item is None or replaceable:
             if self.request.member_epoch != 0:
                 raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} not found."))
             self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
             if item is not None:  # a replaced Empty classic group: its pending ids go
-                self.ctx.store.classic.delete_classic_leftovers(
-                    gid, int(item.get("memberShards", self.ctx.settings.member_shards))
-                )
+                self.ctx.store.classic.delete_classic_leftovers(gid, header(item).member_shards)
             item = self.cs.group_item(gid, consistent=True)
             if item is None:
                 raise Conflict(gid)
-        if item.get("groupType") != GROUP_TYPE:
-            if self.request.member_epoch == 0 and item.get("groupType") == "classic":
+        if not header(item).is_consumer_group:
+            if self.request.member_epoch == 0 and header(item).is_classic_group:
                 # An epoch-0 join upgrades a classic group with members (or is
                 # refused with 69); then it joins the consumer group as any new member.
                 why = upgrade_classic_group(self.ctx.store, item, self.now)
