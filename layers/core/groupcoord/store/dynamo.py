@@ -112,6 +112,8 @@ def _to_dynamo_value(value: Any) -> Any:
         return {k: _to_dynamo_value(v) for k, v in value.items()}
     elif isinstance(value, list | tuple):
         return [_to_dynamo_value(v) for v in value]
+    elif isinstance(value, set):
+        return {_to_dynamo_value(v) for v in value}
     return value
 
 

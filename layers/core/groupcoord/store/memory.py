@@ -64,10 +64,10 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from . import capacity
+from .dynamo import deserialize, serialize
 
 ITEM_LIMIT = 400 * 1024
 PAGE_LIMIT = 1024 * 1024  # Query and Scan
@@ -76,8 +76,6 @@ TRANSACTION_LIMIT = 100
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
 
-_deserializer = TypeDeserializer()
-_serializer = TypeSerializer()
 _MISSING: Any = object()
 
 
@@ -86,40 +84,6 @@ class Crash(Exception):
 
 
 # --- values ---
-
-
-def _python(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, Binary):
-        return bytes(value.value)
-    if isinstance(value, dict):
-        return {k: _python(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_python(v) for v in value]
-    if isinstance(value, set):
-        return {_python(v) for v in value}
-    return value
-
-
-def _load(attrs: dict[str, Any]) -> dict[str, Any]:
-    return {k: _python(_deserializer.deserialize(v)) for k, v in attrs.items()}
-
-
-def _dynamo_value(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, dict):
-        return {k: _dynamo_value(x) for k, x in value.items()}
-    if isinstance(value, list):
-        return [_dynamo_value(x) for x in value]
-    if isinstance(value, set):
-        return {_dynamo_value(x) for x in value}
-    return value
-
-
-def _dump(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(_dynamo_value(v)) for k, v in item.items()}
 
 
 def _kind(value: Any) -> str:
@@ -570,7 +534,7 @@ class _Evaluation:
 
     def __init__(self, names: dict[str, str] | None, values: dict[str, Any] | None) -> None:
         self.names = names or {}
-        self.values = _load(values) if values else {}
+        self.values = deserialize(values) if values else {}
 
     def path(self, steps: tuple) -> tuple:
         return tuple(
@@ -990,7 +954,7 @@ class MemoryDynamoClient:
     def _old_for_failure(old: dict[str, Any] | None, args: dict[str, Any]) -> dict[str, Any]:
         """The old item, for a failed condition's error, when the request asked for it."""
         if old is not None and args.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD":
-            return {"Item": _dump(old)}
+            return {"Item": serialize(old)}
         return {}
 
     def _plan(self, op: str, args: dict[str, Any]) -> tuple:
@@ -1007,11 +971,11 @@ class MemoryDynamoClient:
         _placeholders(names, values, [condition, update])
         put: tuple[dict[str, Any], int] | None = None
         if op == "Put":
-            item = _load(args["Item"])
+            item = deserialize(args["Item"])
             key, size = table.check(item)
             put = (item, size)
         else:
-            key = table.key(_load(args["Key"]))
+            key = table.key(deserialize(args["Key"]))
         return table, key, put, condition, update, _Evaluation(names, values)
 
     @staticmethod
@@ -1038,8 +1002,8 @@ class MemoryDynamoClient:
     def get_item(self, args: dict[str, Any]) -> dict[str, Any]:
         _only("GetItem", args, ["TableName", "Key", "ConsistentRead"])
         table = self._table(args["TableName"])
-        item = table.items.get(table.key(_load(args["Key"])))
-        return {"Item": _dump(item)} if item is not None else {}
+        item = table.items.get(table.key(deserialize(args["Key"])))
+        return {"Item": serialize(item)} if item is not None else {}
 
     @_api("PutItem")
     def put_item(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -1070,9 +1034,9 @@ class MemoryDynamoClient:
         self._written()
         self._store(plan[0], plan[1], new, size)
         if returned == "ALL_NEW" and new is not None:
-            return {"Attributes": _dump(new)}
+            return {"Attributes": serialize(new)}
         if returned == "ALL_OLD" and old is not None:
-            return {"Attributes": _dump(old)}
+            return {"Attributes": serialize(old)}
         return {}
 
     # --- several items ---
@@ -1139,7 +1103,7 @@ class MemoryDynamoClient:
         for name, request in requests.items():
             _only("BatchGetItem", request, ["Keys", "ConsistentRead"])
             table = self._table(name)
-            keys = [table.key(_load(k)) for k in request["Keys"]]
+            keys = [table.key(deserialize(k)) for k in request["Keys"]]
             if len(set(keys)) != len(keys):
                 raise _invalid("Provided list of item keys contains duplicates")
             planned.append((name, table, request, keys))
@@ -1154,7 +1118,7 @@ class MemoryDynamoClient:
                     break
                 item = table.items.get(key)
                 if item is not None:
-                    found.append(_dump(item))
+                    found.append(serialize(item))
                     total += table.sizes[key]
         return {"Responses": responses, "UnprocessedKeys": unprocessed}
 
@@ -1170,11 +1134,11 @@ class MemoryDynamoClient:
             table = self._table(name)
             for request in table_requests:
                 if "PutRequest" in request:
-                    item = _load(request["PutRequest"]["Item"])
+                    item = deserialize(request["PutRequest"]["Item"])
                     key, size = table.check(item)
                     planned.append((table, key, item, size))
                 else:
-                    key = table.key(_load(request["DeleteRequest"]["Key"]))
+                    key = table.key(deserialize(request["DeleteRequest"]["Key"]))
                     planned.append((table, key, None, 0))
                 if (name, key) in seen:
                     raise _invalid("Provided list of item keys contains duplicates")
@@ -1203,7 +1167,7 @@ class MemoryDynamoClient:
         low, high = self._sort_range(entries, sort)
         forward = args.get("ScanIndexForward", True)
         if "ExclusiveStartKey" in args:
-            start = _load(args["ExclusiveStartKey"])
+            start = deserialize(args["ExclusiveStartKey"])
             if set(start) != {*table.key_names, *index.key_names}:
                 raise _invalid("The provided starting key is invalid")
             sort_value = start[index.range_key] if index.range_key else ()
@@ -1297,14 +1261,14 @@ class MemoryDynamoClient:
         for key in keys:
             item = table.items[key]
             projected = index.project(item)
-            items.append(_dump(projected))
+            items.append(serialize(projected))
             read += table.sizes[key] if projected is item else capacity.item_size(projected)
             if (limit is not None and len(items) >= limit) or read >= PAGE_LIMIT:
                 last = table.page_key(index, item)
                 break
         response: dict[str, Any] = {"Items": items, "Count": len(items), "ScannedCount": len(items)}
         if last is not None:
-            response["LastEvaluatedKey"] = _dump(last)
+            response["LastEvaluatedKey"] = serialize(last)
         return response
 
     @_api("Scan")
@@ -1316,5 +1280,5 @@ class MemoryDynamoClient:
         keys = sorted(table.items)
         start = 0
         if "ExclusiveStartKey" in args:
-            start = bisect.bisect_right(keys, table.key(_load(args["ExclusiveStartKey"])))
+            start = bisect.bisect_right(keys, table.key(deserialize(args["ExclusiveStartKey"])))
         return self._page(table, table.primary, keys[start:], args.get("Limit"))
