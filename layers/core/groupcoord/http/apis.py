@@ -4,12 +4,12 @@ service function that answers it, and the Lambda function that serves it.
 template.yaml routes `POST /v1/<api>` to the same functions (tests/integration/test_template.py
 checks it), `groupcoord serve` dispatches by this table, docs/openapi.json is generated from it
 (http/openapi.py), and a function answers only its own APIs. A service function is named by
-its module and imported on its first call, so a function loads only its own APIs' code.
+its module and imported when a function's resolver is built (http/resolver.py), so a function
+loads only its own APIs' code.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,13 +83,8 @@ class Api:
     may_answer_accepted: bool = False
 
     def handler(self) -> Handler:
-        return _service_function(self.service)
-
-
-@functools.cache
-def _service_function(service: str) -> Handler:
-    module, _, name = service.partition(":")
-    return getattr(importlib.import_module(f"groupcoord.service.{module}"), name)
+        module, _, name = self.service.partition(":")
+        return getattr(importlib.import_module(f"groupcoord.service.{module}"), name)
 
 
 APIS: tuple[Api, ...] = (

@@ -133,6 +133,8 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
     for any other path, as API Gateway's routes would."""
     app = ConcurrentHttpResolver()
     served = {api.name: api for api in APIS if api.function == function}
+    # Imported here, at the function's start (Lambda's init phase), not by its first request.
+    handlers = {name: api.handler() for name, api in served.items()}
 
     @app.route("/v1/<name>", method=_ALL_METHODS)
     def dispatch(name: str) -> Response:
@@ -149,7 +151,7 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
         if method != "POST":
             raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
         raw = _read_body(event)
-        request_model, handler = api.request, api.handler()
+        request_model, handler = api.request, handlers[name]
         if not raw.strip():
             # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
