@@ -69,7 +69,7 @@ def check_retention(store: Store, due: Overdue, now_ms: int) -> None:
     next_check = plan.next_check_ms
     # The group item goes only while it is as read (a member joining or a commit re-creating
     # it keeps it; the check then looks again later).
-    if plan.delete_group and (group is None or store.retention.delete_group_if_unchanged(group)):
+    if plan.delete_group and (group is None or store.groups.delete_if_unchanged(group)):
         if group is not None:
             delete_group_items(store, group, offsets=False)
         if not offsets.fetch_all(group_id):

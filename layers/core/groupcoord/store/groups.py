@@ -163,14 +163,15 @@ class GroupDirectory:
         self.dynamo = dynamo
 
     def delete_if_unchanged(self, group_item: dict[str, Any]) -> bool:
-        """Delete a group's item if it is still at the version read (delete-groups); False if
-        it moved meanwhile. The group's other items are its type's to clean up."""
+        """Delete an empty group's item (delete-groups, offset retention) if it is still at the
+        version read and empty; False if it moved meanwhile (a member joined, a commit
+        re-created it...). The group's other items are its type's to clean up."""
         try:
             self.dynamo.delete(
                 schema.group_key(group_item["groupId"]),
-                condition="#version = :version",
+                condition="#version = :version AND memberCount = :zero",
                 names={"#version": "version"},
-                values={":version": group_item.get("version", 0)},
+                values={":version": group_item.get("version", 0), ":zero": 0},
             )
         except ConditionFailed:
             return False

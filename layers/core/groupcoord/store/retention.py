@@ -73,20 +73,6 @@ class RetentionStore:
     def delete_check(self, group_id: str) -> None:
         self.dynamo.delete(schema.retention_key(group_id))
 
-    def delete_group_if_unchanged(self, group_item: dict[str, Any]) -> bool:
-        """Delete an empty group's item if it is still at the version read; False if it moved
-        (a member joined, a commit re-created it...)."""
-        try:
-            self.dynamo.delete(
-                schema.group_key(group_item["groupId"]),
-                condition="#version = :version AND memberCount = :zero",
-                names={"#version": "version"},
-                values={":version": group_item.get("version", 0), ":zero": 0},
-            )
-        except ConditionFailed:
-            return False
-        return True
-
     def recreate_group(self, group: ClassicGroup) -> None:
         """Put the group item back (a simple group) for offsets a commit wrote while their
         group was being deleted, unless a commit re-created it already."""
