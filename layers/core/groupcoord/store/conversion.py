@@ -66,10 +66,6 @@ class ConversionInProgress(Exception):
         self.retry_after_s = retry_after_s
 
 
-def _now_ms() -> int:
-    return clock.now_ms()
-
-
 def _no_checkpoint(_: str) -> None:
     return None
 
@@ -119,7 +115,7 @@ class Conversions:
             if item is None or MARKER not in item:
                 return item
             marker = item[MARKER]
-            now = _now_ms()
+            now = clock.now_ms()
             if marker["phase"] == STAGING:
                 if int(marker["until"]) > now:
                     return item
@@ -165,7 +161,7 @@ class Conversions:
         self._apply(gid, token, checkpoint)
 
     def _until(self) -> int:
-        return _now_ms() + self.lease_ms
+        return clock.now_ms() + self.lease_ms
 
     def _begin(self, group_id: str, version: int) -> str:
         token = uuid.uuid4().hex[:16]
@@ -187,7 +183,7 @@ class Conversions:
         return token
 
     def _stage(self, group_id: str, token: str, writes: Sequence[Put | Delete]) -> None:
-        expires = _now_ms() // 1000 + STAGED_TTL_S
+        expires = clock.now_ms() // 1000 + STAGED_TTL_S
         staged = []
         for index, write in enumerate(writes):
             item: dict[str, Any] = {
@@ -273,7 +269,7 @@ class Conversions:
                     "SET #c.#until = :until",
                     names={"#c": MARKER, "#until": "until", "#token": "token"},
                     values={
-                        ":until": _now_ms() + int(marker["leaseMs"]),
+                        ":until": clock.now_ms() + int(marker["leaseMs"]),
                         ":seen": int(marker["until"]),
                         ":token": marker["token"],
                     },

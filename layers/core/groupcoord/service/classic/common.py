@@ -15,6 +15,7 @@ from ...core.classic.model import (
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
+    ClassicMember,
 )
 from ...core.classic.rules import (
     barrier_due,
@@ -80,6 +81,16 @@ def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGrou
     return group_from_item(item)
 
 
+def claimed_instance_owner(
+    store: Store, group: ClassicGroup, member: ClassicMember | None, instance_id: str | None
+) -> str | None:
+    """The member id owning `instance_id`, read only when the membership rule looks at it
+    (core/offsets.classic_membership_error): the member named is unknown or only pending."""
+    if not instance_id or (member is not None and not member.pending):
+        return None
+    return store.classic.instance_owner(group.group_id, instance_id)
+
+
 def is_empty_consumer_group(item: dict[str, Any]) -> bool:
     found = header(item)
     return found.is_consumer_group and found.member_count == 0
@@ -100,10 +111,6 @@ def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -
     if replaced.subscribed_regex:
         store.topics.set_regex(group.group_id, None)
     return group
-
-
-def now_ms() -> int:
-    return clock.now_ms()
 
 
 def settle(
@@ -155,12 +162,17 @@ def _due_transition(
     if settlement is None:
         return None
     settled = settlement.group
-    transition = ClassicTransition(group=group, expected_version=group.version)
-    transition.delete_members += settlement.removed
-    transition.delete_instances += [m.instance_id for m in settlement.removed if m.instance_id]
+    transition = ClassicTransition(
+        group=settled,
+        expected_version=group.version,
+        delete_members=list(settlement.removed),
+        delete_instances=[m.instance_id for m in settlement.removed if m.instance_id],
+    )
     if settlement.completion is not None:
         completion = settlement.completion
-        settled = replace(settled, subscribed_topics=_subscribed_topics(groups, completion))
+        transition.group = replace(
+            settled, subscribed_topics=_subscribed_topics(groups, completion)
+        )
         transition.member_updates += [
             MemberUpdate(
                 m.member_id,
@@ -170,7 +182,6 @@ def _due_transition(
             )
             for m in completion.members
         ]
-    transition.group = settled
     return transition
 
 
@@ -285,7 +296,7 @@ def wait_for(
             if fresh is None:
                 return None
             try:
-                group = settle(ctx.store, fresh, now_ms())
+                group = settle(ctx.store, fresh, clock.now_ms())
             except NotClassic:  # upgraded while settling (a lost race re-reads the group)
                 raise GroupBusy(group_id) from None
             if done(group):
@@ -303,9 +314,9 @@ def _load_classic(ctx: ApiContext, group_id: str, *, consistent: bool) -> Classi
 
 def _is_due(group: ClassicGroup) -> bool:
     return (
-        (group.next_check_ms is not None and now_ms() >= group.next_check_ms)
+        (group.next_check_ms is not None and clock.now_ms() >= group.next_check_ms)
         or group.topics_changed()
-        or barrier_due(group, now_ms())
+        or barrier_due(group, clock.now_ms())
     )
 
 
@@ -314,7 +325,7 @@ def _until_due_s(group: ClassicGroup, interval_s: float) -> float:
     less when one of the group's timers (the initial delay, a deadline) falls due sooner."""
     if group.next_check_ms is None:
         return interval_s
-    due_in = (group.next_check_ms - now_ms()) / 1000
+    due_in = (group.next_check_ms - clock.now_ms()) / 1000
     if due_in >= interval_s:
         return interval_s
     # One request settles a due timer; in a big group the others' wake-ups spread over their

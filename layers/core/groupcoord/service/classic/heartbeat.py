@@ -9,7 +9,7 @@ from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store.classic_groups import SessionNotRenewed
 from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
-from .common import GroupBusy, NotClassic, load, settle
+from .common import GroupBusy, NotClassic, claimed_instance_owner, load, settle
 
 
 def _membership_error(
@@ -17,9 +17,7 @@ def _membership_error(
 ) -> Errors:
     """Why a member's heartbeat is refused, from the member as it is (None = absent)."""
     instance = request.group_instance_id
-    owner = None
-    if instance and (old is None or old.pending):
-        owner = ctx.store.classic.instance_owner(group.group_id, instance)
+    owner = claimed_instance_owner(ctx.store, group, old, instance)
     error = classic_membership_error(old, request.member_id, instance, owner)
     return error if error is not None else Errors.ILLEGAL_GENERATION
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 
+from ... import clock
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -40,7 +41,6 @@ from .common import (
     commit,
     is_empty_consumer_group,
     load,
-    now_ms,
     replace_empty_consumer_group,
     resumed_timers,
     retry_after_ms,
@@ -132,7 +132,7 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
 def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Registered:
     """Record the join; returns a final response or the registration."""
     for attempt in range(RACE_RETRIES):
-        now = now_ms()
+        now = clock.now_ms()
         try:
             group = load(ctx.store, request.group_id)
         except NotClassic as other:
@@ -466,7 +466,7 @@ def _respond_when_joined(
     # Kafka restarts a member's session timer when it answers its join: the time spent at
     # the barrier (and in delivering this answer) must not count against the session.
     try:
-        member = ctx.store.classic.restart_session(group, member_id, now_ms())
+        member = ctx.store.classic.restart_session(group, member_id, clock.now_ms())
     except ConditionFailed:  # not (or no longer) a member
         return _error(request, Errors.UNKNOWN_MEMBER_ID, member_id=member_id)
     return _response(ctx, group, member)

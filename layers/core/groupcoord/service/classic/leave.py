@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ... import clock
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
@@ -24,7 +25,6 @@ from .common import (
     back_off,
     commit,
     load,
-    now_ms,
     settle,
 )
 
@@ -83,7 +83,7 @@ def _next_check(
 
 
 def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
-    now = now_ms()
+    now = clock.now_ms()
     group = load(ctx.store, request.group_id)
     if group is None:
         return _unknown(request)

@@ -12,6 +12,7 @@ from ...store.classic_groups import group_from_item
 from ...store.offsets import ClassicMemberInGeneration
 from ..context import ApiContext
 from ..fence import Fence, has_member_info
+from .common import claimed_instance_owner
 
 
 def classic_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
@@ -22,9 +23,7 @@ def classic_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRe
     group = group_from_item(item)
     member = ctx.store.classic.member(group, request.member_id)
     instance = request.group_instance_id
-    owner = None
-    if instance and (member is None or member.pending):
-        owner = ctx.store.classic.instance_owner(group.group_id, instance)
+    owner = claimed_instance_owner(ctx.store, group, member, instance)
     error = classic_commit_error(
         group, member, request.member_id, instance, owner, request.generation_id_or_member_epoch
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ... import clock
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -27,7 +28,6 @@ from .common import (
     back_off,
     commit,
     load,
-    now_ms,
     retry_after_ms,
     settle,
     wait_for,
@@ -81,7 +81,7 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
     groups = ctx.store.classic
     try:
         for attempt in range(RACE_RETRIES):
-            now = now_ms()
+            now = clock.now_ms()
             group = load(ctx.store, request.group_id)
             if group is not None:
                 group = settle(ctx.store, group, now)
@@ -177,7 +177,7 @@ def _follower_waits(
         return _error(Errors.REBALANCE_IN_PROGRESS)
     # As Kafka does when it propagates the assignment: the session restarts with the answer.
     try:
-        member = ctx.store.classic.restart_session(group, member_id, now_ms())
+        member = ctx.store.classic.restart_session(group, member_id, clock.now_ms())
     except ConditionFailed:  # removed meanwhile
         return _error(Errors.UNKNOWN_MEMBER_ID)
     return _answer(ctx, group, member)

@@ -75,7 +75,10 @@ class Downgraded(NotMixed):
 
 
 def is_consumer_group_with_members(item: dict | None) -> bool:
-    return item is not None and header(item).is_consumer_group and header(item).member_count > 0
+    if item is None:
+        return False
+    found = header(item)
+    return found.is_consumer_group and found.member_count > 0
 
 
 def is_consumer_group(item: dict | None) -> bool:

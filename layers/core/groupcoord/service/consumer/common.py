@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 
-from ... import clock, faults
+from ... import faults
 from ...core.consumer.model import ConsumerGroup
 from ...settings import Settings
 from ...store.consumer_groups import ConsumerGroupStore, group_from_item
@@ -27,11 +27,6 @@ def convert(store: Store, conversion: Conversion) -> None:
         max_transaction_items=settings.conversion_transaction_items,
         checkpoint=faults.checkpoint(settings),
     )
-
-
-def clock_ms() -> int:
-    """The server clock right now (a request's `now_ms` is when it arrived)."""
-    return clock.now_ms()
 
 
 def backoff(attempt: int) -> None:

@@ -43,8 +43,12 @@ def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> Consumer
     cs = ctx.store.consumer
     item = cs.group_item(group_id, consistent=True)
     found = header(item) if item is not None else None
-    due = found is not None and found.deadline is not None and found.deadline <= ctx.now_ms
-    if item is not None and due and found is not None and found.is_consumer_group:
+    if (
+        found is not None
+        and found.is_consumer_group
+        and found.deadline is not None
+        and found.deadline <= ctx.now_ms
+    ):
         expire_consumer_group(ctx.store, item, ctx.now_ms)
         item = cs.group_item(group_id, consistent=True)
     if item is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from ... import clock
 from ...core.consumer.assignment import Assignment, is_subset, minus, union
 from ...core.consumer.group import (
     ASSIGNING,
@@ -47,7 +48,6 @@ from ..context import ApiContext
 from .common import (
     RACE_ATTEMPTS,
     backoff,
-    clock_ms,
     heartbeat_interval_ms,
     reload,
     session_timeout_ms,
@@ -130,9 +130,8 @@ class _Heartbeat:
     def _group(self) -> ConsumerGroup:
         gid = self.request.group_id
         item = self.cs.group_item(gid, consistent=self.consistent)
-        replaceable = (
-            item is not None and header(item).is_classic_group and header(item).member_count == 0
-        )
+        found = header(item) if item is not None else None
+        replaceable = found is not None and found.is_classic_group and found.member_count == 0
         if item is None or replaceable:
             if self.request.member_epoch != 0:
                 raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} not found."))
@@ -348,8 +347,8 @@ class _Heartbeat:
         heartbeat) covers this change; only a group that has no target at all yet is waited
         for, so that a joiner never gets epoch 0 back."""
         group, installed = ensure_target_installed(self.ctx.store, group, self.batched_installs)
-        waited_until = clock_ms() + WAIT_FOR_FIRST_TARGET_MS
-        while group.target_epoch == 0 and group.group_epoch > 0 and clock_ms() < waited_until:
+        waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
+        while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
             time.sleep(0.05)
             group, installed = ensure_target_installed(
                 self.ctx.store, self._reload(group), self.batched_installs

@@ -27,6 +27,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 
+from ... import clock
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
 from ...core.consumer.group import combined_regex, group_state, subscribed_topic_ids
@@ -34,7 +35,7 @@ from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...store.consumer_groups import ConsumerGroup, ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.store import Store
-from .common import clock_ms, reload, state_refresh_ms
+from .common import reload, state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
 # read before the first); a crashed install holds the group's installs back this long.
@@ -73,7 +74,7 @@ def ensure_target_installed(
     for _ in range(INSTALL_ATTEMPTS):
         if group.group_epoch <= group.target_epoch:
             return group, None
-        now = clock_ms()
+        now = clock.now_ms()
         if group.install_id is not None and group.install_until > now:
             return group, None
         if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
@@ -151,11 +152,11 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
                 by_id[m.member_id] = replace(
                     written, target_epoch=epoch, target_version=m.target_version + 1
                 )
-        cs.write_targets(group, install_id, updates, lambda: clock_ms() + LEASE_MS)
+        cs.write_targets(group, install_id, updates, lambda: clock.now_ms() + LEASE_MS)
         installed = replace(
             group,
             target_epoch=epoch,
-            assigned_at=clock_ms(),
+            assigned_at=clock.now_ms(),
             assignor_name=assignor,
             subscribed_topics=tuple(names),
             subscribed_regex=regex,
