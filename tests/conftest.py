@@ -5,9 +5,10 @@ GROUPCOORD_TEST_DYNAMODB_ENDPOINT (the moto server `.ci/run` starts), else a ser
 server started in this process.
 
 The store's own tests, the HTTP-contract tests and the fuzzer run on that endpoint. The service
-tests (both protocols, offsets, migration, the client end to end) run `serve` on the store's
-in-memory adapter, which passes the same contract suite (tests/contract): the fast path. Set
-GROUPCOORD_TEST_SERVICE_STORE=dynamodb to run them on the endpoint too (a LocalStack run does).
+tests (both protocols, offsets, migration, the client end to end) run `serve`'s local deployment
+in this process on the store's in-memory adapter, which passes the same contract suite
+(tests/contract): the fast path. Set GROUPCOORD_TEST_SERVICE_STORE=dynamodb to run them on a
+`serve` process on the endpoint instead (a LocalStack run does).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tests.support.servers import (
     IMMEDIATE_INSTALLS,
     running_dynamodb,
     running_serve,
+    running_service,
     unique_table,
 )
 
@@ -86,8 +88,8 @@ def configured(store: Store) -> Iterator[Store]:
 
 @pytest.fixture(scope="session")
 def served(service_endpoint: str | None) -> Iterator[str]:
-    """One `groupcoord serve` for the service tests that share it (they use unique names)."""
-    with running_serve(service_endpoint) as url:
+    """One coordinator for the service tests that share it (they use unique names)."""
+    with running_service(service_endpoint) as url:
         yield url
 
 

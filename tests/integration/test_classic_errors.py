@@ -17,7 +17,7 @@ from tests.support.classic_client import (
     unique,
     wait_until,
 )
-from tests.support.servers import running_serve
+from tests.support.servers import running_service
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +170,7 @@ def test_expired_pending_member_id_is_25(url: str) -> None:
 
 
 def test_join_of_a_full_group_is_81(service_endpoint: str | None) -> None:
-    with running_serve(service_endpoint, {**FAST_SETTINGS, "group.max.size": "2"}) as small:
+    with running_service(service_endpoint, {**FAST_SETTINGS, "group.max.size": "2"}) as small:
         group_id = unique("g")
         leader, follower = two_stable_members(small, group_id)
         third = member(small, group_id)

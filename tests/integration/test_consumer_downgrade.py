@@ -29,7 +29,7 @@ from tests.support.classic_client import (
     settle,
 )
 from tests.support.consumer import create_topic, unique
-from tests.support.servers import running_serve
+from tests.support.servers import running_service
 
 SESSION_MS = 4000
 SETTINGS = {
@@ -43,20 +43,20 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_serve(service_endpoint, settings=SETTINGS) as base:
+    with running_service(service_endpoint, settings=SETTINGS) as base:
         yield base
 
 
 @pytest.fixture(scope="module")
 def staged_url(service_endpoint: str | None) -> Iterator[str]:
-    with running_serve(service_endpoint, settings={**SETTINGS, **STAGED}) as base:
+    with running_service(service_endpoint, settings={**SETTINGS, **STAGED}) as base:
         yield base
 
 
 @pytest.fixture(scope="module")
 def upgrade_only_url(service_endpoint: str | None) -> Iterator[str]:
     settings = {**SETTINGS, "group.consumer.migration.policy": "upgrade"}
-    with running_serve(service_endpoint, settings=settings) as base:
+    with running_service(service_endpoint, settings=settings) as base:
         yield base
 
 

@@ -18,7 +18,7 @@ from tests.support.consumer import (
     settle,
     unique,
 )
-from tests.support.servers import IMMEDIATE_INSTALLS, running_serve
+from tests.support.servers import IMMEDIATE_INSTALLS, running_service
 
 HB = "consumer-group-heartbeat"
 
@@ -27,7 +27,7 @@ HB = "consumer-group-heartbeat"
 def consumer_served(service_endpoint: str | None) -> Iterator[str]:
     """A coordinator on a table of this module's own: moto's TransactWriteItems deep-copies
     the whole table per item, so a table shared with every other module slows each join."""
-    with running_serve(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
+    with running_service(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
         yield url
 
 
@@ -258,7 +258,7 @@ def test_classic_group_with_members_is_not_a_consumer_group(api: Api) -> None:
 
 
 def test_group_max_size_answers_81(service_endpoint: str | None) -> None:
-    with running_serve(
+    with running_service(
         service_endpoint, settings={**IMMEDIATE_INSTALLS, "group.consumer.max.size": "2"}
     ) as url:
         api = Api(url)

@@ -12,7 +12,7 @@ import pytest
 from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, describe, settle, unique
-from tests.support.servers import running_serve
+from tests.support.servers import running_service
 
 SETTINGS = {
     "group.initial.rebalance.delay.ms": "100",
@@ -22,7 +22,7 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_serve(service_endpoint, settings=SETTINGS) as url:
+    with running_service(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 
@@ -268,7 +268,7 @@ def upgrade_only_api(service_endpoint: str | None) -> Iterator[Api]:
         "group.consumer.migration.policy": "upgrade",
         "group.consumer.max.size": "1",
     }
-    with running_serve(service_endpoint, settings=settings) as url:
+    with running_service(service_endpoint, settings=settings) as url:
         yield Api(url)
 
 
@@ -277,7 +277,7 @@ def test_upgrade_refused_when_the_policy_forbids_it(
     service_endpoint: str | None, policy: str
 ) -> None:
     settings = {**SETTINGS, "group.consumer.migration.policy": policy}
-    with running_serve(service_endpoint, settings=settings) as url:
+    with running_service(service_endpoint, settings=settings) as url:
         api = Api(url)
         group = unique("g")
         static_join(api, group, "i-1")

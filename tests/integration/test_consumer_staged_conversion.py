@@ -1,8 +1,8 @@
 """A protocol conversion too large for one transaction is staged, then flipped
 (store/conversion.py), and a crash in the middle leaves a group that the next request rolls back
-or completes. Over HTTP: the request that converts runs on a `serve` whose
+or completes. Over HTTP: the request that converts runs on a coordinator whose
 `groupcoord.fault.crash.at` makes it die at the named point (a 500, as a Lambda timeout leaves
-things); a second `serve` on the same table answers everything else, as another Lambda would.
+things); a second one on the same table answers everything else, as another Lambda would.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import pytest
 from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from groupcoord.store import schema
 from groupcoord.store.conversion import MARKER, STAGING_SHARDS
-from groupcoord.store.dynamo import Dynamo, make_client
+from groupcoord.store.dynamo import Dynamo
 from groupcoord.store.schema import staged_pk
+from groupcoord.store.store import Store
 from tests.integration.test_consumer_upgrade import (
     STAGED,
     Tracked,
@@ -31,7 +32,7 @@ from tests.integration.test_consumer_upgrade import (
 from tests.support.api import Api
 from tests.support.classic_client import FAST_SETTINGS, Consumer, Ownership, describe, settle
 from tests.support.consumer import Member, unique
-from tests.support.servers import running_serve, unique_table
+from tests.support.servers import running_beside, running_service_and_store
 
 # Long enough that the checks a test makes while a stage is held (heartbeats, a commit) fit in
 # it on a busy machine (at 1 s they did not, and a request rolled the stage back under them);
@@ -42,24 +43,30 @@ SETTINGS = {**DEFAULT_LIMIT, **STAGED}
 
 
 @pytest.fixture(scope="module")
-def table() -> str:
-    return unique_table()
+def deployment(service_endpoint: str | None) -> Iterator[tuple[str, Store]]:
+    with running_service_and_store(service_endpoint, SETTINGS) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str, table: str) -> Iterator[str]:
-    with running_serve(dynamodb_endpoint, settings=SETTINGS, table=table) as base:
-        yield base
+def url(deployment: tuple[str, Store]) -> str:
+    return deployment[0]
 
 
 @pytest.fixture(scope="module")
-def dynamo(dynamodb_endpoint: str, table: str, url: str) -> Dynamo:
-    return Dynamo(make_client(endpoint_url=dynamodb_endpoint, region="us-east-1"), table, 5)
+def store(deployment: tuple[str, Store]) -> Store:
+    return deployment[1]
 
 
-def crashing_serve(endpoint: str, table: str, point: str):
-    settings = {**SETTINGS, "groupcoord.fault.crash.at": point}
-    return running_serve(endpoint, settings=settings, table=table)
+@pytest.fixture(scope="module")
+def dynamo(store: Store) -> Dynamo:
+    """The table as it stands, to look at the items a crash left."""
+    return store.dynamo
+
+
+def crashing(endpoint: str | None, store: Store, point: str, settings: dict[str, str] = SETTINGS):
+    """A deployment beside the test's, on its table, that dies at `point`."""
+    return running_beside(endpoint, store, {**settings, "groupcoord.fault.crash.at": point})
 
 
 def group_item(dynamo: Dynamo, group: str) -> dict[str, Any]:
@@ -89,15 +96,16 @@ def member_types(dynamo: Dynamo, group: str, consumers: list[Consumer]) -> set[s
 
 def payload_items(dynamo: Dynamo, group: str) -> list[dict[str, Any]]:
     """Classic member payload items (`G#<group>#P<shard>`) left in the table."""
-    return dynamo.client.scan(
-        TableName=dynamo.table_name,
-        FilterExpression="begins_with(pk, :p)",
-        ExpressionAttributeValues={":p": {"S": f"G#{group}#P"}},
-    )["Items"]
+    return items_under(dynamo, f"G#{group}#P")
+
+
+def items_under(dynamo: Dynamo, prefix: str) -> list[dict[str, Any]]:
+    """Every item whose partition key starts with `prefix` (a scan: the table is small)."""
+    return [item for item in dynamo.scan() if item["pk"].startswith(prefix)]
 
 
 def crashed_upgrade(
-    endpoint: str, table: str, url: str, point: str, hold: bool
+    endpoint: str | None, store: Store, url: str, point: str, hold: bool
 ) -> tuple[str, str, Ownership, list[Consumer], Tracked]:
     """Three classic members settle; one leaves to restart on the consumer protocol, and its
     first consumer-group-heartbeat (the upgrade) dies at `point` on a crashing serve. With
@@ -105,17 +113,20 @@ def crashed_upgrade(
     api = Api(url)
     # Sessions long enough that members held (not heartbeating) through the crash and the
     # checks after it are still in the group on a busy machine (at the 6 s default, the
-    # converted group's members expired before its describe beside two CPU hogs).
+    # converted group's members expired before its describe beside two CPU hogs), with a
+    # heartbeat every 500 ms: the members see each rebalance at once, not a third of the
+    # session later.
     group, topic, topic_id, ownership, consumers = start_classic_group(
-        url, api, True, session_timeout_ms=60_000
-    )
+        url, api, True, session_timeout_ms=60_000, heartbeat_frequency=120,
+        failed_heartbeat_threshold=120,
+    )  # fmt: skip
     consumers.pop().close()
     settle(api, group, consumers, 60)
     if hold:
         for c in consumers:
             c.stop()
     m = Tracked(api, group, topic, topic_id, ownership)
-    with crashing_serve(endpoint, table, point) as crash_url:
+    with crashing(endpoint, store, point) as crash_url:
         crashed_join(crash_url, m)
     return group, topic, ownership, consumers, m
 
@@ -144,11 +155,11 @@ def until_lease_ends(dynamo: Dynamo, group: str) -> None:
 
 
 def test_a_crash_between_staging_and_flip_is_rolled_back_by_the_next_request(
-    dynamodb_endpoint: str, table: str, url: str, dynamo: Dynamo
+    service_endpoint: str | None, store: Store, url: str, dynamo: Dynamo
 ) -> None:
     api = Api(url)
     group, topic, ownership, consumers, m = crashed_upgrade(
-        dynamodb_endpoint, table, url, "conversion.staged", hold=False
+        service_endpoint, store, url, "conversion.staged", hold=False
     )
     try:
         generation = consumers[0].generation
@@ -192,12 +203,12 @@ def test_a_crash_between_staging_and_flip_is_rolled_back_by_the_next_request(
 
 
 def test_a_crash_after_the_flip_is_completed_by_the_next_request(
-    dynamodb_endpoint: str, table: str, url: str, dynamo: Dynamo
+    service_endpoint: str | None, store: Store, url: str, dynamo: Dynamo
 ) -> None:
     api = Api(url)
     # The classic loops are held: the first request after the crash is ours.
     group, topic, ownership, consumers, m = crashed_upgrade(
-        dynamodb_endpoint, table, url, "conversion.flipped", hold=True
+        service_endpoint, store, url, "conversion.flipped", hold=True
     )
     try:
         generation = consumers[0].generation
@@ -233,14 +244,14 @@ def test_a_crash_after_the_flip_is_completed_by_the_next_request(
 
 
 @pytest.fixture(scope="module")
-def default_url(dynamodb_endpoint: str, table: str) -> Iterator[str]:
-    with running_serve(dynamodb_endpoint, settings=DEFAULT_LIMIT, table=table) as base:
+def default_url(service_endpoint: str | None, store: Store) -> Iterator[str]:
+    with running_beside(service_endpoint, store, DEFAULT_LIMIT) as base:
         yield base
 
 
 @pytest.mark.parametrize("crash", [False, True], ids=["whole", "crash-while-applying"])
 def test_a_group_of_60_static_members_is_upgraded_in_one_step(
-    dynamodb_endpoint: str, table: str, default_url: str, dynamo: Dynamo, crash: bool
+    service_endpoint: str | None, store: Store, default_url: str, dynamo: Dynamo, crash: bool
 ) -> None:
     """With DynamoDB's own limit (100 items a transaction): 60 static classic members are 60
     member items, 60 new instance claims, 60 old ones and 60 payload items to delete, so the
@@ -273,8 +284,8 @@ def test_a_group_of_60_static_members_is_upgraded_in_one_step(
     assert len(describe(api, group)["members"]) == 60
     m = Member(api, group, ["t"])
     if crash:
-        settings = {**DEFAULT_LIMIT, "groupcoord.fault.crash.at": "conversion.partly-applied"}
-        with running_serve(dynamodb_endpoint, settings=settings, table=table) as crash_url:
+        point = "conversion.partly-applied"
+        with crashing(service_endpoint, store, point, DEFAULT_LIMIT) as crash_url:
             m.api = Api(crash_url)
             assert m.api.call("consumer-group-heartbeat", join_body(m)).status == 500
         assert group_item(dynamo, group)[MARKER]["phase"] == "flipped"
@@ -289,9 +300,4 @@ def test_a_group_of_60_static_members_is_upgraded_in_one_step(
     }
     assert MARKER not in group_item(dynamo, group)
     assert payload_items(dynamo, group) == []
-    leftovers = dynamo.client.scan(
-        TableName=dynamo.table_name,
-        FilterExpression="begins_with(pk, :p)",
-        ExpressionAttributeValues={":p": {"S": f"G#{group}#C"}},
-    )["Items"]
-    assert leftovers == []
+    assert items_under(dynamo, f"G#{group}#C") == []

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, describe, settle, unique, until
-from tests.support.servers import IMMEDIATE_INSTALLS, running_serve
+from tests.support.servers import IMMEDIATE_INSTALLS, running_service
 
 SESSION_MS = 1500
 SETTINGS = {
@@ -25,7 +25,7 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def fast(service_endpoint: str | None) -> Iterator[Api]:
-    with running_serve(service_endpoint, settings=SETTINGS) as url:
+    with running_service(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 

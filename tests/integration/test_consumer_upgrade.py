@@ -20,14 +20,14 @@ from tests.support.classic_client import (
     settle,
 )
 from tests.support.consumer import Member, create_topic, unique
-from tests.support.servers import running_serve
+from tests.support.servers import running_service
 
 PARTITIONS = 6
 
 
 @pytest.fixture(scope="module")
 def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_serve(service_endpoint, settings=FAST_SETTINGS) as base:
+    with running_service(service_endpoint, settings=FAST_SETTINGS) as base:
         yield base
 
 
@@ -38,7 +38,7 @@ STAGED = {"groupcoord.conversion.transaction.items": "2"}
 
 @pytest.fixture(scope="module")
 def staged_url(service_endpoint: str | None) -> Iterator[str]:
-    with running_serve(service_endpoint, settings={**FAST_SETTINGS, **STAGED}) as base:
+    with running_service(service_endpoint, settings={**FAST_SETTINGS, **STAGED}) as base:
         yield base
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from tests.support.api import Api
-from tests.support.servers import running_serve
+from tests.support.servers import running_service
 
 SETTINGS = {
     "group.initial.rebalance.delay.ms": "100",
@@ -25,7 +25,7 @@ SESSION_MS = 10_000
 
 @pytest.fixture(scope="module")
 def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_serve(service_endpoint, settings=SETTINGS) as url:
+    with running_service(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 

@@ -8,29 +8,29 @@ from collections.abc import Iterator
 
 import pytest
 
-from groupcoord.settings import Settings
 from groupcoord.store import schema
 from groupcoord.store.consumer_groups import group_from_item
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, settle, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, running_serve, unique_table
-
-TABLE = unique_table()
+from tests.support.servers import IMMEDIATE_INSTALLS, running_service_and_store
 
 
 @pytest.fixture(scope="module")
-def api(dynamodb_endpoint: str) -> Iterator[Api]:
-    with running_serve(dynamodb_endpoint, settings=IMMEDIATE_INSTALLS, table=TABLE) as url:
-        yield Api(url)
+def deployment(service_endpoint: str | None) -> Iterator[tuple[str, Store]]:
+    with running_service_and_store(service_endpoint, IMMEDIATE_INSTALLS) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
-def store(dynamodb_endpoint: str, api: Api) -> Store:
-    """The same table the coordinator uses, to look at (and age) member items directly."""
-    return Store.connect(
-        Settings.from_mapping({"groupcoord.table.name": TABLE}), endpoint_url=dynamodb_endpoint
-    )
+def api(deployment: tuple[str, Store]) -> Api:
+    return Api(deployment[0])
+
+
+@pytest.fixture(scope="module")
+def store(deployment: tuple[str, Store]) -> Store:
+    """The store the coordinator runs on, to look at (and age) member items directly."""
+    return deployment[1]
 
 
 def commit(api: Api, member: Member, epoch: int, parts: list[tuple[str, int]]) -> list[int]:

@@ -11,7 +11,7 @@ import pytest
 from tests.integration.test_offsets_classic import commit, fetched, stable_group
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, unique, until
-from tests.support.servers import running_serve
+from tests.support.servers import running_service
 
 RETENTION_MS = 1500
 SETTINGS = {
@@ -25,7 +25,7 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_serve(service_endpoint, settings=SETTINGS) as url:
+    with running_service(service_endpoint, settings=SETTINGS) as url:
         yield Api(url)
 
 

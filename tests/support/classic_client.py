@@ -374,6 +374,11 @@ class Consumer(ClassicClient):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
+        # A heartbeat every twelfth of the session (500 ms at the default 6 s), with the same
+        # expiry as Kafka's (one session of silence): a loop sees a rebalance soon after it
+        # starts, so the tests do not wait a third of a session for each one.
+        kwargs.setdefault("heartbeat_frequency", 12)
+        kwargs.setdefault("failed_heartbeat_threshold", kwargs["heartbeat_frequency"])
         super().__init__(base_url, group_id, protocols=[], client_id=name, **kwargs)
         self._refresh_protocols()
 

@@ -1,8 +1,11 @@
 """Real servers for the tests: the DynamoDB endpoint and `groupcoord serve` as processes (from
-groupcoord.local.processes, which bench/ and users' own tests use too), and the settings the
-tests start them with."""
+groupcoord.local.processes, which bench/ and users' own tests use too), the service tests'
+coordinator in this process, and the settings the tests start them with."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from groupcoord.local.processes import (
     STARTUP_DEADLINE_S,
@@ -10,15 +13,101 @@ from groupcoord.local.processes import (
     running_serve,
     unique_table,
 )
+from groupcoord.local.server import LocalCoordinator
+from groupcoord.settings import Settings
+from groupcoord.store.store import Store
 
 __all__ = [
     "IMMEDIATE_INSTALLS",
     "STARTUP_DEADLINE_S",
+    "InProcessCoordinator",
+    "running_beside",
+    "running_coordinator",
     "running_dynamodb",
     "running_serve",
+    "running_service",
+    "running_service_and_store",
     "unique_table",
 ]
 
 # Consumer-protocol targets installed at once instead of batched in time (KIP-1263's
 # group.consumer.assignment.interval.ms): for tests that drive the protocol step by step.
 IMMEDIATE_INSTALLS = {"group.consumer.assignment.interval.ms": "0"}
+
+
+class InProcessCoordinator:
+    """`serve`'s whole local deployment (HTTP endpoint, handlers, sweeper) on threads of this
+    process, on the store's in-memory adapter: no process to start, and the test can look
+    at the store it runs on."""
+
+    def __init__(self, settings: dict[str, str] | None = None, store: Store | None = None):
+        mapping = {"groupcoord.table.name": unique_table(), **(settings or {})}
+        if store is not None:  # the other deployment's table
+            mapping["groupcoord.table.name"] = store.settings.table_name
+        self.coordinator = LocalCoordinator(
+            Settings.from_mapping(mapping), port=0, in_memory=store is None, store=store
+        ).start()
+        self.url = self.coordinator.url
+        self.store = self.coordinator.store
+
+    def stop(self) -> None:
+        self.coordinator.stop()
+
+
+@contextmanager
+def running_coordinator(
+    settings: dict[str, str] | None = None, store: Store | None = None
+) -> Iterator[InProcessCoordinator]:
+    """An in-process coordinator (InProcessCoordinator); with `store`, on that store's table
+    (e.g. a second deployment with a crash point, beside the first)."""
+    coordinator = InProcessCoordinator(settings, store)
+    try:
+        yield coordinator
+    finally:
+        coordinator.stop()
+
+
+@contextmanager
+def running_service_and_store(
+    service_endpoint: str | None, settings: dict[str, str] | None = None
+) -> Iterator[tuple[str, Store]]:
+    """As running_service, with the store it runs on, for tests that look at (or age) items
+    directly: the in-process coordinator's own, or the same table on the DynamoDB endpoint."""
+    if service_endpoint is None:
+        with running_coordinator(settings) as coordinator:
+            yield coordinator.url, coordinator.store
+        return
+    table = unique_table()
+    with running_serve(service_endpoint, settings=settings, table=table) as url:
+        mapping = {"groupcoord.table.name": table, **(settings or {})}
+        yield url, Store.connect(Settings.from_mapping(mapping), endpoint_url=service_endpoint)
+
+
+@contextmanager
+def running_beside(
+    service_endpoint: str | None, store: Store, settings: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Another deployment on `store`'s table (another Lambda function, say one with a crash
+    point); yields its base URL."""
+    if service_endpoint is None:
+        with running_coordinator(settings, store=store) as coordinator:
+            yield coordinator.url
+        return
+    table = store.settings.table_name
+    with running_serve(service_endpoint, settings=settings, table=table) as url:
+        yield url
+
+
+@contextmanager
+def running_service(
+    service_endpoint: str | None, settings: dict[str, str] | None = None
+) -> Iterator[str]:
+    """The service tests' coordinator; yields its base URL. On the in-memory adapter (the
+    `service_endpoint` fixture is None) it runs in this process; on a DynamoDB endpoint it is
+    a `serve` process, as before."""
+    if service_endpoint is not None:
+        with running_serve(service_endpoint, settings=settings) as url:
+            yield url
+        return
+    with running_coordinator(settings) as coordinator:
+        yield coordinator.url

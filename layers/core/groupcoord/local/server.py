@@ -25,8 +25,10 @@ from .events import LambdaContext, http_api_event, route_for, scheduled_event
 class LocalGateway:
     """A WSGI app that turns HTTP requests into API Gateway v2 events for the handlers."""
 
-    def __init__(self, domain_name: str) -> None:
+    def __init__(self, domain_name: str, settings: Settings, store: Store) -> None:
         self.domain_name = domain_name
+        self.settings = settings
+        self.store = store
         self.handlers: dict[str, LambdaHandler] = {
             name: make_api_handler(name) for name in FUNCTION_APIS
         }
@@ -44,7 +46,8 @@ class LocalGateway:
             query_string=request.query_string.decode("latin-1"),
         )
         event["headers"].setdefault("x-forwarded-proto", "http")
-        result = self.handlers[function](event, LambdaContext(function))
+        with runtime.scoped(self.settings, self.store):
+            result = self.handlers[function](event, LambdaContext(function))
         body = result.get("body") or ""
         payload = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
         response = Response(payload, status=result["statusCode"])
@@ -56,16 +59,19 @@ class LocalGateway:
 class Sweeper(threading.Thread):
     """Runs the sweeper handler every `interval_ms` until stopped."""
 
-    def __init__(self, interval_ms: int) -> None:
+    def __init__(self, settings: Settings, store: Store) -> None:
         super().__init__(name="sweeper", daemon=True)
-        self.interval_s = interval_ms / 1000
+        self.interval_s = settings.sweep_interval_ms / 1000
+        self.settings = settings
+        self.store = store
         self.handler = make_sweeper_handler()
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         while not self._stop_event.wait(self.interval_s):
             try:
-                self.handler(scheduled_event(), LambdaContext("sweeper", timeout_ms=60000))
+                with runtime.scoped(self.settings, self.store):
+                    self.handler(scheduled_event(), LambdaContext("sweeper", timeout_ms=60000))
             except Exception as error:  # keep sweeping; the handler logged the details
                 print(f"sweeper: {error}", flush=True)
 
@@ -74,7 +80,9 @@ class Sweeper(threading.Thread):
 
 
 class LocalCoordinator:
-    """The whole local deployment: store, table, HTTP endpoint, sweeper."""
+    """The whole local deployment: store, table, HTTP endpoint, sweeper. Its requests run on
+its own settings and store (runtime.scoped): several can share one process, and `store`
+lets one share another's table (as two Lambda functions with different settings would)."""
 
     def __init__(
         self,
@@ -85,6 +93,7 @@ class LocalCoordinator:
         dynamodb_endpoint: str | None = None,
         in_memory: bool = False,
         access_log: bool = False,
+        store: Store | None = None,
     ) -> None:
         from .dynamodb import SerializedMotoServer, _ensure_fake_credentials
 
@@ -92,7 +101,7 @@ class LocalCoordinator:
         dynamodb_endpoint = dynamodb_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
         if in_memory and dynamodb_endpoint is not None:
             raise ValueError("an in-memory store and a DynamoDB endpoint exclude each other")
-        if dynamodb_endpoint is None and not in_memory:
+        if dynamodb_endpoint is None and not in_memory and store is None:
             self.embedded = SerializedMotoServer().start()
             dynamodb_endpoint = self.embedded.url
         if dynamodb_endpoint is not None and dynamodb_endpoint.startswith(
@@ -109,20 +118,21 @@ class LocalCoordinator:
         # Requests run concurrently on threads sharing the Metrics singleton; with metrics
         # off, its bookkeeping warnings mean nothing here.
         warnings.filterwarnings("ignore", module="aws_lambda_powertools")
-        self.http = make_server(host, port, LocalGateway(""), threaded=True)
+        self.http = make_server(host, port, lambda environ, start: [], threaded=True)
         bound_host, bound_port = self.http.server_address[:2]
         self.url = f"http://{bound_host}:{bound_port}"
-        self.http.app.domain_name = f"{bound_host}:{bound_port}"  # type: ignore[attr-defined]
         if not settings.endpoint:
             settings = Settings.from_mapping({"groupcoord.endpoint": self.url}, base=settings)
         self.settings = settings
-        if in_memory:
+        if store is not None:
+            self.store = Store(store.dynamo, settings)
+        elif in_memory:
             self.store = Store.in_memory(settings)
         else:
             self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
         self.store.ensure_table()
-        runtime.configure(settings, self.store)
-        self.sweeper = Sweeper(settings.sweep_interval_ms)
+        self.http.app = LocalGateway(f"{bound_host}:{bound_port}", settings, self.store)
+        self.sweeper = Sweeper(settings, self.store)
         self._http_thread: threading.Thread | None = None
 
     def banner(self) -> str:
