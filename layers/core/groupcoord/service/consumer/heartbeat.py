@@ -13,17 +13,23 @@ import time
 from dataclasses import replace
 
 from ... import clock
-from ...core.consumer.assignment import Assignment, is_subset, minus, union
+from ...core.consumer.assignment import Assignment, union
 from ...core.consumer.group import (
     ASSIGNING,
     EMPTY,
-    STABLE,
     Refusal,
     apply_request,
     check_member_epoch,
-    is_full_request,
     owned_partitions,
     validate_heartbeat,
+)
+from ...core.consumer.heartbeat_rules import (
+    ReconcilePlan,
+    needs_holdings_of_others,
+    plan_new_member,
+    plan_reconcile,
+    plan_static_takeover,
+    static_leave,
 )
 from ...core.consumer.member import (
     LEAVE_EPOCH,
@@ -32,7 +38,6 @@ from ...core.consumer.member import (
     Holder,
 )
 from ...core.consumer.model import ConsumerGroup
-from ...core.consumer.reconciliation import MemberAssignment, MemberState, reconcile
 from ...core.migration import downgrade_enabled
 from ...errors import Errors
 from ...models.consumer import (
@@ -245,23 +250,13 @@ class _Heartbeat:
 
     def _static_leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)
-        # Partitions kept for the instance's return; those pending revocation released.
-        # KIP-1251: the kept partitions' assignment epochs reset to 0, so the instance's next
-        # member id may commit them whatever epoch it is at.
-        kept = member.assignment.assigned
-        leaving = replace(
-            member.assignment,
-            epoch=STATIC_LEAVE_EPOCH,
-            revoking={},
-            assigned_at={0: kept} if kept else {},
-        )
-        self.cs.write_member(group, replace(member, assignment=leaving, rebalance_deadline=None))
+        self.cs.write_member(group, static_leave(member))
         return ConsumerGroupHeartbeatResponse(
             member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
         )
 
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        req, ctx = self.request, self.ctx
+        req = self.request
         member = self._member(group, consistent=True)
         owner_id = None
         if req.instance_id is not None:
@@ -270,36 +265,8 @@ class _Heartbeat:
             owner = self.cs.member(group, owner_id, consistent=True)
             if owner is not None:
                 return self._replace_static(group, owner)
-        deadline = self.now + self._session_ms()
         if member is None:
-            max_size = ctx.settings.group_consumer_max_size
-            if group.member_count >= max_size:
-                raise Answer(
-                    Refusal(
-                        Errors.GROUP_MAX_SIZE_REACHED,
-                        f"The consumer group has reached its maximum capacity of {max_size} "
-                        "members.",
-                    )
-                )
-            new, changed = self._apply(
-                ConsumerGroupMember(member_id=req.member_id, session_deadline=deadline)
-            )
-            items = self.cs.put_member_items(group, new, new=True)
-            if new.instance_id is not None:
-                if owner_id is None:
-                    items.append(self.cs.claim_instance(group, new))
-                elif owner_id != new.member_id:  # a dangling claim of a removed member
-                    items.append(
-                        self.cs.move_instance(group, new.instance_id, owner_id, new.member_id)
-                    )
-            joined = group.with_members(+1)
-            if not changed and group.group_epoch > 0:
-                # No subscription: no new target due.
-                state = group.state if group.state != EMPTY else STABLE
-                joined = replace(joined, group_epoch=group.group_epoch, state=state)
-            if group.deadline is None or deadline < group.deadline:
-                joined = replace(joined, deadline=deadline)
-            return self._after_change(self.cs.update_group(group, joined, extra=items))
+            return self._add_member(group, owner_id)
         updated, changed = self._apply(member)
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
@@ -307,28 +274,47 @@ class _Heartbeat:
             return self._after_change(group)
         return self._reconcile(group, member, updated)
 
+    def _add_member(
+        self, group: ConsumerGroup, instance_owner: str | None
+    ) -> ConsumerGroupHeartbeatResponse:
+        """A member the group does not know joins. `instance_owner` is whom the request's
+        instance id is claimed by, if anyone: a removed member (a dangling claim) or the
+        joiner itself."""
+        joiner, subscribes = self._apply(ConsumerGroupMember(member_id=self.request.member_id))
+        plan = plan_new_member(
+            group,
+            joiner,
+            subscribes,
+            instance_owner,
+            max_size=self.ctx.settings.group_consumer_max_size,
+            now=self.now,
+            session_ms=self._session_ms(),
+        )
+        if isinstance(plan, Refusal):
+            raise Answer(plan)
+        items = self.cs.put_member_items(group, plan.member, new=True)
+        claim = plan.instance_claim
+        if claim is not None:
+            if claim.from_member_id is None:
+                items.append(self.cs.claim_instance(group, plan.member))
+            else:
+                items.append(
+                    self.cs.move_instance(
+                        group, claim.instance_id, claim.from_member_id, plan.member.member_id
+                    )
+                )
+        return self._after_change(self.cs.update_group(group, plan.group, extra=items))
+
     def _replace_static(
         self, group: ConsumerGroup, owner: ConsumerGroupMember
     ) -> ConsumerGroupHeartbeatResponse:
         req = self.request
         assert req.instance_id is not None
-        if owner.epoch != STATIC_LEAVE_EPOCH:
-            raise Answer(
-                Refusal(
-                    Errors.UNRELEASED_INSTANCE_ID,
-                    f"Static member {req.member_id} with instance id {req.instance_id} cannot "
-                    f"join the group because the instance id is owned by {owner.member_id} "
-                    "member.",
-                )
-            )
-        # The new member id takes over the instance: same assignment and target, epoch 0.
-        copy = replace(
-            owner,
-            member_id=req.member_id,
-            assignment=replace(owner.assignment, epoch=0, previous_epoch=0),
-            session_deadline=self.now + self._session_ms(),
-            version=0,
+        copy = plan_static_takeover(
+            owner, req.member_id, req.instance_id, self.now, self._session_ms()
         )
+        if isinstance(copy, Refusal):
+            raise Answer(copy)
         updated, changed = self._apply(copy)
         items = [
             *self.cs.remove_member_items(group, owner)[:1],
@@ -413,47 +399,24 @@ class _Heartbeat:
         updated: ConsumerGroupMember,
         installed: Installed | None = None,
     ) -> ConsumerGroupHeartbeatResponse:
-        owned = owned_partitions(self.request)
-        before = member.assignment
-        after = before
-        if member.target_epoch <= group.target_epoch and before.epoch != STATIC_LEAVE_EPOCH:
-            held: Assignment = {}
-            if minus(member.target, before.holds):
-                held = self._held_by_others(group, member, installed)
-            after = reconcile(before, group.target_epoch, member.target, owned, held)
-        elif before.epoch == 0 and not before.holds and group.target_epoch > 0:
-            # A joiner whose target an unfinished install already wrote: it holds nothing, so
-            # it takes the epoch in force (not 0, which would read as a rejoin) and waits.
-            after = MemberAssignment(epoch=group.target_epoch)
-        rebalance_deadline = updated.rebalance_deadline
-        if after.state is MemberState.UNREVOKED_PARTITIONS:
-            if before.state is not MemberState.UNREVOKED_PARTITIONS or before.epoch != after.epoch:
-                rebalance_deadline = self.now + updated.rebalance_timeout_ms
-        else:
-            rebalance_deadline = None
-        acquired = not is_subset(after.holds, before.holds)
-        new = replace(
+        held: Assignment = {}
+        if needs_holdings_of_others(group, member):
+            held = self._held_by_others(group, member, installed)
+        plan = plan_reconcile(
+            group,
+            member,
             updated,
-            assignment=after,
-            session_deadline=self.now + self._session_ms(),
-            rebalance_deadline=rebalance_deadline,
-            acquired_version=member.acquired_version + (1 if acquired else 0),
+            self.request,
+            held,
+            now=self.now,
+            session_ms=self._session_ms(),
         )
-        self.cs.write_member(group, new)
-        if after.epoch == 0 and self.request.member_epoch == 0:
-            # The group's first target is not installed yet (its installer is slow or died
-            # and its lease has not run out): the member is in, but has no epoch to answer.
-            raise Answer(
-                Refusal(
-                    Errors.COORDINATOR_LOAD_IN_PROGRESS,
-                    "The group's first assignment is being computed; retry the join.",
-                )
-            )
-        if rebalance_deadline is not None and (
-            group.deadline is None or rebalance_deadline < group.deadline
-        ):
-            self._lower_group_deadline(group, rebalance_deadline)
-        return self._response(before, after)
+        self.cs.write_member(group, plan.member)
+        if plan.refusal is not None:
+            raise Answer(plan.refusal)
+        if plan.lower_group_deadline_to is not None:
+            self._lower_group_deadline(group, plan.lower_group_deadline_to)
+        return self._response(plan)
 
     def _lower_group_deadline(self, group: ConsumerGroup, deadline: int) -> None:
         """A rebalance timeout earlier than the group's next check: check earlier. Best effort:
@@ -468,19 +431,17 @@ class _Heartbeat:
                     return
                 group = fresh
 
-    def _response(
-        self, before: MemberAssignment, after: MemberAssignment
-    ) -> ConsumerGroupHeartbeatResponse:
+    def _response(self, plan: ReconcilePlan) -> ConsumerGroupHeartbeatResponse:
         response = ConsumerGroupHeartbeatResponse(
             member_id=self.request.member_id,
-            member_epoch=after.epoch,
+            member_epoch=plan.after.epoch,
             heartbeat_interval_ms=heartbeat_interval_ms(self.ctx.settings),
         )
-        if is_full_request(self.request) or after.assigned != before.assigned:
+        if plan.sends_assignment:
             response.assignment = ConsumerGroupHeartbeatAssignment(
                 topic_partitions=[
                     ConsumerGroupHeartbeatTopicPartitions(topic_id=t, partitions=sorted(ps))
-                    for t, ps in sorted(after.assigned.items())
+                    for t, ps in sorted(plan.after.assigned.items())
                 ]
             )
         return response

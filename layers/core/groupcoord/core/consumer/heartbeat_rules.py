@@ -1,0 +1,210 @@
+"""The consumer-group heartbeat's decisions (service/consumer/heartbeat.py), pure: a join, a
+static member's takeover and leave, and the reconciliation of a member towards its target.
+
+The service reads the group and the members, asks these planners what to do, and writes the
+plan. No I/O, no clock: the caller passes `now` and the session timeout in force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ...errors import Errors
+from ...models.consumer import ConsumerGroupHeartbeatRequest
+from .assignment import Assignment, is_subset, minus
+from .group import Refusal, is_full_request, owned_partitions
+from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
+from .model import EMPTY, STABLE, ConsumerGroup
+from .reconciliation import MemberAssignment, MemberState, reconcile
+
+# --- a new member ---
+
+
+@dataclass(frozen=True)
+class InstanceClaim:
+    """The joiner's claim on its instance id: a new claim, or, when `from_member_id` is set,
+    the claim a removed member left behind, moved over to the joiner."""
+
+    instance_id: str
+    from_member_id: str | None = None
+
+
+@dataclass(frozen=True)
+class NewMember:
+    """A join of a member the group does not know: the member and the group to write."""
+
+    member: ConsumerGroupMember
+    group: ConsumerGroup
+    instance_claim: InstanceClaim | None
+
+
+def plan_new_member(
+    group: ConsumerGroup,
+    joiner: ConsumerGroupMember,
+    subscribes: bool,
+    instance_owner: str | None,
+    *,
+    max_size: int,
+    now: int,
+    session_ms: int,
+) -> Refusal | NewMember:
+    """A new member joins `group`. `joiner` is a fresh member with the request applied,
+    `subscribes` whether that gave it a subscription, `instance_owner` the member id the
+    joiner's instance id is claimed by (None: unclaimed; a claimed instance whose owner
+    still exists is a takeover, not a new member)."""
+    if group.member_count >= max_size:
+        return Refusal(
+            Errors.GROUP_MAX_SIZE_REACHED,
+            f"The consumer group has reached its maximum capacity of {max_size} members.",
+        )
+    deadline = now + session_ms
+    member = replace(joiner, session_deadline=deadline)
+    claim = None
+    if member.instance_id is not None:
+        if instance_owner is None:
+            claim = InstanceClaim(member.instance_id)
+        elif instance_owner != member.member_id:
+            claim = InstanceClaim(member.instance_id, from_member_id=instance_owner)
+    joined = group.with_members(+1)
+    if not subscribes and group.group_epoch > 0:
+        # A member that subscribes to nothing changes no target: the epoch stays (an Empty
+        # group with a target is Stable with it).
+        state = group.state if group.state != EMPTY else STABLE
+        joined = replace(joined, group_epoch=group.group_epoch, state=state)
+    if group.deadline is None or deadline < group.deadline:
+        joined = replace(joined, deadline=deadline)
+    return NewMember(member=member, group=joined, instance_claim=claim)
+
+
+# --- static members ---
+
+
+def plan_static_takeover(
+    owner: ConsumerGroupMember,
+    new_member_id: str,
+    instance_id: str,
+    now: int,
+    session_ms: int,
+) -> Refusal | ConsumerGroupMember:
+    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
+    refused unless the owner left with the static leave epoch; then the new member id takes
+    over the owner's assignment and target at epoch 0 (the request still to be applied)."""
+    if owner.epoch != STATIC_LEAVE_EPOCH:
+        return Refusal(
+            Errors.UNRELEASED_INSTANCE_ID,
+            f"Static member {new_member_id} with instance id {instance_id} cannot join the "
+            f"group because the instance id is owned by {owner.member_id} member.",
+        )
+    return replace(
+        owner,
+        member_id=new_member_id,
+        assignment=replace(owner.assignment, epoch=0, previous_epoch=0),
+        session_deadline=now + session_ms,
+        version=0,
+    )
+
+
+def static_leave(member: ConsumerGroupMember) -> ConsumerGroupMember:
+    """The member after a static leave: its partitions kept for the instance's return, those
+    pending revocation released. The kept partitions' assignment epochs reset to 0 (KIP-1251),
+    so the instance's next member id may commit them whatever epoch it is at."""
+    kept = member.assignment.assigned
+    leaving = replace(
+        member.assignment,
+        epoch=STATIC_LEAVE_EPOCH,
+        revoking={},
+        assigned_at={0: kept} if kept else {},
+    )
+    return replace(member, assignment=leaving, rebalance_deadline=None)
+
+
+# --- reconciliation ---
+
+
+def _follows_target(group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
+    """The member's target is the installed one (not a newer one an unfinished install wrote)
+    and the member is not a static member that left."""
+    return member.target_epoch <= group.target_epoch and member.epoch != STATIC_LEAVE_EPOCH
+
+
+def needs_holdings_of_others(group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
+    """Whether reconciling `member` needs to know what other members still hold: it moves
+    towards its target and that target has partitions it does not hold yet."""
+    return _follows_target(group, member) and bool(minus(member.target, member.assignment.holds))
+
+
+@dataclass(frozen=True)
+class ReconcilePlan:
+    """What a heartbeat that changes no membership does: write `member`, then answer
+    `refusal` if set, else lower the group's deadline to `lower_group_deadline_to` if set and
+    answer the member's epoch (and its assignment if `sends_assignment`)."""
+
+    member: ConsumerGroupMember
+    before: MemberAssignment
+    after: MemberAssignment
+    refusal: Refusal | None
+    lower_group_deadline_to: int | None
+    sends_assignment: bool
+
+
+def plan_reconcile(
+    group: ConsumerGroup,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    request: ConsumerGroupHeartbeatRequest,
+    held_by_others: Assignment,
+    *,
+    now: int,
+    session_ms: int,
+) -> ReconcilePlan:
+    """The next state of `member` (as read; `updated` is it with the request applied).
+    `held_by_others` is what the members it waits on still hold; it is read and consulted
+    only when `needs_holdings_of_others` says so."""
+    before = member.assignment
+    after = before
+    if _follows_target(group, member):
+        held = held_by_others if needs_holdings_of_others(group, member) else {}
+        after = reconcile(
+            before, group.target_epoch, member.target, owned_partitions(request), held
+        )
+    elif before.epoch == 0 and not before.holds and group.target_epoch > 0:
+        # A joiner whose target an unfinished install already wrote: it holds nothing, so it
+        # takes the epoch in force (not 0, which would read as a rejoin) and waits.
+        after = MemberAssignment(epoch=group.target_epoch)
+    # The rebalance timeout runs from when the member is asked to revoke (again, at a new
+    # epoch); it is over once nothing is left to revoke.
+    rebalance_deadline = updated.rebalance_deadline
+    if after.state is MemberState.UNREVOKED_PARTITIONS:
+        if before.state is not MemberState.UNREVOKED_PARTITIONS or before.epoch != after.epoch:
+            rebalance_deadline = now + updated.rebalance_timeout_ms
+    else:
+        rebalance_deadline = None
+    acquired = not is_subset(after.holds, before.holds)
+    new = replace(
+        updated,
+        assignment=after,
+        session_deadline=now + session_ms,
+        rebalance_deadline=rebalance_deadline,
+        acquired_version=member.acquired_version + (1 if acquired else 0),
+    )
+    refusal = None
+    lower_to = None
+    if after.epoch == 0 and request.member_epoch == 0:
+        # The group's first target is not installed yet (its installer is slow or died and its
+        # lease has not run out): the member is in, but has no epoch to answer.
+        refusal = Refusal(
+            Errors.COORDINATOR_LOAD_IN_PROGRESS,
+            "The group's first assignment is being computed; retry the join.",
+        )
+    elif rebalance_deadline is not None and (
+        group.deadline is None or rebalance_deadline < group.deadline
+    ):
+        lower_to = rebalance_deadline
+    return ReconcilePlan(
+        member=new,
+        before=before,
+        after=after,
+        refusal=refusal,
+        lower_group_deadline_to=lower_to,
+        sends_assignment=is_full_request(request) or after.assigned != before.assigned,
+    )
