@@ -32,7 +32,7 @@ from groupcoord.models.consumer import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
 )
-from groupcoord.service.consumer import common, heartbeat
+from groupcoord.service.consumer import heartbeat
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.describe import consumer_group_describe
 from groupcoord.service.context import ApiContext
@@ -98,8 +98,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.controlled_clock = clock.use(self.clock.ms)
         self.controlled_clock.__enter__()
         self.patches.setattr(heartbeat.time, "sleep", self.clock.sleep)
-        self.patches.setattr(common, "backoff", lambda attempt: None)
-        self.patches.setattr(heartbeat, "backoff", lambda attempt: None)
+        self.patches.setattr(heartbeat, "back_off", lambda attempt: None)
 
     def teardown(self) -> None:
         self.patches.undo()

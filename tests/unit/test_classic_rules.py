@@ -179,7 +179,7 @@ def test_a_later_members_longer_rebalance_timeout_does_not_move_the_initial_dela
     settings = Settings(group_initial_rebalance_delay_ms=1000)
     g = extend_initial_delay(start_rebalance(group(rebalance_timeout_ms=1500), NOW), NOW, settings)
     for arrival in range(250, 6000, 250):
-        g = replace(g, rebalance_timeout_ms=60_000)  # a newcomer's max(...) in join.py
+        g = replace(g, rebalance_timeout_ms=60_000)  # raised by a newcomer (joining.py)
         g = extend_initial_delay(g, NOW + arrival, settings)
         assert g.initial_delay_until_ms is not None
         assert g.initial_delay_until_ms <= NOW + 1500

@@ -38,6 +38,8 @@ def attribute_for(name: str) -> str:
     samples = {
         "group.consumer.migration.policy": "disabled",
         "groupcoord.conversion.transaction.items": "50",
+        "groupcoord.authorizer.enabled": "true",
+        "allow.everyone.if.no.acl.found": "true",
     }
     sample = samples.get(name, "12345")
     settings = Settings.from_mapping({name: sample})
@@ -199,6 +201,8 @@ def test_from_env_every_setting_round_trips() -> None:
     samples = {
         "group.consumer.migration.policy": "downgrade",
         "groupcoord.conversion.transaction.items": "77",
+        "groupcoord.authorizer.enabled": "true",
+        "allow.everyone.if.no.acl.found": "true",
     }
     for name in Settings.names():
         sample = samples.get(name, "777")
@@ -227,3 +231,21 @@ def test_from_env_defaults_to_the_process_environment(monkeypatch: pytest.Monkey
 def test_a_conversion_transaction_holds_2_to_100_items(value: str) -> None:
     with pytest.raises(SettingsError, match=r"conversion\.transaction\.items"):
         Settings.from_mapping({"groupcoord.conversion.transaction.items": value})
+
+
+def test_authorizer_settings_take_kafkas_names_and_forms() -> None:
+    settings = Settings.from_mapping(
+        {
+            "groupcoord.authorizer.enabled": "TRUE",
+            "super.users": "User:alice; User:arn:aws:iam::123456789012:role/ops;",
+            "allow.everyone.if.no.acl.found": "false",
+        }
+    )
+    assert settings.authorizer_enabled and not settings.allow_everyone_if_no_acl_found
+    assert settings.super_user_principals == {
+        "User:alice",
+        "User:arn:aws:iam::123456789012:role/ops",
+    }
+    assert not Settings().authorizer_enabled  # off unless configured, as Kafka without one
+    with pytest.raises(SettingsError, match=r"groupcoord\.authorizer\.enabled"):
+        Settings.from_mapping({"groupcoord.authorizer.enabled": "yes"})

@@ -42,6 +42,14 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     # written as a single transaction (DynamoDB's limit; lower it to exercise staging).
     "groupcoord.conversion.lease.ms": ("conversion_lease_ms", 15000),
     "groupcoord.conversion.transaction.items": ("conversion_transaction_items", 100),
+    # How stale a function instance's copy of the ACLs may get: a changed ACL takes effect
+    # within this long (each instance re-reads the ACLs' version at most this often).
+    "groupcoord.acl.cache.ms": ("acl_cache_ms", 5000),
+}
+_BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
+    # Off: every principal may do everything, as a Kafka cluster without an authorizer.
+    "groupcoord.authorizer.enabled": ("authorizer_enabled", False),
+    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", False),
 }
 _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "group.consumer.assignors": ("group_consumer_assignors", "uniform,range"),
@@ -49,6 +57,8 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "groupcoord.table.name": ("table_name", "groupcoord"),
     # Base URL that find-coordinator hands out; empty = derived from the request's host.
     "groupcoord.endpoint": ("endpoint", ""),
+    # Principals allowed everything when the authorizer is on, separated by `;` (Kafka's).
+    "super.users": ("super_users", ""),
     # For crash tests only: comma-separated points where a request dies (see faults.py).
     "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
@@ -85,6 +95,10 @@ class Settings:
     store_max_attempts: int = 5
     conversion_lease_ms: int = 15000
     conversion_transaction_items: int = 100
+    acl_cache_ms: int = 5000
+    authorizer_enabled: bool = False
+    allow_everyone_if_no_acl_found: bool = False
+    super_users: str = ""
     group_consumer_assignors: str = "uniform,range"
     group_consumer_migration_policy: str = "bidirectional"
     table_name: str = "groupcoord"
@@ -100,10 +114,14 @@ class Settings:
     def consumer_assignors(self) -> tuple[str, ...]:
         return tuple(a.strip() for a in self.group_consumer_assignors.split(",") if a.strip())
 
+    @property
+    def super_user_principals(self) -> frozenset[str]:
+        return frozenset(p.strip() for p in self.super_users.split(";") if p.strip())
+
     @classmethod
     def names(cls) -> list[str]:
         """Every Kafka-style setting name this coordinator reads."""
-        return sorted([*_INT_SETTINGS, *_STR_SETTINGS])
+        return sorted([*_INT_SETTINGS, *_BOOL_SETTINGS, *_STR_SETTINGS])
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, str], base: Settings | None = None) -> Settings:
@@ -116,6 +134,11 @@ class Settings:
                     current[attr] = int(raw)
                 except ValueError:
                     raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+            elif name in _BOOL_SETTINGS:
+                flag = str(raw).strip().lower()
+                if flag not in ("true", "false"):
+                    raise SettingsError(f"{name} must be true or false, got {raw!r}")
+                current[_BOOL_SETTINGS[name][0]] = flag == "true"
             elif name in _STR_SETTINGS:
                 current[_STR_SETTINGS[name][0]] = str(raw)
             else:
@@ -129,7 +152,7 @@ class Settings:
         """Settings from environment variables named like GROUP_MAX_SIZE (Lambda)."""
         environ = os.environ if environ is None else environ
         found = {}
-        for name in [*_INT_SETTINGS, *_STR_SETTINGS]:
+        for name in [*_INT_SETTINGS, *_BOOL_SETTINGS, *_STR_SETTINGS]:
             env_name = env_var_name(name)
             if env_name in environ and environ[env_name] != "":
                 found[name] = environ[env_name]
@@ -163,6 +186,8 @@ class Settings:
                 "offset.metadata.max.bytes must be from 0 to "
                 f"{OFFSET_METADATA_MAX_BYTES_CEILING} (offset items stay far below 400 KB)"
             )
+        if self.acl_cache_ms < 0:
+            raise SettingsError("groupcoord.acl.cache.ms must be at least 0")
         if self.conversion_lease_ms < 1:
             raise SettingsError("groupcoord.conversion.lease.ms must be at least 1")
 

@@ -30,11 +30,8 @@ from .context import ApiContext
 from .group_types import group_type_of
 from .offset_fencing import commit_fence
 from .offset_retention import arm, is_expired
+from .races import RACE_ATTEMPTS, back_off
 from .topic_lookup import resolve_topic
-
-# A commit whose fence moved between read and write is decided again this many times.
-_FENCE_RETRIES = 3
-
 
 # --- offset-commit ---
 
@@ -115,7 +112,7 @@ def _commit(
     request: OffsetCommitRequest, ctx: ApiContext, offsets: Sequence[CommittedOffset]
 ) -> Errors:
     store = ctx.store.offsets
-    for _ in range(_FENCE_RETRIES):
+    for attempt in range(RACE_ATTEMPTS):
         item = _group_item(ctx, request.group_id)
         fence = commit_fence(ctx, item, request)
         if fence.error is not None:
@@ -125,8 +122,8 @@ def _commit(
             store.commit(request.group_id, offsets, fence.guard)
             arm(ctx, item, request.group_id)
             return Errors.NONE
-        except Fenced:
-            continue  # the group moved between read and write: decide again on what is there
+        except Fenced:  # the group moved between read and write: decide again on what is there
+            back_off(attempt)
     fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
     return fence.error or Errors.REBALANCE_IN_PROGRESS
 

@@ -34,11 +34,10 @@ from ..models.topics import (
 from ..store.topics import TopicAlreadyExists, TopicChanged
 from ..topic_ids import ZERO_UUID, new_topic_id
 from .context import ApiContext
+from .races import RACE_ATTEMPTS, back_off
 
 NODE_ID = 0
 CLUSTER_ID = "groupcoord"
-# A topic changed by a concurrent request is re-read and decided again this many times.
-_RACE_RETRIES = 5
 # Topics the all-topics form of metadata reads per Query, as far as its page needs them.
 _LIST_BATCH = 100
 
@@ -262,7 +261,7 @@ def create_partitions(
 
 
 def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusal | None:
-    for _ in range(_RACE_RETRIES):
+    for attempt in range(RACE_ATTEMPTS):
         record = ctx.store.topics.get(name)
         if record is None:
             return Refusal(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
@@ -274,8 +273,8 @@ def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusa
         try:
             ctx.store.topics.grow(record, count, ctx.now_ms)
             return None
-        except TopicChanged:
-            continue  # grown or deleted meanwhile: decide again on what is there now
+        except TopicChanged:  # grown or deleted meanwhile: decide again on what is there now
+            back_off(attempt)
     return Refusal(Errors.UNKNOWN_SERVER_ERROR, f"The topic '{name}' kept changing; retry.")
 
 
@@ -307,7 +306,7 @@ def delete_topics(request: DeleteTopicsRequest, ctx: ApiContext) -> DeleteTopics
 def _delete(
     topic_id: str | None, name: str | None, ctx: ApiContext
 ) -> tuple[Refusal | None, TopicRecord | None]:
-    for _ in range(_RACE_RETRIES):
+    for attempt in range(RACE_ATTEMPTS):
         if topic_id is not None:
             record = ctx.store.topics.get_by_id(topic_id)
             if record is None:
@@ -328,5 +327,5 @@ def _delete(
             ctx.store.topics.delete(record, ctx.now_ms)
             return None, record
         except TopicChanged:
-            continue
+            back_off(attempt)
     return Refusal(Errors.UNKNOWN_SERVER_ERROR, "The topic kept changing; retry."), None

@@ -27,6 +27,7 @@ from .dynamo import (
     TransactItem,
     Update,
 )
+from .errors import Conflict
 
 MAX_TRANSACTION_ITEMS = 100
 
@@ -100,7 +101,7 @@ def _guard_item(guard: CommitGuard, deadline_shards: int) -> TransactItem:
     raise TypeError(f"not a commit guard: {guard!r}")
 
 
-class Fenced(Exception):
+class Fenced(Conflict):
     """A fence item of the transaction failed: the group or member moved since it was read."""
 
     def __init__(self, failed: list[int]) -> None:

@@ -235,3 +235,84 @@ def table_definition(table_name: str) -> dict[str, Any]:
             },
         ],
     }
+
+
+# --- ACLs ---
+#
+# Each ACL binding is one item (kind `acl`) under one of ACL_SHARDS partition keys `ACL#<n>`,
+# chosen by a stable hash of its sort key, so that function instances reloading the whole set
+# at once spread their reads over a few partitions. Its sort key is the binding itself: the
+# codes of its resource type, pattern type, operation and permission, and its resource name,
+# principal and host through `escaped`, joined by `#` (seven parts, none holding a `#`, so the
+# map from bindings to keys is injective: no name can forge another binding's key). When that
+# exceeds DynamoDB's 1,024-byte sort key (a long unicode or `#`-rich name), the sort key is
+# `H#` and a 256-bit digest of it: two parts, so it never equals a seven-part key. The item
+# holds the binding's fields as attributes, so loading parses no key. One item (kind
+# `acl-version`) holds the set's `version`, bumped in the same transaction as every change of
+# the bindings, and `aclCount`, the number of bindings.
+
+ACL_SHARDS = 4
+ACL_VERSION_PK = "ACL-VERSION"
+KIND_ACL = "acl"
+KIND_ACL_VERSION = "acl-version"
+ACL_SORT_KEY_MAX_BYTES = 1024
+
+
+def acl_pk(shard: int) -> str:
+    return f"ACL#{shard}"
+
+
+def acl_pks() -> list[str]:
+    return [acl_pk(shard) for shard in range(ACL_SHARDS)]
+
+
+def acl_sort_key(
+    *,
+    resource_type: int,
+    resource_name: str,
+    pattern_type: int,
+    principal: str,
+    host: str,
+    operation: int,
+    permission: int,
+) -> str:
+    readable = "#".join(
+        (
+            str(int(resource_type)),
+            str(int(pattern_type)),
+            escaped(resource_name),
+            escaped(principal),
+            escaped(host),
+            str(int(operation)),
+            str(int(permission)),
+        )
+    )
+    if len(readable.encode("utf-8")) <= ACL_SORT_KEY_MAX_BYTES:
+        return readable
+    return "H#" + hashlib.blake2b(readable.encode("utf-8"), digest_size=32).hexdigest()
+
+
+def acl_key(
+    *,
+    resource_type: int,
+    resource_name: str,
+    pattern_type: int,
+    principal: str,
+    host: str,
+    operation: int,
+    permission: int,
+) -> dict[str, str]:
+    sk = acl_sort_key(
+        resource_type=resource_type,
+        resource_name=resource_name,
+        pattern_type=pattern_type,
+        principal=principal,
+        host=host,
+        operation=operation,
+        permission=permission,
+    )
+    return {PK: acl_pk(stable_shard(sk, ACL_SHARDS)), SK: sk}
+
+
+def acl_version_key() -> dict[str, str]:
+    return {PK: ACL_VERSION_PK, SK: ACL_VERSION_PK}

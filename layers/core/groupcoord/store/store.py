@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..settings import Settings
 from . import schema
+from .acls import AclStore
 from .classic_groups import ClassicGroupStore
 from .consumer_groups import ConsumerGroupStore
 from .conversion import Conversions
@@ -29,6 +30,7 @@ class Store:
         self.offsets = OffsetStore(dynamo, settings.deadline_shards)
         self.retention = RetentionStore(dynamo, settings.deadline_shards)
         self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)
+        self.acls = AclStore(dynamo)
 
     @classmethod
     def connect(

@@ -27,6 +27,7 @@ from .dynamo import (
     TransactItem,
     Update,
 )
+from .errors import Conflict
 
 # How long a topic change may stay un-notified before the sweeper redoes it.
 NOTIFY_GRACE_MS = 5000
@@ -41,7 +42,7 @@ class TopicAlreadyExists(Exception):
     pass
 
 
-class TopicChanged(Exception):
+class TopicChanged(Conflict):
     """The topic was changed or deleted by someone else since it was read."""
 
 

@@ -22,7 +22,6 @@ from ...core.classic.rules import (
     due_work,
     may_count_joins,
     needs_members,
-    next_check_ms,
     settle_due,
 )
 from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
@@ -36,11 +35,10 @@ from ...store.errors import Conflict
 from ...store.groups import header
 from ...store.store import Store
 from ..context import ApiContext
+from ..races import RACE_ATTEMPTS, GroupBusy, back_off
 
 # How long a claimed timer check keeps other requests from scanning the same group.
 CHECK_CLAIM_MS = 2_000
-# A transition that lost a race is decided again on fresh state this many times.
-RACE_RETRIES = 8
 # How often a held join/sync re-reads the group item in a small group (an eventually
 # consistent read); bigger groups poll less often (hold_plan).
 POLL_INTERVAL_S = 0.1
@@ -51,16 +49,6 @@ MIN_POLL_INTERVAL_S = 0.01
 HELD_READ_BUDGET_RCU_S = 1000.0
 POLL_RCU = 0.5  # an eventually consistent read of the group item (< 4 KB)
 REQUEST_RCU = 1.0  # the consistent read of the group item each (re-)sent join or sync starts with
-
-
-def back_off(attempt: int) -> None:
-    """A short random pause before deciding again after losing a race: requests that collided
-    on one group version would otherwise collide again (full jitter, capped at 50 ms)."""
-    time.sleep(random.uniform(0, min(0.05, 0.005 * 2**attempt)))
-
-
-class GroupBusy(Exception):
-    """The group kept changing under us for RACE_RETRIES attempts."""
 
 
 class NotClassic(Exception):
@@ -121,7 +109,7 @@ def settle(
     barrier's join counters (a read unit per member shard) and close it if every member has
     joined; the requests that count or uncount a join ask for it, the others do not."""
     groups = store.classic
-    for attempt in range(RACE_RETRIES):
+    for attempt in range(RACE_ATTEMPTS):
         transition = _due_transition(store, groups, group, now, count_joins)
         if transition is None:
             return group
@@ -183,18 +171,6 @@ def _due_transition(
             for m in completion.members
         ]
     return transition
-
-
-def resumed_timers(
-    store: Store, before: ClassicGroup, after: ClassicGroup, now: int, skip: str = ""
-) -> int | None:
-    """Leaving CompletingRebalance restarts the session timers of the members that were
-    waiting for the leader's sync: the earliest deadline among them (and the others), for the
-    group's next check. None when the group did not leave CompletingRebalance."""
-    if before.state != COMPLETING_REBALANCE or after.state == COMPLETING_REBALANCE:
-        return None
-    members = [m for m in store.classic.members(before, payloads=False) if m.member_id != skip]
-    return next_check_ms(after, members, now)
 
 
 def _subscribed_topics(groups: ClassicGroupStore, completion: Any) -> tuple[str, ...]:
@@ -352,8 +328,5 @@ __all__ = [
     "EMPTY",
     "PREPARING_REBALANCE",
     "STABLE",
-    "GroupBusy",
     "NotClassic",
-    "back_off",
-    "resumed_timers",
 ]

@@ -9,7 +9,8 @@ from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store.classic_groups import SessionNotRenewed
 from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
-from .common import GroupBusy, NotClassic, claimed_instance_owner, load, settle
+from ..races import GroupBusy
+from .common import NotClassic, claimed_instance_owner, load, settle
 
 
 def _membership_error(

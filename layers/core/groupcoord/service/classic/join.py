@@ -1,31 +1,37 @@
-"""join-group: the two-step join, the join barrier (held, then 202), static members."""
+"""join-group: the two-step join, the join barrier (held, then 202), static members.
+
+A join reads what its decision needs, asks core/classic/joining.py what to do (`plan_join`),
+and writes what the plan says; a lost race reads and decides again."""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ... import clock
+from ...core.classic.joining import (
+    HandOutMemberId,
+    Joiner,
+    JoinFacts,
+    JoinOpenBarrier,
+    JoinPlan,
+    Refuse,
+    Renew,
+    WriteJoin,
+    needs_instance_owner,
+    needs_voters,
+    plan_join,
+    reads_member,
+    replaced_member_id,
+    with_resumed_timers,
+)
 from ...core.classic.model import (
-    COMPLETING_REBALANCE,
     EMPTY,
     PREPARING_REBALANCE,
-    STABLE,
     ClassicGroup,
     ClassicMember,
-    Protocol,
 )
-from ...core.classic.rules import (
-    check_join_request,
-    expiry_ms,
-    extend_initial_delay,
-    heartbeat_interval_ms,
-    pending_expired,
-    start_rebalance,
-    supports_protocols,
-    vote_protocol,
-    with_member_protocols,
-)
+from ...core.classic.rules import check_join_request
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from ...store.classic_groups import ClassicTransition
@@ -33,16 +39,13 @@ from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
+from ..races import RACE_ATTEMPTS, GroupBusy, back_off
 from .common import (
-    RACE_RETRIES,
-    GroupBusy,
     NotClassic,
-    back_off,
     commit,
     is_empty_consumer_group,
     load,
     replace_empty_consumer_group,
-    resumed_timers,
     retry_after_ms,
     settle,
     wait_for,
@@ -56,34 +59,6 @@ def _error(
         error_code=error,
         member_id=request.member_id if member_id is None else member_id,
         protocol_type=None,
-    )
-
-
-def _template(
-    request: JoinGroupRequest, ctx: ApiContext, member_id: str, now: int
-) -> ClassicMember:
-    rebalance_timeout = (
-        request.session_timeout_ms
-        if request.rebalance_timeout_ms < 0
-        else request.rebalance_timeout_ms
-    )
-    expiry = expiry_ms(
-        request.session_timeout_ms, request.heartbeat_frequency, request.failed_heartbeat_threshold
-    )
-    return ClassicMember(
-        member_id=member_id,
-        instance_id=request.group_instance_id,
-        client_id=ctx.client_id,
-        client_host=ctx.client_host,
-        session_timeout_ms=request.session_timeout_ms,
-        rebalance_timeout_ms=rebalance_timeout,
-        expiry_ms=expiry,
-        heartbeat_interval_ms=heartbeat_interval_ms(
-            request.session_timeout_ms, request.heartbeat_frequency
-        ),
-        protocol_type=request.protocol_type,
-        protocols=tuple(Protocol(p.name, p.metadata) for p in request.protocols),
-        session_deadline_ms=now + expiry,
     )
 
 
@@ -131,7 +106,7 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
 
 def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Registered:
     """Record the join; returns a final response or the registration."""
-    for attempt in range(RACE_RETRIES):
+    for attempt in range(RACE_ATTEMPTS):
         now = clock.now_ms()
         try:
             group = load(ctx.store, request.group_id)
@@ -146,8 +121,7 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
                 back_off(attempt)
             continue
         if group is None:
-            if request.member_id:
-                return _error(request, Errors.UNKNOWN_MEMBER_ID)
+            # Created by this join if the plan writes it (a member id it names is unknown: 25).
             group = ClassicGroup(
                 group_id=request.group_id,
                 member_shards=ctx.settings.member_shards,
@@ -159,292 +133,104 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
             group = settle(ctx.store, group, now)
             expected = group.version
         try:
-            return _decide(request, ctx, group, expected, now)
+            facts = _read_facts(request, ctx, group, expected is not None, now)
+            joiner = Joiner(request, ctx.client_id, ctx.client_host)
+            # A fresh id for a new member, drawn whether or not the plan hands one out.
+            plan = plan_join(joiner, facts, now, ctx.settings, new_member_id(ctx.client_id))
+            return _carry_out(request, ctx, group, expected, plan, now)
         except Conflict:
             back_off(attempt)
     raise GroupBusy(request.group_id)
 
 
-def _decide(
-    request: JoinGroupRequest,
-    ctx: ApiContext,
-    group: ClassicGroup,
-    expected: int | None,
-    now: int,
-) -> JoinGroupResponse | Registered:
+def _read_facts(
+    request: JoinGroupRequest, ctx: ApiContext, group: ClassicGroup, exists: bool, now: int
+) -> JoinFacts:
+    """Read what the join's decision looks at, and nothing else (core/classic/joining.py says
+    which reads it needs)."""
     groups = ctx.store.classic
-    read = group
-    names = [p.name for p in request.protocols]
-    instance = request.group_instance_id
-    existing: ClassicMember | None = None
-    if request.member_id:
-        existing = groups.member(group, request.member_id) if expected is not None else None
-        if existing is not None and pending_expired(existing, now):
-            # Gone, though the group's timer check that removes it may not have run yet (it
-            # can be claimed by another request, or the sweeper, still reading the members).
-            existing = None
-        if existing is None:
-            owner = groups.instance_owner(group.group_id, instance) if instance else None
-            fenced = owner is not None and owner != request.member_id
-            return _error(
-                request, Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
-            )
-        if instance and existing.instance_id != instance:
-            return _error(request, Errors.FENCED_INSTANCE_ID)
-    elif instance:
-        owner = groups.instance_owner(group.group_id, instance) if expected is not None else None
-        if owner is not None:
-            old = groups.member(group, owner)
-            if old is not None:
-                return _replace_static_member(request, ctx, group, old, now)
-    replacing = 1 if existing is not None and not existing.pending else 0
-    if not supports_protocols(group, request.protocol_type, names, replacing=replacing):
-        return _error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
-
-    if existing is None and not instance:
-        # Kafka's two-step join: hand out an id, remember it as pending until it rejoins.
-        if group.member_count >= ctx.settings.group_max_size:
-            return _error(request, Errors.GROUP_MAX_SIZE_REACHED)
-        member = replace(_template(request, ctx, new_member_id(ctx.client_id), now), pending=True)
-        # A pending id lives for the session timeout of its first join.
-        member = replace(member, session_deadline_ms=now + request.session_timeout_ms)
-        next_check = min(
-            t for t in (group.next_check_ms, member.session_deadline_ms) if t is not None
-        )
-        commit(
-            ctx.store,
-            group,
-            ClassicTransition(
-                group=replace(group, next_check_ms=next_check),
-                expected_version=expected,
-                put_members=[member],
-            ),
-        )
-        return _error(request, Errors.MEMBER_ID_REQUIRED, member_id=member.member_id)
-
-    is_new = existing is None or existing.pending
-    member_id = existing.member_id if existing is not None else new_member_id(ctx.client_id)
-    member = _template(request, ctx, member_id, now)
-    if existing is not None and not existing.pending:
-        # (Its assignment stays on its payload item: a join writes only the protocols there.)
-        member = replace(
-            member,
-            joined_generation=existing.joined_generation,
-            member_generation=existing.member_generation,
-            joined_at_ms=existing.joined_at_ms,
-            synced_generation=existing.synced_generation,
-        )
-    if is_new and group.member_count >= ctx.settings.group_max_size:
-        return _error(request, Errors.GROUP_MAX_SIZE_REACHED)
-
-    # Told from the digest on the member item: the metadata itself is on the payload item.
-    new_metadata = (
-        existing is None or existing.pending or existing.protocols_digest != member.protocols_digest
-    )
-    changed = new_metadata or (
-        existing is not None and existing.protocol_type != member.protocol_type
-    )
-    if not is_new and not changed:
-        # A known member that re-sends its join with unchanged metadata: after the barrier
-        # closed (a poll after 202, or a follower rejoining in Stable) it gets the current
-        # generation; while the barrier is open its join stays registered.
-        closed = member.joined_generation == group.generation and (
-            group.state == COMPLETING_REBALANCE
-            or (group.state == STABLE and group.leader != member.member_id)
-        )
-        still_open = (
-            group.state == PREPARING_REBALANCE and member.joined_generation == group.generation + 1
-        )
-        if closed or still_open:
-            try:
-                groups.renew_session(group, member_id, now + member.expiry_ms)
-            except ConditionFailed:  # removed meanwhile: decide again on fresh state
-                raise Conflict(group.group_id) from None
-            return Registered(member_id, member.joined_generation, group)
-
-    pending_generation = group.generation + 1
-    if _joins_without_group_write(group, existing, member):
-        # A known member joins the open barrier: its own item and its shard's join counter
-        # are written, never the group item (no hot key; store/classic_groups.py).
-        member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
-        try:
-            groups.register_join(group, member, new_metadata=new_metadata)
-        except ConditionFailed:  # removed, or the barrier moved on: decide again
-            raise Conflict(group.group_id) from None
-        settled = settle(ctx.store, group, now, count_joins=True)
-        return Registered(member_id, pending_generation, settled)
-
-    transition = ClassicTransition(group=group, expected_version=expected)
-    if is_new:
-        counts = with_member_protocols(group.protocol_counts, added=member.protocol_names)
-        group = replace(
-            group,
-            member_count=group.member_count + 1,
-            protocol_counts=counts,
-            protocol_type=group.protocol_type or request.protocol_type,
-            rebalance_timeout_ms=max(group.rebalance_timeout_ms, member.rebalance_timeout_ms),
-        )
-        if instance:
-            transition.put_instances[instance] = member_id
-    else:
-        assert existing is not None
-        counts = with_member_protocols(
-            group.protocol_counts, added=member.protocol_names, removed=existing.protocol_names
-        )
-        group = replace(
-            group,
-            protocol_counts=counts,
-            rebalance_timeout_ms=max(group.rebalance_timeout_ms, member.rebalance_timeout_ms),
-        )
-    if group.state != PREPARING_REBALANCE:
-        group = start_rebalance(group, now)
-    if group.initial_delay_until_ms is not None:
-        group = extend_initial_delay(group, now, ctx.settings)
-    pending_generation = group.generation + 1
-    if member.joined_generation != pending_generation:
-        transition.join_counts.append((member_id, 1))
-        member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
-    candidates = [
-        t
-        for t in (
-            group.next_check_ms,
-            group.join_deadline_ms,
-            group.initial_delay_until_ms,
-            member.session_deadline_ms,
-            resumed_timers(ctx.store, read, group, now, skip=member_id),
-        )
-        if t is not None
-    ]
-    group = replace(group, next_check_ms=min(candidates), empty_since_ms=None)
-    transition.group = group
-    transition.put_members = [member]
-    if new_metadata:
-        transition.put_payloads = [member]
-    committed = commit(ctx.store, group, transition)
-    return Registered(member_id, pending_generation, _settle_join(ctx, read, committed, now))
-
-
-def _joins_without_group_write(
-    group: ClassicGroup, existing: ClassicMember | None, member: ClassicMember
-) -> bool:
-    """A known member's join leaves the group item alone when the barrier is open (past the
-    initial delay, which joins extend), and the join changes nothing the group item counts:
-    its protocol names (the group's protocol counts) and its rebalance timeout (the group's
-    is the largest). The joins that do change it write it, counting the join in the same
-    transaction."""
-    if existing is None or existing.pending or group.state != PREPARING_REBALANCE:
-        return False
-    if group.initial_delay_until_ms is not None:
-        return False
-    if existing.joined_generation >= group.pending_generation:
-        return False  # joined already, now with other metadata: rewritten with the group
-    return (
-        set(member.protocol_names) == set(existing.protocol_names)
-        and member.rebalance_timeout_ms <= group.rebalance_timeout_ms
+    existing = groups.member(group, request.member_id) if reads_member(request, exists) else None
+    owner = None
+    if needs_instance_owner(request, exists, existing, now):
+        owner = groups.instance_owner(group.group_id, request.group_instance_id or "")
+    replaced_id = replaced_member_id(request, owner)
+    old = groups.member(group, replaced_id) if replaced_id is not None else None
+    if old is None:
+        return JoinFacts(group, exists, existing=existing, instance_owner=owner)
+    inherited = groups.with_payload(group, old)
+    voters = None
+    if needs_voters(request, group, old):
+        voters = tuple(groups.members(group, payloads=False))
+    return JoinFacts(
+        group,
+        exists,
+        existing=existing,
+        instance_owner=owner,
+        old_static=old,
+        inherited_assignment=inherited.assignment,
+        inherited_assignment_generation=inherited.assignment_generation,
+        voters=voters,
     )
 
 
-def _settle_join(
-    ctx: ApiContext, read: ClassicGroup, committed: ClassicGroup, now: int
-) -> ClassicGroup:
-    """After a join that wrote the group item: close the barrier if that join was the last
-    one. A join that started the rebalance is its only counted join so far, so the counters
-    are read only when the barrier was already open (or one member is all it waits for)."""
-    if read.state == PREPARING_REBALANCE or committed.member_count <= 1:
-        return settle(ctx.store, committed, now, count_joins=True)
-    return committed
-
-
-def _replace_static_member(
+def _carry_out(
     request: JoinGroupRequest,
     ctx: ApiContext,
-    group: ClassicGroup,
-    old: ClassicMember,
+    read: ClassicGroup,
+    expected: int | None,
+    plan: JoinPlan,
     now: int,
 ) -> JoinGroupResponse | Registered:
-    """A static member rejoins with a new member id: it takes the old one's place (Kafka's
-    updateStaticMemberThenRebalanceOrCompleteJoin). In Stable nothing rebalances unless the
-    protocol the group would select with the member's new protocols differs from the current
-    one: its metadata (a ConsumerProtocol subscription carries generationId and owned
-    partitions, so it differs after any rebalance) is simply updated. The new member id's
-    payload item inherits the old one's assignment (a sync in Stable answers it; an upgrade
-    converts it), and the old payload goes with the old member item."""
-    inherited = ctx.store.classic.with_payload(group, old)
-    member = replace(
-        _template(request, ctx, new_member_id(ctx.client_id), now),
-        joined_generation=old.joined_generation,
-        member_generation=old.member_generation,
-        joined_at_ms=old.joined_at_ms,
-        synced_generation=old.synced_generation,
-        assignment=inherited.assignment,
-        assignment_generation=inherited.assignment_generation,
-    )
-    if not supports_protocols(group, request.protocol_type, member.protocol_names, replacing=1):
-        return _error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
-    same_protocol = group.state == STABLE and _selects_same_protocol(ctx, group, old, member)
-    counts = with_member_protocols(
-        group.protocol_counts, added=member.protocol_names, removed=old.protocol_names
-    )
-    leader = member.member_id if group.leader == old.member_id else group.leader
-    group = replace(group, protocol_counts=counts, leader=leader)
+    """Write what the plan says; Conflict when the group (or the member) moved meanwhile."""
+    groups = ctx.store.classic
+    if isinstance(plan, Refuse):
+        return _error(request, plan.error, member_id=plan.member_id)
+    if isinstance(plan, HandOutMemberId):
+        transition = ClassicTransition(
+            group=plan.group, expected_version=expected, put_members=[plan.member]
+        )
+        commit(ctx.store, read, transition)
+        return _error(request, Errors.MEMBER_ID_REQUIRED, member_id=plan.member.member_id)
+    if isinstance(plan, Renew):
+        try:
+            groups.renew_session(read, plan.member_id, plan.session_deadline_ms)
+        except ConditionFailed:  # removed meanwhile: decide again on fresh state
+            raise Conflict(read.group_id) from None
+        return Registered(plan.member_id, plan.generation, read)
+    if isinstance(plan, JoinOpenBarrier):
+        # Its own item and its shard's join counter are written, never the group item (no
+        # hot key; store/classic_groups.py).
+        try:
+            groups.register_join(read, plan.member, new_metadata=plan.new_metadata)
+        except ConditionFailed:  # removed, or the barrier moved on: decide again
+            raise Conflict(read.group_id) from None
+        settled = settle(ctx.store, read, now, count_joins=True)
+        return Registered(plan.member.member_id, plan.generation, settled)
+    return _write_join(ctx, read, expected, plan, now)
+
+
+def _write_join(
+    ctx: ApiContext, read: ClassicGroup, expected: int | None, plan: WriteJoin, now: int
+) -> JoinGroupResponse | Registered:
+    """Commit the join with the group item; then answer at once, or settle and register."""
+    group = plan.group
+    if plan.resumes_timers:
+        group = with_resumed_timers(plan, ctx.store.classic.members(read, payloads=False), now)
     transition = ClassicTransition(
         group=group,
-        expected_version=group.version,
-        delete_members=[old],
-        put_instances={member.instance_id or "": member.member_id},
-        put_payloads=[member],
+        expected_version=expected,
+        put_members=[plan.member],
+        put_payloads=list(plan.put_payloads),
+        delete_members=list(plan.delete_members),
+        put_instances=dict(plan.put_instances),
+        join_counts=list(plan.join_counts),
     )
-    if same_protocol:
-        transition.put_members = [member]
-        transition.group = replace(
-            group,
-            next_check_ms=min(
-                t for t in (group.next_check_ms, member.session_deadline_ms) if t is not None
-            ),
-        )
-        committed = commit(ctx.store, group, transition)
-        # KIP-814: a static leader that comes back in Stable must not reassign.
-        return _response(
-            ctx, committed, member, skip_assignment=committed.leader == member.member_id
-        )
-    read = group
-    if group.state != PREPARING_REBALANCE:
-        group = start_rebalance(group, now)
-    pending_generation = group.generation + 1
-    # The new member id takes the old one's place, and its join counter (on its own shard).
-    if read.awaiting_join(old):
-        transition.join_counts.append((old.member_id, -1))
-    transition.join_counts.append((member.member_id, 1))
-    member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
-    candidates = [
-        t
-        for t in (
-            group.next_check_ms,
-            group.join_deadline_ms,
-            member.session_deadline_ms,
-            resumed_timers(ctx.store, read, group, now, skip=old.member_id),
-        )
-        if t is not None
-    ]
-    transition.group = replace(group, next_check_ms=min(candidates))
-    transition.put_members = [member]
-    committed = commit(ctx.store, group, transition)
-    return Registered(member.member_id, pending_generation, _settle_join(ctx, read, committed, now))
-
-
-def _selects_same_protocol(
-    ctx: ApiContext, group: ClassicGroup, old: ClassicMember, new: ClassicMember
-) -> bool:
-    """Kafka's selectProtocol() with `new` in place of `old` still picks the group's protocol."""
-    voters = [
-        new if m.member_id == old.member_id else m
-        for m in ctx.store.classic.members(group, payloads=False)
-        if not m.pending
-    ]
-    try:
-        return vote_protocol(voters) == group.protocol_name
-    except ValueError:  # no protocol in common any more
-        return False
+    committed = commit(ctx.store, read, transition)
+    if plan.respond_now:
+        return _response(ctx, committed, plan.member, skip_assignment=plan.skip_assignment)
+    if plan.settle_after:
+        committed = settle(ctx.store, committed, now, count_joins=True)
+    return Registered(plan.member_id, plan.generation, committed)
 
 
 def _respond_when_joined(

@@ -18,11 +18,9 @@ from ...store.classic_groups import ClassicTransition
 from ...store.errors import Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
+from ..races import RACE_ATTEMPTS, GroupBusy, back_off
 from .common import (
-    RACE_RETRIES,
-    GroupBusy,
     NotClassic,
-    back_off,
     commit,
     load,
     settle,
@@ -33,7 +31,7 @@ def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
     if not request.group_id:
         return LeaveGroupResponse(error_code=Errors.INVALID_GROUP_ID)
     try:
-        for attempt in range(RACE_RETRIES):
+        for attempt in range(RACE_ATTEMPTS):
             try:
                 return _leave(request, ctx)
             except Conflict:

@@ -21,11 +21,9 @@ from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
+from ..races import RACE_ATTEMPTS, GroupBusy, back_off
 from .common import (
-    RACE_RETRIES,
-    GroupBusy,
     NotClassic,
-    back_off,
     commit,
     load,
     retry_after_ms,
@@ -80,7 +78,7 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
         return _error(Errors.INVALID_GROUP_ID)
     groups = ctx.store.classic
     try:
-        for attempt in range(RACE_RETRIES):
+        for attempt in range(RACE_ATTEMPTS):
             now = clock.now_ms()
             group = load(ctx.store, request.group_id)
             if group is not None:

@@ -60,7 +60,8 @@ from ...store.consumer_groups import ConsumerGroup, group_from_item
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext
-from .common import RACE_ATTEMPTS, backoff, reload
+from ..races import RACE_ATTEMPTS, back_off
+from .common import reload
 from .downgrade import maybe_downgrade
 from .heartbeat import Answer, _Heartbeat
 from .install import ensure_target
@@ -253,7 +254,7 @@ def mixed_join(
         except Answer as refused:
             return _join_error(request, refused.refusal.error, member_id=member_id)
         except Conflict:
-            backoff(attempt)
+            back_off(attempt)
             continue
         if answer.error_code:
             return _join_error(request, Errors(answer.error_code), member_id=member_id)
@@ -413,14 +414,14 @@ def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
             ):
                 return
         except Conflict:
-            backoff(attempt)
+            back_off(attempt)
             continue
         try:
             group = cs.update_group(
                 group, group.with_members(-1), extra=cs.remove_member_items(group, member)
             )
         except Conflict:
-            backoff(attempt)
+            back_off(attempt)
             continue
         ensure_target(ctx.store, group)
         return

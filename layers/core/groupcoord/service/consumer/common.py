@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import random
-import time
-
 from ... import faults
 from ...core.consumer.model import ConsumerGroup
 from ...settings import Settings
@@ -14,8 +11,6 @@ from ...store.groups import header
 from ...store.store import Store
 
 GROUP_TYPE = "consumer"
-# A lost race is re-read and decided again this many times before answering 14.
-RACE_ATTEMPTS = 12
 
 
 def convert(store: Store, conversion: Conversion) -> None:
@@ -27,10 +22,6 @@ def convert(store: Store, conversion: Conversion) -> None:
         max_transaction_items=settings.conversion_transaction_items,
         checkpoint=faults.checkpoint(settings),
     )
-
-
-def backoff(attempt: int) -> None:
-    time.sleep(random.uniform(0, min(0.2, 0.005 * 2**attempt)))
 
 
 def session_timeout_ms(settings: Settings) -> int:

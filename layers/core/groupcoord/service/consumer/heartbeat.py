@@ -50,13 +50,8 @@ from ...store.consumer_groups import ConsumerGroupStore, group_from_item
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext
-from .common import (
-    RACE_ATTEMPTS,
-    backoff,
-    heartbeat_interval_ms,
-    reload,
-    session_timeout_ms,
-)
+from ..races import RACE_ATTEMPTS, back_off
+from .common import heartbeat_interval_ms, reload, session_timeout_ms
 from .downgrade import maybe_downgrade
 from .expiry import expire_consumer_group
 from .install import WAIT_FOR_FIRST_TARGET_MS, Installed, ensure_target, ensure_target_installed
@@ -91,7 +86,7 @@ def consumer_group_heartbeat(
         except Answer as answer:
             return _error(request, answer.refusal)
         except Conflict:
-            backoff(attempt)
+            back_off(attempt)
     return _error(
         request,
         Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat."),

@@ -45,7 +45,8 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     converted. Conflict when the group moved meanwhile (the caller re-reads and decides
     again: an Empty classic group is then simply replaced)."""
     # Imported here: the classic service modules import the consumer ones (mixed groups).
-    from ..classic.common import GroupBusy, settle
+    from ..classic.common import settle
+    from ..races import GroupBusy
 
     settings = store.settings
     group = classic_group_from_item(item)
