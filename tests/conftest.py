@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -75,15 +76,43 @@ def store(dynamodb_endpoint: str) -> Store:
 
 
 @pytest.fixture
-def configured(store: Store) -> Iterator[Store]:
-    """The process-wide runtime on a fresh table (for in-process handler calls), restored
-    afterwards."""
+def service_store(service_endpoint: str | None) -> Store:
+    """The store on a fresh table where the service tests keep their state: the in-memory
+    adapter, or the DynamoDB endpoint (see the module docstring)."""
+    settings = Settings.from_mapping(
+        {"groupcoord.table.name": unique_table(), **IMMEDIATE_INSTALLS}
+    )
+    if service_endpoint is None:
+        store = Store.in_memory(settings)
+    else:
+        store = Store.connect(settings, endpoint_url=service_endpoint)
+    store.ensure_table()
+    return store
+
+
+@contextmanager
+def _runtime_on(store: Store) -> Iterator[Store]:
     saved = (runtime._settings, runtime._store)
     runtime.configure(store.settings, store)
     try:
         yield store
     finally:
         runtime._settings, runtime._store = saved
+
+
+@pytest.fixture
+def configured(store: Store) -> Iterator[Store]:
+    """The process-wide runtime on a fresh table of the DynamoDB endpoint (for in-process
+    handler calls), restored afterwards."""
+    with _runtime_on(store) as found:
+        yield found
+
+
+@pytest.fixture
+def service_configured(service_store: Store) -> Iterator[Store]:
+    """As `configured`, on the service tests' store."""
+    with _runtime_on(service_store) as found:
+        yield found
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol
@@ -34,6 +36,13 @@ from groupcoord.store import capacity, schema
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
+
+
+@pytest.fixture
+def store(service_store: Store) -> Store:
+    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
+    return service_store
+
 
 PROTOCOL = "cooperative-sticky"
 SESSION_MS = 30_000

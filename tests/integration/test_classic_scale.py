@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+import pytest
+
 from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import (
@@ -27,6 +29,13 @@ from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
 from groupcoord.store.classic_groups import ClassicTransition, member_items
 from groupcoord.store.store import Store
+
+
+@pytest.fixture
+def store(service_store: Store) -> Store:
+    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
+    return service_store
+
 
 MEMBERS = 250
 

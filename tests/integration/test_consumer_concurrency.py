@@ -7,6 +7,8 @@ import random
 import threading
 import time
 
+import pytest
+
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
@@ -24,6 +26,12 @@ from tests.support.consumer import (
     settle,
     unique,
 )
+
+
+@pytest.fixture
+def store(service_store: Store) -> Store:
+    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
+    return service_store
 
 
 def test_concurrent_heartbeats_never_give_a_partition_to_two_members(api: Api) -> None:

@@ -24,6 +24,13 @@ from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
 
+
+@pytest.fixture
+def store(service_store: Store) -> Store:
+    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
+    return service_store
+
+
 # Long enough that the joins below all happen within it, even on a busy machine.
 INTERVAL_MS = 4_000
 

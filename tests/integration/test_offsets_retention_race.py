@@ -32,10 +32,10 @@ def committed(group: str) -> int:
 
 
 @pytest.fixture
-def short_retention(configured: Store) -> Store:
-    settings = replace(configured.settings, offsets_retention_ms=RETENTION_MS)
-    store = Store(configured.dynamo, settings)
-    runtime.configure(settings, store)  # `configured` restores the runtime afterwards
+def short_retention(service_configured: Store) -> Store:
+    settings = replace(service_configured.settings, offsets_retention_ms=RETENTION_MS)
+    store = Store(service_configured.dynamo, settings)
+    runtime.configure(settings, store)  # `service_configured` restores the runtime afterwards
     return store
 
 
