@@ -23,7 +23,7 @@ Completion = Callable[[Store, Overdue, int], None]
 
 
 def _renotify_topic_change(store: Store, due: Overdue, now_ms: int) -> None:
-    store.topics.notify(store.topics.pending_change(due.item))
+    store.topics.renotify(due)
 
 
 COMPLETIONS: dict[str, Completion] = {

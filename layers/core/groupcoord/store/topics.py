@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..core.topics import TopicRecord, regex_matches
 from . import schema
+from .deadlines import Overdue
 from .dynamo import (
     ConditionFailed,
     Delete,
@@ -249,9 +250,13 @@ class TopicRegistry:
                 pass  # The group is gone; its subscriptions are cleaned up with it.
         return bumped
 
-    def pending_change(self, item: dict) -> TopicChange:
+    def renotify(self, due: Overdue) -> int:
+        """Tell the groups of an overdue topic-change item (one whose groups were not all told
+        when it was written); returns how many were told."""
         # The sort key is "<topic>#<nonce>"; topic names never contain '#'.
-        return TopicChange(key=_key_of(item), topic=item[schema.SK].rsplit("#", 1)[0])
+        item = due.item
+        change = TopicChange(key=_key_of(item), topic=item[schema.SK].rsplit("#", 1)[0])
+        return self.notify(change)
 
 
 def _key_of(item: dict) -> dict[str, str]:
