@@ -15,11 +15,20 @@ class Answer:
     headers: dict[str, str]
 
 
+# The header the tests' coordinators take the caller's principal from (serve
+# --principal-header), when they are started with it.
+PRINCIPAL_HEADER = "X-Test-Principal"
+
+
 class Api:
-    def __init__(self, base_url: str, client_id: str = "test-client") -> None:
+    def __init__(
+        self, base_url: str, client_id: str = "test-client", principal: str | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.client_id = client_id
         self.session = requests.Session()
+        if principal is not None:
+            self.session.headers[PRINCIPAL_HEADER] = principal
 
     def call(
         self,

@@ -40,12 +40,21 @@ class InProcessCoordinator:
     process, on the store's in-memory adapter: no process to start, and the test can look
     at the store it runs on."""
 
-    def __init__(self, settings: dict[str, str] | None = None, store: Store | None = None):
+    def __init__(
+        self,
+        settings: dict[str, str] | None = None,
+        store: Store | None = None,
+        principal_header: str | None = None,
+    ):
         mapping = {"groupcoord.table.name": unique_table(), **(settings or {})}
         if store is not None:  # the other deployment's table
             mapping["groupcoord.table.name"] = store.settings.table_name
         self.coordinator = LocalCoordinator(
-            Settings.from_mapping(mapping), port=0, in_memory=store is None, store=store
+            Settings.from_mapping(mapping),
+            port=0,
+            in_memory=store is None,
+            store=store,
+            principal_header=principal_header,
         ).start()
         self.url = self.coordinator.url
         self.store = self.coordinator.store
@@ -56,11 +65,13 @@ class InProcessCoordinator:
 
 @contextmanager
 def running_coordinator(
-    settings: dict[str, str] | None = None, store: Store | None = None
+    settings: dict[str, str] | None = None,
+    store: Store | None = None,
+    principal_header: str | None = None,
 ) -> Iterator[InProcessCoordinator]:
     """An in-process coordinator (InProcessCoordinator); with `store`, on that store's table
     (e.g. a second deployment with a crash point, beside the first)."""
-    coordinator = InProcessCoordinator(settings, store)
+    coordinator = InProcessCoordinator(settings, store, principal_header)
     try:
         yield coordinator
     finally:
@@ -100,14 +111,17 @@ def running_beside(
 
 @contextmanager
 def running_service(
-    service_endpoint: str | None, settings: dict[str, str] | None = None
+    service_endpoint: str | None,
+    settings: dict[str, str] | None = None,
+    principal_header: str | None = None,
 ) -> Iterator[str]:
     """The service tests' coordinator; yields its base URL. On the in-memory adapter (the
     `service_endpoint` fixture is None) it runs in this process; on a DynamoDB endpoint it is
     a `serve` process, as before."""
     if service_endpoint is not None:
-        with running_serve(service_endpoint, settings=settings) as url:
+        extra = ["--principal-header", principal_header] if principal_header else []
+        with running_serve(service_endpoint, settings=settings, extra_args=extra) as url:
             yield url
         return
-    with running_coordinator(settings) as coordinator:
+    with running_coordinator(settings, principal_header=principal_header) as coordinator:
         yield coordinator.url

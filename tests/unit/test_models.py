@@ -64,6 +64,9 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "create-topics": {"topics": []},
     "create-partitions": {"topics": []},
     "delete-topics": {"topics": []},
+    "create-acls": {"creations": []},
+    "describe-acls": {"resourceTypeFilter": 1, "operation": 1, "permissionType": 1},
+    "delete-acls": {"filters": []},
 }
 
 # What the minimal request reads as: Kafka's schema defaults, null for nullable fields.

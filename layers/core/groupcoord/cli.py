@@ -55,6 +55,14 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=VALUE",
         help="a setting under its Kafka name, e.g. -c group.min.session.timeout.ms=100",
     )
+    serve.add_argument(
+        "--principal-header",
+        metavar="NAME",
+        help="a test and development aid, off by default: take each request's principal "
+        "(e.g. User:alice) from this request header, as a Lambda authorizer would give it; "
+        "a request without it is User:ANONYMOUS. Never put such a header in front of a "
+        "deployment: anyone can send it",
+    )
     serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
     serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
 
@@ -96,6 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
         dynamodb_endpoint=args.dynamodb_endpoint,
         in_memory=args.store == "memory",
         access_log=args.access_log,
+        principal_header=args.principal_header,
     )
     print(coordinator.banner(), flush=True)
     if args.url_file:

@@ -15,6 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.acls import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+)
 from ..models.base import KafkaMessage, KafkaResponse
 from ..models.classic import (
     HeartbeatRequest,
@@ -79,6 +87,8 @@ class Api:
     function: str
     # "module:function" under groupcoord.service.
     service: str
+    # Kafka's message and the version whose JSON form the API speaks.
+    kafka: str
     # join-group and sync-group may answer 202 "registered, not complete" (classic-protocol.md).
     may_answer_accepted: bool = False
 
@@ -89,38 +99,46 @@ class Api:
 
 APIS: tuple[Api, ...] = (
     Api("find-coordinator", FindCoordinatorRequest, FindCoordinatorResponse, ADMIN,
-        "coordinator:find_coordinator"),
+        "coordinator:find_coordinator", "FindCoordinator v6"),
     Api("join-group", JoinGroupRequest, JoinGroupResponse, MEMBERSHIP,
-        "classic.join:join_group", may_answer_accepted=True),
+        "classic.join:join_group", "JoinGroup v9", may_answer_accepted=True),
     Api("sync-group", SyncGroupRequest, SyncGroupResponse, MEMBERSHIP,
-        "classic.sync:sync_group", may_answer_accepted=True),
+        "classic.sync:sync_group", "SyncGroup v5", may_answer_accepted=True),
     Api("heartbeat", HeartbeatRequest, HeartbeatResponse, MEMBERSHIP,
-        "classic.heartbeat:heartbeat"),
+        "classic.heartbeat:heartbeat", "Heartbeat v4"),
     Api("leave-group", LeaveGroupRequest, LeaveGroupResponse, MEMBERSHIP,
-        "classic.leave:leave_group"),
+        "classic.leave:leave_group", "LeaveGroup v5"),
     Api("consumer-group-heartbeat", ConsumerGroupHeartbeatRequest,
         ConsumerGroupHeartbeatResponse, MEMBERSHIP,
-        "consumer.heartbeat:consumer_group_heartbeat"),
+        "consumer.heartbeat:consumer_group_heartbeat", "ConsumerGroupHeartbeat v1"),
     Api("offset-commit", OffsetCommitRequest, OffsetCommitResponse, OFFSETS,
-        "offsets:offset_commit"),
+        "offsets:offset_commit", "OffsetCommit v10"),
     Api("offset-fetch", OffsetFetchRequest, OffsetFetchResponse, OFFSETS,
-        "offsets:offset_fetch"),
+        "offsets:offset_fetch", "OffsetFetch v10"),
     Api("offset-delete", OffsetDeleteRequest, OffsetDeleteResponse, OFFSETS,
-        "offsets:offset_delete"),
-    Api("metadata", MetadataRequest, MetadataResponse, ADMIN, "topics:metadata"),
-    Api("list-groups", ListGroupsRequest, ListGroupsResponse, ADMIN, "groups:list_groups"),
+        "offsets:offset_delete", "OffsetDelete v0"),
+    Api("metadata", MetadataRequest, MetadataResponse, ADMIN, "topics:metadata", "Metadata v13"),
+    Api("list-groups", ListGroupsRequest, ListGroupsResponse, ADMIN, "groups:list_groups",
+        "ListGroups v5"),
     Api("describe-groups", DescribeGroupsRequest, DescribeGroupsResponse, ADMIN,
-        "classic.describe:describe_groups"),
+        "classic.describe:describe_groups", "DescribeGroups v6"),
     Api("consumer-group-describe", ConsumerGroupDescribeRequest,
-        ConsumerGroupDescribeResponse, ADMIN, "consumer.describe:consumer_group_describe"),
+        ConsumerGroupDescribeResponse, ADMIN, "consumer.describe:consumer_group_describe",
+        "ConsumerGroupDescribe v1"),
     Api("delete-groups", DeleteGroupsRequest, DeleteGroupsResponse, ADMIN,
-        "group_admin:delete_groups"),
+        "group_admin:delete_groups", "DeleteGroups v3"),
     Api("create-topics", CreateTopicsRequest, CreateTopicsResponse, ADMIN,
-        "topics:create_topics"),
+        "topics:create_topics", "CreateTopics v7"),
     Api("create-partitions", CreatePartitionsRequest, CreatePartitionsResponse, ADMIN,
-        "topics:create_partitions"),
+        "topics:create_partitions", "CreatePartitions v3"),
     Api("delete-topics", DeleteTopicsRequest, DeleteTopicsResponse, ADMIN,
-        "topics:delete_topics"),
+        "topics:delete_topics", "DeleteTopics v6"),
+    Api("create-acls", CreateAclsRequest, CreateAclsResponse, ADMIN, "acls:create_acls",
+        "CreateAcls v3"),
+    Api("describe-acls", DescribeAclsRequest, DescribeAclsResponse, ADMIN,
+        "acls:describe_acls", "DescribeAcls v3"),
+    Api("delete-acls", DeleteAclsRequest, DeleteAclsResponse, ADMIN, "acls:delete_acls",
+        "DeleteAcls v3"),
 )  # fmt: skip
 
 API_BY_NAME: dict[str, Api] = {api.name: api for api in APIS}

@@ -20,25 +20,6 @@ from .apis import API_BY_NAME, API_NAMES
 REF_TEMPLATE = "#/components/schemas/{model}"
 
 # The Kafka message and version each API carries (the latest of Kafka 4.x).
-KAFKA_APIS: dict[str, str] = {
-    "find-coordinator": "FindCoordinator v6",
-    "join-group": "JoinGroup v9",
-    "sync-group": "SyncGroup v5",
-    "heartbeat": "Heartbeat v4",
-    "leave-group": "LeaveGroup v5",
-    "consumer-group-heartbeat": "ConsumerGroupHeartbeat v1",
-    "offset-commit": "OffsetCommit v10",
-    "offset-fetch": "OffsetFetch v10",
-    "offset-delete": "OffsetDelete v0",
-    "metadata": "Metadata v13",
-    "list-groups": "ListGroups v5",
-    "describe-groups": "DescribeGroups v6",
-    "consumer-group-describe": "ConsumerGroupDescribe v1",
-    "delete-groups": "DeleteGroups v3",
-    "create-topics": "CreateTopics v7",
-    "create-partitions": "CreatePartitions v3",
-    "delete-topics": "DeleteTopics v6",
-}
 
 DESCRIPTION = """\
 Kafka's consumer-group APIs as JSON over HTTP. Every API is `POST /v1/{api}`; bodies are the \
@@ -119,7 +100,7 @@ def _operation(api: str, refs: dict[Any, dict[str, Any]]) -> dict[str, Any]:
         responses["202"] = {"$ref": "#/components/responses/Accepted"}
     return {
         "operationId": api,
-        "summary": f"Kafka {KAFKA_APIS[api]}",
+        "summary": f"Kafka {API_BY_NAME[api].kafka}",
         "tags": [messages.request.__module__.rsplit(".", 1)[-1]],
         "parameters": [
             {"$ref": "#/components/parameters/KafkaClientId"},

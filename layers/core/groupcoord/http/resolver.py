@@ -15,9 +15,11 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from pydantic import ValidationError
 
 from .. import runtime
+from ..core.principals import ANONYMOUS, principal_from_header, principal_from_iam
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
 from ..observability import logger, metrics
+from ..service.authorization import caller_of
 from ..service.context import ApiContext
 from ..service.handlers_types import Accepted
 from ..store import capacity
@@ -128,6 +130,23 @@ class ConcurrentHttpResolver(APIGatewayHttpResolver):
         _ROUTING.set(value)
 
 
+def _principal(event: dict[str, Any]) -> str:
+    """The caller as a Kafka principal: API Gateway's IAM identity (`User:<role or user ARN>`),
+    or the `principal` a Lambda authorizer put in its context (`serve --principal-header`
+    does so); `User:ANONYMOUS` without either. API Gateway writes the request context: a
+    client cannot."""
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    try:
+        if authorizer.get("iam"):
+            return principal_from_iam(authorizer["iam"])
+        lambda_context = authorizer.get("lambda") or {}
+        if "principal" in lambda_context:
+            return principal_from_header(str(lambda_context["principal"]))
+    except ValueError as error:
+        raise ClientError(403, f"the caller's identity cannot be a principal: {error}") from None
+    return ANONYMOUS
+
+
 def build_resolver(function: str) -> APIGatewayHttpResolver:
     """The resolver of one Lambda function: it answers its own APIs (http/apis.py) and 404
     for any other path, as API Gateway's routes would."""
@@ -168,10 +187,14 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
                 400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters"
             )
         _API.set(name)
+        now = runtime.now_ms()
+        host = event.request_context.http.source_ip
+        caller = caller_of(settings, store, _principal(event.raw_event), host, now)
         ctx = ApiContext(
             settings=settings,
             store=store,
-            now_ms=runtime.now_ms(),
+            now_ms=now,
+            caller=caller,
             endpoint=_endpoint(event, settings.endpoint),
             client_id=client_id,
             client_host=event.request_context.http.source_ip,

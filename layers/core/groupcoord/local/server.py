@@ -25,10 +25,17 @@ from .events import LambdaContext, http_api_event, route_for, scheduled_event
 class LocalGateway:
     """A WSGI app that turns HTTP requests into API Gateway v2 events for the handlers."""
 
-    def __init__(self, domain_name: str, settings: Settings, store: Store) -> None:
+    def __init__(
+        self,
+        domain_name: str,
+        settings: Settings,
+        store: Store,
+        principal_header: str | None = None,
+    ) -> None:
         self.domain_name = domain_name
         self.settings = settings
         self.store = store
+        self.principal_header = principal_header.lower() if principal_header else None
         self.handlers: dict[str, LambdaHandler] = {
             name: make_api_handler(name) for name in FUNCTION_APIS
         }
@@ -46,6 +53,11 @@ class LocalGateway:
             query_string=request.query_string.decode("latin-1"),
         )
         event["headers"].setdefault("x-forwarded-proto", "http")
+        if self.principal_header is not None:
+            principal = event["headers"].pop(self.principal_header, None)
+            if principal is not None:
+                # Where a Lambda authorizer puts what it found (http/resolver.py reads it).
+                event["requestContext"]["authorizer"] = {"lambda": {"principal": principal}}
         with runtime.scoped(self.settings, self.store):
             result = self.handlers[function](event, LambdaContext(function))
         body = result.get("body") or ""
@@ -81,8 +93,8 @@ class Sweeper(threading.Thread):
 
 class LocalCoordinator:
     """The whole local deployment: store, table, HTTP endpoint, sweeper. Its requests run on
-its own settings and store (runtime.scoped): several can share one process, and `store`
-lets one share another's table (as two Lambda functions with different settings would)."""
+    its own settings and store (runtime.scoped): several can share one process, and `store`
+    lets one share another's table (as two Lambda functions with different settings would)."""
 
     def __init__(
         self,
@@ -94,6 +106,7 @@ lets one share another's table (as two Lambda functions with different settings 
         in_memory: bool = False,
         access_log: bool = False,
         store: Store | None = None,
+        principal_header: str | None = None,
     ) -> None:
         from .dynamodb import SerializedMotoServer, _ensure_fake_credentials
 
@@ -131,7 +144,9 @@ lets one share another's table (as two Lambda functions with different settings 
         else:
             self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
         self.store.ensure_table()
-        self.http.app = LocalGateway(f"{bound_host}:{bound_port}", settings, self.store)
+        self.http.app = LocalGateway(
+            f"{bound_host}:{bound_port}", settings, self.store, principal_header
+        )
         self.sweeper = Sweeper(settings, self.store)
         self._http_thread: threading.Thread | None = None
 

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from ..settings import Settings
 from ..store.store import Store
+from .authorization import EVERYONE, Caller
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class ApiContext:
     client_id: str = ""
     client_host: str = ""
     correlation_id: str | None = None
+    # Who is calling, and what they may do (service/authorization.py).
+    caller: Caller = EVERYONE
 
     @property
     def host_and_port(self) -> tuple[str, int]:
