@@ -47,6 +47,20 @@ GROUP = "orders-consumers"
 TOPIC = "orders"
 MEMBER_ID = f"{CLIENT_ID}-5b0d6c4e-3f2a-4b7e-9d1c-8a6f2e4b1c3d"
 CONSUMER_MEMBER_ID = "mQ3kR7vT2xY9zA1bC5dE8f"  # KIP-848 members name themselves (a Uuid)
+# The caller, as API Gateway's IAM authorization describes it: a session of the consumers'
+# role (its principal is User:<ROLE_ARN>, http/resolver.py).
+ACCOUNT = "000000000000"
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/orders-service"
+ROLE_ID = "AROAEXAMPLEROLEID0001"
+IAM_IDENTITY = {
+    "accessKey": "ASIAEXAMPLEACCESSKEY",
+    "accountId": ACCOUNT,
+    "callerId": f"{ROLE_ID}:{CLIENT_ID}",
+    "cognitoIdentity": None,
+    "principalOrgId": None,
+    "userArn": f"arn:aws:sts::{ACCOUNT}:assumed-role/orders-service/{CLIENT_ID}",
+    "userId": f"{ROLE_ID}:{CLIENT_ID}",
+}
 
 
 # --- Kafka's ConsumerProtocol bytes (classic protocol metadata and assignments) ---
@@ -199,6 +213,41 @@ BODIES: dict[str, dict[str, Any]] = {
         "validateOnly": False,
     },
     "delete-topics": {"topics": [{"name": TOPIC, "topicId": None}], "timeoutMs": 30000},
+    "create-acls": {
+        "creations": [
+            {
+                "resourceType": 3,  # GROUP
+                "resourceName": "orders-",
+                "resourcePatternType": 4,  # PREFIXED
+                "principal": f"User:{ROLE_ARN}",
+                "host": "*",
+                "operation": 3,  # READ
+                "permissionType": 3,  # ALLOW
+            }
+        ]
+    },
+    "describe-acls": {
+        "resourceTypeFilter": 1,  # ANY
+        "resourceNameFilter": None,
+        "patternTypeFilter": 1,  # ANY
+        "principalFilter": f"User:{ROLE_ARN}",
+        "hostFilter": None,
+        "operation": 1,
+        "permissionType": 1,
+    },
+    "delete-acls": {
+        "filters": [
+            {
+                "resourceTypeFilter": 3,
+                "resourceNameFilter": "orders-",
+                "patternTypeFilter": 4,
+                "principalFilter": f"User:{ROLE_ARN}",
+                "hostFilter": "*",
+                "operation": 3,
+                "permissionType": 3,
+            }
+        ]
+    },
 }
 
 
@@ -233,6 +282,7 @@ def api_event(api: str) -> dict[str, Any]:
     context["requestId"] = request_id
     context["time"] = TIME.strftime("%d/%b/%Y:%H:%M:%S +0000")
     context["timeEpoch"] = int(TIME.timestamp() * 1000)
+    context["authorizer"] = {"iam": IAM_IDENTITY}
     return event
 
 

@@ -149,3 +149,16 @@ def test_topic_events_in_sequence_create_grow_and_delete(configured: Store) -> N
 def test_sweeper_event_through_the_sweeper_handler(configured: Store) -> None:
     report = make_sweeper_handler()(load(SWEEPER_EVENT), LambdaContext("sweeper", 60000))
     assert report == {"overdue": 0, "completed": {}, "failed": 0}
+
+
+@pytest.mark.parametrize("api", API_NAMES)
+def test_each_event_carries_the_iam_identity_of_a_role_session(api: str) -> None:
+    """API Gateway's IAM authorization puts the caller in the request context; every session
+    of a role is that role's principal (the ACLs name roles, not sessions)."""
+    from groupcoord.http.resolver import _principal
+
+    event = api_event(api)
+    assert event["requestContext"]["authorizer"]["iam"]["userArn"].startswith(
+        "arn:aws:sts::000000000000:assumed-role/orders-service/"
+    )
+    assert _principal(event) == "User:arn:aws:iam::000000000000:role/orders-service"
