@@ -1,14 +1,17 @@
-"""The admin commands of `groupcoord`, in the spirit of Kafka's kafka-topics.sh and
-kafka-consumer-groups.sh:
+"""The admin commands of `groupcoord`, in the spirit of Kafka's kafka-topics.sh,
+kafka-consumer-groups.sh and kafka-acls.sh:
 
     groupcoord topics  create|list|describe|alter|delete
     groupcoord groups  list|describe|delete
     groupcoord offsets show|reset|delete
+    groupcoord acls    add|list|remove
 
 Every command takes `--url` (default $GROUPCOORD_URL, else http://127.0.0.1:8080) and `--json`
 (a JSON document instead of a table). A refusal or an unreachable coordinator is one line on
 stderr and exit status 1; a usage error exit status 2. Requests go through the client's
-Transport: retries, timeouts, and SigV4 signing for an https (deployed) URL.
+Transport: retries, timeouts, and SigV4 signing for an https (deployed) URL. A local test aid,
+`--as-principal P --principal-header NAME`, names the caller to a `groupcoord serve
+--principal-header NAME`.
 """
 
 from __future__ import annotations
@@ -19,18 +22,21 @@ import binascii
 import json
 import os
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
-from .client.transport import Transport
+from .client.transport import Reply, Transport, _json, _lower
 from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .errors import Errors
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-COMMANDS = ("topics", "groups", "offsets")
+COMMANDS = ("topics", "groups", "offsets", "acls")
 
 # What an error code means to someone running the tool (Kafka's names stay in the message).
 EXPLAIN: dict[Errors, str] = {
@@ -66,7 +72,7 @@ class Output:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    """Add `topics`, `groups` and `offsets` to the `groupcoord` parser."""
+    """Add `topics`, `groups`, `offsets` and `acls` to the `groupcoord` parser."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--url",
@@ -76,6 +82,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
         "--timeout", type=float, default=10.0, metavar="S", help="per-request timeout"
+    )
+    common.add_argument(
+        "--as-principal",
+        metavar="P",
+        default=os.environ.get("GROUPCOORD_AS_PRINCIPAL") or None,
+        help="a local test aid: claim to be principal P (e.g. User:alice) to a `groupcoord "
+        "serve --principal-header NAME` (default: $GROUPCOORD_AS_PRINCIPAL); refused for an "
+        "https URL: a deployment knows the caller by its IAM identity",
+    )
+    common.add_argument(
+        "--principal-header",
+        metavar="NAME",
+        default=os.environ.get("GROUPCOORD_PRINCIPAL_HEADER") or None,
+        help="the header --as-principal is sent in: the serve's --principal-header (default: "
+        "$GROUPCOORD_PRINCIPAL_HEADER)",
     )
 
     topics = sub.add_parser("topics", help="manage the topic registry")
@@ -141,14 +162,111 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--topic", action="append", required=True, metavar="TOPIC[:P,P...]", help="repeatable"
     )
 
+    _add_acl_commands(sub, common)
+
+
+def _add_acl_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    acls = sub.add_parser(
+        "acls",
+        help="add, list and remove ACLs",
+        description="The authorizer's ACLs, as kafka-acls.sh manages them. They need the "
+        "coordinator's authorizer (groupcoord.authorizer.enabled=true) and a caller allowed "
+        "ALTER on the cluster (DESCRIBE to list), or one of its super.users.",
+    )
+    asub = acls.add_subparsers(dest="action", required=True, metavar="ACTION")
+    resources = argparse.ArgumentParser(add_help=False)
+    resources.add_argument(
+        "--topic", action="append", default=[], metavar="T", help="a topic (or prefix); repeatable"
+    )
+    resources.add_argument(
+        "--group", action="append", default=[], metavar="G", help="a group (or prefix); repeatable"
+    )
+    resources.add_argument(
+        "--cluster", action="store_true", help=f"the cluster ({CLUSTER_NAME}): admin rights"
+    )
+    entries = argparse.ArgumentParser(add_help=False)
+    for kind, example in (
+        ("allow", " (Type:name: User:arn:aws:iam::<account>:role/<role>; User:* is everyone)"),
+        ("deny", ""),
+    ):
+        entries.add_argument(
+            f"--{kind}-principal",
+            action="append",
+            default=[],
+            metavar="P",
+            help=f"{kind} principal P{example}; repeatable",
+        )
+        entries.add_argument(
+            f"--{kind}-host",
+            action="append",
+            default=[],
+            metavar="H",
+            help=f"only from address H, for the --{kind}-principal ones; repeatable",
+        )
+    entries.add_argument(
+        "--operation",
+        action="append",
+        default=[],
+        type=_acl_operation,
+        metavar="OP",
+        help=f"one of {', '.join(_pascal(o) for o in ACL_OPERATIONS)}; repeatable",
+    )
+    entries.add_argument(
+        "--consumer",
+        action="store_true",
+        help="with --topic and --group: READ and DESCRIBE on the topics, READ on the groups",
+    )
+    filters = ("any", "match", "literal", "prefixed")
+
+    add = asub.add_parser(
+        "add",
+        parents=[common, resources, entries],
+        help="add ACLs",
+        description="Add an ACL for every resource, --operation and principal given: each "
+        "--allow-principal from each --allow-host (default *: anywhere), each --deny-principal "
+        "from each --deny-host. A DENY wins over any ALLOW.",
+    )
+    add.add_argument(
+        "--resource-pattern-type",
+        type=str.lower,
+        choices=("literal", "prefixed"),
+        default="literal",
+        help="literal (default; the name * is every resource of the type) or prefixed (every "
+        "name that starts with the one given)",
+    )
+    alist = asub.add_parser(
+        "list", parents=[common, resources], help="list ACLs (every ACL without a resource)"
+    )
+    alist.add_argument(
+        "--principal", action="append", default=[], metavar="P", help="only P's; repeatable"
+    )
+    alist.add_argument(
+        "--resource-pattern-type",
+        type=str.lower,
+        choices=filters,
+        help="default: literal for a named resource, else any; match: every ACL that applies "
+        "to the named resource (its literal name, *, the prefixes of its name)",
+    )
+    remove = asub.add_parser(
+        "remove",
+        parents=[common, resources, entries],
+        help="remove the ACLs that match",
+        description="Remove the ACLs of the named resources that match the options given; "
+        "what is not given matches anything (any principal, host, operation). Prints what it "
+        "removed.",
+    )
+    remove.add_argument(
+        "--resource-pattern-type", type=str.lower, choices=filters, default="literal"
+    )
+
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed admin command; print its output; return the exit status."""
     prog = f"groupcoord {args.command} {args.action}"
     try:
-        admin = Admin(Transport(args.url, client_id="groupcoord-cli", timeout_s=args.timeout))
+        admin = Admin(_transport(args))
         output = COMMAND_TABLE[(args.command, args.action)](admin, args)
-    except ValueError as error:  # a malformed --url
+    except ValueError as error:  # a malformed --url, a misused --as-principal
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     except (CommandError, GroupcoordError) as error:
@@ -159,6 +277,73 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --- talking to the coordinator ---
+
+
+def _transport(args: argparse.Namespace) -> Transport:
+    """The client's Transport; one that names the caller in a header with --as-principal.
+    ValueError (a usage error) for a malformed --url or a misused --as-principal."""
+    options: dict[str, Any] = {"client_id": "groupcoord-cli", "timeout_s": args.timeout}
+    if args.as_principal is None:
+        return Transport(args.url, **options)
+    if not args.principal_header:
+        raise ValueError(
+            "--as-principal needs --principal-header NAME: the header the coordinator was "
+            "started with (groupcoord serve --principal-header NAME)"
+        )
+    if urlsplit(args.url).scheme == "https":
+        raise ValueError(
+            "--as-principal is a local test aid (groupcoord serve --principal-header); a "
+            "deployed coordinator knows the caller by its IAM identity (SigV4), which no "
+            "header can replace"
+        )
+    return PrincipalHeaderTransport(
+        args.url, header=args.principal_header, principal=args.as_principal, **options
+    )
+
+
+class PrincipalHeaderTransport(Transport):
+    """A local test aid: every request names its principal in a header, for a `groupcoord
+    serve --principal-header NAME` (which takes the caller from it, as a Lambda authorizer
+    would). Never signed: a deployment must not trust such a header, and does not read it."""
+
+    def __init__(self, base_url: str, *, header: str, principal: str, **options: Any) -> None:
+        super().__init__(base_url, sign=False, **options)
+        self.header = header
+        self.principal = principal
+
+    def with_base_url(self, base_url: str) -> Transport:
+        return PrincipalHeaderTransport(
+            base_url,
+            header=self.header,
+            principal=self.principal,
+            client_id=self.client_id,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            backoff_s=self.backoff_s,
+            max_backoff_s=self.max_backoff_s,
+        )
+
+    def _once(self, api: str, body: dict[str, Any], timeout_s: float) -> Reply:
+        # Transport._once with one more header (it has no hook for extra headers).
+        headers = {
+            "Content-Type": "application/json",
+            "Kafka-Client-Id": self.client_id,
+            self.header: self.principal,
+        }
+        request = urllib.request.Request(
+            f"{self.base_url}/v1/{api}",
+            data=json.dumps(body).encode("utf-8"),
+            headers=headers,
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+                return Reply(response.status, _json(response.read()), _lower(response.headers))
+        except urllib.error.HTTPError as error:
+            try:
+                return Reply(error.code, _json(error.read()), _lower(error.headers))
+            finally:
+                error.close()
 
 
 class Admin:
@@ -650,6 +835,312 @@ def _offsets_delete(admin: Admin, args: argparse.Namespace) -> Output:
     )
 
 
+# --- acls ---
+
+# Kafka's codes, by position: ResourceType, PatternType, AclOperation, AclPermissionType.
+# core/acls.py has them as enums, but it imports the server's models (pydantic).
+RESOURCE_TYPES = (
+    "UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER",
+)  # fmt: skip
+PATTERN_TYPES = ("UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED")
+OPERATIONS = (
+    "UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+    "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS",
+    "DESCRIBE_TOKENS",
+)  # fmt: skip
+PERMISSION_TYPES = ("UNKNOWN", "ANY", "DENY", "ALLOW")
+ACL_OPERATIONS = OPERATIONS[2:]  # what an ACL may name: not UNKNOWN, not the filter's ANY
+CLUSTER_NAME = "kafka-cluster"  # the one name of the CLUSTER resource
+WILDCARD_HOST = "*"
+# AclEntry.supportedOperations of the types the CLI names: kafka-acls.sh refuses to add an ACL
+# (other than ALL) that no check of its resource type would ever read.
+SUPPORTED_OPERATIONS: dict[str, frozenset[str]] = {
+    "TOPIC": frozenset(
+        {"READ", "WRITE", "CREATE", "DESCRIBE", "DELETE", "ALTER"}
+        | {"DESCRIBE_CONFIGS", "ALTER_CONFIGS"}
+    ),
+    "GROUP": frozenset({"READ", "DESCRIBE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"}),
+    "CLUSTER": frozenset(
+        {"CREATE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE"}
+        | {"ALTER", "DESCRIBE"}
+    ),
+}
+# kafka-acls.sh --consumer.
+CONSUMER_OPERATIONS = {"TOPIC": ("READ", "DESCRIBE"), "GROUP": ("READ",)}
+ACL_COLUMNS = [
+    "RESOURCE-TYPE", "RESOURCE-NAME", "PATTERN-TYPE", "PRINCIPAL", "HOST", "OPERATION",
+    "PERMISSION",
+]  # fmt: skip
+
+
+def _pascal(name: str) -> str:
+    """kafka-acls.sh's spelling of an operation: DESCRIBE_CONFIGS is DescribeConfigs."""
+    return "".join(word.capitalize() for word in name.split("_"))
+
+
+def _acl_operation(text: str) -> str:
+    """An --operation as kafka-acls.sh takes it (Read, DescribeConfigs, any case) or as the
+    enum names it (DESCRIBE_CONFIGS)."""
+    key = text.strip().upper().replace("_", "").replace("-", "")
+    for name in ACL_OPERATIONS:
+        if name.replace("_", "") == key:
+            return name
+    raise argparse.ArgumentTypeError(
+        f"unknown operation {text!r}: one of {', '.join(_pascal(o) for o in ACL_OPERATIONS)}"
+    )
+
+
+def _code_name(names: tuple[str, ...], code: int) -> str:
+    return names[code] if 0 <= code < len(names) else str(code)
+
+
+@dataclass(frozen=True)
+class Acl:
+    """An ACL by Kafka's names (TOPIC, LITERAL, READ, ALLOW); as a filter (acls remove, list),
+    None and ANY match anything."""
+
+    resource_type: str
+    resource_name: str | None
+    pattern_type: str
+    principal: str | None
+    host: str | None
+    operation: str
+    permission: str
+
+    @classmethod
+    def of(cls, resource: dict[str, Any], acl: dict[str, Any]) -> Acl:
+        """From describe-acls' resource and one of its ACLs, or delete-acls' matching ACL
+        (both)."""
+        return cls(
+            _code_name(RESOURCE_TYPES, resource["resourceType"]),
+            resource["resourceName"],
+            _code_name(PATTERN_TYPES, resource.get("patternType", 3)),
+            acl["principal"],
+            acl["host"],
+            _code_name(OPERATIONS, acl["operation"]),
+            _code_name(PERMISSION_TYPES, acl["permissionType"]),
+        )
+
+    def creation(self) -> dict[str, Any]:
+        return {
+            "resourceType": RESOURCE_TYPES.index(self.resource_type),
+            "resourceName": self.resource_name,
+            "resourcePatternType": PATTERN_TYPES.index(self.pattern_type),
+            "principal": self.principal,
+            "host": self.host,
+            "operation": OPERATIONS.index(self.operation),
+            "permissionType": PERMISSION_TYPES.index(self.permission),
+        }
+
+    def filter(self) -> dict[str, Any]:
+        return {
+            "resourceTypeFilter": RESOURCE_TYPES.index(self.resource_type),
+            "resourceNameFilter": self.resource_name,
+            "patternTypeFilter": PATTERN_TYPES.index(self.pattern_type),
+            "principalFilter": self.principal,
+            "hostFilter": self.host,
+            "operation": OPERATIONS.index(self.operation),
+            "permissionType": PERMISSION_TYPES.index(self.permission),
+        }
+
+    def row(self) -> list[Any]:
+        return [
+            self.resource_type,
+            self.resource_name,
+            self.pattern_type,
+            self.principal,
+            self.host,
+            self.operation,
+            self.permission,
+        ]
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "resourceType": self.resource_type,
+            "resourceName": self.resource_name,
+            "patternType": self.pattern_type,
+            "principal": self.principal,
+            "host": self.host,
+            "operation": self.operation,
+            "permissionType": self.permission,
+        }
+
+    def __str__(self) -> str:
+        return (
+            f"{self.permission} {self.principal} {self.operation} on {self.resource_type} "
+            f"{self.resource_name} ({self.pattern_type}, host {self.host})"
+        )
+
+
+def _named_resources(args: argparse.Namespace) -> list[tuple[str, str]]:
+    cluster = [("CLUSTER", CLUSTER_NAME)] if args.cluster else []
+    return [("TOPIC", t) for t in args.topic] + [("GROUP", g) for g in args.group] + cluster
+
+
+def _selected_acls(args: argparse.Namespace, *, adding: bool) -> list[Acl]:
+    """What `acls add` creates, or the filters `acls remove` deletes with, as kafka-acls.sh
+    pairs its options: each resource with each operation and each (principal, host). Removing,
+    what is not given matches anything."""
+    resources = _named_resources(args)
+    if not resources:
+        raise CommandError("name the resource: --topic T, --group G or --cluster")
+    for kind in ("allow", "deny"):
+        if getattr(args, f"{kind}_host") and not getattr(args, f"{kind}_principal"):
+            raise CommandError(f"--{kind}-host needs --{kind}-principal")
+    default_host = WILDCARD_HOST if adding else None
+    entries: list[tuple[str | None, str | None, str]] = [
+        (principal, host, permission)
+        for principals, hosts, permission in (
+            (args.allow_principal, args.allow_host, "ALLOW"),
+            (args.deny_principal, args.deny_host, "DENY"),
+        )
+        for principal in principals
+        for host in hosts or [default_host]
+    ]
+    if not entries:
+        if adding:
+            raise CommandError("name who: --allow-principal P or --deny-principal P")
+        entries = [(None, None, "ANY")]
+    if args.consumer:
+        misfits = args.operation or args.cluster or args.deny_principal
+        if misfits or not (args.topic and args.group):
+            raise CommandError(
+                "--consumer takes --topic and --group, and no --operation, --cluster or "
+                "--deny-principal"
+            )
+        operations: dict[str, Sequence[str]] = CONSUMER_OPERATIONS
+    elif args.operation:
+        operations = {rtype: args.operation for rtype, _ in resources}
+    elif adding:
+        raise CommandError("name the operations: --operation OP (repeatable), e.g. Read")
+    else:
+        operations = {rtype: ["ANY"] for rtype, _ in resources}
+    if adding:
+        for rtype, _ in resources:
+            unsupported = sorted(set(operations[rtype]) - SUPPORTED_OPERATIONS[rtype] - {"ALL"})
+            if unsupported:
+                raise CommandError(
+                    f"a {rtype} ACL cannot grant {', '.join(unsupported)}: it takes "
+                    + ", ".join(sorted(SUPPORTED_OPERATIONS[rtype] | {"ALL"}))
+                )
+    pattern = args.resource_pattern_type.upper()
+    return list(
+        dict.fromkeys(
+            Acl(rtype, name, pattern, principal, host, operation, permission)
+            for rtype, name in resources
+            for operation in operations[rtype]
+            for principal, host, permission in entries
+        )
+    )
+
+
+def _caller(admin: Admin, args: argparse.Namespace) -> str:
+    if args.as_principal:
+        # A serve without the same --principal-header does not read it.
+        return (
+            f"{args.as_principal} (or User:ANONYMOUS, if the coordinator does not read "
+            f"{args.principal_header})"
+        )
+    if admin.transport.sign:
+        return "your IAM identity (User:<role ARN without its path> for an assumed role)"
+    return "User:ANONYMOUS (the request named no principal: see --as-principal)"
+
+
+def _raise_for_acl_apis(
+    entries: Sequence[dict[str, Any]], admin: Admin, args: argparse.Namespace
+) -> None:
+    """Raise for what refuses the whole request (every entry carries it): 54 without the
+    authorizer, 31 for a caller not allowed to manage ACLs."""
+    for entry in entries:
+        error = _error_of(entry)
+        if error == Errors.SECURITY_DISABLED:
+            raise CommandError(
+                "SECURITY_DISABLED: the coordinator's authorizer is off (so it keeps no ACLs, "
+                "and everyone may do everything); turn it on with the setting "
+                "groupcoord.authorizer.enabled=true: `groupcoord serve -c "
+                "groupcoord.authorizer.enabled=true`, or GROUPCOORD_AUTHORIZER_ENABLED=true in "
+                "a deployment's function environment"
+            )
+        if error == Errors.CLUSTER_AUTHORIZATION_FAILED:
+            need = "DESCRIBE (or ALTER)" if args.action == "list" else "ALTER"
+            doing = "list" if args.action == "list" else "change"
+            raise CommandError(
+                f"CLUSTER_AUTHORIZATION_FAILED: {_caller(admin, args)} may not {doing} ACLs: "
+                f"that needs an ACL allowing it {need} on the cluster (acls add --cluster "
+                f"--operation {'Describe' if args.action == 'list' else 'Alter'}), or to be "
+                "one of the coordinator's super.users"
+            )
+
+
+def _acl_error_text(entry: dict[str, Any]) -> str:
+    """Kafka's name and message (create-acls' messages say what is wrong with the ACL)."""
+    error = _error_of(entry)
+    name = error.name if isinstance(error, Errors) else f"error {error}"
+    return f"{name}: {entry['errorMessage']}" if entry.get("errorMessage") else name
+
+
+def _acl_output(acls: Iterable[Acl], key: str, notes: list[str]) -> Output:
+    shown = sorted(acls, key=lambda a: [_cell(v) for v in a.row()])
+    return Output(
+        {key: [a.document() for a in shown]}, [(ACL_COLUMNS, [a.row() for a in shown])], notes
+    )
+
+
+def _acls_add(admin: Admin, args: argparse.Namespace) -> Output:
+    acls = _selected_acls(args, adding=True)
+    body = admin.call("create-acls", {"creations": [a.creation() for a in acls]})
+    results = body.get("results", [])
+    _raise_for_acl_apis(results, admin, args)
+    added = [a for a, r in zip(acls, results, strict=True) if _error_of(r) == Errors.NONE]
+    failures = [
+        f"{a}: {_acl_error_text(r)}"
+        for a, r in zip(acls, results, strict=True)
+        if _error_of(r) != Errors.NONE
+    ]
+    if failures:
+        done = f" (added the other {len(added)})" if added else ""
+        raise CommandError("; ".join(failures) + done)
+    return _acl_output(added, "added", [f"Added {len(added)} ACL(s)."])
+
+
+def _acls_list(admin: Admin, args: argparse.Namespace) -> Output:
+    resources: list[tuple[str, str | None]] = [*_named_resources(args)]
+    pattern = args.resource_pattern_type or ("literal" if resources else "any")
+    found: dict[Acl, None] = {}
+    for rtype, name in resources or [("ANY", None)]:
+        for principal in args.principal or [None]:
+            wanted = Acl(rtype, name, pattern.upper(), principal, None, "ANY", "ANY")
+            body = admin.call("describe-acls", wanted.filter())
+            _raise_for_acl_apis([body], admin, args)
+            if _error_of(body) != Errors.NONE:
+                raise CommandError(f"describe-acls: {_acl_error_text(body)}")
+            for resource in body.get("resources", []):
+                found.update(dict.fromkeys(Acl.of(resource, a) for a in resource["acls"]))
+    return _acl_output(found, "acls", [] if found else ["No ACLs."])
+
+
+def _acls_remove(admin: Admin, args: argparse.Namespace) -> Output:
+    filters = _selected_acls(args, adding=False)
+    body = admin.call("delete-acls", {"filters": [f.filter() for f in filters]})
+    results = body.get("filterResults", [])
+    _raise_for_acl_apis(results, admin, args)
+    removed: dict[Acl, None] = {}
+    failures = []
+    for result in results:
+        if _error_of(result) != Errors.NONE:
+            failures.append(_acl_error_text(result))
+        for matched in result.get("matchingAcls", []):
+            if _error_of(matched) == Errors.NONE:
+                removed[Acl.of(matched, matched)] = None
+            else:
+                failures.append(f"{Acl.of(matched, matched)}: {_acl_error_text(matched)}")
+    if failures:
+        done = f" (removed {len(removed)})" if removed else ""
+        raise CommandError("; ".join(failures) + done)
+    note = f"Removed {len(removed)} ACL(s)." if removed else "No ACL matched: nothing removed."
+    return _acl_output(removed, "removed", [note])
+
+
 COMMAND_TABLE: dict[tuple[str, str], Callable[[Admin, argparse.Namespace], Output]] = {
     ("topics", "create"): _topics_create,
     ("topics", "list"): _topics_list,
@@ -662,6 +1153,9 @@ COMMAND_TABLE: dict[tuple[str, str], Callable[[Admin, argparse.Namespace], Outpu
     ("offsets", "show"): _offsets_show,
     ("offsets", "reset"): _offsets_reset,
     ("offsets", "delete"): _offsets_delete,
+    ("acls", "add"): _acls_add,
+    ("acls", "list"): _acls_list,
+    ("acls", "remove"): _acls_remove,
 }
 
 
