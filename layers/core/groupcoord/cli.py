@@ -1,6 +1,6 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb` runs the
-serialized moto endpoint the tests use; `topics`, `groups`, `offsets` and `acls` administer a running
-coordinator (see admin_cli.py).
+serialized moto endpoint the tests use; `topics`, `groups`, `offsets` and `acls` administer a
+running coordinator (see admin_cli.py).
 
 The admin commands need only the standard library (`pip install groupcoord`); `serve` and
 `dynamodb` need the server and moto (`pip install 'groupcoord[local]'`), imported only when
