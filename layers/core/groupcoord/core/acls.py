@@ -545,8 +545,14 @@ API_AUTHORIZATION: Mapping[str, ApiAuthorization] = MappingProxyType(
             ApiAuthorization(
                 "delete-topics",
                 (
-                    Check(_T, _O.DESCRIBE, _ITEM, "topics[] named by topicId"),
-                    Check(_T, _O.DELETE, _ITEM, "topics[]"),
+                    Check(
+                        _T,
+                        _O.DESCRIBE,
+                        _ITEM,
+                        "topics[] named by topicId",
+                        unless_cluster=_O.DELETE,
+                    ),
+                    Check(_T, _O.DELETE, _ITEM, "topics[]", unless_cluster=_O.DELETE),
                 ),
             ),
             ApiAuthorization("create-acls", (Check(_C, _O.ALTER, _REQ, "kafka-cluster"),)),

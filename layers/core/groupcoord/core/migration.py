@@ -146,6 +146,7 @@ def upgraded_members(
                 rack_id=subscription.rack_id,
                 client_id=m.client_id,
                 client_host=m.client_host,
+                principal=m.principal,
                 rebalance_timeout_ms=m.rebalance_timeout_ms,
                 subscribed_topic_names=tuple(sorted(set(subscription.topics))),
                 assignment=MemberAssignment(
@@ -246,6 +247,7 @@ def downgraded_group(
                 instance_id=m.instance_id,
                 client_id=m.client_id,
                 client_host=m.client_host,
+                principal=m.principal,
                 # ClassicMetadata keeps the expiry (threshold x session / frequency), which is
                 # the session timeout with the default settings.
                 session_timeout_ms=m.classic.session_timeout_ms,

@@ -66,7 +66,8 @@ class MetadataRequest(KafkaMessage):
         "of the previous answer; null starts at the first topic by name. With `topics`, the "
         "listed topics are answered once each, in name order (one asked for by topicId under "
         "its name); entries that name no topic (an unknown topicId, an illegal name, neither "
-        "field) are answered on the first page, ahead of the others.",
+        "field, a topicId the caller may not describe) are answered on the first page, ahead "
+        "of the others.",
     )
 
 

@@ -56,6 +56,14 @@ class Caller:
     def may_on_cluster(self, operation: AclOperation) -> bool:
         return self.may(operation, ResourceType.CLUSTER, CLUSTER_NAME)
 
+    def may_act_as(self, owner: str | None) -> bool:
+        """Whether the caller may act as a member created by `owner` (or take over its static
+        instance): with the authorizer on, only the principal that created a member may drive
+        it, even where another principal may READ the group (Kafka has no such rule: any
+        principal with READ may). A member of unknown owner (created before owners were
+        recorded) is anyone's."""
+        return self.authorizer is None or owner is None or owner == self.principal
+
     def operations(self, resource_type: ResourceType, name: str) -> int:
         """authorizedOperations of a described resource (Kafka's bit field); every operation
         the type supports when authorization is off."""

@@ -1,12 +1,20 @@
-"""offset-commit, offset-fetch and offset-delete."""
+"""offset-commit, offset-fetch and offset-delete.
+
+With the authorizer on, Kafka's checks come first (KafkaApis): READ on the group to commit
+(else every partition answers 30), DESCRIBE on it to fetch (30 for that group), DELETE on it to
+delete offsets (30 for the request); then READ on each topic to commit or delete its offsets,
+DESCRIBE to fetch them (29 for that topic's partitions; left out when every topic is fetched).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.acls import AclOperation
 from ..core.offsets import CommittedOffset
-from ..errors import Errors
+from ..core.topics import TopicRecord
+from ..errors import BadRequest, Errors
 from ..models.offsets import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -33,17 +41,49 @@ from .offset_retention import arm, is_expired
 from .races import RACE_ATTEMPTS, back_off
 from .topic_lookup import resolve_topic
 
+
+def _authorized_topic(
+    ctx: ApiContext,
+    operation: AclOperation,
+    name: str | None,
+    topic_id: str | None,
+    field: str,
+) -> tuple[TopicRecord | None, Errors]:
+    """resolve_topic behind Kafka's check of `operation` on the topic (29 when denied). A topic
+    named in the request is checked before it is read, so whether a denied topic exists stays
+    private; one given by id alone is read first (ids are not secret: an unknown id is 100)."""
+    if name is not None and not ctx.caller.may_on_topic(operation, name):
+        return None, Errors.TOPIC_AUTHORIZATION_FAILED
+    try:
+        record, error = resolve_topic(ctx, name, topic_id, field)
+    except BadRequest:
+        if ctx.caller.checked and name is not None and topic_id not in (None, ZERO_UUID):
+            # The id may be another topic the caller may not describe: do not name it.
+            raise BadRequest(field, f"topicId {topic_id} is not topic {name!r}") from None
+        raise
+    if record is not None and name is None and not ctx.caller.may_on_topic(operation, record.name):
+        return None, Errors.TOPIC_AUTHORIZATION_FAILED
+    return record, error
+
+
 # --- offset-commit ---
 
 
 def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommitResponse:
-    """A rejected commit rejects the whole request; only unknown partitions (3 / 100) and
-    oversized metadata (12) are answered per partition."""
+    """A rejected commit rejects the whole request; only denied topics (29), unknown partitions
+    (3 / 100) and oversized metadata (12) are answered per partition."""
+    if not ctx.caller.may_on_group(AclOperation.READ, request.group_id):
+        return _commit_refused(request, Errors.GROUP_AUTHORIZATION_FAILED)
     codes: list[list[Errors]] = []
     names: list[tuple[str, str]] = []
     offsets: list[CommittedOffset] = []
+    denied: set[int] = set()
     for i, topic in enumerate(request.topics):
-        record, topic_error = resolve_topic(ctx, topic.name, topic.topic_id, f"topics[{i}]")
+        record, topic_error = _authorized_topic(
+            ctx, AclOperation.READ, topic.name, topic.topic_id, f"topics[{i}]"
+        )
+        if topic_error == Errors.TOPIC_AUTHORIZATION_FAILED:
+            denied.add(i)
         names.append(
             (record.name, record.topic_id)
             if record
@@ -75,12 +115,18 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
             row.append(code)
         codes.append(row)
 
+    # As in Kafka, the group's rule judges only the topics the caller may read (a consumer
+    # member's older-epoch commit looks at each partition's assignment).
+    judged = request
+    if denied:
+        kept = [t for i, t in enumerate(request.topics) if i not in denied]
+        judged = request.model_copy(update={"topics": kept})
     if not request.group_id:
         error = Errors.INVALID_GROUP_ID  # Kafka's answer to a commit to the empty group id
     elif offsets:
-        error = _commit(request, ctx, offsets)
+        error = _commit(judged, ctx, offsets)
     else:
-        error = _check_only(request, ctx)
+        error = _check_only(judged, ctx)
     if error != Errors.NONE:
         codes = [[error if c == Errors.NONE else c for c in row] for row in codes]
     return OffsetCommitResponse(
@@ -94,6 +140,26 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
                 ],
             )
             for topic, (name, topic_id), row in zip(request.topics, names, codes, strict=True)
+        ]
+    )
+
+
+def _commit_refused(request: OffsetCommitRequest, error: Errors) -> OffsetCommitResponse:
+    """Kafka's error response: every partition answers `error`, its topic as the request named
+    it (nothing read)."""
+    return OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name=topic.name or "",
+                topic_id=topic.topic_id or ZERO_UUID,
+                partitions=[
+                    OffsetCommitResponsePartition(
+                        partition_index=p.partition_index, error_code=error
+                    )
+                    for p in topic.partitions
+                ],
+            )
+            for topic in request.topics
         ]
     )
 
@@ -136,6 +202,10 @@ def offset_fetch(request: OffsetFetchRequest, ctx: ApiContext) -> OffsetFetchRes
 
 
 def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFetchResponseGroup:
+    if not ctx.caller.may_on_group(AclOperation.DESCRIBE, request.group_id):
+        return OffsetFetchResponseGroup(
+            group_id=request.group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED
+        )
     store = ctx.store.offsets
     item = _group_item(ctx, request.group_id)
     group_type = group_type_of(item) if item is not None else None
@@ -146,7 +216,13 @@ def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFet
             return OffsetFetchResponseGroup(group_id=request.group_id, error_code=error)
     if request.topics is None:
         committed = store.fetch_all(request.group_id) if item is not None else []
-        committed = [o for o in committed if not is_expired(item, o, ctx)]
+        # Kafka leaves out, silently, the topics the caller may not describe.
+        committed = [
+            o
+            for o in committed
+            if not is_expired(item, o, ctx)
+            and ctx.caller.may_on_topic(AclOperation.DESCRIBE, o.topic)
+        ]
         by_topic: dict[tuple[str, str], list[CommittedOffset]] = {}
         for offset in committed:
             by_topic.setdefault((offset.topic, offset.topic_id), []).append(offset)
@@ -161,10 +237,13 @@ def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFet
         )
     wanted: list[tuple[str, str, list[int], Errors]] = []
     for i, topic in enumerate(request.topics):
-        record, error = resolve_topic(ctx, topic.name, topic.topic_id, f"groups.topics[{i}]")
+        record, error = _authorized_topic(
+            ctx, AclOperation.DESCRIBE, topic.name, topic.topic_id, f"groups.topics[{i}]"
+        )
         name = record.name if record else (topic.name or "")
         topic_id = record.topic_id if record else (topic.topic_id or ZERO_UUID)
-        code = Errors.UNKNOWN_TOPIC_ID if error == Errors.UNKNOWN_TOPIC_ID else Errors.NONE
+        refused = (Errors.UNKNOWN_TOPIC_ID, Errors.TOPIC_AUTHORIZATION_FAILED)
+        code = error if error in refused else Errors.NONE
         wanted.append((name, topic_id, list(topic.partition_indexes), code))
     found = (
         store.fetch(
@@ -207,6 +286,8 @@ def _fetched(offset: CommittedOffset) -> OffsetFetchResponsePartitions:
 
 
 def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDeleteResponse:
+    if not ctx.caller.may_on_group(AclOperation.DELETE, request.group_id):
+        return OffsetDeleteResponse(error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     item = _group_item(ctx, request.group_id)
     if item is None:
         return OffsetDeleteResponse(error_code=Errors.GROUP_ID_NOT_FOUND)
@@ -220,9 +301,13 @@ def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDelete
     results: list[OffsetDeleteResponseTopic] = []
     deletable: list[tuple[str, int]] = []
     for i, topic in enumerate(request.topics):
-        record, error = resolve_topic(ctx, topic.name, topic.topic_id, f"topics[{i}]")
+        record, error = _authorized_topic(
+            ctx, AclOperation.READ, topic.name, topic.topic_id, f"topics[{i}]"
+        )
         name = record.name if record else (topic.name or "")
-        code = Errors.GROUP_SUBSCRIBED_TO_TOPIC if name in subscribed else error
+        code = error
+        if error != Errors.TOPIC_AUTHORIZATION_FAILED and name in subscribed:
+            code = Errors.GROUP_SUBSCRIBED_TO_TOPIC
         if code == Errors.NONE:
             deletable += [(name, p.partition_index) for p in topic.partitions]
         results.append(

@@ -1,9 +1,17 @@
-"""Topic registry APIs: metadata, create-topics, create-partitions, delete-topics."""
+"""Topic registry APIs: metadata, create-topics, create-partitions, delete-topics.
+
+With the authorizer on, each topic is checked as Kafka does (KafkaApis, ControllerApis):
+DESCRIBE to see it in metadata, CREATE (on the cluster, or else on the topic) to create it,
+ALTER to grow it, DELETE (on the cluster, or else on the topic) to delete it; a denied topic
+answers 29 TOPIC_AUTHORIZATION_FAILED before it is read, so that its existence stays private,
+and is left out of the all-topics metadata.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..core.acls import AclOperation
 from ..core.topics import (
     Refusal,
     TopicRecord,
@@ -77,11 +85,14 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
     topics: list[MetadataResponseTopic] = []
     candidates: Iterable[_Candidate]
     if not request.topics:
+        # Filtered before the page is cut: nextCursor never names a topic the caller may not
+        # describe.
         candidates = (
             (record.name, lambda record=record: record)
             for record in ctx.store.topics.list_from(
                 start_name, batch=min(_LIST_BATCH, request.response_partition_limit + 1)
             )
+            if ctx.caller.may_on_topic(AclOperation.DESCRIBE, record.name)
         )
     else:
         unnamed, named = _requested(request.topics, ctx)
@@ -125,8 +136,9 @@ def _requested(
     wanted_topics: list[MetadataRequestTopic], ctx: ApiContext
 ) -> tuple[list[MetadataResponseTopic], dict[str, str | None]]:
     """The listed topics: the error entries of those that name no topic (an unknown topicId,
-    a topicId of another name, an illegal name, neither field), in request order; and the
-    others by name (each once, as Kafka answers a topic once), with the topicId asked for."""
+    a topicId of another name, an illegal name, neither field) or that are asked for by a
+    topicId of a topic the caller may not describe, in request order; and the others by name
+    (each once, as Kafka answers a topic once), with the topicId asked for."""
     ids = [t.topic_id for t in wanted_topics if t.topic_id not in (None, ZERO_UUID)]
     names_of_ids = ctx.store.topics.names_of_ids(ids) if ids else {}
     unnamed: list[MetadataResponseTopic] = []
@@ -135,6 +147,11 @@ def _requested(
         topic_id = wanted.topic_id if wanted.topic_id not in (None, ZERO_UUID) else None
         if topic_id is not None:
             name = names_of_ids.get(topic_id)
+            if name is not None and not ctx.caller.may_on_topic(AclOperation.DESCRIBE, name):
+                # Kafka: ids are not secret, names are; checked before the name is compared
+                # with the one asked for, which would tell it apart.
+                unnamed.append(_denied(None, topic_id))
+                continue
             if name is None or (wanted.name is not None and wanted.name != name):
                 unnamed.append(_unknown_id(wanted.name, topic_id))
                 continue
@@ -142,9 +159,13 @@ def _requested(
                 named[name] = topic_id
         elif wanted.name is not None:
             if check_topic_name(wanted.name) is not None:
-                unnamed.append(_unknown_name(wanted.name))  # never a topic: nothing to read
+                # Never a topic: nothing to read. Kafka checks DESCRIBE even so (29 first).
+                allowed = ctx.caller.may_on_topic(AclOperation.DESCRIBE, wanted.name)
+                unnamed.append(
+                    _unknown_name(wanted.name) if allowed else _denied(wanted.name, ZERO_UUID)
+                )
                 continue
-            named.setdefault(wanted.name, None)
+            named.setdefault(wanted.name, None)  # checked when read (_read)
         else:
             unnamed.append(
                 MetadataResponseTopic(error_code=Errors.INVALID_REQUEST, topic_id=ZERO_UUID)
@@ -153,6 +174,9 @@ def _requested(
 
 
 def _read(name: str, topic_id: str | None, ctx: ApiContext) -> TopicRecord | MetadataResponseTopic:
+    if topic_id is None and not ctx.caller.may_on_topic(AclOperation.DESCRIBE, name):
+        # Asked for by name (by id, _requested checked it): 29 whether or not it exists.
+        return _denied(name, ZERO_UUID)
     record = ctx.store.topics.get(name)
     if topic_id is not None and (record is None or record.topic_id != topic_id):
         return _unknown_id(name, topic_id)  # deleted (or recreated) since its id was looked up
@@ -163,6 +187,12 @@ def _unknown_id(name: str | None, topic_id: str) -> MetadataResponseTopic:
     return MetadataResponseTopic(error_code=Errors.UNKNOWN_TOPIC_ID, name=name, topic_id=topic_id)
 
 
+def _denied(name: str | None, topic_id: str) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        error_code=Errors.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=topic_id
+    )
+
+
 def _unknown_name(name: str) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=ZERO_UUID
@@ -171,6 +201,8 @@ def _unknown_name(name: str) -> MetadataResponseTopic:
 
 def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopicsResponse:
     repeated = duplicates([t.name for t in request.topics])
+    # Kafka: CREATE on the cluster creates any topic; without it, CREATE on each topic.
+    may_create_any = ctx.caller.may_on_cluster(AclOperation.CREATE)
     results: list[CreatableTopicResult] = []
     for topic in request.topics:
         if topic.name in repeated:
@@ -184,6 +216,11 @@ def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopics
                     ),
                 )
             )
+            continue
+        if not may_create_any and not ctx.caller.may_on_topic(AclOperation.CREATE, topic.name):
+            # Before the name and the registry are looked at: existence stays private.
+            refusal = Refusal(Errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+            results.append(_create_refused(topic.name, refusal))
             continue
         refusal = check_topic_name(topic.name)
         count = partitions_to_create(
@@ -214,14 +251,18 @@ def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopics
             except TopicAlreadyExists:
                 results.append(_create_refused(topic.name, _already_exists(topic.name)))
                 continue
-        results.append(
-            CreatableTopicResult(
-                name=record.name,
-                topic_id=ZERO_UUID if request.validate_only else record.topic_id,
-                num_partitions=record.partitions,
-                replication_factor=record.replication_factor,
-            )
+        created = CreatableTopicResult(
+            name=record.name,
+            topic_id=ZERO_UUID if request.validate_only else record.topic_id,
+            num_partitions=record.partitions,
+            replication_factor=record.replication_factor,
         )
+        if not ctx.caller.may_on_topic(AclOperation.DESCRIBE_CONFIGS, record.name):
+            # Kafka's controller answers a topic's settings only to who may describe its
+            # configs: -1 for both counts, and topicConfigErrorCode 29.
+            created.num_partitions = created.replication_factor = -1
+            created.topic_config_error_code = Errors.TOPIC_AUTHORIZATION_FAILED
+        results.append(created)
     return CreateTopicsResponse(topics=results)
 
 
@@ -248,6 +289,14 @@ def create_partitions(
             refusal: Refusal | None = Refusal(
                 Errors.INVALID_REQUEST, f"Duplicate topic name {topic.name} in the request."
             )
+        elif not ctx.caller.may_on_topic(AclOperation.ALTER, topic.name):
+            # Before the topic is read; Kafka's controller answers it without a message.
+            results.append(
+                CreatePartitionsTopicResult(
+                    name=topic.name, error_code=Errors.TOPIC_AUTHORIZATION_FAILED
+                )
+            )
+            continue
         else:
             refusal = _grow(topic.name, topic.count, request.validate_only, ctx)
         results.append(
@@ -278,9 +327,15 @@ def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusa
     return Refusal(Errors.UNKNOWN_SERVER_ERROR, f"The topic '{name}' kept changing; retry.")
 
 
+# ApiError(TOPIC_AUTHORIZATION_FAILED): the error's own message.
+_DELETE_DENIED = Refusal(Errors.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+
+
 def delete_topics(request: DeleteTopicsRequest, ctx: ApiContext) -> DeleteTopicsResponse:
     keys = [t.topic_id if t.topic_id not in (None, ZERO_UUID) else t.name for t in request.topics]
     repeated = duplicates([k for k in keys if k is not None])
+    # Kafka's controller: DELETE on the cluster deletes (and describes) any topic.
+    may_delete_any = ctx.caller.may_on_cluster(AclOperation.DELETE)
     responses: list[DeletableTopicResult] = []
     for entry, key in zip(request.topics, keys, strict=True):
         by_id = entry.topic_id not in (None, ZERO_UUID)
@@ -294,7 +349,9 @@ def delete_topics(request: DeleteTopicsRequest, ctx: ApiContext) -> DeleteTopics
         elif key in repeated:
             refusal = Refusal(Errors.INVALID_REQUEST, f"Duplicate topic {key} in the request.")
         else:
-            refusal, record = _delete(entry.topic_id if by_id else None, entry.name, ctx)
+            refusal, record = _delete(
+                entry.topic_id if by_id else None, entry.name, may_delete_any, ctx
+            )
             if record is not None:
                 result.name, result.topic_id = record.name, record.topic_id
         if refusal is not None:
@@ -304,8 +361,18 @@ def delete_topics(request: DeleteTopicsRequest, ctx: ApiContext) -> DeleteTopics
 
 
 def _delete(
-    topic_id: str | None, name: str | None, ctx: ApiContext
+    topic_id: str | None, name: str | None, may_delete_any: bool, ctx: ApiContext
 ) -> tuple[Refusal | None, TopicRecord | None]:
+    """The refusal, if any, and the topic to answer under: the one deleted, or one asked for by
+    id that the caller may describe but not delete (Kafka names it then, and only then)."""
+
+    def may(operation: AclOperation, topic: str) -> bool:
+        return may_delete_any or ctx.caller.may_on_topic(operation, topic)
+
+    if topic_id is None:
+        assert name is not None
+        if not may(AclOperation.DESCRIBE, name):
+            return _DELETE_DENIED, None  # before it is read: existence stays private
     for attempt in range(RACE_ATTEMPTS):
         if topic_id is not None:
             record = ctx.store.topics.get_by_id(topic_id)
@@ -323,6 +390,11 @@ def _delete(
                     ),
                     None,
                 )
+        if not may(AclOperation.DELETE, record.name):
+            # Ids are not secret (an unknown one answered 100 above), names are: one asked
+            # for by id is named only to who may describe it.
+            describable = topic_id is not None and may(AclOperation.DESCRIBE, record.name)
+            return _DELETE_DENIED, record if describable else None
         try:
             ctx.store.topics.delete(record, ctx.now_ms)
             return None, record

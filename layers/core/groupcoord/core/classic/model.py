@@ -39,6 +39,9 @@ class ClassicMember:
     instance_id: str | None = None
     client_id: str = ""
     client_host: str = ""
+    # The principal that created the member (None: unknown, a member older than the field);
+    # with the authorizer on, only it may act as the member.
+    principal: str | None = None
     session_timeout_ms: int = 0
     rebalance_timeout_ms: int = 0
     # How long silence may last before the member is dead: threshold * session /

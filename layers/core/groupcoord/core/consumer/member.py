@@ -45,6 +45,9 @@ class ConsumerGroupMember:
     rack_id: str | None = None
     client_id: str = ""
     client_host: str = ""
+    # The principal that created the member (None: unknown, a member older than the field);
+    # with the authorizer on, only it may act as the member.
+    principal: str | None = None
     rebalance_timeout_ms: int = 0
     subscribed_topic_names: tuple[str, ...] = ()
     subscribed_topic_regex: str | None = None
