@@ -1,7 +1,9 @@
-"""find-coordinator: every group is coordinated by this endpoint."""
+"""find-coordinator: every group is coordinated by this endpoint. As Kafka, a group key the caller
+may not DESCRIBE answers 30 in its entry, with no coordinator."""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation
 from ..errors import Errors
 from ..models.coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
 from .context import ApiContext
@@ -25,7 +27,14 @@ def find_coordinator(request: FindCoordinatorRequest, ctx: ApiContext) -> FindCo
                 for key in request.coordinator_keys
             ]
         )
-    epoch = ctx.store.coordinator.epoch_for(ctx.endpoint, pinned=bool(ctx.settings.endpoint))
+    keys = request.coordinator_keys
+    permitted = [ctx.caller.may_on_group(AclOperation.DESCRIBE, key) for key in keys]
+    # Nothing is read for a request whose every key is refused.
+    epoch = (
+        ctx.store.coordinator.epoch_for(ctx.endpoint, pinned=bool(ctx.settings.endpoint))
+        if any(permitted) or not keys
+        else 0
+    )
     return FindCoordinatorResponse(
         coordinators=[
             Coordinator(
@@ -36,6 +45,11 @@ def find_coordinator(request: FindCoordinatorRequest, ctx: ApiContext) -> FindCo
                 endpoint=ctx.endpoint,
                 coordinator_epoch=epoch,
             )
-            for key in request.coordinator_keys
+            if may
+            # Kafka's Node.noNode, and no endpoint either.
+            else Coordinator(
+                key=key, node_id=-1, port=-1, error_code=Errors.GROUP_AUTHORIZATION_FAILED
+            )
+            for key, may in zip(keys, permitted, strict=True)
         ]
     )

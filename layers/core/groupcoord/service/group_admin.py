@@ -1,9 +1,11 @@
-"""delete-groups for groups of either type: refused while the group has members (68)."""
+"""delete-groups for groups of either type: refused while the group has members (68), and, as
+Kafka, for a caller without DELETE on the group (30, the group untouched)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation
 from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from ..store.groups import header
@@ -20,6 +22,8 @@ def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroups
 
 
 def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
+    if not ctx.caller.may_on_group(AclOperation.DELETE, group_id):
+        return DeletableGroupResult(group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     item = ctx.store.conversions.read_group_item(group_id, consistent=True)
     due = header(item).deadline if item is not None else None
     if item is not None and due is not None and due <= ctx.now_ms:

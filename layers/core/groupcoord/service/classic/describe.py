@@ -1,7 +1,9 @@
-"""describe-groups (classic groups; a missing or non-classic group answers 69)."""
+"""describe-groups (classic groups; a missing or non-classic group answers 69). A group the
+caller may not DESCRIBE answers 30 alone, unread; the others are described."""
 
 from __future__ import annotations
 
+from ...core.acls import AclOperation
 from ...core.classic.model import STABLE
 from ...errors import Errors
 from ...models.groups import (
@@ -11,6 +13,7 @@ from ...models.groups import (
     DescribeGroupsResponse,
 )
 from ..context import ApiContext
+from ..refusals import group_operations
 from .common import NotClassic, load, settle
 
 # Reads of the group and its members until they agree (see _describe).
@@ -18,10 +21,16 @@ SNAPSHOT_ATTEMPTS = 3
 
 
 def describe_groups(request: DescribeGroupsRequest, ctx: ApiContext) -> DescribeGroupsResponse:
-    return DescribeGroupsResponse(groups=[_describe(group_id, ctx) for group_id in request.groups])
+    asked = request.include_authorized_operations
+    return DescribeGroupsResponse(
+        groups=[_describe(group_id, ctx, asked) for group_id in request.groups]
+    )
 
 
-def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
+def _describe(group_id: str, ctx: ApiContext, asked: bool) -> DescribedGroup:
+    if not ctx.caller.may_on_group(AclOperation.DESCRIBE, group_id):
+        # Kafka's DescribeGroupsResponse.groupError: the code, no state, no message.
+        return DescribedGroup(group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     try:
         group = load(ctx.store, group_id)
     except NotClassic:
@@ -72,4 +81,6 @@ def _describe(group_id: str, ctx: ApiContext) -> DescribedGroup:
         protocol_type=group.protocol_type or "",
         protocol_data=(group.protocol_name or "") if stable else "",
         members=members,
+        # Only a described group has them (Kafka's): a 69 keeps the "not asked" value.
+        authorized_operations=group_operations(ctx, group_id, asked),
     )

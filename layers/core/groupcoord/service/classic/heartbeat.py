@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.acls import AclOperation
 from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup, ClassicMember
 from ...core.offsets import classic_membership_error
 from ...errors import Errors
@@ -10,6 +11,7 @@ from ...store.classic_groups import SessionNotRenewed
 from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
 from ..races import GroupBusy
+from ..refusals import group_refusal
 from .common import NotClassic, claimed_instance_owner, load, settle
 
 
@@ -24,6 +26,9 @@ def _membership_error(
 
 
 def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, HeartbeatResponse)
+    if refused is not None:
+        return refused
     if not request.group_id:
         return HeartbeatResponse(error_code=Errors.INVALID_GROUP_ID)
     try:

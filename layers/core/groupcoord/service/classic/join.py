@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass
 
 from ... import clock
+from ...core.acls import AclOperation
 from ...core.classic.joining import (
     HandOutMemberId,
     Joiner,
@@ -40,6 +41,7 @@ from ..consumer.classic_members import is_consumer_group_with_members, mixed_joi
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..refusals import group_refusal
 from .common import (
     NotClassic,
     commit,
@@ -77,6 +79,14 @@ class Registered:
 
 
 def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Accepted:
+    # Kafka checks READ on the group before the coordinator validates or reads anything.
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, JoinGroupResponse)
+    if refused is not None:
+        return refused
+    return _join(request, ctx)
+
+
+def _join(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Accepted:
     names = [p.name for p in request.protocols]
     refusal = check_join_request(
         request.group_id, request.session_timeout_ms, request.protocol_type, names, ctx.settings
@@ -92,7 +102,7 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
             # A classic-protocol member of a consumer group (a mixed group).
             answer = mixed_join(request, ctx, new_member_id)
             # None: this join downgraded the group (a static replacement): join it as classic.
-            return join_group(request, ctx) if answer is None else answer
+            return _join(request, ctx) if answer is None else answer
         return _error(request, Errors.GROUP_ID_NOT_FOUND)
     except GroupBusy:
         return _error(request, Errors.REBALANCE_IN_PROGRESS)

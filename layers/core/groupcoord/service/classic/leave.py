@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import clock
+from ...core.acls import AclOperation
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
@@ -19,6 +20,7 @@ from ...store.errors import Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
 from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..refusals import group_refusal
 from .common import (
     NotClassic,
     commit,
@@ -28,6 +30,10 @@ from .common import (
 
 
 def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
+    # A refusal is the top-level error, with no member results (Kafka's getErrorResponse).
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, LeaveGroupResponse)
+    if refused is not None:
+        return refused
     if not request.group_id:
         return LeaveGroupResponse(error_code=Errors.INVALID_GROUP_ID)
     try:

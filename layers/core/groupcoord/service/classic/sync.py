@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import clock
+from ...core.acls import AclOperation
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -22,6 +23,7 @@ from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..refusals import group_refusal
 from .common import (
     NotClassic,
     commit,
@@ -74,6 +76,9 @@ def _answer(ctx: ApiContext, group: ClassicGroup, member: ClassicMember) -> Sync
 
 
 def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse | Accepted:
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, SyncGroupResponse)
+    if refused is not None:
+        return refused
     if not request.group_id:
         return _error(Errors.INVALID_GROUP_ID)
     groups = ctx.store.classic

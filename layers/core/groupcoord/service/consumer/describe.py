@@ -1,7 +1,12 @@
-"""consumer-group-describe: members with their epochs, assignments, targets and states."""
+"""consumer-group-describe: members with their epochs, assignments, targets and states.
+
+As Kafka 4.0: a group the caller may not DESCRIBE answers 30 alone, unread; a described group
+whose members' assignments or targets name a topic the caller may not DESCRIBE answers 29 with
+no members (the topic unnamed)."""
 
 from __future__ import annotations
 
+from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment
 from ...core.consumer.group import group_state
 from ...errors import Errors
@@ -16,9 +21,14 @@ from ...models.consumer import (
 from ...store.consumer_groups import group_from_item
 from ...store.groups import header
 from ..context import ApiContext
+from ..refusals import group_operations, may_describe_topics
 from .expiry import expire_consumer_group
 
 CONSUMER_MEMBER_TYPE = 1
+# Kafka's message for a group whose assignments name a topic the caller may not describe.
+UNDESCRIBABLE_TOPICS = (
+    "The group has described topic(s) that the client is not authorized to describe."
+)
 
 
 def _described(assignment: Assignment, names: dict[str, str]) -> DescribedAssignment:
@@ -33,13 +43,36 @@ def _described(assignment: Assignment, names: dict[str, str]) -> DescribedAssign
 def consumer_group_describe(
     request: ConsumerGroupDescribeRequest, ctx: ApiContext
 ) -> ConsumerGroupDescribeResponse:
-    names = {t.topic_id: t.name for t in ctx.store.topics.list()} if request.group_ids else {}
+    allowed = {g: ctx.caller.may_on_group(AclOperation.DESCRIBE, g) for g in request.group_ids}
+    names = {t.topic_id: t.name for t in ctx.store.topics.list()} if any(allowed.values()) else {}
+    asked = request.include_authorized_operations
     return ConsumerGroupDescribeResponse(
-        groups=[_describe(group_id, ctx, names) for group_id in request.group_ids]
+        groups=[
+            _describe(group_id, ctx, names, asked)
+            if allowed[group_id]
+            else ConsumerGroupDescribedGroup(
+                group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED
+            )
+            for group_id in request.group_ids
+        ]
     )
 
 
-def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> ConsumerGroupDescribedGroup:
+def _undescribable_topics(ctx: ApiContext, described: ConsumerGroupDescribedGroup) -> bool:
+    """Whether the members' assignments or targets name a topic the caller may not DESCRIBE."""
+    shown = [
+        tp.topic_name
+        for m in described.members
+        for tp in (*m.assignment.topic_partitions, *m.target_assignment.topic_partitions)
+        # A deleted topic has no name (Kafka leaves it out of the answer): nothing to check.
+        if tp.topic_name
+    ]
+    return not may_describe_topics(ctx, shown)
+
+
+def _describe(
+    group_id: str, ctx: ApiContext, names: dict[str, str], asked: bool
+) -> ConsumerGroupDescribedGroup:
     cs = ctx.store.consumer
     item = cs.group_item(group_id, consistent=True)
     found = header(item) if item is not None else None
@@ -66,7 +99,7 @@ def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> Consumer
     group = group_from_item(item)
     members = cs.members(group)
     state = group_state(len(members), group.group_epoch, group.target_epoch, members)
-    return ConsumerGroupDescribedGroup(
+    described = ConsumerGroupDescribedGroup(
         group_id=group_id,
         group_state=state,
         group_epoch=group.group_epoch,
@@ -88,4 +121,13 @@ def _describe(group_id: str, ctx: ApiContext, names: dict[str, str]) -> Consumer
             )
             for m in members
         ],
+        # Only a described group has them (Kafka's): a 69 keeps the "not asked" value.
+        authorized_operations=group_operations(ctx, group_id, asked),
     )
+    if _undescribable_topics(ctx, described):
+        return ConsumerGroupDescribedGroup(
+            group_id=group_id,
+            error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
+            error_message=UNDESCRIBABLE_TOPICS,
+        )
+    return described

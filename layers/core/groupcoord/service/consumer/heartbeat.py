@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 
 from ... import clock
+from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, union
 from ...core.consumer.group import (
     ASSIGNING,
@@ -51,6 +52,7 @@ from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext
 from ..races import RACE_ATTEMPTS, back_off
+from ..refusals import group_refusal, may_describe_topics
 from .common import heartbeat_interval_ms, reload, session_timeout_ms
 from .downgrade import maybe_downgrade
 from .expiry import expire_consumer_group
@@ -77,6 +79,17 @@ def _error(
 def consumer_group_heartbeat(
     request: ConsumerGroupHeartbeatRequest, ctx: ApiContext
 ) -> ConsumerGroupHeartbeatResponse:
+    # Kafka's checks come before the coordinator validates or reads anything: READ on the group,
+    # then DESCRIBE on every subscribed topic (29 for the whole request, naming none of them).
+    refused = group_refusal(
+        ctx, AclOperation.READ, request.group_id, ConsumerGroupHeartbeatResponse
+    )
+    if refused is not None:
+        return refused
+    if request.subscribed_topic_names and not may_describe_topics(
+        ctx, request.subscribed_topic_names
+    ):
+        return ConsumerGroupHeartbeatResponse(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
     refusal = validate_heartbeat(request, ctx.settings.consumer_assignors)
     if refusal is not None:
         return _error(request, refusal)
