@@ -506,3 +506,49 @@ def test_a_static_replacement_is_refused_protocols_the_others_do_not_support() -
     old = in_generation(stored("m2", instance_id="i2"), 3)
     result = plan(join_request("", "i2", protocols=(("sticky", b""),)), static_facts(group(), old))
     assert result == Refuse(Errors.INCONSISTENT_GROUP_PROTOCOL, "")
+
+
+# --- members belong to their creator (core/ownership.py) ---
+
+
+def bound(request: JoinGroupRequest, principal: str) -> Joiner:
+    return replace(joiner(request), principal=principal, owners_enforced=True)
+
+
+def test_only_a_members_creator_may_join_as_it_when_owners_are_enforced() -> None:
+    mine = in_generation(stored("m1", principal="User:alice"), 3)
+    facts = JoinFacts(group(), exists=True, existing=mine)
+    request = join_request("m1")
+    refused = plan_join(bound(request, "User:mallory"), facts, NOW, SETTINGS, NEW_ID)
+    assert refused == Refuse(Errors.GROUP_AUTHORIZATION_FAILED, "m1")
+    allowed = plan_join(bound(request, "User:alice"), facts, NOW, SETTINGS, NEW_ID)
+    assert not isinstance(allowed, Refuse)
+    # Not enforced (the authorizer is off), or a member of unknown creator: anyone's.
+    assert not isinstance(plan(request, facts), Refuse)
+    unknown = JoinFacts(group(), exists=True, existing=replace(mine, principal=None))
+    assert not isinstance(
+        plan_join(bound(request, "User:mallory"), unknown, NOW, SETTINGS, NEW_ID), Refuse
+    )
+
+
+def test_another_principal_may_not_take_over_a_static_instance() -> None:
+    old = in_generation(stored("m1", instance_id="i1", principal="User:alice"), 3)
+    facts = static_facts(group(), old, in_generation(stored("m2"), 3))
+    request = join_request("", "i1")
+    refused = plan_join(bound(request, "User:mallory"), facts, NOW, SETTINGS, NEW_ID)
+    assert refused == Refuse(Errors.GROUP_AUTHORIZATION_FAILED, "")
+    taken = plan_join(bound(request, "User:alice"), facts, NOW, SETTINGS, NEW_ID)
+    assert isinstance(taken, WriteJoin) and taken.member.principal == "User:alice"
+
+
+def test_a_member_records_its_creator_and_keeps_it_on_rejoin() -> None:
+    handed = plan_join(bound(join_request(), "User:alice"), JoinFacts(new_group(), exists=False),
+                       NOW, SETTINGS, NEW_ID)  # fmt: skip
+    assert isinstance(handed, HandOutMemberId) and handed.member.principal == "User:alice"
+    # Not enforced: a rejoin from another principal does not rewrite the creator.
+    mine = in_generation(stored("m1", principal="User:alice"), 3)
+    facts = JoinFacts(group(), exists=True, existing=mine)
+    request = join_request("m1", protocols=(("range", b"changed"),))
+    rejoined = plan_join(replace(joiner(request), principal="User:bob"), facts, NOW, SETTINGS,
+                         NEW_ID)  # fmt: skip
+    assert isinstance(rejoined, WriteJoin) and rejoined.member.principal == "User:alice"

@@ -102,6 +102,11 @@ class ConsumerGroupDescribeMember(KafkaMessage):
     member_epoch: Int32 = 0
     client_id: str = ""
     client_host: str = ""
+    principal: str | None = Field(
+        None,
+        description="groupcoord extension: the principal that created the member (only it may "
+        "act as the member while the authorizer is on); null when not recorded.",
+    )
     subscribed_topic_names: list[str] = []
     subscribed_topic_regex: str | None = None
     assignment: DescribedAssignment = Field(

@@ -72,6 +72,11 @@ class DescribedGroupMember(KafkaMessage):
     group_instance_id: str | None = None
     client_id: str = ""
     client_host: str = Field("", description="The caller's source address at its last join.")
+    principal: str | None = Field(
+        None,
+        description="groupcoord extension: the principal that created the member (only it may "
+        "act as the member while the authorizer is on); null when not recorded.",
+    )
     member_metadata: Base64Bytes = Field(
         b"", description="The member's metadata for the group's protocol."
     )

@@ -22,6 +22,7 @@ from ..core.acls import (
     ResourceType,
     operations_bitfield,
 )
+from ..core.ownership import may_act_as
 from ..core.principals import ANONYMOUS
 from ..settings import Settings
 from ..store.store import Store
@@ -61,8 +62,17 @@ class Caller:
         instance): with the authorizer on, only the principal that created a member may drive
         it, even where another principal may READ the group (Kafka has no such rule: any
         principal with READ may). A member of unknown owner (created before owners were
-        recorded) is anyone's."""
-        return self.authorizer is None or owner is None or owner == self.principal
+        recorded) is anyone's; a super user may act as any member (an operator removing a
+        static member, say)."""
+        return may_act_as(self.principal, owner, enforced=self.bound_to_own_members)
+
+    @property
+    def bound_to_own_members(self) -> bool:
+        """Whether the caller may act only as members it created (authorizer on, not a super
+        user)."""
+        return (
+            self.authorizer is not None and self.principal not in self.authorizer.config.super_users
+        )
 
     def operations(self, resource_type: ResourceType, name: str) -> int:
         """authorizedOperations of a described resource (Kafka's bit field); every operation

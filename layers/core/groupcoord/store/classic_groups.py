@@ -661,15 +661,29 @@ class ClassicGroupStore:
         )
 
     def renew_joined_session(
-        self, group: ClassicGroup, member_id: str, instance_id: str | None, now_ms: int
+        self,
+        group: ClassicGroup,
+        member_id: str,
+        instance_id: str | None,
+        now_ms: int,
+        *,
+        caller: str | None = None,
     ) -> None:
         """A heartbeat: restart the session timer of a joined (not pending) member, with the
-        instance id it gave if any; else raise SessionNotRenewed with the member as it is."""
+        instance id it gave if any, and, given `caller`, of a member `caller` created (or of
+        unknown creator); else raise SessionNotRenewed with the member as it is."""
         condition = "attribute_exists(pk) AND pending = :false"
         values: dict[str, Any] = {":false": False, ":now": now_ms}
         if instance_id:
             condition += " AND instanceId = :instance"
             values[":instance"] = instance_id
+        if caller is not None:
+            condition += (
+                " AND (attribute_not_exists(principal) OR principal = :nobody"
+                " OR principal = :caller)"
+            )
+            values[":nobody"] = ""
+            values[":caller"] = caller
         key = schema.member_key(group.group_id, member_id, group.member_shards)
         try:
             self.dynamo.update(

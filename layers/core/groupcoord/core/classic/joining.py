@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest
 from ...settings import Settings
+from ..ownership import may_act_as
 from .model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
@@ -42,6 +43,13 @@ class Joiner:
     request: JoinGroupRequest
     client_id: str = ""
     client_host: str = ""
+    # Who asks (recorded on a member it creates), and whether only a member's creator may act
+    # as it (the authorizer is on: core/ownership.py).
+    principal: str | None = None
+    owners_enforced: bool = False
+
+    def may_act_as(self, member: ClassicMember) -> bool:
+        return may_act_as(self.principal or "", member.principal, self.owners_enforced)
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,7 @@ def member_template(joiner: Joiner, member_id: str, now: int) -> ClassicMember:
         instance_id=request.group_instance_id,
         client_id=joiner.client_id,
         client_host=joiner.client_host,
+        principal=joiner.principal,
         session_timeout_ms=request.session_timeout_ms,
         rebalance_timeout_ms=rebalance_timeout,
         expiry_ms=expiry,
@@ -217,9 +226,13 @@ def plan_join(
             fenced = owner is not None and owner != request.member_id
             error = Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
             return Refuse(error, request.member_id)
+        if not joiner.may_act_as(existing):
+            return Refuse(Errors.GROUP_AUTHORIZATION_FAILED, request.member_id)
         if instance and existing.instance_id != instance:
             return Refuse(Errors.FENCED_INSTANCE_ID, request.member_id)
     elif instance and facts.old_static is not None:
+        if not joiner.may_act_as(facts.old_static):  # another principal's static instance
+            return Refuse(Errors.GROUP_AUTHORIZATION_FAILED, request.member_id)
         return _plan_static_replacement(joiner, facts, facts.old_static, now, new_member_id)
     names = [p.name for p in request.protocols]
     replacing = 1 if existing is not None and not existing.pending else 0
@@ -244,6 +257,8 @@ def plan_join(
     is_new = existing is None or existing.pending
     member_id = existing.member_id if existing is not None else new_member_id
     member = member_template(joiner, member_id, now)
+    if existing is not None:  # it stays its creator's
+        member = replace(member, principal=existing.principal or member.principal)
     if existing is not None and not existing.pending:
         # (Its assignment stays on its payload item: a join writes only the protocols there.)
         member = replace(

@@ -66,6 +66,7 @@ def _describe(group_id: str, ctx: ApiContext, asked: bool) -> DescribedGroup:
             group_instance_id=m.instance_id,
             client_id=m.client_id,
             client_host=m.client_host,
+            principal=m.principal,
             # Kafka shows metadata and assignments only in Stable.
             member_metadata=m.metadata_for(group.protocol_name) if stable else b"",
             member_assignment=(

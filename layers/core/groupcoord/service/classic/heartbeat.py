@@ -19,6 +19,8 @@ def _membership_error(
     request: HeartbeatRequest, ctx: ApiContext, group: ClassicGroup, old: ClassicMember | None
 ) -> Errors:
     """Why a member's heartbeat is refused, from the member as it is (None = absent)."""
+    if old is not None and not ctx.caller.may_act_as(old.principal):
+        return Errors.GROUP_AUTHORIZATION_FAILED
     instance = request.group_instance_id
     owner = claimed_instance_owner(ctx.store, group, old, instance)
     error = classic_membership_error(old, request.member_id, instance, owner)
@@ -51,7 +53,13 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
         old = store.member(group, request.member_id)
         return HeartbeatResponse(error_code=_membership_error(request, ctx, group, old))
     try:
-        store.renew_joined_session(group, request.member_id, request.group_instance_id, ctx.now_ms)
+        store.renew_joined_session(
+            group,
+            request.member_id,
+            request.group_instance_id,
+            ctx.now_ms,
+            caller=ctx.caller.principal if ctx.caller.bound_to_own_members else None,
+        )
     except SessionNotRenewed as refused:
         return HeartbeatResponse(error_code=_membership_error(request, ctx, group, refused.member))
     if group.state == PREPARING_REBALANCE:

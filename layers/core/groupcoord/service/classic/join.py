@@ -144,7 +144,13 @@ def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse |
             expected = group.version
         try:
             facts = _read_facts(request, ctx, group, expected is not None, now)
-            joiner = Joiner(request, ctx.client_id, ctx.client_host)
+            joiner = Joiner(
+                request,
+                ctx.client_id,
+                ctx.client_host,
+                principal=ctx.caller.principal,
+                owners_enforced=ctx.caller.bound_to_own_members,
+            )
             # A fresh id for a new member, drawn whether or not the plan hands one out.
             plan = plan_join(joiner, facts, now, ctx.settings, new_member_id(ctx.client_id))
             return _carry_out(request, ctx, group, expected, plan, now)

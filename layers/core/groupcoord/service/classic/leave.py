@@ -116,6 +116,8 @@ def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
                 error = Errors.UNKNOWN_MEMBER_ID
         else:
             error = Errors.UNKNOWN_MEMBER_ID
+        if member is not None and not ctx.caller.may_act_as(member.principal):
+            error, member = Errors.GROUP_AUTHORIZATION_FAILED, None
         if member is not None:
             leaving[member.member_id] = member
         results.append(

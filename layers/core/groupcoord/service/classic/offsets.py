@@ -22,6 +22,8 @@ def classic_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRe
         return Fence(error=Errors.UNKNOWN_MEMBER_ID)
     group = group_from_item(item)
     member = ctx.store.classic.member(group, request.member_id)
+    if member is not None and not ctx.caller.may_act_as(member.principal):
+        return Fence(error=Errors.GROUP_AUTHORIZATION_FAILED)
     instance = request.group_instance_id
     owner = claimed_instance_owner(ctx.store, group, member, instance)
     error = classic_commit_error(

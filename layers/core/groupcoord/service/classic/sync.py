@@ -50,6 +50,8 @@ def _check(
         owner = groups.instance_owner(group.group_id, instance) if instance else None
         fenced = owner is not None and owner != request.member_id
         return None, Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
+    if not ctx.caller.may_act_as(member.principal):
+        return None, Errors.GROUP_AUTHORIZATION_FAILED
     if instance and member.instance_id != instance:
         return None, Errors.FENCED_INSTANCE_ID
     if request.generation_id != group.generation:

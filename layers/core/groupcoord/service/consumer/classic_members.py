@@ -287,6 +287,8 @@ def _classic_member(
     member = cs.member(group, member_id, consistent=True) if member_id else None
     if member is None or member.classic is None:
         return None, Errors.UNKNOWN_MEMBER_ID
+    if not ctx.caller.may_act_as(member.principal):
+        return None, Errors.GROUP_AUTHORIZATION_FAILED
     return member, Errors.NONE
 
 
@@ -448,6 +450,10 @@ def mixed_leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
                 member_id = owner
         elif cs.member(group, member_id, consistent=True) is None:
             error = Errors.UNKNOWN_MEMBER_ID
+        if error == Errors.NONE and ctx.caller.bound_to_own_members:
+            leaving = cs.member(group, member_id, consistent=True)
+            if leaving is not None and not ctx.caller.may_act_as(leaving.principal):
+                error = Errors.GROUP_AUTHORIZATION_FAILED
         if error == Errors.NONE:
             try:
                 _remove(ctx, request.group_id, member_id)

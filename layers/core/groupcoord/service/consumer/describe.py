@@ -113,6 +113,7 @@ def _describe(
                 member_epoch=m.epoch,
                 client_id=m.client_id,
                 client_host=m.client_host,
+                principal=m.principal,
                 subscribed_topic_names=list(m.subscribed_topic_names),
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_described(m.assignment.assigned, names),

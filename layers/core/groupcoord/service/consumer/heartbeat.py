@@ -40,6 +40,7 @@ from ...core.consumer.member import (
 )
 from ...core.consumer.model import ConsumerGroup
 from ...core.migration import downgrade_enabled
+from ...core.ownership import NOT_OWNER_MESSAGE
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -235,9 +236,15 @@ class _Heartbeat:
     def _existing(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember:
         member = self._member(group, consistent)
         if self.request.instance_id is not None:
-            return self._static_owner_check(group, member)
+            return self._owned(self._static_owner_check(group, member))
         if member is None:
             raise _unknown_member(self.request.member_id, group.group_id)
+        return self._owned(member)
+
+    def _owned(self, member: ConsumerGroupMember) -> ConsumerGroupMember:
+        """`member`, if the caller may act as it (core/ownership.py); else refused with 30."""
+        if not self.ctx.caller.may_act_as(member.principal):
+            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
         return member
 
     def _leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
@@ -272,10 +279,10 @@ class _Heartbeat:
         if owner_id is not None and owner_id != req.member_id:
             owner = self.cs.member(group, owner_id, consistent=True)
             if owner is not None:
-                return self._replace_static(group, owner)
+                return self._replace_static(group, self._owned(owner))
         if member is None:
             return self._add_member(group, owner_id)
-        updated, changed = self._apply(member)
+        updated, changed = self._apply(self._owned(member))
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
             group = self.cs.update_group(group, group.with_members(0), extra=items)
@@ -288,7 +295,11 @@ class _Heartbeat:
         """A member the group does not know joins. `instance_owner` is whom the request's
         instance id is claimed by, if anyone: a removed member (a dangling claim) or the
         joiner itself."""
-        joiner, subscribes = self._apply(ConsumerGroupMember(member_id=self.request.member_id))
+        joiner, subscribes = self._apply(
+            ConsumerGroupMember(
+                member_id=self.request.member_id, principal=self.ctx.caller.principal
+            )
+        )
         plan = plan_new_member(
             group,
             joiner,
@@ -323,7 +334,7 @@ class _Heartbeat:
         )
         if isinstance(copy, Refusal):
             raise Answer(copy)
-        updated, changed = self._apply(copy)
+        updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
         items = [
             *self.cs.remove_member_items(group, owner)[:1],
             *self.cs.put_member_items(group, updated, new=True),

@@ -41,6 +41,8 @@ def _partitions(ctx: ApiContext, request: OffsetCommitRequest) -> Iterator[tuple
 
 def consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
     member = _member(ctx, item, request.member_id)
+    if member is not None and not ctx.caller.may_act_as(member.principal):
+        return Fence(error=Errors.GROUP_AUTHORIZATION_FAILED)
     # Resolved only if the rule looks at them (an older epoch's commit): a generator.
     partitions = _partitions(ctx, request)
     error = consumer_commit_error(member, request.generation_id_or_member_epoch, partitions)
