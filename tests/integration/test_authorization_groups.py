@@ -392,3 +392,26 @@ def test_without_the_authorizer_a_caller_may_do_every_operation(
         api = Api(base)
         assert described(api, group_id, asked=True)["authorizedOperations"] == ALL_GROUP_OPERATIONS
         assert described(api, group_id)["authorizedOperations"] == NOT_ASKED
+
+
+def test_a_regex_subscription_matches_only_the_topics_the_member_may_describe(
+    url: str, admin: Api
+) -> None:
+    prefix = unique("authz-rx") + "-"
+    seen, hidden = prefix + "seen", prefix + "hidden"
+    create_topic(admin, seen, 2)
+    create_topic(admin, hidden, 2)
+    group_id = unique("authz-rx-group")
+    grant(admin, GROUP, group_id, ALICE, READ)
+    grant(admin, TOPIC, seen, ALICE, DESCRIBE)
+    alice = Member(Api(url, principal=ALICE), group_id, regex=prefix + ".*")
+    assert alice.join()["errorCode"] == 0
+    for _ in range(3):
+        alice.heartbeat()
+    described = admin.ok("metadata", {"topics": [{"name": seen}, {"name": hidden}]})["topics"]
+    ids = {t["name"]: t["topicId"] for t in described}
+    assert set(alice.owned) == {ids[seen]}  # the regex matched both; alice sees one
+    # The super user's regex member sees both.
+    boss = Member(admin, unique("authz-rx-admin"), regex=prefix + ".*")
+    assert boss.join()["errorCode"] == 0
+    assert set(boss.owned) == {ids[seen], ids[hidden]}

@@ -3,7 +3,7 @@ subscriptions, the group state, and what the heartbeat response carries."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...errors import Errors
@@ -140,16 +140,24 @@ def combined_regex(patterns: Iterable[str]) -> str | None:
 
 
 def subscribed_topic_ids(
-    member: ConsumerGroupMember, topic_ids: Mapping[str, str]
+    member: ConsumerGroupMember,
+    topic_ids: Mapping[str, str],
+    may_describe: Callable[[str], bool] | None = None,
 ) -> frozenset[str]:
-    """The ids of the existing topics a member subscribes to, by name or by regex."""
+    """The ids of the existing topics a member subscribes to, by name or by regex. With
+    `may_describe` (the authorizer is on), a regex matches only the topics the member may
+    DESCRIBE, as Kafka's does; its named topics were checked when it named them."""
     names = set(member.subscribed_topic_names)
     if member.subscribed_topic_regex:
         # RE2, compiled once (cached) for all the topics; a pattern RE2 refuses (one stored
         # before RE2 checked them) matches nothing.
         pattern = compile_regex(member.subscribed_topic_regex).regex
         if pattern is not None:
-            names.update(n for n in topic_ids if pattern.fullmatch(n) is not None)
+            names.update(
+                n
+                for n in topic_ids
+                if pattern.fullmatch(n) is not None and (may_describe is None or may_describe(n))
+            )
     return frozenset(topic_ids[n] for n in names if n in topic_ids)
 
 

@@ -25,9 +25,11 @@ may be the group's only traffic).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ... import clock
+from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
 from ...core.consumer.group import combined_regex, group_state, subscribed_topic_ids
@@ -35,6 +37,7 @@ from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...store.consumer_groups import ConsumerGroup, ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.store import Store
+from ..authorization import caller_of
 from .common import reload, state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
@@ -91,8 +94,20 @@ def ensure_target_installed(
     return group, None
 
 
+def _describable(
+    store: Store, member: ConsumerGroupMember, now_ms: int
+) -> Callable[[str], bool] | None:
+    """Which topics a regex of `member` may match: those its principal may DESCRIBE (from its
+    address at its last heartbeat), when the authorizer is on; None (every topic) otherwise,
+    or for a member of unknown principal."""
+    if not store.settings.authorizer_enabled or member.principal is None:
+        return None
+    caller = caller_of(store.settings, store, member.principal, member.client_host, now_ms)
+    return lambda topic: caller.may_on_topic(AclOperation.DESCRIBE, topic)
+
+
 def _targets(
-    store: Store, group: ConsumerGroup, members: list[ConsumerGroupMember]
+    store: Store, group: ConsumerGroup, members: list[ConsumerGroupMember], now_ms: int
 ) -> tuple[dict[str, Assignment], str, list[str], str | None]:
     names = sorted({n for m in members for n in m.subscribed_topic_names})
     regex = combined_regex(m.subscribed_topic_regex or "" for m in members)
@@ -105,7 +120,14 @@ def _targets(
     ids = {t.name: t.topic_id for t in topics}
     counts = {t.topic_id: t.partitions for t in topics}
     assignor_members = [
-        AssignorMember(m.member_id, subscribed_topic_ids(m, ids), m.target, m.instance_id)
+        AssignorMember(
+            m.member_id,
+            subscribed_topic_ids(
+                m, ids, _describable(store, m, now_ms) if m.subscribed_topic_regex else None
+            ),
+            m.target,
+            m.instance_id,
+        )
         for m in members
     ]
     subscribed = {t for am in assignor_members for t in am.topics}
@@ -129,7 +151,7 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
     group = cs.take_install_lease(group, leased, now_ms)
     try:
         members = cs.members(group)
-        targets, assignor, names, regex = _targets(store, group, members)
+        targets, assignor, names, regex = _targets(store, group, members, now_ms)
         holder_of = {tp: m.member_id for m in members for tp in pairs(m.assignment.holds)}
         by_id = {m.member_id: m for m in members}
         updates = []
