@@ -1,0 +1,166 @@
+"""docs/authorization.md's worked example, played over HTTP: team A runs groups `a.*` on topics
+`a.*`, team B the same under `b.`, an operator administers both, a platform admin (a super
+user) bootstraps the ACLs. Every API allows what it must and refuses what it must, and each
+refusal changes nothing (looked at as the operator)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.api import PRINCIPAL_HEADER, Api
+from tests.support.classic_client import FAST_SETTINGS, ClassicClient
+from tests.support.consumer import Member, unique
+from tests.support.servers import IMMEDIATE_INSTALLS, running_service
+
+ACCOUNT = "arn:aws:iam::123456789012:role"
+ADMIN, TEAM_A, TEAM_B, OPS = (
+    f"User:{ACCOUNT}/{name}" for name in ("platform-admin", "team-a", "team-b", "ops")
+)
+SETTINGS = {
+    **FAST_SETTINGS,
+    **IMMEDIATE_INSTALLS,
+    "groupcoord.authorizer.enabled": "true",
+    "super.users": ADMIN,
+    "groupcoord.acl.cache.ms": "0",
+}
+TOPIC, GROUP, CLUSTER = 2, 3, 4
+LITERAL, PREFIXED = 3, 4
+ALL, READ, ALTER = 2, 3, 7
+ALLOW = 3
+TOPIC_DENIED, GROUP_DENIED, CLUSTER_DENIED = 29, 30, 31
+
+
+def acl(resource_type: int, name: str, principal: str, operation: int, pattern: int) -> dict:
+    return {
+        "resourceType": resource_type,
+        "resourceName": name,
+        "resourcePatternType": pattern,
+        "principal": principal,
+        "host": "*",
+        "operation": operation,
+        "permissionType": ALLOW,
+    }
+
+
+@pytest.fixture(scope="module")
+def url(service_endpoint: str | None) -> Iterator[str]:
+    with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
+        creations = [
+            *(acl(t, "a.", TEAM_A, READ, PREFIXED) for t in (GROUP, TOPIC)),
+            *(acl(t, "b.", TEAM_B, READ, PREFIXED) for t in (GROUP, TOPIC)),
+            *(acl(t, n, OPS, ALL, PREFIXED) for t in (GROUP, TOPIC) for n in ("a.", "b.")),
+            acl(CLUSTER, "kafka-cluster", OPS, ALTER, LITERAL),
+        ]
+        created = Api(base, principal=ADMIN).ok("create-acls", {"creations": creations})
+        assert {r["errorCode"] for r in created["results"]} == {0}
+        yield base
+
+
+@pytest.fixture(scope="module")
+def apis(url: str) -> dict[str, Api]:
+    return {who: Api(url, principal=who) for who in (TEAM_A, TEAM_B, OPS)}
+
+
+def topic_codes(answer: dict[str, Any], key: str = "topics") -> dict[str, int]:
+    return {t["name"]: t["errorCode"] for t in answer[key]}
+
+
+def commit_body(group: str, topic: str, offset: int) -> dict[str, Any]:
+    partitions = [{"partitionIndex": 0, "committedOffset": offset}]
+    return {"groupId": group, "topics": [{"name": topic, "partitions": partitions}]}
+
+
+def committed(api: Api, group: str, topic: str) -> list[dict[str, Any]]:
+    body = {"groups": [{"groupId": group, "topics": [{"name": topic, "partitionIndexes": [0]}]}]}
+    return api.ok("offset-fetch", body)["groups"][0]["topics"][0]["partitions"]
+
+
+def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
+    a, b, ops = apis[TEAM_A], apis[TEAM_B], apis[OPS]
+    suffix = unique("x")
+    a_topic, b_topic = f"a.orders-{suffix}", f"b.orders-{suffix}"
+    a_group, b_group = f"a.billing-{suffix}", f"b.billing-{suffix}"
+
+    # Topics: the teams may not create them (READ only), the operator may, in both spaces.
+    body = {"topics": [{"name": a_topic, "numPartitions": 2}]}
+    assert topic_codes(a.ok("create-topics", body)) == {a_topic: TOPIC_DENIED}
+    for name in (a_topic, b_topic):
+        created = ops.ok("create-topics", {"topics": [{"name": name, "numPartitions": 2}]})
+        assert topic_codes(created) == {name: 0}
+    grow = {"topics": [{"name": a_topic, "count": 3}]}
+    assert topic_codes(b.ok("create-partitions", grow), "results") == {a_topic: TOPIC_DENIED}
+    assert topic_codes(ops.ok("create-partitions", grow), "results") == {a_topic: 0}
+
+    # Metadata: each team sees its own topics; named, the other's answer 29.
+    names = {a_topic, b_topic}
+    listed = {t["name"] for t in a.ok("metadata", {})["topics"]} & names
+    assert listed == {a_topic}
+    named = b.ok("metadata", {"topics": [{"name": a_topic}, {"name": b_topic}]})
+    assert topic_codes(named) == {a_topic: TOPIC_DENIED, b_topic: 0}
+
+    # Team A's consumer-protocol member runs in its group; team B cannot join it, cannot
+    # subscribe its own group to team A's topic, and cannot act as team A's member.
+    member = Member(a, a_group, topics=[a_topic])
+    assert member.join()["errorCode"] == 0
+    member.heartbeat()
+    assert member.heartbeat()["errorCode"] == 0
+    assert Member(b, a_group, topics=[b_topic]).join()["errorCode"] == GROUP_DENIED
+    assert Member(b, b_group, topics=[a_topic]).join()["errorCode"] == TOPIC_DENIED
+    impostor = Member(b, a_group, topics=[a_topic])
+    impostor.member_id, impostor.epoch = member.member_id, member.epoch
+    assert impostor.heartbeat()["errorCode"] == GROUP_DENIED
+
+    # Offsets: team A commits and fetches; team B may neither commit nor read them.
+    mine = {**commit_body(a_group, a_topic, 42), "memberId": member.member_id,
+            "generationIdOrMemberEpoch": member.epoch}  # fmt: skip
+    assert a.ok("offset-commit", mine)["topics"][0]["partitions"][0]["errorCode"] == 0
+    theirs = b.ok("offset-commit", commit_body(a_group, a_topic, 0))
+    assert theirs["topics"][0]["partitions"][0]["errorCode"] == GROUP_DENIED
+    assert committed(a, a_group, a_topic)[0]["committedOffset"] == 42
+    fetched = b.ok("offset-fetch", {"groups": [{"groupId": a_group, "topics": None}]})
+    assert fetched["groups"][0]["errorCode"] == GROUP_DENIED
+
+    # Describing and listing: each team sees its own groups; the operator sees both.
+    team_b_group = ClassicClient(url, b_group)
+    team_b_group.api.session.headers[PRINCIPAL_HEADER] = TEAM_B
+    assert team_b_group.join()["errorCode"] == 0
+    groups = {a_group, b_group}
+    for api, expected in ((a, {a_group}), (b, {b_group}), (ops, groups)):
+        listed = {g["groupId"] for g in api.ok("list-groups", {})["groups"]} & groups
+        assert listed == expected
+    described = b.ok("consumer-group-describe", {"groupIds": [a_group]})["groups"][0]
+    assert described["errorCode"] == GROUP_DENIED and described["members"] == []
+    found = b.ok("find-coordinator", {"keyType": 0, "coordinatorKeys": [a_group, b_group]})
+    assert {c["key"]: c["errorCode"] for c in found["coordinators"]} == {
+        a_group: GROUP_DENIED,
+        b_group: 0,
+    }
+
+    # Admin APIs: only the operator (or the super user) manages ACLs, deletes groups and
+    # offsets, and deletes topics.
+    creation = acl(GROUP, "b.", TEAM_B, ALL, PREFIXED)
+    refused = b.ok("create-acls", {"creations": [creation]})
+    assert [r["errorCode"] for r in refused["results"]] == [CLUSTER_DENIED]
+    filters = {"resourceTypeFilter": 1, "patternTypeFilter": 1, "operation": 1,
+               "permissionType": 1}  # fmt: skip
+    assert b.ok("describe-acls", filters)["errorCode"] == CLUSTER_DENIED
+    assert len(ops.ok("describe-acls", filters)["resources"]) >= 4
+    member.leave()
+    offsets = {
+        "groupId": a_group,
+        "topics": [{"name": a_topic, "partitions": [{"partitionIndex": 0}]}],
+    }
+    assert a.ok("offset-delete", offsets)["errorCode"] == GROUP_DENIED  # READ is not DELETE
+    assert committed(ops, a_group, a_topic)[0]["committedOffset"] == 42
+    assert ops.ok("offset-delete", offsets)["errorCode"] == 0
+    assert committed(ops, a_group, a_topic)[0]["committedOffset"] == -1
+    deleted = b.ok("delete-groups", {"groupsNames": [a_group]})["results"]
+    assert [r["errorCode"] for r in deleted] == [GROUP_DENIED]
+    assert ops.ok("delete-groups", {"groupsNames": [a_group]})["results"][0]["errorCode"] == 0
+    gone = {"topics": [{"name": b_topic}]}
+    assert topic_codes(a.ok("delete-topics", gone), "responses") == {b_topic: TOPIC_DENIED}
+    assert topic_codes(ops.ok("delete-topics", gone), "responses") == {b_topic: 0}
+    team_b_group.leave()
