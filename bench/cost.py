@@ -19,7 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,14 @@ from bench.common import (
     table,
     write_section,
 )
+from groupcoord.core.acls import (
+    AclBinding,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourceType,
+)
+from groupcoord.core.principals import ANONYMOUS
 from groupcoord.service.classic.common import hold_plan
 from groupcoord.settings import Settings
 from groupcoord.store import schema
@@ -407,6 +415,31 @@ def consumer_heartbeat_rows(scenario: str, label: str, build: str, calls: list[C
     return rows
 
 
+def authorized_rows(coordinator: InProcess) -> list[Row]:
+    """The consumer heartbeat of a 10-member group with the authorizer on, its ACLs allowing
+    the caller: the instance's copy of the ACLs is fresh (groupcoord.acl.cache.ms), so a steady
+    heartbeat reads nothing more than without it (docs/authorization.md, "The instance
+    cache")."""
+    coordinator.configure({"groupcoord.authorizer.enabled": "true"})
+    coordinator.store.acls.create(
+        AclBinding(
+            resource_type=resource_type,
+            resource_name="*",
+            pattern_type=PatternType.LITERAL,
+            principal=ANONYMOUS,  # the bench's events carry no identity
+            host="*",
+            operation=AclOperation.ALL,
+            permission=PermissionType.ALLOW,
+        )
+        for resource_type in (ResourceType.GROUP, ResourceType.TOPIC)
+    )
+    try:
+        rows = consumer_rows(coordinator, 10, True, "10")
+    finally:
+        coordinator.configure({})
+    return [replace(r, scenario=f"{r.scenario}, authorizer on") for r in rows]
+
+
 def big_member_rows(coordinator: InProcess) -> list[Row]:
     """A heartbeat and a commit's fence are billed on the whole member item they update: 10
     members over 5,000 partitions (500 each), built directly. The assignment is on the
@@ -709,6 +742,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         create_topic(coordinator, TOPIC, PARTITIONS)
         create_topic(coordinator, "other-topic", 10)
         rows += other_rows(coordinator)
+        rows += authorized_rows(coordinator)
         rows += big_member_rows(coordinator)
     rows.sort(key=lambda r: (r.members == "-", r.scenario, len(r.members), r.members))
     elapsed = time.perf_counter() - started
