@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.classic_client import FAST_SETTINGS, ClassicClient
 from tests.support.consumer import Member, create_topic, unique
@@ -190,3 +191,30 @@ def test_a_consumer_protocol_member_answers_only_to_its_creator(
     assert alice.heartbeat()["errorCode"] == 0
     assert commit(alice_api, group_id, topic, alice.epoch, alice.member_id) == 0
     assert alice.leave()["errorCode"] == 0
+
+
+def test_a_classic_member_of_a_consumer_group_answers_only_to_its_creator(
+    url: str, admin: Api, topic: str
+) -> None:
+    """A mixed group: alice's classic member stays in the group her consumer-protocol member
+    upgraded; mallory may not drive the classic one either."""
+    group_id = unique(PREFIX + "mixed")
+    metadata = encode_subscription(Subscription([topic]))
+    alice = classic(url, group_id, ALICE, protocols=[("range", metadata)])
+    assert alice.join()["errorCode"] == 0
+    assert alice.sync({alice.member_id: b""})["errorCode"] == 0
+    upgrader = Member(Api(url, principal=ALICE), group_id, topics=[topic])
+    assert upgrader.join()["errorCode"] == 0
+    kinds = admin.ok("list-groups", {})["groups"]
+    assert {g["groupId"]: g["groupType"] for g in kinds}[group_id] == "consumer"
+
+    mallory = classic(url, group_id, MALLORY, member_id=alice.member_id,
+                      protocols=[("range", metadata)])  # fmt: skip
+    mallory.generation, mallory.protocol_name = alice.generation, alice.protocol_name
+    assert mallory.heartbeat() == NOT_OWNER
+    assert mallory.sync_once().body["errorCode"] == NOT_OWNER
+    assert mallory.join_once().body["errorCode"] == NOT_OWNER
+    assert mallory.leave()["members"][0]["errorCode"] == NOT_OWNER
+    members = admin.ok("consumer-group-describe", {"groupIds": [group_id]})["groups"][0]["members"]
+    assert {m["memberId"] for m in members} == {alice.member_id, upgrader.member_id}
+    assert {m["principal"] for m in members} == {ALICE}
