@@ -16,11 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
 from groupcoord import runtime
 from groupcoord.settings import Settings
+from groupcoord.store import schema
+from groupcoord.store.dynamo import Dynamo, make_client
+from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.servers import (
@@ -73,6 +77,26 @@ def store(dynamodb_endpoint: str) -> Store:
     store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
     store.ensure_table()
     return store
+
+
+@pytest.fixture(scope="module")
+def api_client(dynamodb_endpoint: str) -> Any:
+    """One boto3 client for the module (making one takes a good part of a second)."""
+    return make_client(endpoint_url=dynamodb_endpoint)
+
+
+@pytest.fixture(params=["dynamodb-api", "memory"])
+def dynamo(request: pytest.FixtureRequest) -> Dynamo:
+    """The store's adapter (`Dynamo`) on a fresh table of each backend: the DynamoDB endpoint
+    and the in-memory store, for the tests that hold both to one contract."""
+    table = unique_table()
+    if request.param == "memory":
+        client: Any = MemoryDynamoClient()
+    else:
+        client = request.getfixturevalue("api_client")
+    dynamo = Dynamo(client, table)
+    assert dynamo.ensure_table(schema.table_definition(table), schema.TTL_ATTRIBUTE)
+    return dynamo
 
 
 @pytest.fixture

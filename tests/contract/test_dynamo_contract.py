@@ -35,32 +35,11 @@ from groupcoord.store.dynamo import (
     Put,
     TransactionCanceled,
     Update,
-    make_client,
     serialize,
 )
-from groupcoord.store.memory import MemoryDynamoClient
-from tests.support.servers import unique_table
 
-BACKENDS = ["dynamodb-api", "memory"]
-
-
-@pytest.fixture(scope="module")
-def api_client(dynamodb_endpoint: str) -> Any:
-    """One boto3 client for the module (making one takes a good part of a second)."""
-    return make_client(endpoint_url=dynamodb_endpoint)
-
-
-@pytest.fixture(params=BACKENDS)
-def dynamo(request: pytest.FixtureRequest) -> Dynamo:
-    """`Dynamo` on a fresh table of one backend."""
-    table = unique_table()
-    if request.param == "memory":
-        client: Any = MemoryDynamoClient()
-    else:
-        client = request.getfixturevalue("api_client")
-    dynamo = Dynamo(client, table)
-    assert dynamo.ensure_table(schema.table_definition(table), schema.TTL_ATTRIBUTE)
-    return dynamo
+# `dynamo` (tests/conftest.py): the adapter on a fresh table of each backend, the DynamoDB
+# endpoint and the in-memory store.
 
 
 def key(sk: str, pk: str = "P") -> dict[str, str]:

@@ -8,48 +8,34 @@ from typing import Any
 
 import pytest
 
+from tests.support.acls import (
+    ADMIN,
+    ALLOW,
+    ALTER,
+    ANY,
+    CLUSTER,
+    DENY,
+    DESCRIBE,
+    GROUP,
+    PREFIXED,
+    READ,
+    TOPIC,
+    acl,
+    authorizer_on,
+)
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.servers import running_service
 
-ADMIN = "User:admin"
 OPS = "User:arn:aws:iam::123456789012:role/ops"
 MALLORY = "User:mallory"
-SETTINGS = {
-    "groupcoord.authorizer.enabled": "true",
-    "super.users": ADMIN,
-    # Each request re-reads the ACLs' version: a change is seen by the very next request.
-    "groupcoord.acl.cache.ms": "0",
-}
-# Kafka's codes (core/acls.py).
-TOPIC, GROUP, CLUSTER, ANY_TYPE = 2, 3, 4, 1
-LITERAL, PREFIXED, ANY_PATTERN = 3, 4, 1
-READ, ALTER, DESCRIBE, ANY_OPERATION = 3, 7, 8, 1
-DENY, ALLOW, ANY_PERMISSION = 2, 3, 1
+SETTINGS = authorizer_on()
+ANY_TYPE = ANY_PATTERN = ANY_OPERATION = ANY_PERMISSION = ANY
 
 
 @pytest.fixture(scope="module")
 def url(service_endpoint: str | None) -> Iterator[str]:
     with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
         yield base
-
-
-def acl(
-    resource_type: int,
-    name: str,
-    principal: str,
-    operation: int,
-    permission: int = ALLOW,
-    pattern: int = LITERAL,
-) -> dict[str, Any]:
-    return {
-        "resourceType": resource_type,
-        "resourceName": name,
-        "resourcePatternType": pattern,
-        "principal": principal,
-        "host": "*",
-        "operation": operation,
-        "permissionType": permission,
-    }
 
 
 def everything_about(name: str) -> dict[str, Any]:

@@ -10,28 +10,33 @@ from typing import Any
 
 import pytest
 
+from tests.support.acls import (
+    ADMIN,
+    CLUSTER,
+    DELETE,
+    DENY,
+    DESCRIBE,
+    GROUP,
+    GROUP_DENIED,
+    PREFIXED,
+    READ,
+    TOPIC,
+    TOPIC_DENIED,
+    acl,
+    authorizer_on,
+    grant,
+)
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.classic_client import FAST_SETTINGS, ClassicClient
 from tests.support.consumer import Member, create_topic, unique
 from tests.support.servers import IMMEDIATE_INSTALLS, running_service
 
-ADMIN = "User:admin"
 ALICE = "User:alice"
 MALLORY = "User:mallory"
-SETTINGS = {
-    **FAST_SETTINGS,
-    **IMMEDIATE_INSTALLS,
-    "groupcoord.authorizer.enabled": "true",
-    "super.users": ADMIN,
-    # Each request re-reads the ACLs' version: a grant is seen by the very next request.
-    "groupcoord.acl.cache.ms": "0",
-}
+SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS, **authorizer_on()}
 # Kafka's codes (core/acls.py, errors.py).
-TOPIC, GROUP, CLUSTER = 2, 3, 4
-LITERAL, PREFIXED = 3, 4
-READ, DELETE, DESCRIBE = 3, 6, 8
-DENY, ALLOW = 2, 3
-TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, GROUP_ID_NOT_FOUND = 29, 30, 69
+TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED = TOPIC_DENIED, GROUP_DENIED
+GROUP_ID_NOT_FOUND = 69
 NOT_ASKED = -(2**31)
 # authorizedOperations bit fields (bit = operation code) of a group.
 ALL_GROUP_OPERATIONS = sum(1 << op for op in (READ, DELETE, DESCRIBE, 10, 11))
@@ -55,28 +60,6 @@ def topic(admin: Api) -> str:
     name = unique("authz-topic")
     create_topic(admin, name, 2)
     return name
-
-
-def grant(
-    admin: Api,
-    resource_type: int,
-    name: str,
-    principal: str,
-    operation: int,
-    permission: int = ALLOW,
-    pattern: int = LITERAL,
-) -> None:
-    creation = {
-        "resourceType": resource_type,
-        "resourceName": name,
-        "resourcePatternType": pattern,
-        "principal": principal,
-        "host": "*",
-        "operation": operation,
-        "permissionType": permission,
-    }
-    created = admin.ok("create-acls", {"creations": [creation]})
-    assert created["results"][0]["errorCode"] == 0, created
 
 
 def classic(url: str, group_id: str, principal: str, **fields: Any) -> ClassicClient:
@@ -110,7 +93,7 @@ def test_the_classic_apis_refuse_a_caller_without_read_and_change_nothing(
     url: str, admin: Api
 ) -> None:
     group_id = unique("authz-classic")
-    grant(admin, GROUP, group_id, ALICE, READ)
+    grant(admin, acl(GROUP, group_id, ALICE, READ))
     alice = stable_classic_group(url, group_id, ALICE)
 
     # Mallory, with alice's member id and generation, is refused on every API.
@@ -151,9 +134,9 @@ def test_the_classic_apis_refuse_a_caller_without_read_and_change_nothing(
 
 def test_a_prefixed_read_lets_a_member_in_and_a_deny_wins_over_it(url: str, admin: Api) -> None:
     prefix = unique("authz-team") + "."
-    grant(admin, GROUP, prefix, ALICE, READ, pattern=PREFIXED)
+    grant(admin, acl(GROUP, prefix, ALICE, READ, pattern=PREFIXED))
     secret = prefix + "secret"
-    grant(admin, GROUP, secret, ALICE, READ, permission=DENY)
+    grant(admin, acl(GROUP, secret, ALICE, READ, permission=DENY))
 
     alice = stable_classic_group(url, prefix + "open", ALICE)
     assert alice.heartbeat() == 0
@@ -178,8 +161,8 @@ def test_the_consumer_heartbeat_needs_read_on_the_group_and_describe_on_its_topi
     assert (refused["errorCode"], refused["memberId"]) == (GROUP_AUTHORIZATION_FAILED, None)
     assert consumer_described(admin, group_id)["errorCode"] == GROUP_ID_NOT_FOUND
 
-    grant(admin, GROUP, group_id, ALICE, READ)
-    grant(admin, TOPIC, topic, ALICE, DESCRIBE)
+    grant(admin, acl(GROUP, group_id, ALICE, READ))
+    grant(admin, acl(TOPIC, topic, ALICE, DESCRIBE))
     # A subscription naming a topic alice may not describe: 29 for the whole request, naming
     # no topic, and still no group.
     refused = Member(alice_api, group_id, topics=[topic, hidden]).join()
@@ -222,8 +205,8 @@ def test_find_coordinator_refuses_the_keys_the_caller_may_not_describe(
     url: str, admin: Api
 ) -> None:
     described_key, read_key, other = (unique("authz-fc") for _ in range(3))
-    grant(admin, GROUP, described_key, ALICE, DESCRIBE)
-    grant(admin, GROUP, read_key, ALICE, READ)  # READ implies DESCRIBE
+    grant(admin, acl(GROUP, described_key, ALICE, DESCRIBE))
+    grant(admin, acl(GROUP, read_key, ALICE, READ))  # READ implies DESCRIBE
     alice = Api(url, principal=ALICE)
     body = alice.ok(
         "find-coordinator", {"keyType": 0, "coordinatorKeys": [described_key, read_key, other]}
@@ -257,8 +240,8 @@ def test_describe_groups_answers_30_for_a_group_and_fills_authorized_operations(
     group_id, hidden, missing = (unique("authz-dg") for _ in range(3))
     member = stable_classic_group(url, group_id, ADMIN)
     stable_classic_group(url, hidden, ADMIN)
-    grant(admin, GROUP, group_id, ALICE, READ)
-    grant(admin, GROUP, missing, ALICE, DESCRIBE)
+    grant(admin, acl(GROUP, group_id, ALICE, READ))
+    grant(admin, acl(GROUP, missing, ALICE, DESCRIBE))
     alice = Api(url, principal=ALICE)
 
     body = {"groups": [hidden, group_id, missing], "includeAuthorizedOperations": True}
@@ -295,7 +278,7 @@ def test_consumer_group_describe_checks_the_group_and_the_topics_it_shows(
     alice = Api(url, principal=ALICE)
 
     assert consumer_described(alice, group_id)["errorCode"] == GROUP_AUTHORIZATION_FAILED
-    grant(admin, GROUP, group_id, ALICE, DESCRIBE)
+    grant(admin, acl(GROUP, group_id, ALICE, DESCRIBE))
     # Alice may describe the group, not the topic its assignments name: 29, no members.
     refused = consumer_described(alice, group_id, asked=True)
     assert refused == {
@@ -309,7 +292,7 @@ def test_consumer_group_describe_checks_the_group_and_the_topics_it_shows(
     }
     assert topic not in str(refused)
 
-    grant(admin, TOPIC, topic[:12], ALICE, DESCRIBE, pattern=PREFIXED)
+    grant(admin, acl(TOPIC, topic[:12], ALICE, DESCRIBE, pattern=PREFIXED))
     body = {"groupIds": [other, group_id], "includeAuthorizedOperations": True}
     hidden, shown = alice.ok("consumer-group-describe", body)["groups"]
     assert (hidden["groupId"], hidden["errorCode"]) == (other, GROUP_AUTHORIZATION_FAILED)
@@ -335,9 +318,9 @@ def test_list_groups_shows_only_the_groups_the_caller_may_describe(
     names = [prefix + "team.a", prefix + "team.b", prefix + "other"]
     for name in names:
         Member(admin, name, topics=[topic]).join()
-    grant(admin, GROUP, prefix + "team.", ALICE, DESCRIBE, pattern=PREFIXED)
-    grant(admin, GROUP, prefix + "team.b", ALICE, DESCRIBE, permission=DENY)
-    grant(admin, CLUSTER, "kafka-cluster", "User:ops", DESCRIBE)
+    grant(admin, acl(GROUP, prefix + "team.", ALICE, DESCRIBE, pattern=PREFIXED))
+    grant(admin, acl(GROUP, prefix + "team.b", ALICE, DESCRIBE, permission=DENY))
+    grant(admin, acl(CLUSTER, "kafka-cluster", "User:ops", DESCRIBE))
 
     assert listed(Api(url, principal=ALICE), prefix) == [prefix + "team.a"]
     assert listed(Api(url, principal=MALLORY), prefix) == []
@@ -359,7 +342,7 @@ def test_delete_groups_needs_delete_on_each_group(url: str, admin: Api, topic: s
             ],
         }
         assert admin.ok("offset-commit", commit)["topics"][0]["partitions"][0]["errorCode"] == 0
-    grant(admin, GROUP, deleted, ALICE, DELETE)
+    grant(admin, acl(GROUP, deleted, ALICE, DELETE))
 
     refused = Api(url, principal=MALLORY).ok("delete-groups", {"groupsNames": [deleted]})
     assert refused["results"] == [
@@ -402,8 +385,8 @@ def test_a_regex_subscription_matches_only_the_topics_the_member_may_describe(
     create_topic(admin, seen, 2)
     create_topic(admin, hidden, 2)
     group_id = unique("authz-rx-group")
-    grant(admin, GROUP, group_id, ALICE, READ)
-    grant(admin, TOPIC, seen, ALICE, DESCRIBE)
+    grant(admin, acl(GROUP, group_id, ALICE, READ))
+    grant(admin, acl(TOPIC, seen, ALICE, DESCRIBE))
     alice = Member(Api(url, principal=ALICE), group_id, regex=prefix + ".*")
     assert alice.join()["errorCode"] == 0
     for _ in range(3):

@@ -14,26 +14,33 @@ from typing import Any
 
 import pytest
 
+from tests.support.acls import (
+    ADMIN,
+    ALTER,
+    CLUSTER,
+    CREATE,
+    DELETE,
+    DENY,
+    DESCRIBE,
+    DESCRIBE_CONFIGS,
+    GROUP,
+    GROUP_DENIED,
+    PREFIXED,
+    READ,
+    TOPIC,
+    TOPIC_DENIED,
+    acl,
+    authorizer_on,
+    grant,
+)
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.consumer import create_topic, unique
 from tests.support.servers import running_service
 
-ADMIN = "User:admin"
-SETTINGS = {
-    "groupcoord.authorizer.enabled": "true",
-    "super.users": ADMIN,
-    # Each request re-reads the ACLs' version: a grant is seen by the very next request.
-    "groupcoord.acl.cache.ms": "0",
-}
+SETTINGS = authorizer_on()
 ZERO_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 UNKNOWN_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
-# Kafka's codes (core/acls.py).
-TOPIC, GROUP, CLUSTER = 2, 3, 4
-LITERAL, PREFIXED = 3, 4
-READ, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS = 3, 5, 6, 7, 8, 10
-DENY, ALLOW = 2, 3
-# Kafka's errors.
-UNKNOWN_TOPIC, TOPIC_DENIED, GROUP_DENIED, UNKNOWN_TOPIC_ID = 3, 29, 30, 100
+UNKNOWN_TOPIC, UNKNOWN_TOPIC_ID = 3, 100
 
 
 @pytest.fixture(scope="module")
@@ -51,28 +58,6 @@ def caller(url: str, name: str) -> tuple[str, Api]:
     """A principal of this test alone, and a client acting as it."""
     principal = unique(f"User:{name}")
     return principal, Api(url, principal=principal)
-
-
-def grant(
-    admin: Api,
-    principal: str,
-    resource_type: int,
-    name: str,
-    operation: int,
-    permission: int = ALLOW,
-    pattern: int = LITERAL,
-) -> None:
-    creation = {
-        "resourceType": resource_type,
-        "resourceName": name,
-        "resourcePatternType": pattern,
-        "principal": principal,
-        "host": "*",
-        "operation": operation,
-        "permissionType": permission,
-    }
-    results = admin.ok("create-acls", {"creations": [creation]})["results"]
-    assert [r["errorCode"] for r in results] == [0], results
 
 
 def topic_id_of(admin: Api, topic: str) -> str:
@@ -159,7 +144,7 @@ def test_offset_commit_needs_read_on_the_group(url: str, admin: Api) -> None:
     alice, as_alice = caller(url, "alice")
 
     # READ on the topic is not enough: every partition answers 30, nothing is written.
-    grant(admin, alice, TOPIC, topic, READ)
+    grant(admin, acl(TOPIC, topic, alice, READ))
     assert commit(as_alice, group, {topic: {0: 9, 1: 9}}) == {topic: [GROUP_DENIED] * 2}
     assert committed(admin, group, topic, [0, 1]) == [5, 6]
     # The group is checked before any topic is read: one named by id alone answers as asked.
@@ -173,12 +158,12 @@ def test_offset_commit_needs_read_on_the_group(url: str, admin: Api) -> None:
     assert not any(g["groupId"] == fresh for g in admin.ok("list-groups", {})["groups"])
 
     # READ on the group by a PREFIXED ACL: served.
-    grant(admin, alice, GROUP, group[:-4], READ, pattern=PREFIXED)
+    grant(admin, acl(GROUP, group[:-4], alice, READ, pattern=PREFIXED))
     assert commit(as_alice, group, {topic: {0: 9, 1: 10}}) == {topic: [0, 0]}
     assert committed(admin, group, topic, [0, 1]) == [9, 10]
 
     # A LITERAL DENY on the group wins over the PREFIXED ALLOW.
-    grant(admin, alice, GROUP, group, READ, permission=DENY)
+    grant(admin, acl(GROUP, group, alice, READ, permission=DENY))
     assert commit(as_alice, group, {topic: {0: 11}}) == {topic: [GROUP_DENIED]}
     assert committed(admin, group, topic, [0, 1]) == [9, 10]
 
@@ -193,9 +178,9 @@ def test_offset_commit_answers_each_topic_and_commits_only_the_readable_ones(
     missing = unique("missing")  # no ACL names it, and it is not a topic
     group = unique("mixed-g")
     bob, as_bob = caller(url, "bob")
-    grant(admin, bob, GROUP, group, READ)
-    grant(admin, bob, TOPIC, f"{prefix}.", READ, pattern=PREFIXED)
-    grant(admin, bob, TOPIC, denied, READ, permission=DENY)
+    grant(admin, acl(GROUP, group, bob, READ))
+    grant(admin, acl(TOPIC, f"{prefix}.", bob, READ, pattern=PREFIXED))
+    grant(admin, acl(TOPIC, denied, bob, READ, permission=DENY))
 
     answer = commit(
         as_bob,
@@ -222,7 +207,7 @@ def test_offset_commit_answers_each_topic_and_commits_only_the_readable_ones(
     (unknown,) = as_bob.ok("offset-commit", by_id_commit(group, UNKNOWN_ID))["topics"]
     assert unknown["partitions"][0]["errorCode"] == UNKNOWN_TOPIC_ID
     # Allowed to read a topic that does not exist: Kafka's 3, as without the authorizer.
-    grant(admin, bob, TOPIC, missing, READ)
+    grant(admin, acl(TOPIC, missing, bob, READ))
     assert commit(as_bob, group, {missing: {0: 1}}) == {missing: [UNKNOWN_TOPIC]}
 
 
@@ -237,7 +222,7 @@ def test_offset_fetch_needs_describe_on_the_group_and_each_topic(url: str, admin
             hidden: [0],
         }
     carol, as_carol = caller(url, "carol")
-    grant(admin, carol, TOPIC, visible, DESCRIBE)
+    grant(admin, acl(TOPIC, visible, carol, DESCRIBE))
 
     # No DESCRIBE on the group: 30 for the group, named topics or all of them.
     for topics in ({visible: [0]}, None):
@@ -245,7 +230,7 @@ def test_offset_fetch_needs_describe_on_the_group_and_each_topic(url: str, admin
         assert (answer["errorCode"], answer["topics"]) == (GROUP_DENIED, [])
 
     # READ implies DESCRIBE. Groups are answered one by one in one request.
-    grant(admin, carol, GROUP, group, READ)
+    grant(admin, acl(GROUP, group, carol, READ))
     body = as_carol.ok(
         "offset-fetch",
         {"groups": [fetch_request(group, {visible: [0]}), fetch_request(other_group, None)]},
@@ -269,7 +254,7 @@ def test_offset_fetch_needs_describe_on_the_group_and_each_topic(url: str, admin
     assert set(offsets_of(fetch(admin, group, None))) == {visible, hidden}
 
     # A DENY of DESCRIBE on the topic wins over the ALLOW.
-    grant(admin, carol, TOPIC, visible, DESCRIBE, permission=DENY)
+    grant(admin, acl(TOPIC, visible, carol, DESCRIBE, permission=DENY))
     assert offsets_of(fetch(as_carol, group, None)) == {}
     assert offsets_of(fetch(as_carol, group, {visible: [0]})) == {visible: {0: (-1, TOPIC_DENIED)}}
 
@@ -296,18 +281,18 @@ def test_offset_delete_needs_delete_on_the_group_and_read_on_each_topic(
     group = unique("odel-g")
     commit(admin, group, {topic: {0: 1, 1: 2}, other: {0: 3}})
     dave, as_dave = caller(url, "dave")
-    grant(admin, dave, TOPIC, topic, READ)
-    grant(admin, dave, TOPIC, other, DESCRIBE)  # not READ
+    grant(admin, acl(TOPIC, topic, dave, READ))
+    grant(admin, acl(TOPIC, other, dave, DESCRIBE))  # not READ
 
     # READ on the group is not DELETE: 30 for the request, nothing deleted.
-    grant(admin, dave, GROUP, group, READ)
+    grant(admin, acl(GROUP, group, dave, READ))
     refused = offset_delete(as_dave, group, {topic: [0], other: [0]})
     assert (refused["errorCode"], refused["topics"]) == (GROUP_DENIED, [])
     # Before the group is looked for: a missing one answers 30 too, not 69.
     assert offset_delete(as_dave, unique("odel-none"), {topic: [0]})["errorCode"] == GROUP_DENIED
     assert committed(admin, group, topic, [0, 1]) == [1, 2]
 
-    grant(admin, dave, GROUP, "odel-", DELETE, pattern=PREFIXED)
+    grant(admin, acl(GROUP, "odel-", dave, DELETE, pattern=PREFIXED))
     answer = offset_delete(as_dave, group, {topic: [0], other: [0]})
     assert answer["errorCode"] == 0
     codes = {t["name"]: [p["errorCode"] for p in t["partitions"]] for t in answer["topics"]}
@@ -315,7 +300,7 @@ def test_offset_delete_needs_delete_on_the_group_and_read_on_each_topic(
     assert committed(admin, group, topic, [0, 1]) == [-1, 2]
     assert committed(admin, group, other, [0]) == [3]
 
-    grant(admin, dave, GROUP, group, DELETE, permission=DENY)
+    grant(admin, acl(GROUP, group, dave, DELETE, permission=DENY))
     assert offset_delete(as_dave, group, {topic: [1]})["errorCode"] == GROUP_DENIED
     assert committed(admin, group, topic, [1]) == [2]
 
@@ -345,8 +330,8 @@ def test_metadata_answers_only_what_the_caller_may_describe(url: str, admin: Api
         create_topic(admin, topic, 2)
     hidden_id = topic_id_of(admin, hidden)
     erin, as_erin = caller(url, "erin")
-    grant(admin, erin, TOPIC, f"{prefix}.", DESCRIBE, pattern=PREFIXED)
-    grant(admin, erin, TOPIC, hidden, DESCRIBE, permission=DENY)
+    grant(admin, acl(TOPIC, f"{prefix}.", erin, DESCRIBE, pattern=PREFIXED))
+    grant(admin, acl(TOPIC, hidden, erin, DESCRIBE, permission=DENY))
 
     missing, allowed_missing = unique("meta-missing"), f"{prefix}.none"
     answer = as_erin.ok(
@@ -413,8 +398,8 @@ def test_create_topics_needs_create_on_the_cluster_or_the_topic(url: str, admin:
     assert partitions_of(admin, fresh) is None
 
     # PREFIXED ALLOW, LITERAL DENY: the mixed request creates only the allowed topic.
-    grant(admin, frank, TOPIC, f"{prefix}.", CREATE, pattern=PREFIXED)
-    grant(admin, frank, TOPIC, f"{prefix}.no", CREATE, permission=DENY)
+    grant(admin, acl(TOPIC, f"{prefix}.", frank, CREATE, pattern=PREFIXED))
+    grant(admin, acl(TOPIC, f"{prefix}.no", frank, CREATE, permission=DENY))
     allowed, refused, outside = f"{prefix}.yes", f"{prefix}.no", unique("create-outside")
     answers = create_answers(as_frank, [allowed, refused, outside])
     assert {n: a["errorCode"] for n, a in answers.items()} == {
@@ -429,13 +414,13 @@ def test_create_topics_needs_create_on_the_cluster_or_the_topic(url: str, admin:
     created = answers[allowed]
     assert (created["numPartitions"], created["topicConfigErrorCode"]) == (-1, TOPIC_DENIED)
     assert created["topicId"] not in (None, ZERO_ID)
-    grant(admin, frank, TOPIC, f"{prefix}.", DESCRIBE_CONFIGS, pattern=PREFIXED)
+    grant(admin, acl(TOPIC, f"{prefix}.", frank, DESCRIBE_CONFIGS, pattern=PREFIXED))
     described = create_answers(as_frank, [f"{prefix}.described"])[f"{prefix}.described"]
     assert (described["numPartitions"], described["topicConfigErrorCode"]) == (3, 0)
 
     # CREATE on the cluster creates any topic, whatever the topic's own ACLs.
     grace, as_grace = caller(url, "grace")
-    grant(admin, grace, CLUSTER, "kafka-cluster", CREATE)
+    grant(admin, acl(CLUSTER, "kafka-cluster", grace, CREATE))
     anywhere = unique("create-anywhere")
     assert create_answers(as_grace, [anywhere])[anywhere]["errorCode"] == 0
     assert partitions_of(admin, anywhere) == 3
@@ -458,8 +443,8 @@ def test_create_partitions_needs_alter_on_each_topic(url: str, admin: Api) -> No
     results = grow(as_heidi, [growable])
     assert (results[growable]["errorCode"], partitions_of(admin, growable)) == (TOPIC_DENIED, 2)
 
-    grant(admin, heidi, TOPIC, f"{prefix}.", ALTER, pattern=PREFIXED)
-    grant(admin, heidi, TOPIC, refused, ALTER, permission=DENY)
+    grant(admin, acl(TOPIC, f"{prefix}.", heidi, ALTER, pattern=PREFIXED))
+    grant(admin, acl(TOPIC, refused, heidi, ALTER, permission=DENY))
     results = grow(as_heidi, [growable, refused, missing])
     assert {n: r["errorCode"] for n, r in results.items()} == {
         growable: 0,
@@ -481,9 +466,9 @@ def test_delete_topics_needs_delete_on_each_topic(url: str, admin: Api) -> None:
         topic_id_of(admin, t) for t in (deletable, kept, described, elsewhere)
     )
     judy, as_judy = caller(url, "judy")
-    grant(admin, judy, TOPIC, f"{prefix}.", DELETE, pattern=PREFIXED)
-    grant(admin, judy, TOPIC, kept, DELETE, permission=DENY)
-    grant(admin, judy, TOPIC, described, DESCRIBE)
+    grant(admin, acl(TOPIC, f"{prefix}.", judy, DELETE, pattern=PREFIXED))
+    grant(admin, acl(TOPIC, kept, judy, DELETE, permission=DENY))
+    grant(admin, acl(TOPIC, described, judy, DESCRIBE))
     missing = unique("del-missing")
 
     body = {
@@ -516,7 +501,7 @@ def test_delete_topics_needs_delete_on_each_topic(url: str, admin: Api) -> None:
 
     # DELETE on the cluster deletes any topic.
     kate, as_kate = caller(url, "kate")
-    grant(admin, kate, CLUSTER, "kafka-cluster", DELETE)
+    grant(admin, acl(CLUSTER, "kafka-cluster", kate, DELETE))
     (deleted,) = as_kate.ok("delete-topics", {"topics": [{"topicId": elsewhere_id}]})["responses"]
     assert (deleted["errorCode"], deleted["name"]) == (0, elsewhere)
     assert partitions_of(admin, elsewhere) is None

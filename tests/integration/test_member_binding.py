@@ -11,49 +11,41 @@ from typing import Any
 import pytest
 
 from groupcoord.core.consumer_protocol import Subscription, encode_subscription
+from tests.support.acls import (
+    ADMIN,
+    GROUP,
+    GROUP_DENIED,
+    PREFIXED,
+    READ,
+    TOPIC,
+    acl,
+    authorizer_on,
+    grant,
+)
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.classic_client import FAST_SETTINGS, ClassicClient
 from tests.support.consumer import Member, create_topic, unique
 from tests.support.servers import IMMEDIATE_INSTALLS, running_service
 
-ADMIN = "User:admin"
 ALICE = "User:alice"
 MALLORY = "User:mallory"
-SETTINGS = {
-    **FAST_SETTINGS,
-    **IMMEDIATE_INSTALLS,
-    "groupcoord.authorizer.enabled": "true",
-    "super.users": ADMIN,
-    "groupcoord.acl.cache.ms": "0",
-}
-TOPIC, GROUP = 2, 3
-PREFIXED = 4
-READ = 3
-ALLOW = 3
-NOT_OWNER = 30  # GROUP_AUTHORIZATION_FAILED
+SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS, **authorizer_on()}
+NOT_OWNER = GROUP_DENIED
 PREFIX = "bound-"
 
 
 @pytest.fixture(scope="module")
 def url(service_endpoint: str | None) -> Iterator[str]:
     with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
-        admin = Api(base, principal=ADMIN)
         # Both may READ every group and topic of the prefix: only ownership tells them apart.
-        creations = [
-            {
-                "resourceType": resource_type,
-                "resourceName": PREFIX,
-                "resourcePatternType": PREFIXED,
-                "principal": principal,
-                "host": "*",
-                "operation": READ,
-                "permissionType": ALLOW,
-            }
-            for resource_type in (GROUP, TOPIC)
-            for principal in (ALICE, MALLORY)
-        ]
-        created = admin.ok("create-acls", {"creations": creations})
-        assert {r["errorCode"] for r in created["results"]} == {0}
+        grant(
+            Api(base, principal=ADMIN),
+            *(
+                acl(resource_type, PREFIX, principal, READ, pattern=PREFIXED)
+                for resource_type in (GROUP, TOPIC)
+                for principal in (ALICE, MALLORY)
+            ),
+        )
         yield base
 
 

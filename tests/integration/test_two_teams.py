@@ -10,6 +10,21 @@ from typing import Any
 
 import pytest
 
+from tests.support.acls import (
+    ALL,
+    ALTER,
+    CLUSTER,
+    CLUSTER_DENIED,
+    GROUP,
+    GROUP_DENIED,
+    PREFIXED,
+    READ,
+    TOPIC,
+    TOPIC_DENIED,
+    acl,
+    authorizer_on,
+    grant,
+)
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.classic_client import FAST_SETTINGS, ClassicClient
 from tests.support.consumer import Member, unique
@@ -19,43 +34,19 @@ ACCOUNT = "arn:aws:iam::123456789012:role"
 ADMIN, TEAM_A, TEAM_B, OPS = (
     f"User:{ACCOUNT}/{name}" for name in ("platform-admin", "team-a", "team-b", "ops")
 )
-SETTINGS = {
-    **FAST_SETTINGS,
-    **IMMEDIATE_INSTALLS,
-    "groupcoord.authorizer.enabled": "true",
-    "super.users": ADMIN,
-    "groupcoord.acl.cache.ms": "0",
-}
-TOPIC, GROUP, CLUSTER = 2, 3, 4
-LITERAL, PREFIXED = 3, 4
-ALL, READ, ALTER = 2, 3, 7
-ALLOW = 3
-TOPIC_DENIED, GROUP_DENIED, CLUSTER_DENIED = 29, 30, 31
-
-
-def acl(resource_type: int, name: str, principal: str, operation: int, pattern: int) -> dict:
-    return {
-        "resourceType": resource_type,
-        "resourceName": name,
-        "resourcePatternType": pattern,
-        "principal": principal,
-        "host": "*",
-        "operation": operation,
-        "permissionType": ALLOW,
-    }
+SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS, **authorizer_on(ADMIN)}
 
 
 @pytest.fixture(scope="module")
 def url(service_endpoint: str | None) -> Iterator[str]:
     with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
         creations = [
-            *(acl(t, "a.", TEAM_A, READ, PREFIXED) for t in (GROUP, TOPIC)),
-            *(acl(t, "b.", TEAM_B, READ, PREFIXED) for t in (GROUP, TOPIC)),
-            *(acl(t, n, OPS, ALL, PREFIXED) for t in (GROUP, TOPIC) for n in ("a.", "b.")),
-            acl(CLUSTER, "kafka-cluster", OPS, ALTER, LITERAL),
+            *(acl(t, "a.", TEAM_A, READ, pattern=PREFIXED) for t in (GROUP, TOPIC)),
+            *(acl(t, "b.", TEAM_B, READ, pattern=PREFIXED) for t in (GROUP, TOPIC)),
+            *(acl(t, n, OPS, ALL, pattern=PREFIXED) for t in (GROUP, TOPIC) for n in ("a.", "b.")),
+            acl(CLUSTER, "kafka-cluster", OPS, ALTER),
         ]
-        created = Api(base, principal=ADMIN).ok("create-acls", {"creations": creations})
-        assert {r["errorCode"] for r in created["results"]} == {0}
+        grant(Api(base, principal=ADMIN), *creations)
         yield base
 
 
@@ -141,7 +132,7 @@ def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
 
     # Admin APIs: only the operator (or the super user) manages ACLs, deletes groups and
     # offsets, and deletes topics.
-    creation = acl(GROUP, "b.", TEAM_B, ALL, PREFIXED)
+    creation = acl(GROUP, "b.", TEAM_B, ALL, pattern=PREFIXED)
     refused = b.ok("create-acls", {"creations": [creation]})
     assert [r["errorCode"] for r in refused["results"]] == [CLUSTER_DENIED]
     filters = {"resourceTypeFilter": 1, "patternTypeFilter": 1, "operation": 1,
