@@ -505,3 +505,20 @@ def test_delete_topics_needs_delete_on_each_topic(url: str, admin: Api) -> None:
     (deleted,) = as_kate.ok("delete-topics", {"topics": [{"topicId": elsewhere_id}]})["responses"]
     assert (deleted["errorCode"], deleted["name"]) == (0, elsewhere)
     assert partitions_of(admin, elsewhere) is None
+
+
+def test_metadata_fills_topic_authorized_operations_when_asked(url: str, admin: Api) -> None:
+    topic = unique("authz-ops")
+    create_topic(admin, topic, 1)
+    alice, alice_api = caller(url, "alice")
+    grant(admin, acl(TOPIC, topic, alice, READ))
+
+    def operations(api: Api, asked: bool) -> int:
+        body = {"topics": [{"name": topic}], "includeTopicAuthorizedOperations": asked}
+        (shown,) = api.ok("metadata", body)["topics"]
+        return shown["topicAuthorizedOperations"]
+
+    assert operations(alice_api, False) == -(2**31)  # Kafka's "not asked"
+    assert operations(alice_api, True) == (1 << READ) | (1 << DESCRIBE)  # READ implies DESCRIBE
+    everything = operations(admin, True)  # a super user: every operation a topic has
+    assert everything & (1 << DELETE) and everything & (1 << ALTER) and everything & (1 << READ)

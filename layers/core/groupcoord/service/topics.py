@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..core.acls import AclOperation
+from ..core.acls import AclOperation, ResourceType
 from ..core.topics import (
     Refusal,
     TopicRecord,
@@ -117,7 +117,10 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
         if first >= found.partitions:
             continue  # a cursor past this topic's partitions (recreated smaller): nothing left
         end = min(found.partitions, first + budget)
-        topics.append(_metadata_topic(found, first, end))
+        topic = _metadata_topic(found, first, end)
+        if request.include_topic_authorized_operations:
+            topic.topic_authorized_operations = ctx.caller.operations(ResourceType.TOPIC, name)
+        topics.append(topic)
         budget -= end - first
         if end < found.partitions:
             next_cursor = MetadataCursor(topic_name=name, partition_index=end)
