@@ -60,24 +60,26 @@ def heartbeat(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def allow(store: Store, group: str, topic: str) -> None:
+    store.acls.create(bindings(group, topic))
+
+
+def bindings(group: str, topic: str) -> list[AclBinding]:
     principal = f"User:{ROLE}"
-    store.acls.create(
-        [
-            AclBinding(
-                resource_type=resource_type,
-                resource_name=name,
-                pattern_type=PatternType.LITERAL,
-                principal=principal,
-                host="*",
-                operation=operation,
-                permission=PermissionType.ALLOW,
-            )
-            for resource_type, name, operation in (
-                (ResourceType.GROUP, group, AclOperation.READ),
-                (ResourceType.TOPIC, topic, AclOperation.DESCRIBE),
-            )
-        ]
-    )
+    return [
+        AclBinding(
+            resource_type=resource_type,
+            resource_name=name,
+            pattern_type=PatternType.LITERAL,
+            principal=principal,
+            host="*",
+            operation=operation,
+            permission=PermissionType.ALLOW,
+        )
+        for resource_type, name, operation in (
+            (ResourceType.GROUP, group, AclOperation.READ),
+            (ResourceType.TOPIC, topic, AclOperation.DESCRIBE),
+        )
+    ]
 
 
 def test_a_steady_heartbeat_reads_no_acl_while_the_copy_is_fresh(authorized: Store) -> None:
@@ -109,3 +111,24 @@ def test_a_steady_heartbeat_reads_no_acl_while_the_copy_is_fresh(authorized: Sto
             assert heartbeat(steady)["errorCode"] == 0
         assert usage.by_operation == {"get_item": 3, "put_item": 1}, usage.by_operation
         assert usage.read_units <= 1.5
+
+
+def test_a_revoked_acl_takes_effect_within_the_cache_bound(authorized: Store) -> None:
+    store = authorized
+    topic, group = unique("t"), unique("g")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 8), now_ms=0)
+    allow(store, group, topic)
+    now = clock.now_ms()
+    join = {"groupId": group, "memberId": "m-1", "memberEpoch": 0, "rebalanceTimeoutMs": 30000,
+            "subscribedTopicNames": [topic], "topicPartitions": []}  # fmt: skip
+    with clock.use(lambda: now):
+        joined = heartbeat(join)
+        assert joined["errorCode"] == 0, joined
+        store.acls.delete(bindings(group, topic))
+        # Within the bound, this instance's copy still allows it...
+        steady = {"groupId": group, "memberId": "m-1", "memberEpoch": joined["memberEpoch"]}
+        assert heartbeat(steady)["errorCode"] == 0
+    # ... and past it, the revocation holds: 30, and no new member gets in either.
+    with clock.use(lambda: now + CACHE_MS + 1):
+        assert heartbeat(steady)["errorCode"] == 30
+        assert heartbeat({**join, "memberId": "m-2"})["errorCode"] == 30
