@@ -92,6 +92,10 @@ SERVE_SETTINGS = {
     "groupcoord.barrier.hold.ms": "0",
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "1000",
+    # Every request through the authorizer (the fuzzer's requests carry no identity: they are
+    # User:ANONYMOUS, made a super user, so that every API is served and the ACL APIs too).
+    "groupcoord.authorizer.enabled": "true",
+    "super.users": "User:ANONYMOUS",
 }
 
 EXAMPLES_PER_OPERATION = 25
@@ -326,6 +330,55 @@ SKELETONS: dict[str, Skeleton] = {
     "delete-groups": Skeleton({"groupsNames": [OFFSETS_GROUP, GROUP]}, (("groupsNames", 0),)),
     "delete-topics": Skeleton(
         {"topics": [{"name": TOPIC}], "timeoutMs": 1000}, (("topics", 0, "name"),)
+    ),
+    # The ACL APIs (the coordinator's caller is a super user: they are served).
+    "create-acls": Skeleton(
+        {
+            "creations": [
+                {
+                    "resourceType": 3,
+                    "resourceName": GROUP,
+                    "resourcePatternType": 4,
+                    "principal": "User:fuzz",
+                    "host": "*",
+                    "operation": 3,
+                    "permissionType": 3,
+                }
+            ]
+        },
+        (
+            ("creations", 0, "resourceName"),
+            ("creations", 0, "principal"),
+            ("creations", 0, "host"),
+        ),
+    ),
+    "describe-acls": Skeleton(
+        {
+            "resourceTypeFilter": 1,
+            "resourceNameFilter": GROUP,
+            "patternTypeFilter": 2,
+            "principalFilter": "User:fuzz",
+            "hostFilter": None,
+            "operation": 1,
+            "permissionType": 1,
+        },
+        (("resourceNameFilter",), ("principalFilter",)),
+    ),
+    "delete-acls": Skeleton(
+        {
+            "filters": [
+                {
+                    "resourceTypeFilter": 3,
+                    "resourceNameFilter": GROUP,
+                    "patternTypeFilter": 4,
+                    "principalFilter": "User:fuzz",
+                    "hostFilter": "*",
+                    "operation": 3,
+                    "permissionType": 3,
+                }
+            ]
+        },
+        (("filters", 0, "resourceNameFilter"), ("filters", 0, "principalFilter")),
     ),
 }
 
