@@ -22,8 +22,6 @@ import binascii
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +29,7 @@ from urllib.parse import urlsplit
 
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
-from .client.transport import Reply, Transport, _json, _lower
+from .client.transport import Transport
 from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .errors import Errors
 
@@ -296,54 +294,11 @@ def _transport(args: argparse.Namespace) -> Transport:
             "deployed coordinator knows the caller by its IAM identity (SigV4), which no "
             "header can replace"
         )
-    return PrincipalHeaderTransport(
-        args.url, header=args.principal_header, principal=args.as_principal, **options
-    )
-
-
-class PrincipalHeaderTransport(Transport):
-    """A local test aid: every request names its principal in a header, for a `groupcoord
-    serve --principal-header NAME` (which takes the caller from it, as a Lambda authorizer
-    would). Never signed: a deployment must not trust such a header, and does not read it."""
-
-    def __init__(self, base_url: str, *, header: str, principal: str, **options: Any) -> None:
-        super().__init__(base_url, sign=False, **options)
-        self.header = header
-        self.principal = principal
-
-    def with_base_url(self, base_url: str) -> Transport:
-        return PrincipalHeaderTransport(
-            base_url,
-            header=self.header,
-            principal=self.principal,
-            client_id=self.client_id,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            backoff_s=self.backoff_s,
-            max_backoff_s=self.max_backoff_s,
-        )
-
-    def _once(self, api: str, body: dict[str, Any], timeout_s: float) -> Reply:
-        # Transport._once with one more header (it has no hook for extra headers).
-        headers = {
-            "Content-Type": "application/json",
-            "Kafka-Client-Id": self.client_id,
-            self.header: self.principal,
-        }
-        request = urllib.request.Request(
-            f"{self.base_url}/v1/{api}",
-            data=json.dumps(body).encode("utf-8"),
-            headers=headers,
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                return Reply(response.status, _json(response.read()), _lower(response.headers))
-        except urllib.error.HTTPError as error:
-            try:
-                return Reply(error.code, _json(error.read()), _lower(error.headers))
-            finally:
-                error.close()
+    # A local test aid: every request names its principal in the header `groupcoord serve
+    # --principal-header NAME` takes it from (as a Lambda authorizer would). Never signed: a
+    # deployment does not read such a header.
+    headers = {args.principal_header: args.as_principal}
+    return Transport(args.url, sign=False, headers=headers, **options)
 
 
 class Admin:

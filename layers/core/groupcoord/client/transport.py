@@ -11,6 +11,7 @@ import random
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -54,6 +55,7 @@ class Transport:
         max_backoff_s: float = 2.0,
         sign: bool | None = None,
         region: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -67,6 +69,9 @@ class Transport:
         # A plain-HTTP local endpoint (groupcoord serve) is not signed; AWS endpoints are.
         self.sign = parts.scheme == "https" if sign is None else sign
         self.region = region
+        # Sent with every request besides the protocol's own (e.g. a local serve's principal
+        # header, a test aid).
+        self.headers = dict(headers or {})
         self._signer: Signer | None = None
         if self.sign:
             _signer_class()  # fail now, not at the first request, when botocore is missing
@@ -82,6 +87,7 @@ class Transport:
             max_backoff_s=self.max_backoff_s,
             sign=self.sign,
             region=self.region,
+            headers=self.headers,
         )
         clone._signer = self._signer
         return clone
@@ -138,7 +144,11 @@ class Transport:
     def _once(self, api: str, body: dict[str, Any], timeout_s: float) -> Reply:
         url = f"{self.base_url}/v1/{api}"
         data = json.dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Kafka-Client-Id": self.client_id}
+        headers = {
+            **self.headers,
+            "Content-Type": "application/json",
+            "Kafka-Client-Id": self.client_id,
+        }
         if self.sign:
             if self._signer is None:
                 self._signer = _signer_class()(self.region)
