@@ -268,8 +268,18 @@ def test_table_properties_not_modelled_by_moto(cfn):
 
 def test_table_created_by_cloudformation_matches_table_definition(cfn):
     table_id = _table_logical_id(cfn)
+    # The table alone, with the parameters and conditions its properties refer to.
     stack_template = {
         "AWSTemplateFormatVersion": "2010-09-09",
+        "Parameters": {
+            name: cfn["Parameters"][name]
+            for name in (
+                "TableDeletionProtection",
+                "TableMaxReadRequestUnits",
+                "TableMaxWriteRequestUnits",
+            )
+        },
+        "Conditions": {name: cfn["Conditions"][name] for name in ("CapsReads", "CapsWrites")},
         "Resources": {table_id: cfn["Resources"][table_id]},
     }
     with mock_aws():
@@ -554,3 +564,70 @@ def test_alarm_actions_only_with_a_topic(cfn):
                 "Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopic"}], {"Ref": "AWS::NoValue"}]
             }, (logical_id, key)
     assert cfn["Parameters"]["AlarmTopic"]["Default"] == ""
+
+
+# --- (d) limits ---------------------------------------------------------------------------------
+
+
+def test_the_api_stage_is_throttled_by_parameters(cfn):
+    (stage,) = _resources(cfn, "AWS::ApiGatewayV2::Stage").values()
+    settings = stage["Properties"]["DefaultRouteSettings"]
+    assert settings["ThrottlingRateLimit"] == {"Ref": "ApiThrottlingRateLimit"}
+    assert settings["ThrottlingBurstLimit"] == {"Ref": "ApiThrottlingBurstLimit"}
+    parameters = cfn["Parameters"]
+    assert (
+        parameters["ApiThrottlingBurstLimit"]["Default"]
+        >= (parameters["ApiThrottlingRateLimit"]["Default"])
+    )
+
+
+def test_each_function_has_a_reserved_concurrency_parameter_the_sweeper_one(cfn, functions):
+    for name, logical_id in functions.items():
+        parameter = f"{name.capitalize()}ReservedConcurrency"
+        reserved = cfn["Resources"][logical_id]["Properties"]["ReservedConcurrentExecutions"]
+        condition = f"Reserves{name.capitalize()}"
+        # 0 reserves nothing (accounts with no concurrency to spare); any other value reserves
+        # that much and caps the function there.
+        assert reserved == {"Fn::If": [condition, {"Ref": parameter}, {"Ref": "AWS::NoValue"}]}, (
+            name
+        )
+        assert cfn["Conditions"][condition] == {
+            "Fn::Not": [{"Fn::Equals": [{"Ref": parameter}, 0]}]
+        }
+    assert cfn["Parameters"]["SweeperReservedConcurrency"]["Default"] == 1
+    assert cfn["Parameters"]["SweeperReservedConcurrency"]["MaxValue"] == 1
+
+
+def test_the_table_is_capped_and_protected_by_parameters(cfn):
+    props = cfn["Resources"][_table_logical_id(cfn)]["Properties"]
+    assert props["DeletionProtectionEnabled"] == {"Ref": "TableDeletionProtection"}
+    assert cfn["Parameters"]["TableDeletionProtection"]["Default"] == "true"
+    throughput = props["OnDemandThroughput"]
+    for key, parameter, condition in (
+        ("MaxReadRequestUnits", "TableMaxReadRequestUnits", "CapsReads"),
+        ("MaxWriteRequestUnits", "TableMaxWriteRequestUnits", "CapsWrites"),
+    ):
+        assert throughput[key] == {
+            "Fn::If": [condition, {"Ref": parameter}, {"Ref": "AWS::NoValue"}]
+        }
+        assert cfn["Parameters"][parameter]["Default"] > 0  # capped unless asked otherwise
+
+
+def test_alarms_on_throttled_functions_failed_sweeps_and_a_sweeper_that_does_not_run(
+    cfn, functions
+):
+    alarms = _resources(cfn, "AWS::CloudWatch::Alarm")
+    watched = [m for a in alarms.values() for m in _alarm_metrics(a)]
+    for logical_id in functions.values():
+        assert ("AWS/Lambda", "Throttles", {"FunctionName": {"Ref": logical_id}}) in watched
+    assert ("groupcoord", "SweepFailed", {"service": "groupcoord"}) in watched
+    (not_running,) = [
+        a["Properties"]
+        for a in alarms.values()
+        if a["Properties"].get("MetricName") == "Invocations"
+    ]
+    assert not_running["Dimensions"] == [
+        {"Name": "FunctionName", "Value": {"Ref": functions["sweeper"]}}
+    ]
+    assert not_running["ComparisonOperator"] == "LessThanThreshold"
+    assert not_running["TreatMissingData"] == "breaching"  # no data is no sweep
