@@ -69,12 +69,12 @@ def test_request_and_response_schemas_resolve_to_the_models(doc, api):
 @pytest.mark.parametrize("api", API_NAMES)
 def test_answers_and_headers_of_every_api(doc, api):
     operation = doc["paths"][f"/v1/{api}"]["post"]
-    codes = {"200", "400", "413", "429"}
+    codes = {"200", "400", "413", "429", "503"}
     if API_BY_NAME[api].may_answer_accepted:
         codes.add("202")
     assert set(operation["responses"]) == codes
     headers = {_resolve(doc, p["$ref"])["name"] for p in operation["parameters"]}
-    assert headers == {"Kafka-Client-Id", "Kafka-Correlation-Id"}
+    assert headers == {"Kafka-Client-Id", "Kafka-Correlation-Id", "Groupcoord-Timeout-Ms"}
 
 
 def test_throttled_answer_carries_retry_after(doc):

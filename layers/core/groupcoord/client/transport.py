@@ -22,6 +22,22 @@ if TYPE_CHECKING:
     from .sigv4 import Signer
 
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
+
+TIMEOUT_HEADER = "Groupcoord-Timeout-Ms"
+WRITE_MARGIN_S = 2.0
+"""The longest a DynamoDB write the server has already started may take to land, plus the
+request's way to API Gateway (the server's groupcoord.deadline.WRITE_MARGIN_MS). Every attempt
+tells the server its budget, the attempt's timeout less this margin, in TIMEOUT_HEADER: the
+server starts no write after receipt + budget.
+
+Why no write of an abandoned attempt can land after the next request: the server's deadline
+is receipt + budget = send + transit + budget; its last write starts by then and lands within
+w, so by send + budget + transit + w <= send + budget + margin = send + attempt timeout, which
+is when the client gives up on the attempt. Every write of an attempt has landed before the
+client sends anything after it (a retry, or the caller's next, newer commit). An attempt
+shorter than the margin sends the least budget, 1 ms, and the guarantee narrows to writes
+landing within the rest."""
+
 NETWORK_ERRORS = (urllib.error.URLError, http.client.HTTPException, OSError)
 """What a request that never got an answer raises: refused or reset connections, timeouts,
 a response cut short. URLError and TimeoutError are OSErrors; HTTPException is not."""
@@ -41,7 +57,8 @@ class Transport:
     a re-sent heartbeat is answered from the member's state (Kafka's lost-response rule), a
     commit writes the same offsets again. So network errors, 429 (after its Retry-After) and
     5xx are retried with jittered exponential backoff, up to `retries` more attempts and within
-    (retries + 1) * timeout_s overall; 4xx are not.
+    (retries + 1) * timeout_s overall; 4xx are not. Every attempt carries its write budget
+    (TIMEOUT_HEADER, see WRITE_MARGIN_S): a server past it answers 503, retried as any.
     """
 
     def __init__(
@@ -148,6 +165,7 @@ class Transport:
             **self.headers,
             "Content-Type": "application/json",
             "Kafka-Client-Id": self.client_id,
+            TIMEOUT_HEADER: str(budget_ms(timeout_s)),
         }
         if self.sign:
             if self._signer is None:
@@ -168,6 +186,12 @@ SIGV4_EXTRA_MISSING = (
     "signing requests with SigV4 (an https URL, or sign=True) needs botocore: "
     "pip install 'groupcoord[sigv4]' (or sign=False for an endpoint without IAM auth)"
 )
+
+
+def budget_ms(timeout_s: float) -> int:
+    """The TIMEOUT_HEADER value of an attempt with this timeout (WRITE_MARGIN_S says why)."""
+    # The server takes 1..900,000 ms (15 minutes, Lambda's longest run).
+    return min(900_000, max(1, int((timeout_s - WRITE_MARGIN_S) * 1000)))
 
 
 def _signer_class() -> type[Signer]:

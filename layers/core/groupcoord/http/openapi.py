@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from ..deadline import HEADER as TIMEOUT_HEADER
+from ..deadline import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, WRITE_MARGIN_MS
 from ..models.accepted import AcceptedResponse, ErrorBody
 from ..models.limits import CLIENT_ID_MAX_CHARS
 from .apis import API_BY_NAME, API_NAMES
@@ -57,6 +59,9 @@ count over `groupcoord.topic.max.partitions`, 128 for a regex RE2 refuses). The 
 - join-group's `heartbeatFrequency` and `failedHeartbeatThreshold` must be at least 1.
 - Every field of a 200 body is present (`null` where nullable and unset).
 - `Kafka-Correlation-Id` is opaque: echoed unchanged on every answer.
+- `Groupcoord-Timeout-Ms`, an extension: the request starts no write later than this many ms \
+after receipt (an integer, 1 to 900000, else 400); past it, `503` with errorCode 7 \
+(REQUEST_TIMED_OUT) and `Retry-After: 0`.
 """
 
 
@@ -95,6 +100,7 @@ def _operation(api: str, refs: dict[Any, dict[str, Any]]) -> dict[str, Any]:
         "400": {"$ref": "#/components/responses/BadRequest"},
         "413": {"$ref": "#/components/responses/PayloadTooLarge"},
         "429": {"$ref": "#/components/responses/TooManyRequests"},
+        "503": {"$ref": "#/components/responses/RequestTimedOut"},
     }
     if messages.may_answer_accepted:
         responses["202"] = {"$ref": "#/components/responses/Accepted"}
@@ -105,6 +111,7 @@ def _operation(api: str, refs: dict[Any, dict[str, Any]]) -> dict[str, Any]:
         "parameters": [
             {"$ref": "#/components/parameters/KafkaClientId"},
             {"$ref": "#/components/parameters/KafkaCorrelationId"},
+            {"$ref": "#/components/parameters/GroupcoordTimeoutMs"},
         ],
         "requestBody": {
             "required": True,
@@ -126,6 +133,16 @@ def _components(refs: dict[Any, dict[str, Any]], schemas: dict[str, Any]) -> dic
                 "description": "Kafka's client id (default empty); classic member ids are "
                 "`<clientId>-<uuid>`.",
                 "schema": {"type": "string", "default": "", "maxLength": CLIENT_ID_MAX_CHARS},
+            },
+            "GroupcoordTimeoutMs": {
+                "name": TIMEOUT_HEADER,
+                "in": "header",
+                "required": False,
+                "description": "The time (ms from receipt) after which the request starts no "
+                "more writes; absent: none but the function's own. Send your timeout less the "
+                f"longest a started write may take to land ({WRITE_MARGIN_MS} ms), so that no "
+                "write of a request you gave up on lands after your next request.",
+                "schema": {"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS},
             },
             "KafkaCorrelationId": {
                 "name": "Kafka-Correlation-Id",
@@ -156,6 +173,13 @@ def _components(refs: dict[Any, dict[str, Any]], schemas: dict[str, Any]) -> dic
                 "The body is not JSON or breaks the schema (errorCode 42); nothing changed.",
             ),
             "PayloadTooLarge": _json(error, "The body is over 1 MiB; nothing changed."),
+            "RequestTimedOut": _json(
+                error,
+                f"The deadline (`{TIMEOUT_HEADER}`, or the function's timeout) passed before a "
+                "write: nothing was written after it (errorCode 7, REQUEST_TIMED_OUT). Retry "
+                "at once (Retry-After 0).",
+                **{"Retry-After": "RetryAfter"},
+            ),
             "TooManyRequests": _json(
                 error,
                 "Throttled by the store; retry after Retry-After.",

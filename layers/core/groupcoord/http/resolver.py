@@ -14,7 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from pydantic import ValidationError
 
-from .. import runtime
+from .. import clock, deadline, runtime
 from ..core.principals import ANONYMOUS, principal_from_header, principal_from_iam
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
@@ -24,12 +24,13 @@ from ..service.context import ApiContext
 from ..service.handlers_types import Accepted
 from ..store import capacity
 from ..store.conversion import ConversionInProgress
-from ..store.errors import StoreThrottled
+from ..store.errors import DeadlinePassed, StoreThrottled
 from .apis import API_BY_NAME, APIS
 
 MAX_BODY_BYTES = 1024 * 1024
 JSON = "application/json"
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
+_MAX_LAG_MS = 30_000
 
 
 class ClientError(Exception):
@@ -94,6 +95,9 @@ def _endpoint(event: Any, configured: str) -> str:
 _EVENT: contextvars.ContextVar[Any] = contextvars.ContextVar("event")
 _API: contextvars.ContextVar[str] = contextvars.ContextVar("api", default="")
 _ROUTING: contextvars.ContextVar[dict] = contextvars.ContextVar("routing")
+_LAMBDA_CONTEXT: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "lambda_context", default=None
+)
 
 
 class ConcurrentHttpResolver(APIGatewayHttpResolver):
@@ -102,7 +106,12 @@ class ConcurrentHttpResolver(APIGatewayHttpResolver):
     (`BaseRouter.current_event`), the route's arguments in the resolver's `context` dict, cleared
     after each request. One Lambda invocation at a time never notices, but `groupcoord serve`
     answers on threads, and there a request could be routed with another's event or lose its
-    route arguments to another's clear. Here both live in context variables (one per thread)."""
+    route arguments to another's clear. Here both live in context variables (one per thread), and
+    so does the Lambda context (for its remaining time)."""
+
+    def resolve(self, event: Any, context: Any) -> dict[str, Any]:
+        _LAMBDA_CONTEXT.set(context)
+        return super().resolve(event, context)
 
     def _to_proxy_event(self, event: dict) -> Any:
         proxy = super()._to_proxy_event(event)
@@ -147,6 +156,26 @@ def _principal(event: dict[str, Any]) -> str:
     return ANONYMOUS
 
 
+def _write_deadline(event: Any, now_ms: int) -> int | None:
+    """The request's write deadline (groupcoord/deadline.py): the earlier of the client's
+    budget (Groupcoord-Timeout-Ms, relative to receipt: the client's clock need not agree) and
+    the function's remaining time less the write margin."""
+    try:
+        timeout_ms = deadline.parse_timeout_ms((event.headers or {}).get(deadline.HEADER.lower()))
+    except ValueError as error:
+        raise ClientError(400, f"{deadline.HEADER} header: {error}") from None
+    remaining = getattr(_LAMBDA_CONTEXT.get(), "get_remaining_time_in_millis", None)
+    remaining_ms = int(remaining()) if callable(remaining) else None
+    # Receipt is when API Gateway took the request (requestContext.timeEpoch), not now: a cold
+    # start or a slow hop to the function must not stretch the client's budget. The lag is
+    # measured on the system clock, as API Gateway's is, and taken off the server's clock (a
+    # test's controlled clock included); at most API Gateway's 30 s integration timeout.
+    received = (event.raw_event.get("requestContext") or {}).get("timeEpoch")
+    if isinstance(received, int) and not isinstance(received, bool):
+        now_ms -= min(_MAX_LAG_MS, max(0, clock.system_ms() - received))
+    return deadline.request_deadline(now_ms, timeout_ms, remaining_ms)
+
+
 def build_resolver(function: str) -> APIGatewayHttpResolver:
     """The resolver of one Lambda function: it answers its own APIs (http/apis.py) and 404
     for any other path, as API Gateway's routes would."""
@@ -188,6 +217,7 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
             )
         _API.set(name)
         now = runtime.now_ms()
+        write_deadline = _write_deadline(event, now)
         host = event.request_context.http.source_ip
         caller = caller_of(settings, store, _principal(event.raw_event), host, now)
         ctx = ApiContext(
@@ -200,7 +230,7 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
             client_host=event.request_context.http.source_ip,
             correlation_id=headers.get("kafka-correlation-id"),
         )
-        with capacity.metered() as usage:
+        with capacity.metered() as usage, deadline.scoped(write_deadline):
             result = handler(request, ctx)
         _record_usage(name, usage)
         response_headers = _echoed(event)
@@ -230,6 +260,20 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
         logger.warning("store throttled", extra={"reason": str(error)})
         headers = _echoed(app.current_event, {"Retry-After": str(error.retry_after_s)})
         return error_response(429, "the store is throttled; retry later", headers)
+
+    @app.exception_handler(DeadlinePassed)
+    def timed_out(error: DeadlinePassed) -> Response:
+        # Like throttling, nothing was sent after the deadline (writes before it may have
+        # landed, as on any failure); the client has given up on this request or is about to,
+        # so a retry need not wait: Retry-After 0.
+        logger.warning("request deadline passed", extra={"api": _API.get(), "reason": str(error)})
+        headers = _echoed(app.current_event, {"Retry-After": "0"})
+        return error_response(
+            503,
+            "the request's deadline passed before it could write; retry",
+            headers,
+            Errors.REQUEST_TIMED_OUT,
+        )
 
     @app.exception_handler(ConversionInProgress)
     def converting(error: ConversionInProgress) -> Response:

@@ -5,6 +5,7 @@ Values are plain Python (str, int, bool, bytes, list, dict); numbers come back a
 A failed condition raises ConditionFailed (with the old item when DynamoDB returns it), a
 cancelled transaction TransactionCanceled (with the per-item reasons), and throttling that
 outlasts the retries StoreThrottled, which the HTTP layer answers with 429 and Retry-After.
+No write is sent past the request's deadline (groupcoord/deadline.py): DeadlinePassed instead.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from .. import deadline
 from . import capacity
 from .errors import (  # noqa: F401 - re-exported: the adapter's callers in store/ use them
     ConditionFailed,
+    DeadlinePassed,
     StoreError,
     StoreThrottled,
     TransactionCanceled,
@@ -46,6 +49,16 @@ _RETRYABLE_CANCEL_REASONS = {
 }
 _BACKOFF_BASE_S = 0.02
 _BACKOFF_CAP_S = 1.0
+# Every operation that writes: the ones the request deadline gates. Reads are harmless late.
+_WRITES = frozenset(
+    {"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"}
+)
+
+
+def _check_deadline(operation: str) -> None:
+    if deadline.passed():
+        raise DeadlinePassed(f"DynamoDB {operation} not sent: the request's deadline has passed")
+
 
 Item = dict[str, Any]
 
@@ -167,7 +180,11 @@ class Dynamo:
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         usage = capacity.current()
         method: Callable[..., dict[str, Any]] = getattr(self.client, operation)
+        write = operation in _WRITES
         for attempt in range(1, self.max_attempts + 1):
+            if write:
+                # Before every attempt, retries included: a retry is a write started anew.
+                _check_deadline(operation)
             if usage is not None:
                 usage.count(operation)
             try:
@@ -338,6 +355,7 @@ class Dynamo:
         names: dict[str, str] | None = None,
         values: dict[str, Any] | None = None,
     ) -> None:
+        _check_deadline("put_item")
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Item": serialize(item),
@@ -350,6 +368,7 @@ class Dynamo:
         self._write("put_item", args, capacity.item_size(item))
 
     def update(self, update: Update, *, return_new: bool = False) -> Item | None:
+        _check_deadline("update_item")
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": serialize(update.key),
@@ -382,6 +401,7 @@ class Dynamo:
             if condition:
                 raise ConditionFailed(None)
             return None
+        _check_deadline("delete_item")
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": serialize(key),
@@ -426,6 +446,8 @@ class Dynamo:
             return
         if len(items) > 100:
             raise ValueError("a DynamoDB transaction holds at most 100 items")
+        # Here, not only in _call: the accounting below would count a write never sent.
+        _check_deadline("transact_write_items")
         entries = [self._transact_entry(i) for i in items]
         try:
             self._call("transact_write_items", TransactItems=entries)
@@ -502,6 +524,8 @@ class Dynamo:
 
     def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[Item] = ()) -> None:
         """Unconditional puts and deletes, 25 per request, unprocessed items retried."""
+        if puts or deletes:
+            _check_deadline("batch_write_item")
         requests = [{"PutRequest": {"Item": serialize(i)}} for i in puts] + [
             {"DeleteRequest": {"Key": serialize(k)}} for k in deletes
         ]

@@ -41,3 +41,9 @@ class TransactionCanceled(StoreError):
 
     def failed_conditions(self) -> list[int]:
         return [i for i, r in enumerate(self.reasons) if r == "ConditionalCheckFailed"]
+
+
+class DeadlinePassed(StoreError):
+    """A write was due to start after the request's deadline (groupcoord/deadline.py): it was
+    not sent. The client has given up on the request, or is about to; a write landing now could
+    land after its next request and undo it."""

@@ -1,0 +1,81 @@
+"""A request's write deadline: the time (groupcoord.clock, ms) after which it must not start any
+more writes. The HTTP layer scopes it around a request (from the client's
+`Groupcoord-Timeout-Ms` header and the Lambda's remaining time); the store adapter
+(store/dynamo.py) refuses to send a write past it. Here, at the package root, so that the
+store reads it without importing the HTTP layer.
+
+Why a write must not start late: a client that gave up on a request sends its next one, and a
+write of the abandoned request landing after that one would undo it (a commit moving the
+offset back). docs/client.md ("Timeouts and deadlines") gives the whole argument.
+
+Outside a scope (the sweeper, tests, the admin tools) there is no deadline."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from . import clock
+
+HEADER = "Groupcoord-Timeout-Ms"
+MIN_TIMEOUT_MS = 1
+MAX_TIMEOUT_MS = 900_000  # Lambda's longest run, 15 minutes: a longer budget means nothing.
+
+WRITE_MARGIN_MS = 2_000
+"""The longest a DynamoDB write already started may take to land, plus a request's way from the
+client to API Gateway (where receipt is measured): an assumption, with room to spare. Every
+retry of the adapter is a new start, gated itself. The client asks for its attempt timeout
+minus this; the server stops starting writes this long before the Lambda's own timeout."""
+
+_deadline: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "write_deadline", default=None
+)
+
+
+@contextmanager
+def scoped(at_ms: int | None) -> Iterator[None]:
+    """No write may start after `at_ms` (clock ms) inside the block; None: no deadline."""
+    token = _deadline.set(at_ms)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def current() -> int | None:
+    """The deadline in force, or None."""
+    return _deadline.get()
+
+
+def passed() -> bool:
+    """Whether a deadline is in force and the clock is past it."""
+    at_ms = _deadline.get()
+    return at_ms is not None and clock.now_ms() > at_ms
+
+
+def parse_timeout_ms(value: str | None) -> int | None:
+    """The header's value as milliseconds; None when absent. Raises ValueError (with what is
+    wrong) for anything but an integer within MIN_TIMEOUT_MS..MAX_TIMEOUT_MS."""
+    if value is None:
+        return None
+    text = value.strip()
+    # int() alone would take "+5", " 5", "5_000" and other digits than ASCII.
+    if not text.isascii() or not text.isdigit() or len(text) > 7:
+        raise ValueError(f"must be an integer number of milliseconds, not {value[:20]!r}")
+    timeout_ms = int(text)
+    if not MIN_TIMEOUT_MS <= timeout_ms <= MAX_TIMEOUT_MS:
+        raise ValueError(f"must be within {MIN_TIMEOUT_MS}..{MAX_TIMEOUT_MS} ms, not {timeout_ms}")
+    return timeout_ms
+
+
+def request_deadline(now_ms: int, timeout_ms: int | None, remaining_ms: int | None) -> int | None:
+    """The deadline of a request received at `now_ms`: the earlier of the client's budget and
+    the function's remaining time less the write margin (so that a write started in time lands
+    before Lambda stops the function). None when neither is known."""
+    budgets: list[int] = []
+    if timeout_ms is not None:
+        budgets.append(timeout_ms)
+    if remaining_ms is not None:
+        budgets.append(remaining_ms - WRITE_MARGIN_MS)
+    return now_ms + min(budgets) if budgets else None
