@@ -207,3 +207,13 @@ def test_the_budget_is_within_the_bounds() -> None:
     assert transport.budget_ms(0.05) == 1
     assert transport.budget_ms(10) == 10_000 - deadline.WRITE_MARGIN_MS
     assert transport.budget_ms(10_000) == deadline.MAX_TIMEOUT_MS
+
+
+def test_the_lag_since_receipt_counts_against_the_clients_budget_only() -> None:
+    # Received 1 s before it is handled, with a 5 s budget: 4 s left for the client's part;
+    # the function's remaining time is measured from now.
+    assert deadline.request_deadline(10_000, 5_000, None, lag_ms=1_000) == 14_000
+    assert deadline.request_deadline(10_000, None, 60_000, lag_ms=1_000) == (
+        10_000 + 60_000 - deadline.WRITE_MARGIN_MS
+    )
+    assert deadline.request_deadline(10_000, 5_000, 60_000, lag_ms=1_000) == 14_000

@@ -69,13 +69,16 @@ def parse_timeout_ms(value: str | None) -> int | None:
     return timeout_ms
 
 
-def request_deadline(now_ms: int, timeout_ms: int | None, remaining_ms: int | None) -> int | None:
-    """The deadline of a request received at `now_ms`: the earlier of the client's budget and
-    the function's remaining time less the write margin (so that a write started in time lands
-    before Lambda stops the function). None when neither is known."""
-    budgets: list[int] = []
+def request_deadline(
+    now_ms: int, timeout_ms: int | None, remaining_ms: int | None, lag_ms: int = 0
+) -> int | None:
+    """The deadline of a request handled from `now_ms`, received `lag_ms` earlier: the earlier
+    of the client's budget (from receipt) and the function's remaining time less the write
+    margin (from now: so that a write started in time lands before Lambda stops the function).
+    None when neither is known."""
+    deadlines: list[int] = []
     if timeout_ms is not None:
-        budgets.append(timeout_ms)
+        deadlines.append(now_ms - lag_ms + timeout_ms)
     if remaining_ms is not None:
-        budgets.append(remaining_ms - WRITE_MARGIN_MS)
-    return now_ms + min(budgets) if budgets else None
+        deadlines.append(now_ms + remaining_ms - WRITE_MARGIN_MS)
+    return min(deadlines) if deadlines else None

@@ -170,10 +170,13 @@ def _write_deadline(event: Any, now_ms: int) -> int | None:
     # start or a slow hop to the function must not stretch the client's budget. The lag is
     # measured on the system clock, as API Gateway's is, and taken off the server's clock (a
     # test's controlled clock included); at most API Gateway's 30 s integration timeout.
+    # The lag counts against the client's budget only: the function's remaining time is
+    # measured from now.
     received = (event.raw_event.get("requestContext") or {}).get("timeEpoch")
+    lag_ms = 0
     if isinstance(received, int) and not isinstance(received, bool):
-        now_ms -= min(_MAX_LAG_MS, max(0, clock.system_ms() - received))
-    return deadline.request_deadline(now_ms, timeout_ms, remaining_ms)
+        lag_ms = min(_MAX_LAG_MS, max(0, clock.system_ms() - received))
+    return deadline.request_deadline(now_ms, timeout_ms, remaining_ms, lag_ms)
 
 
 def build_resolver(function: str) -> APIGatewayHttpResolver:
