@@ -180,7 +180,14 @@ def test_the_sweeper_evaluates_a_pathological_regex_quickly(
 
     report, took = timed(sweeper.sweep, store, now + NOTIFY_GRACE_MS + 1)
     assert took < QUICK_SWEEP_S, took
-    assert report.as_dict() == {"overdue": 2, "completed": {"topic-change": 2}, "failed": 0}
+    assert report.as_dict() == {
+        "overdue": 2,
+        "completed": {"topic-change": 2},
+        "failed": 0,
+        "quarantined": 0,
+        "remaining": False,
+        "deferred": 0,
+    }
     bumps = {
         g: (store.dynamo.get(schema.group_key(g), consistent=True) or {}).get("topicChanges")
         for g in ("ends-with-x", "prefix")

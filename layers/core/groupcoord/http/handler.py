@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from .. import runtime
 from ..observability import logger, metrics, tracer
-from ..service.sweep import sweep
+from ..service.sweep import Budget, sweep
 from .resolver import build_resolver
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -30,18 +30,34 @@ def make_api_handler(function_name: str) -> LambdaHandler:
     return lambda_handler
 
 
-def make_sweeper_handler() -> LambdaHandler:
-    """The handler of the scheduled sweeper (EventBridge, every minute)."""
+# Of what a sweeper invocation has left when it starts, kept back from the sweep's budget:
+# for the report and the metrics, and for a completion that overruns the sweep's margin.
+SWEEP_SAFETY_MS = 5_000
+
+
+def make_sweeper_handler(budget_ms: int | None = None) -> LambdaHandler:
+    """The handler of the scheduled sweeper (EventBridge, every minute). Each sweep may take
+    `budget_ms`, or, by default, what the invocation has left less SWEEP_SAFETY_MS; overdue
+    items beyond it are the next sweep's."""
 
     @logger.inject_lambda_context
     @tracer.capture_lambda_handler
     @metrics.log_metrics
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         _, store = runtime.current()
-        report = sweep(store, runtime.now_ms())
+        allowed_ms = (
+            budget_ms
+            if budget_ms is not None
+            else context.get_remaining_time_in_millis() - SWEEP_SAFETY_MS
+        )
+        report = sweep(store, runtime.now_ms(), budget=Budget.of_ms(max(0, allowed_ms)))
         metrics.add_metric(name="SweepOverdue", unit=MetricUnit.Count, value=report.overdue)
         metrics.add_metric(name="SweepFailed", unit=MetricUnit.Count, value=report.failed)
-        if report.overdue:
+        metrics.add_metric(name="SweepQuarantined", unit=MetricUnit.Count, value=report.quarantined)
+        # Nonzero exactly when the sweep ran out of budget with overdue items left; nonzero
+        # run after run means the sweeper does not keep up.
+        metrics.add_metric(name="SweepDeferred", unit=MetricUnit.Count, value=report.deferred)
+        if report.overdue or report.remaining:
             logger.info("sweep done", extra=report.as_dict())
         return report.as_dict()
 

@@ -69,14 +69,17 @@ class LocalGateway:
 
 
 class Sweeper(threading.Thread):
-    """Runs the sweeper handler every `interval_ms` until stopped."""
+    """Runs the sweeper handler every `interval_ms` until stopped, each sweep on a fixed
+    budget: a backlog is worked off over several sweeps, as in AWS."""
+
+    BUDGET_MS = 10_000
 
     def __init__(self, settings: Settings, store: Store) -> None:
         super().__init__(name="sweeper", daemon=True)
         self.interval_s = settings.sweep_interval_ms / 1000
         self.settings = settings
         self.store = store
-        self.handler = make_sweeper_handler()
+        self.handler = make_sweeper_handler(budget_ms=self.BUDGET_MS)
         self._stop_event = threading.Event()
 
     def run(self) -> None:

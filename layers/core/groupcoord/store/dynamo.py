@@ -270,6 +270,35 @@ class Dynamo:
         forward: bool = True,
     ) -> Iterator[Item]:
         """All items matching the key condition, following pagination."""
+        returned = 0
+        start: Item | None = None
+        while True:
+            items, start = self.query_page(
+                key_condition, values, names=names, index=index, consistent=consistent,
+                limit=limit, forward=forward, start=start,
+            )  # fmt: skip
+            for item in items:
+                yield item
+                returned += 1
+                if limit and returned >= limit:
+                    return
+            if start is None:
+                return
+
+    def query_page(
+        self,
+        key_condition: str,
+        values: dict[str, Any],
+        *,
+        names: dict[str, str] | None = None,
+        index: str | None = None,
+        consistent: bool = False,
+        limit: int | None = None,
+        forward: bool = True,
+        start: Item | None = None,
+    ) -> tuple[list[Item], Item | None]:
+        """One page of a query (at most `limit` items, or 1 MB) from `start` (a previous
+        page's last key), and where the next page starts (None: no more)."""
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": key_condition,
@@ -282,22 +311,12 @@ class Dynamo:
             args["ConsistentRead"] = consistent
         if limit:
             args["Limit"] = limit
-        returned = 0
-        while True:
-            response = self._call("query", **args)
-            items = [deserialize(i) for i in response.get("Items", [])]
-            self._estimate(
-                sum(capacity.item_size(i) for i in items), consistent=consistent, reads=1
-            )
-            for item in items:
-                yield item
-                returned += 1
-                if limit and returned >= limit:
-                    return
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            args["ExclusiveStartKey"] = last
+        if start is not None:
+            args["ExclusiveStartKey"] = start
+        response = self._call("query", **args)
+        items = [deserialize(i) for i in response.get("Items", [])]
+        self._estimate(sum(capacity.item_size(i) for i in items), consistent=consistent, reads=1)
+        return items, response.get("LastEvaluatedKey") or None
 
     def scan(self) -> Iterator[Item]:
         """Every item of the table, page by page. For maintenance (store/rekey.py) only: no

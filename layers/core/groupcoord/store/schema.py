@@ -316,3 +316,9 @@ def acl_key(
 
 def acl_version_key() -> dict[str, str]:
     return {PK: ACL_VERSION_PK, SK: ACL_VERSION_PK}
+
+
+# The deadline index's partition of quarantined items: items whose completion kept failing
+# (core/sweeping.py). The sweeper reads only DL#0 .. DL#<shards - 1>, so an item here is never
+# due; one Query of this partition lists them all, by their original due time.
+QUARANTINE_SHARD = "DL#quarantined"
