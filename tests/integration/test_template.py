@@ -620,7 +620,8 @@ def test_alarms_on_throttled_functions_failed_sweeps_and_a_sweeper_that_does_not
     watched = [m for a in alarms.values() for m in _alarm_metrics(a)]
     for logical_id in functions.values():
         assert ("AWS/Lambda", "Throttles", {"FunctionName": {"Ref": logical_id}}) in watched
-    assert ("groupcoord", "SweepFailed", {"service": "groupcoord"}) in watched
+    for metric in ("SweepFailed", "SweepQuarantined", "SweepDeferred"):
+        assert ("groupcoord", metric, {"service": "groupcoord"}) in watched, metric
     (not_running,) = [
         a["Properties"]
         for a in alarms.values()
