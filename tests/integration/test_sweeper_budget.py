@@ -260,6 +260,8 @@ def recorded_metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str,
         invocations[-1][name] = value
 
     monkeypatch.setattr(handlers.metrics, "add_metric", add_metric)
+    # As deployed: metrics on (the tests turn Powertools' metrics off).
+    monkeypatch.setattr(handlers, "is_metrics_disabled", lambda: False)
     yield invocations
 
 

@@ -7,10 +7,11 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from .. import runtime
 from ..observability import logger, metrics, tracer
-from ..service.sweep import Budget, sweep
+from ..service.sweep import Budget, SweepReport, sweep
 from .resolver import build_resolver
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -51,14 +52,22 @@ def make_sweeper_handler(budget_ms: int | None = None) -> LambdaHandler:
             else context.get_remaining_time_in_millis() - SWEEP_SAFETY_MS
         )
         report = sweep(store, runtime.now_ms(), budget=Budget.of_ms(max(0, allowed_ms)))
-        metrics.add_metric(name="SweepOverdue", unit=MetricUnit.Count, value=report.overdue)
-        metrics.add_metric(name="SweepFailed", unit=MetricUnit.Count, value=report.failed)
-        metrics.add_metric(name="SweepQuarantined", unit=MetricUnit.Count, value=report.quarantined)
-        # Nonzero exactly when the sweep ran out of budget with overdue items left; nonzero
-        # run after run means the sweeper does not keep up.
-        metrics.add_metric(name="SweepDeferred", unit=MetricUnit.Count, value=report.deferred)
+        _record_sweep(report)
         if report.overdue or report.remaining:
             logger.info("sweep done", extra=report.as_dict())
         return report.as_dict()
 
     return lambda_handler
+
+
+def _record_sweep(report: SweepReport) -> None:
+    if is_metrics_disabled():
+        # Powertools never flushes a disabled Metrics (`serve`): adding would pile up and
+        # spill a blob of them to stdout every hundred sweeps.
+        return
+    metrics.add_metric(name="SweepOverdue", unit=MetricUnit.Count, value=report.overdue)
+    metrics.add_metric(name="SweepFailed", unit=MetricUnit.Count, value=report.failed)
+    metrics.add_metric(name="SweepQuarantined", unit=MetricUnit.Count, value=report.quarantined)
+    # Nonzero exactly when the sweep ran out of budget with overdue items left; nonzero run
+    # after run means the sweeper does not keep up.
+    metrics.add_metric(name="SweepDeferred", unit=MetricUnit.Count, value=report.deferred)
