@@ -69,7 +69,7 @@ def test_serve_on_its_embedded_store_serves_the_contract_and_stops_on_ctrl_c() -
         assert process.returncode == 0, output
         first_line = output.splitlines()[0]
         assert first_line.startswith(f"groupcoord serving {url}/v1")
-        assert "embedded" in first_line
+        assert "the in-memory adapter" in first_line  # the default store
         assert "groupcoord stopped" in output
         assert "Traceback" not in output
 

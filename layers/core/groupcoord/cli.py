@@ -9,6 +9,7 @@ one of them runs."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -42,7 +43,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--store",
         choices=("memory", "moto"),
-        default="memory",
+        default=None,
         help="without --dynamodb-endpoint: the store's in-memory adapter (default: it honours "
         "DynamoDB's conditions, transactions and limits, and stays as fast at 100,000 items as "
         "empty), or moto's DynamoDB (its requests slow down as the table fills); nothing "
@@ -99,12 +100,16 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as error:
         print(f"groupcoord serve: {error}", file=sys.stderr)
         return 2
+    endpoint = args.dynamodb_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+    if endpoint is not None and args.store is not None:
+        print("groupcoord serve: --store applies without a DynamoDB endpoint", file=sys.stderr)
+        return 2
     coordinator = LocalCoordinator(
         settings,
         host=args.host,
         port=args.port,
-        dynamodb_endpoint=args.dynamodb_endpoint,
-        in_memory=args.store == "memory",
+        dynamodb_endpoint=endpoint,
+        in_memory=endpoint is None and args.store != "moto",
         access_log=args.access_log,
         principal_header=args.principal_header,
     )
