@@ -14,7 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from pydantic import ValidationError
 
-from .. import clock, deadline, runtime
+from .. import clock, deadline, faults, runtime
 from ..core.principals import ANONYMOUS, principal_from_header, principal_from_iam
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
@@ -233,7 +233,12 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
             client_host=event.request_context.http.source_ip,
             correlation_id=headers.get("kafka-correlation-id"),
         )
-        with capacity.metered() as usage, deadline.scoped(write_deadline):
+        # The request's own write count, for its deployment's `write.<n>.*` crash points.
+        with (
+            capacity.metered() as usage,
+            deadline.scoped(write_deadline),
+            faults.request_scope(settings),
+        ):
             result = handler(request, ctx)
         _record_usage(name, usage)
         response_headers = _echoed(event)

@@ -23,7 +23,7 @@ from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from .. import deadline
+from .. import deadline, faults
 from . import capacity
 from .errors import (  # noqa: F401 - re-exported: the adapter's callers in store/ use them
     ConditionFailed,
@@ -58,6 +58,19 @@ _WRITES = frozenset(
 def _check_deadline(operation: str) -> None:
     if deadline.passed():
         raise DeadlinePassed(f"DynamoDB {operation} not sent: the request's deadline has passed")
+
+
+@contextlib.contextmanager
+def _write_call() -> Iterator[None]:
+    """One write call of the request, for its crash points (faults.py decides): before it is
+    sent, and once DynamoDB answered, a refused condition included."""
+    n = faults.write_sent()
+    try:
+        yield
+    except (ConditionFailed, TransactionCanceled):
+        faults.write_answered(n)
+        raise
+    faults.write_answered(n)
 
 
 Item = dict[str, Any]
@@ -384,7 +397,8 @@ class Dynamo:
             args["ConditionExpression"] = condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         self._wrote(item)
-        self._write("put_item", args, capacity.item_size(item))
+        with _write_call():
+            self._write("put_item", args, capacity.item_size(item))
 
     def update(self, update: Update, *, return_new: bool = False) -> Item | None:
         _check_deadline("update_item")
@@ -401,7 +415,8 @@ class Dynamo:
         args["ReturnValues"] = "ALL_NEW"
         known = capacity.item_size({**update.key, **(update.values or {})})
         self._wrote(update.key)
-        response = self._write("update_item", args, known)
+        with _write_call():
+            response = self._write("update_item", args, known)
         attributes = response.get("Attributes")
         return deserialize(attributes) if attributes and return_new else None
 
@@ -431,7 +446,8 @@ class Dynamo:
             args["ConditionExpression"] = condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         self._wrote(key)
-        response = self._write("delete_item", args, capacity.item_size(key))
+        with _write_call():
+            response = self._write("delete_item", args, capacity.item_size(key))
         attributes = response.get("Attributes")
         return deserialize(attributes) if attributes else None
 
@@ -468,28 +484,29 @@ class Dynamo:
         # Here, not only in _call: the accounting below would count a write never sent.
         _check_deadline("transact_write_items")
         entries = [self._transact_entry(i) for i in items]
-        try:
-            self._call("transact_write_items", TransactItems=entries)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-                raise
-            reasons_raw = error.response.get("CancellationReasons") or []
-            reasons = [r.get("Code", "None") for r in reasons_raw]
-            olds = [deserialize(r["Item"]) if r.get("Item") else None for r in reasons_raw]
-            if not reasons:
-                reasons = self._parse_cancel_message(str(error))
-                olds = [None] * len(reasons)
-            raise TransactionCanceled(reasons, olds) from None
-        finally:
-            for item in items:
-                self._wrote(item.item if isinstance(item, Put) else item.key)
-                self._estimate(
-                    write_bytes=capacity.item_size(self._item_bytes_basis(item)),
-                    transactional=True,
-                    writes=1,
-                )
-                for _ in range(self._index_writes(item)):
-                    self._estimate(write_bytes=1, writes=1)
+        with _write_call():
+            try:
+                self._call("transact_write_items", TransactItems=entries)
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                    raise
+                reasons_raw = error.response.get("CancellationReasons") or []
+                reasons = [r.get("Code", "None") for r in reasons_raw]
+                olds = [deserialize(r["Item"]) if r.get("Item") else None for r in reasons_raw]
+                if not reasons:
+                    reasons = self._parse_cancel_message(str(error))
+                    olds = [None] * len(reasons)
+                raise TransactionCanceled(reasons, olds) from None
+            finally:
+                for item in items:
+                    self._wrote(item.item if isinstance(item, Put) else item.key)
+                    self._estimate(
+                        write_bytes=capacity.item_size(self._item_bytes_basis(item)),
+                        transactional=True,
+                        writes=1,
+                    )
+                    for _ in range(self._index_writes(item)):
+                        self._estimate(write_bytes=1, writes=1)
 
     @staticmethod
     def _index_writes(item: TransactItem) -> int:
@@ -553,16 +570,20 @@ class Dynamo:
             self._estimate(write_bytes=size, writes=1)
         for written in [*puts, *deletes]:
             self._wrote(written)
-        for start in range(0, len(requests), 25):
-            pending: dict[str, Any] = {self.table_name: requests[start : start + 25]}
-            for attempt in range(1, self.max_attempts + 2):
-                response = self._call("batch_write_item", RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                if attempt > self.max_attempts:
-                    raise StoreThrottled("DynamoDB BatchWriteItem left items unprocessed")
-                time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+        if not requests:
+            return
+        # One write call however many batches it takes: a crash point is per call.
+        with _write_call():
+            for start in range(0, len(requests), 25):
+                pending: dict[str, Any] = {self.table_name: requests[start : start + 25]}
+                for attempt in range(1, self.max_attempts + 2):
+                    response = self._call("batch_write_item", RequestItems=pending)
+                    pending = response.get("UnprocessedItems") or {}
+                    if not pending:
+                        break
+                    if attempt > self.max_attempts:
+                        raise StoreThrottled("DynamoDB BatchWriteItem left items unprocessed")
+                    time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
 
     # --- table management (serve and tests) ---
 
