@@ -61,9 +61,12 @@ def _check_deadline(operation: str) -> None:
 
 
 @contextlib.contextmanager
-def _write_call() -> Iterator[None]:
-    """One write call of the request, for its crash points (faults.py decides): before it is
-    sent, and once DynamoDB answered, a refused condition included."""
+def _write_call(operation: str) -> Iterator[None]:
+    """One write call of the request: refused past the request's deadline, and counted for its
+    crash points (faults.py decides: before it is sent, and once DynamoDB answered, a refused
+    condition included). Its accounting goes inside, so that a write never sent is not
+    counted. (`_call` checks the deadline again before each attempt: a retry starts anew.)"""
+    _check_deadline(operation)
     n = faults.write_sent()
     try:
         yield
@@ -387,7 +390,6 @@ class Dynamo:
         names: dict[str, str] | None = None,
         values: dict[str, Any] | None = None,
     ) -> None:
-        _check_deadline("put_item")
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Item": serialize(item),
@@ -396,12 +398,11 @@ class Dynamo:
         if condition:
             args["ConditionExpression"] = condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        self._wrote(item)
-        with _write_call():
+        with _write_call("put_item"):
+            self._wrote(item)
             self._write("put_item", args, capacity.item_size(item))
 
     def update(self, update: Update, *, return_new: bool = False) -> Item | None:
-        _check_deadline("update_item")
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": serialize(update.key),
@@ -414,8 +415,8 @@ class Dynamo:
         # ALL_NEW costs no capacity and lets the estimate bill the whole item, as DynamoDB does.
         args["ReturnValues"] = "ALL_NEW"
         known = capacity.item_size({**update.key, **(update.values or {})})
-        self._wrote(update.key)
-        with _write_call():
+        with _write_call("update_item"):
+            self._wrote(update.key)
             response = self._write("update_item", args, known)
         attributes = response.get("Attributes")
         return deserialize(attributes) if attributes and return_new else None
@@ -435,7 +436,6 @@ class Dynamo:
             if condition:
                 raise ConditionFailed(None)
             return None
-        _check_deadline("delete_item")
         args: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": serialize(key),
@@ -445,8 +445,8 @@ class Dynamo:
         if condition:
             args["ConditionExpression"] = condition
             args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        self._wrote(key)
-        with _write_call():
+        with _write_call("delete_item"):
+            self._wrote(key)
             response = self._write("delete_item", args, capacity.item_size(key))
         attributes = response.get("Attributes")
         return deserialize(attributes) if attributes else None
@@ -481,10 +481,8 @@ class Dynamo:
             return
         if len(items) > 100:
             raise ValueError("a DynamoDB transaction holds at most 100 items")
-        # Here, not only in _call: the accounting below would count a write never sent.
-        _check_deadline("transact_write_items")
         entries = [self._transact_entry(i) for i in items]
-        with _write_call():
+        with _write_call("transact_write_items"):
             try:
                 self._call("transact_write_items", TransactItems=entries)
             except ClientError as error:
@@ -560,20 +558,16 @@ class Dynamo:
 
     def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[Item] = ()) -> None:
         """Unconditional puts and deletes, 25 per request, unprocessed items retried."""
-        if puts or deletes:
-            _check_deadline("batch_write_item")
         requests = [{"PutRequest": {"Item": serialize(i)}} for i in puts] + [
             {"DeleteRequest": {"Key": serialize(k)}} for k in deletes
         ]
-        sizes = [capacity.item_size(i) for i in puts] + [capacity.item_size(k) for k in deletes]
-        for size in sizes:
-            self._estimate(write_bytes=size, writes=1)
-        for written in [*puts, *deletes]:
-            self._wrote(written)
         if not requests:
             return
         # One write call however many batches it takes: a crash point is per call.
-        with _write_call():
+        with _write_call("batch_write_item"):
+            for written in [*puts, *deletes]:
+                self._estimate(write_bytes=capacity.item_size(written), writes=1)
+                self._wrote(written)
             for start in range(0, len(requests), 25):
                 pending: dict[str, Any] = {self.table_name: requests[start : start + 25]}
                 for attempt in range(1, self.max_attempts + 2):
