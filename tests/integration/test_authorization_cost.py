@@ -23,6 +23,7 @@ from groupcoord.core.topics import TopicRecord
 from groupcoord.http.apis import API_FUNCTION
 from groupcoord.http.handler import make_api_handler
 from groupcoord.local.events import LambdaContext, http_api_event
+from groupcoord.service.authorization import acl_cache, authorizer_config
 from groupcoord.store import capacity
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
@@ -132,3 +133,20 @@ def test_a_revoked_acl_takes_effect_within_the_cache_bound(authorized: Store) ->
     with clock.use(lambda: now + CACHE_MS + 1):
         assert heartbeat(steady)["errorCode"] == 30
         assert heartbeat({**join, "memberId": "m-2"})["errorCode"] == 30
+
+
+def test_an_instance_sees_its_own_acl_change_even_through_a_stale_version_read(
+    authorized: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After create-acls on this instance, its next request reloads the ACLs although the
+    eventually consistent read of their version may still show the old one."""
+    store = authorized
+    cache = acl_cache(store)
+    config = authorizer_config(store.settings)
+    before = cache.authorizer(store, config, now_ms=0)
+    stale = store.acls.version()
+    store.acls.create(bindings("g", "t"))
+    monkeypatch.setattr(store.acls, "version", lambda: stale)  # a read that lags
+    cache.invalidate()
+    after = cache.authorizer(store, config, now_ms=1)
+    assert len(after.bindings) == len(before.bindings) + 2

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..core.acls import (
     CLUSTER_NAME,
+    SUPPORTED_OPERATIONS,
     AclOperation,
     Authorizer,
     AuthorizerConfig,
@@ -26,9 +27,6 @@ from ..core.ownership import may_act_as
 from ..core.principals import ANONYMOUS
 from ..settings import Settings
 from ..store.store import Store
-
-# describe answers' authorizedOperations when the request did not ask for them (Kafka's).
-OPERATIONS_NOT_ASKED = -(2**31)
 
 
 @dataclass(frozen=True)
@@ -78,17 +76,11 @@ class Caller:
         """authorizedOperations of a described resource (Kafka's bit field); every operation
         the type supports when authorization is off."""
         if self.authorizer is None:
-            return operations_bitfield(_all_operations(resource_type))
+            return operations_bitfield(SUPPORTED_OPERATIONS[resource_type])
         allowed = self.authorizer.authorized_operations(
             self.principal, self.host, resource_type, name
         )
         return operations_bitfield(allowed)
-
-
-def _all_operations(resource_type: ResourceType) -> set[AclOperation]:
-    from ..core.acls import SUPPORTED_OPERATIONS
-
-    return set(SUPPORTED_OPERATIONS[resource_type])
 
 
 EVERYONE = Caller()
@@ -127,9 +119,12 @@ class AclCache:
 
     def invalidate(self) -> None:
         """Forget the copy: this instance just changed the ACLs, and its own next request
-        must see the change."""
+        must see the change. The version is forgotten too: the next check's eventually
+        consistent read of it may still show the old one, and must reload all the same (the
+        load reads the version consistently)."""
         with self._lock:
             self._checked_at_ms = None
+            self._version = -1
 
 
 # One cache per store (a function instance has one; `serve`'s tests run several in a process).

@@ -13,7 +13,7 @@ from typing import TypeVar
 from ..core.acls import AclOperation, ResourceType
 from ..errors import Errors
 from ..models.base import KafkaResponse
-from .authorization import OPERATIONS_NOT_ASKED
+from ..models.topics import UNKNOWN_AUTHORIZED_OPERATIONS
 from .context import ApiContext
 
 R = TypeVar("R", bound=KafkaResponse)
@@ -41,5 +41,5 @@ def group_operations(ctx: ApiContext, group_id: str, asked: bool) -> int:
     """A described group's authorizedOperations: the caller's operations on it when the request
     asked for them, else Kafka's "not asked" value."""
     if not asked:
-        return OPERATIONS_NOT_ASKED
+        return UNKNOWN_AUTHORIZED_OPERATIONS
     return ctx.caller.operations(ResourceType.GROUP, group_id)
