@@ -222,23 +222,25 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
         now = runtime.now_ms()
         write_deadline = _write_deadline(event, now)
         host = event.request_context.http.source_ip
-        caller = caller_of(settings, store, _principal(event.raw_event), host, now)
-        ctx = ApiContext(
-            settings=settings,
-            store=store,
-            now_ms=now,
-            caller=caller,
-            endpoint=_endpoint(event, settings.endpoint),
-            client_id=client_id,
-            client_host=event.request_context.http.source_ip,
-            correlation_id=headers.get("kafka-correlation-id"),
-        )
+        principal = _principal(event.raw_event)
         # The request's own write count, for its deployment's `write.<n>.*` crash points.
         with (
             capacity.metered() as usage,
             deadline.scoped(write_deadline),
             faults.request_scope(settings),
         ):
+            # Inside the meter: a due check of the ACLs is the request's cost too.
+            caller = caller_of(settings, store, principal, host, now)
+            ctx = ApiContext(
+                settings=settings,
+                store=store,
+                now_ms=now,
+                caller=caller,
+                endpoint=_endpoint(event, settings.endpoint),
+                client_id=client_id,
+                client_host=host,
+                correlation_id=headers.get("kafka-correlation-id"),
+            )
             result = handler(request, ctx)
         _record_usage(name, usage)
         response_headers = _echoed(event)
