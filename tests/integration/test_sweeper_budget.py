@@ -9,7 +9,6 @@ run on the in-memory store (`service_store`), where 10,000 items take a few seco
 from __future__ import annotations
 
 import functools
-import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -33,11 +32,34 @@ T0 = 1_800_000_000_000
 BACKLOG = 10_000
 BUDGET_MS = 300
 MARGIN_MS = 20
-# How far past its budget a sweep may end: the item in progress when the budget runs low
-# (a fraction of a millisecond here) plus what a busy two-core machine adds (a thread not
-# scheduled, a garbage collection). Generous on purpose: what matters is that a sweep ends near
-# its budget, not at the end of the backlog (10,000 items take two seconds and more).
-OVERRUN_MS = 250
+# What completing one item takes on the sweeps' timer (FakeTimer): the sweeps run on a timer
+# the test advances, so that what a sweep gets through, and when it stops, is the same on a
+# fast machine and on a busy one.
+ITEM_MS = 0.1
+
+
+class FakeTimer:
+    """A monotonic clock in seconds (Budget's timer) that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+    def advance(self, ms: float) -> None:
+        self.now_s += ms / 1000
+
+
+def timed_completions(monkeypatch: pytest.MonkeyPatch, timer: FakeTimer, kind: str, ms: float):
+    """Each completion of `kind` takes `ms` on `timer` (and does its real work)."""
+    real = sweeper.COMPLETIONS[kind]
+
+    def completion(store: Store, due: Overdue, now_ms: int) -> None:
+        real(store, due, now_ms)
+        timer.advance(ms)
+
+    monkeypatch.setitem(sweeper.COMPLETIONS, kind, completion)
 
 
 def due_item(shard: int, due_ms: int, name: str, **attributes: Any) -> dict[str, Any]:
@@ -193,9 +215,11 @@ def test_a_failure_is_not_held_against_an_item_that_moved(dynamo: Dynamo) -> Non
 
 
 def test_a_backlog_of_10000_items_drains_over_sweeps_each_within_its_budget(
-    service_store: Store,
+    service_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = service_store
+    timer = FakeTimer()
+    timed_completions(monkeypatch, timer, KIND_TOPIC_CHANGE, ITEM_MS)
     shards = store.settings.deadline_shards
     items = [topic_change(f"backlog-{n}", T0 - BACKLOG + n, shards) for n in range(BACKLOG)]
     store.dynamo.batch_write(puts=items)
@@ -203,12 +227,13 @@ def test_a_backlog_of_10000_items_drains_over_sweeps_each_within_its_budget(
 
     runs: list[tuple[float, int, int]] = []  # (ms taken, completed, deferred)
     while True:
-        started = time.monotonic()
-        report = sweeper.sweep(store, T0, budget=Budget.of_ms(BUDGET_MS, margin_ms=MARGIN_MS))
-        took_ms = (time.monotonic() - started) * 1000
+        started = timer()
+        budget = Budget.of_ms(BUDGET_MS, margin_ms=MARGIN_MS, timer=timer)
+        report = sweeper.sweep(store, T0, budget=budget)
+        took_ms = (timer() - started) * 1000
         completed = report.completed.get(KIND_TOPIC_CHANGE, 0)
         runs.append((took_ms, completed, report.deferred))
-        assert took_ms <= BUDGET_MS + OVERRUN_MS, runs
+        assert took_ms <= BUDGET_MS - MARGIN_MS + ITEM_MS, runs
         assert completed > 0 and report.overdue == completed and report.failed == 0, runs
         if len(runs) == 1:
             # Every shard had its turns: each gave as many items as the others, give or take
@@ -236,14 +261,17 @@ def test_a_sweep_stops_short_of_its_budget_before_an_item_as_slow_as_its_slowest
     """However small the margin, a sweep takes no item it has less time left for than its
     slowest one took."""
     store = service_store
-    monkeypatch.setitem(sweeper.COMPLETIONS, "test", lambda store, due, now: time.sleep(0.2))
+    timer = FakeTimer()
+    monkeypatch.setitem(
+        sweeper.COMPLETIONS, "test", lambda store, due, now: timer.advance(200)
+    )  # each item takes 200 ms
     store.dynamo.batch_write(puts=[due_item(0, 100 + n, f"slow-{n}") for n in range(10)])
-    started = time.monotonic()
-    report = sweeper.sweep(store, T0, budget=Budget.of_ms(500, margin_ms=1))
-    took_ms = (time.monotonic() - started) * 1000
-    # Two items fit 500 ms (one, if the first is slow to wake up); a third would end at 600.
-    assert report.overdue in (1, 2) and report.remaining, report
-    assert took_ms < 500, took_ms
+    started = timer()
+    report = sweeper.sweep(store, T0, budget=Budget.of_ms(500, margin_ms=1, timer=timer))
+    took_ms = (timer() - started) * 1000
+    # Two items fit 500 ms; with 100 ms left, a third (as slow as the slowest) is not taken.
+    assert report.overdue == 2 and report.remaining, report
+    assert took_ms == pytest.approx(400), took_ms
 
 
 # --- the handler: its budget, a poison item, the metrics (in-memory store) ---
@@ -271,19 +299,24 @@ def invoke(handler: Any, timeout_ms: int = 60_000) -> dict[str, Any]:
 
 @pytest.mark.filterwarnings("ignore:No application metrics:UserWarning")  # add_metric is recorded
 def test_the_handler_sweeps_within_what_the_invocation_has_left(
-    service_configured: Store, recorded_metrics: list[dict[str, float]]
+    service_configured: Store,
+    recorded_metrics: list[dict[str, float]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store = service_configured
     shards = store.settings.deadline_shards
-    # More than a sweep gets through in BUDGET_MS, even on a fast machine.
+    timer = FakeTimer()
+    monkeypatch.setattr(sweeper, "monotonic", timer)  # the handler's budget runs on it
+    timed_completions(monkeypatch, timer, KIND_TOPIC_CHANGE, ITEM_MS)
+    # 600 ms of items: more than a sweep of BUDGET_MS gets through.
     store.dynamo.batch_write(puts=[topic_change(f"t{n}", T0, shards) for n in range(6_000)])
     handler = make_sweeper_handler()
     with clock.use(lambda: T0):
-        started = time.monotonic()
+        started = timer()
         # The sweep's budget is what is left less the safety; it stops DEFAULT_MARGIN_MS short.
         report = invoke(handler, timeout_ms=SWEEP_SAFETY_MS + DEFAULT_MARGIN_MS + BUDGET_MS)
-        took_ms = (time.monotonic() - started) * 1000
-    assert took_ms <= BUDGET_MS + OVERRUN_MS
+        took_ms = (timer() - started) * 1000
+    assert took_ms <= BUDGET_MS + ITEM_MS
     assert report["remaining"] and report["deferred"] >= 1 and report["overdue"] > 0, report
     assert recorded_metrics == [
         {

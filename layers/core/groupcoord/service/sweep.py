@@ -9,9 +9,9 @@ the others, and quarantined after repeated failures (core/sweeping.py).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import Any
 
 from ..core.sweeping import Attempt, next_attempt
@@ -45,20 +45,28 @@ DEFAULT_MARGIN_MS = 1_000
 
 @dataclass(frozen=True)
 class Budget:
-    """The wall time a sweep may take, ending at `ends_at` on the monotonic clock: a Lambda
-    times out in real time, whatever clock.py reads (a test's controlled clock may stand
-    still). A sweep takes no new item once less than `margin_ms` is left, or less than its
-    slowest item so far took."""
+    """The wall time a sweep may take, ending at `ends_at` on `timer` (the monotonic clock, in
+    seconds): a Lambda times out in real time, whatever clock.py reads (a test's controlled
+    clock may stand still); a test passes a timer of its own, so that what a sweep gets
+    through does not depend on the machine's speed. A sweep takes no new item once less than
+    `margin_ms` is left, or less than its slowest item so far took (timed on `timer` too)."""
 
     ends_at: float
     margin_ms: float = DEFAULT_MARGIN_MS
+    timer: Callable[[], float] = monotonic
 
     @classmethod
-    def of_ms(cls, budget_ms: float, margin_ms: float = DEFAULT_MARGIN_MS) -> Budget:
-        return cls(time.monotonic() + budget_ms / 1000, margin_ms)
+    def of_ms(
+        cls,
+        budget_ms: float,
+        margin_ms: float = DEFAULT_MARGIN_MS,
+        timer: Callable[[], float] | None = None,
+    ) -> Budget:
+        timer = monotonic if timer is None else timer
+        return cls(timer() + budget_ms / 1000, margin_ms, timer)
 
     def left_ms(self) -> float:
-        return (self.ends_at - time.monotonic()) * 1000
+        return (self.ends_at - self.timer()) * 1000
 
 
 @dataclass
@@ -87,6 +95,7 @@ def sweep(store: Store, now_ms: int, *, budget: Budget | None = None) -> SweepRe
     report = SweepReport()
     scan = store.deadlines.overdue(now_ms)
     slowest_ms = 0.0
+    timer = budget.timer if budget is not None else monotonic
     for item in scan:
         if budget is not None and budget.left_ms() < max(budget.margin_ms, slowest_ms):
             report.remaining = True
@@ -98,7 +107,7 @@ def sweep(store: Store, now_ms: int, *, budget: Budget | None = None) -> SweepRe
         if completion is None:
             logger.warning("overdue item of unknown kind", extra={"kind": kind, **item.key})
             continue
-        started = time.monotonic()
+        started = timer()
         try:
             completion(store, item, now_ms)
             report.completed[kind] = report.completed.get(kind, 0) + 1
@@ -122,7 +131,7 @@ def sweep(store: Store, now_ms: int, *, budget: Budget | None = None) -> SweepRe
                     "sweep item quarantined",
                     extra={"kind": kind, **item.key, "failures": attempt.failures},
                 )
-        slowest_ms = max(slowest_ms, (time.monotonic() - started) * 1000)
+        slowest_ms = max(slowest_ms, (timer() - started) * 1000)
     return report
 
 
