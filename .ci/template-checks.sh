@@ -4,9 +4,14 @@
 #   2. sam validate --lint                       (SAM CLI in its own virtualenv)
 #   3. sam build into a temporary directory; checks the built layer (layers/core/Makefile): the
 #      server code without the client, `serve` and the command line, exactly the distributions
-#      layers/core/requirements.txt pins, wheels for the template's BuildArchitecture; then
-#      imports every built handler with the built layer under python3.12, the way Lambda would
-#      (no site-packages, layer + code only).
+#      layers/core/requirements.txt pins (each pin with --hash lines; the build installed them
+#      with --require-hashes), wheels for the template's BuildArchitecture (arm64); then
+#      imports every built handler under python3.12, the way Lambda would (no site-packages,
+#      layer + code only). A host that cannot load the BuildArchitecture's compiled wheels (an
+#      x86_64 machine, arm64 layer) imports them with a second build of the layer's dependencies
+#      for its own architecture (`make -C layers/core dependencies LAYER_ARCH=<host>`, the same
+#      locked requirements, checked the same way) next to the sam-built server code and
+#      function code: the import proves the code and the pins, not the arm64 binaries.
 #
 # Usage: .ci/template-checks.sh            (no arguments; any working directory)
 # Environment:
@@ -105,18 +110,17 @@ layer_dir="$(find "$build_dir" -mindepth 1 -maxdepth 1 -type d -name 'CoreLayer*
     || die "built layer has no python/groupcoord (looked for $build_dir/CoreLayer*/python)"
 # The server code only: no Lambda handler reaches the client library, `serve` (moto, werkzeug)
 # or the command line, so the layer does not ship them.
-for left_out in client local cli.py admin_cli.py; do
+for left_out in client local dashboard cli.py admin_cli.py; do
     [[ ! -e "$layer_dir/python/groupcoord/$left_out" ]] \
         || die "the built layer holds groupcoord/$left_out (layers/core/Makefile: NOT_IN_LAYER)"
 done
 if [[ -n "$(find "$layer_dir/python/groupcoord" -name __pycache__ -print -quit)" ]]; then
     die "the built layer holds __pycache__ folders"
 fi
-# Exactly the pinned distributions, and wheels for the template's architecture.
-layer_arch="$(awk '/^  CoreLayer:/ {found = 1} found && /BuildArchitecture:/ {print $2; exit}' template.yaml)"
-[[ -n "$layer_arch" ]] || die "no BuildArchitecture for CoreLayer in template.yaml"
-"$python312" -S - "$layer_dir/python" layers/core/requirements.txt "$layer_arch" <<'PY' \
-    || die "the built layer's distributions are not the pinned ones (see above)"
+# Exactly the pinned distributions (each pin carrying its hashes), and wheels for <arch>.
+check_layer() { # <layer python dir> <arch>
+"$python312" -S - "$1" layers/core/requirements.txt "$2" <<'PY' \
+    || die "the layer's distributions in $1 are not the pinned ones (see above)"
 import re
 import sys
 from importlib.metadata import distributions
@@ -130,15 +134,19 @@ def canonical(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-pinned = {}
-for line in requirements.read_text().splitlines():
-    line = line.split("#", 1)[0].strip()
-    if not line:
+pinned, hashes = {}, 0
+# Backslash continuations joined, as pip reads it: `name==version \` + `--hash=sha256:...` lines.
+for line in re.sub(r"\\\n", " ", requirements.read_text()).splitlines():
+    words = line.split("#", 1)[0].split()
+    if not words:
         continue
-    match = re.fullmatch(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?==(\S+)", line)
+    match = re.fullmatch(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?==(\S+)", words[0])
     if match is None:
         sys.exit(f"requirements.txt: not an exact pin: {line!r}")
+    if not words[1:] or not all(re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", w) for w in words[1:]):
+        sys.exit(f"requirements.txt: {words[0]} has no sha256 hashes (make -C layers/core lock)")
     pinned[canonical(match[1])] = match[3]
+    hashes += len(words) - 1
 built = {canonical(d.metadata["Name"]): d for d in distributions(path=[str(layer)])}
 problems = []
 for name in sorted(built.keys() - pinned.keys()):
@@ -157,14 +165,39 @@ for problem in problems:
     print(f"layer: {problem}", file=sys.stderr)
 if problems:
     sys.exit(1)
-print(f"layer: {len(built)} distributions, each pinned in requirements.txt; wheels for {arch}")
+print(
+    f"layer: {len(built)} distributions, each pinned in requirements.txt "
+    f"({hashes} wheel hashes); wheels for {arch}"
+)
 PY
+}
+layer_arch="$(awk '/^  CoreLayer:/ {found = 1} found && /BuildArchitecture:/ {print $2; exit}' template.yaml)"
+[[ -n "$layer_arch" ]] || die "no BuildArchitecture for CoreLayer in template.yaml"
+check_layer "$layer_dir/python" "$layer_arch"
 echo "layer: $(du -sh --apparent-size "$layer_dir" | cut -f1) unzipped; python/ holds:" \
     "$(find "$layer_dir/python" -mindepth 1 -maxdepth 1 ! -name '*.dist-info' -printf '%f\n' \
         | sort | tr '\n' ' ')"
 echo "layer: groupcoord/ holds: $(ls "$layer_dir/python/groupcoord" | tr '\n' ' ')"
 
-step "importing the built handlers with python3.12 and the built layer"
+case "$(uname -m)" in
+    x86_64 | amd64) host_arch=x86_64 ;;
+    aarch64 | arm64) host_arch=arm64 ;;
+    *) die "cannot import the handlers on a $(uname -m) host (x86_64 or arm64 only)" ;;
+esac
+import_layer="$layer_dir/python"
+if [[ "$host_arch" != "$layer_arch" ]]; then
+    # This host cannot load the $layer_arch wheels (pydantic_core, google-re2, wrapt): import
+    # with the same locked dependencies built for $host_arch, and the sam-built server code.
+    step "building the layer's dependencies for this host ($host_arch) to import the handlers"
+    host_layer="$build_dir/host-layer-$host_arch"
+    make -s -C layers/core dependencies ARTIFACTS_DIR="$host_layer" LAYER_ARCH="$host_arch" \
+        PYTHON="$python312" || die "building the layer's dependencies for $host_arch failed"
+    check_layer "$host_layer/python" "$host_arch"
+    cp -R "$layer_dir/python/groupcoord" "$host_layer/python/groupcoord"
+    import_layer="$host_layer/python"
+fi
+
+step "importing the built handlers with python3.12 and the built layer ($host_arch wheels)"
 functions=0
 for fn_dir in "$build_dir"/*/; do
     fn="$(basename "$fn_dir")"
@@ -174,7 +207,7 @@ for fn_dir in "$build_dir"/*/; do
     (
         cd "$build_dir/$fn"
         env -i PATH="$PATH" HOME="$build_dir" \
-            PYTHONPATH="$build_dir/$fn:$layer_dir/python" \
+            PYTHONPATH="$build_dir/$fn:$import_layer" \
             AWS_DEFAULT_REGION="$AWS_DEFAULT_REGION" AWS_REGION="$AWS_REGION" \
             AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
             AWS_EC2_METADATA_DISABLED=true \

@@ -206,6 +206,8 @@ class CapacityAudit:
         found = []
         for entry in kwargs["TransactItems"]:
             ((kind, body),) = entry.items()
+            if body["TableName"] != self.table_name:
+                continue  # a commit's sink write: another table, not audited
             found.append((_key(body["Item"]) if kind == "Put" else body["Key"], 2))
         return found
 

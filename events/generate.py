@@ -194,6 +194,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "describe-groups": {"groups": [GROUP], "includeAuthorizedOperations": False},
     "consumer-group-describe": {"groupIds": [GROUP], "includeAuthorizedOperations": False},
     "delete-groups": {"groupsNames": [GROUP]},
+    "describe-group-activity": {"groupIds": [GROUP], "includeMembers": True},
     "create-topics": {
         "topics": [
             {

@@ -176,6 +176,24 @@ def test_consumer_grants_what_a_kafka_consumer_needs(cli: Cli) -> None:
     assert len(removed) == 3
 
 
+def test_a_sink_table_is_granted_as_a_transactional_id(cli: Cli) -> None:
+    table = unique("order-totals")
+    added = cli(
+        "acls", "add", "--allow-principal", TEAM_A, "--operation", "Write",
+        "--transactional-id", table, "--json",
+    ).json()["added"]  # fmt: skip
+    assert [(a["resourceType"], a["resourceName"], a["operation"]) for a in added] == [
+        ("TRANSACTIONAL_ID", table, "WRITE")
+    ]
+    assert "TRANSACTIONAL_ID" in cli("acls", "list", "--transactional-id", table).out
+    cli(
+        "acls", "add", "--allow-principal", TEAM_A, "--operation", "Read",
+        "--transactional-id", table,
+    ).refused("READ")  # fmt: skip
+    removed = cli("acls", "remove", "--transactional-id", table, "--json").json()["removed"]
+    assert len(removed) == 1
+
+
 def test_the_cluster_and_who_may_manage_acls(cli: Cli) -> None:
     group = unique("ops-only")
     # Not a super user, no ACL on the cluster: refused, saying who and what it needs.

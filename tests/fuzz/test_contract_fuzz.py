@@ -74,6 +74,7 @@ LIFECYCLE = [
     "list-groups",
     "describe-groups",
     "consumer-group-describe",
+    "describe-group-activity",
     "leave-group",
     "delete-groups",
     "delete-topics",
@@ -321,6 +322,9 @@ SKELETONS: dict[str, Skeleton] = {
     "consumer-group-describe": Skeleton(
         {"groupIds": [GROUP + "-c", GROUP], "includeAuthorizedOperations": False},
         (("groupIds", 0),),
+    ),
+    "describe-group-activity": Skeleton(
+        {"groupIds": [GROUP], "includeMembers": True}, (("groupIds", 0),)
     ),
     "leave-group": Skeleton(
         {"groupId": GROUP, "members": [{"memberId": MEMBER, "groupInstanceId": INSTANCE}]},

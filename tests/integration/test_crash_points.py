@@ -1,103 +1,64 @@
 """Every DynamoDB write of a request is a crash point (groupcoord/faults.py: `write.<n>.before`
 and `write.<n>.after`), and a request that dies at any of them leaves a group that clients
-recover by doing what they do after a 500. For each scenario, a run on the normal deployment
-counts the writes W of the request under test; then, for every k in 1..W and both sides, a
-fresh group runs the scenario's prefix, the request goes to a deployment beside the normal one
-(same table) that dies at the point, and the clients carry on on the normal one: the group
-converges, no partition has two owners, epochs and generations never go back, and an
-acknowledged commit is never lost. In process, on the in-memory store."""
+recover by doing what they do after a 500 (tests/support/crash_points.py runs them). For each
+scenario, a run on the normal deployment counts the writes W of the request under test; then,
+for every k in 1..W and both sides, a fresh group runs the scenario's prefix, the request goes
+to a deployment beside the normal one (same table) that dies at the point, and the clients carry
+on on the normal one: the group converges, no partition has two owners, epochs and generations
+never go back, and an acknowledged commit is never lost. In process, on the in-memory store.
+
+The scenarios, by file (a file is one xdist worker's under `--dist loadfile`):
+
+- here: a consumer joining a one-member group (with its target install), a consumer's
+  heartbeat acknowledging a revocation (which frees partitions for another), the classic join
+  that completes a barrier of two, a leader's sync-group alone and the leader's sync that
+  completes the sync barrier of two, a consumer's offset commit;
+- test_crash_points_leave.py: consumer-protocol leave (epoch -1), static leave (-2) and the
+  static member's return (takeover of its instance id), classic leave-group of a dynamic and
+  of a static member;
+- test_crash_points_admin.py: create-topics, create-partitions and delete-topics fanning out
+  to two groups (one subscribed by regex, one by name), an offset commit of three chunks,
+  offset-delete, delete-groups;
+- test_crash_points_sweep.py: the sweeper (its own points, `sweep.write.<n>.*`) expiring a dead
+  consumer-protocol member and a dead classic member, and telling the groups of a topic change
+  a crashed request left; each crashed sweep is followed by normal ones that finish the job.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from groupcoord import clock, faults
 from tests.support.api import Answer, Api
-from tests.support.classic_client import (
-    FAST_SETTINGS,
-    NONE,
-    REBALANCE_IN_PROGRESS,
-    Consumer,
-    Ownership,
-    assignments_of,
-    b64,
-)
-from tests.support.classic_client import settle as settle_classic
-from tests.support.consumer import (
-    Member,
-    assert_no_partition_held_twice,
-    create_topic,
-    settle,
-    unique,
-    until,
-    wire,
-)
+from tests.support.classic_client import NONE, REBALANCE_IN_PROGRESS, b64
+from tests.support.consumer import Member, settle
 from tests.support.consumer import describe as describe_consumer
-from tests.support.servers import IMMEDIATE_INSTALLS, InProcessCoordinator, running_coordinator
-
-PARTITIONS = 4
-SETTLE_S = 20.0
-SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS}
-UNKNOWN_MEMBER_ID = 25
-FENCED_MEMBER_EPOCH = 110
-
-
-class Skew:
-    """The coordinators' clock, ahead of the system's by `ahead_ms`: a lease a crashed request
-    left (an install's, 10 s) passes by moving it, not by waiting."""
-
-    def __init__(self) -> None:
-        self.ahead_ms = 0
-
-    def now_ms(self) -> int:
-        return clock.system_ms() + self.ahead_ms
-
-
-SKEW = Skew()
+from tests.support.crash_points import (
+    PARTITIONS,
+    Run,
+    Scenario,
+    classic_members,
+    classic_recover,
+    consumer_group_members,
+    converge,
+    crash_every_write,
+    group_epoch,
+    heartbeat_body,
+    join_body,
+    normal_deployment,
+)
+from tests.support.servers import InProcessCoordinator
 
 
 @pytest.fixture(scope="module")
 def normal() -> Iterator[InProcessCoordinator]:
-    with clock.use(SKEW.now_ms), running_coordinator(SETTINGS) as coordinator:
+    with normal_deployment() as coordinator:
         yield coordinator
 
 
-@dataclass
-class Run:
-    """One scenario run on a fresh group: what its prefix set up and what was acknowledged."""
-
-    api: Api
-    group: str
-    topic: str
-    state: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    prefix: Callable[[Run], None]
-    # Sends the request under test to the given base URL; the run holds the rest.
-    request: Callable[[Run, str], Answer]
-    # After the request: what clients do next (re-sending it after a 500), then the checks.
-    recover: Callable[[Run], None]
-
-
 # --- consumer-group-heartbeat: a second member joins a one-member group ---
-
-
-def join_body(member: Member) -> dict[str, Any]:
-    return {
-        "groupId": member.group,
-        "memberId": member.member_id,
-        "memberEpoch": 0,
-        "rebalanceTimeoutMs": member.rebalance_timeout_ms,
-        "topicPartitions": [],
-        "subscribedTopicNames": member.topics,
-    }
 
 
 def consumer_prefix(run: Run) -> None:
@@ -116,8 +77,7 @@ def consumer_join(run: Run, url: str) -> Answer:
 def consumer_recover(run: Run) -> None:
     a, b = run.state["a"], run.state["b"]
     b.join()  # the same join again, as a client does after a 500
-    until(lambda: consumers_converged([a, b]), SETTLE_S)
-    assert_no_partition_held_twice([a, b])
+    converge([a, b])
     owned = [p for m in (a, b) for ps in m.owned.values() for p in ps]
     assert sorted(owned) == list(range(PARTITIONS)), (a.owned, b.owned)
     assert a.owned and b.owned
@@ -127,56 +87,28 @@ def consumer_recover(run: Run) -> None:
     assert {m["memberId"] for m in group["members"]} == {a.member_id, b.member_id}
 
 
-def consumers_converged(members: list[Member]) -> bool:
-    """One heartbeat round (rejoining a fenced member, as a client does); True once it changed
-    nothing and the members share all partitions. Otherwise the clock moves on a second, so
-    that a lease the crash left expires within a few polls."""
-    before = [(m.epoch, m.owned) for m in members]
-    for m in members:
-        answer = m.api.call("consumer-group-heartbeat", heartbeat_body(m))
-        assert answer.status == 200, (answer.status, answer.body)
-        if answer.body["errorCode"] in (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
-            m.epoch, m.owned = 0, {}
-            m.join()
-            continue
-        assert answer.body["errorCode"] == 0, answer.body
-        previous = m.epoch
-        m.last = answer.body
-        m._take(answer.body)
-        assert m.epoch >= previous, f"{m.member_id}: epoch {previous} -> {m.epoch}"
-    owned = sorted(p for m in members for ps in m.owned.values() for p in ps)
-    done = before == [(m.epoch, m.owned) for m in members] and owned == list(range(PARTITIONS))
-    if not done:
-        SKEW.ahead_ms += 1000
-    return done and all(m.owned for m in members)
+# --- consumer-group-heartbeat: a member acknowledges a revocation, freeing partitions ---
 
 
-def heartbeat_body(member: Member) -> dict[str, Any]:
-    return {
-        "groupId": member.group,
-        "memberId": member.member_id,
-        "memberEpoch": member.epoch,
-        "topicPartitions": wire(member.owned),
-    }
+def revocation_prefix(run: Run) -> None:
+    consumer_prefix(run)
+    a, b = run.state["a"], run.state["b"]
+    b.join()  # a new target: a keeps half of what it owns
+    held = sum(len(ps) for ps in a.owned.values())
+    a.heartbeat()  # told to revoke: the client gives the rest up at once
+    assert sum(len(ps) for ps in a.owned.values()) < held, a.last
 
 
-# --- classic: the join that completes a barrier of two, and the leader's sync-group ---
+def revocation_ack(run: Run, url: str) -> Answer:
+    return Api(url).call("consumer-group-heartbeat", heartbeat_body(run.state["a"]))
 
 
-def classic_members(run: Run, names: list[str]) -> list[Consumer]:
-    ownership = run.state.setdefault("ownership", Ownership())
-    return [
-        # A short session: heartbeats every 250 ms, so that a rejoin is seen soon.
-        Consumer(
-            run.api.base_url,
-            run.group,
-            [run.topic],
-            name=n,
-            ownership=ownership,
-            session_timeout_ms=3000,
-        )
-        for n in names
-    ]
+def revocation_recover(run: Run) -> None:
+    a, b = run.state["a"], run.state["b"]
+    converge([a, b])
+    assert a.epoch >= run.state["epochs"][a.member_id]
+    assert group_epoch(run.api, run.group) > run.state["group_epoch"]
+    assert consumer_group_members(run.api, run.group) == {a.member_id, b.member_id}
 
 
 def barrier_prefix(run: Run) -> None:
@@ -199,30 +131,24 @@ def barrier_join(run: Run, url: str) -> Answer:
     return Api(url, c1.client_id).call("join-group", c1.join_body())
 
 
-def classic_recover(run: Run) -> None:
-    consumers = [run.state[n] for n in ("c1", "c2") if n in run.state]
-    for c in consumers:
-        c.needs_rejoin = True  # a 500 on join or sync: the client joins again
-        c.start()
-    try:
-        group = settle_classic(run.api, run.group, consumers, SETTLE_S)
-    finally:
-        for c in consumers:
-            c.stop()
-    assert not run.state["ownership"].violations, run.state["ownership"].violations
-    assignments = assignments_of(group)
-    owned = [tp for tps in assignments.values() for tp in tps]
-    assert len(owned) == len(set(owned)) == PARTITIONS, assignments
-    for c in consumers:
-        assert c.generation >= run.state["generation"], (c.name, c.generation)
-
-
 def sync_prefix(run: Run) -> None:
     (c1,) = classic_members(run, ["c1"])
     joined = c1.join()
     assert joined["errorCode"] == NONE and c1.is_leader, joined
     assignments, _ = c1._assign(joined["members"])
     run.state.update(c1=c1, assignments=assignments, generation=c1.generation)
+
+
+def sync_two_prefix(run: Run) -> None:
+    barrier_prefix(run)
+    c1, c2 = run.state["c1"], run.state["c2"]
+    joined = c1.join()  # completes the join barrier of two
+    assert joined["errorCode"] == NONE and c1.is_leader, joined
+    assert c2.join()["errorCode"] == NONE  # its pending join, answered
+    waiting = c2.sync_once()  # the follower waits for the leader's assignment
+    assert waiting.status == 202, waiting.body
+    assignments, _ = c1._assign(joined["members"])
+    run.state.update(assignments=assignments, generation=c1.generation)
 
 
 def leader_sync(run: Run, url: str) -> Answer:
@@ -291,50 +217,16 @@ def commit_recover(run: Run) -> None:
 
 SCENARIOS = [
     Scenario("consumer-join", consumer_prefix, consumer_join, consumer_recover),
+    Scenario("consumer-revocation-ack", revocation_prefix, revocation_ack, revocation_recover),
     Scenario("classic-barrier-join", barrier_prefix, barrier_join, classic_recover),
     Scenario("classic-leader-sync", sync_prefix, leader_sync, classic_recover),
+    Scenario("classic-sync-barrier-of-two", sync_two_prefix, leader_sync, classic_recover),
     Scenario("consumer-commit", commit_prefix, commit_request, commit_recover),
 ]
-
-
-def fresh_run(url: str, prefix: Callable[[Run], None]) -> Run:
-    api = Api(url)
-    run = Run(api, unique("crash"), unique("t"))
-    create_topic(api, run.topic, PARTITIONS)
-    prefix(run)
-    return run
-
-
-def count_writes(normal: InProcessCoordinator, scenario: Scenario) -> int:
-    """W: the write calls of the scenario's request on a normal deployment (which then
-    recovers as after any request, to show the scenario holds without a crash)."""
-    run = fresh_run(normal.url, scenario.prefix)
-    with faults.observed() as counts:
-        answer = scenario.request(run, normal.url)
-    assert answer.status == 200, (answer.status, answer.body)
-    assert len(counts) == 1, counts
-    scenario.recover(run)
-    return counts[0]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_a_crash_at_any_write_is_recovered(
     normal: InProcessCoordinator, scenario: Scenario
 ) -> None:
-    writes = count_writes(normal, scenario)
-    assert writes >= 1
-    points = [f"write.{k}.{side}" for k in range(1, writes + 1) for side in ("before", "after")]
-    for point in points:
-        run = fresh_run(normal.url, scenario.prefix)
-        crash_settings = {**SETTINGS, "groupcoord.fault.crash.at": point}
-        with (
-            clock.use(SKEW.now_ms),
-            running_coordinator(crash_settings, store=normal.store) as crashing,
-        ):
-            answer = scenario.request(run, crashing.url)
-        assert answer.status == 500, (point, answer.status, answer.body)
-        try:
-            scenario.recover(run)
-        except AssertionError as error:
-            raise AssertionError(f"{scenario.name}, crashed at {point}: {error}") from error
-    print(f"{scenario.name}: W={writes}, {len(points)} crash points")
+    crash_every_write(normal, scenario)

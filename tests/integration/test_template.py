@@ -43,6 +43,7 @@ POWERTOOLS_VARS = {
     "POWERTOOLS_LOG_LEVEL",
     "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
     "POWERTOOLS_TRACER_CAPTURE_ERROR",
+    "POWERTOOLS_TRACE_DISABLED",
 }
 SETTING_VARS = {env_var_name(name): name for name in Settings.names()}
 
@@ -111,6 +112,11 @@ def functions(sam_template) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def cfn(sam_template) -> dict[str, Any]:
     """The template as CloudFormation sees it after the SAM transform."""
+    return _transform(sam_template)
+
+
+def _transform(sam_template: dict[str, Any], parameters: dict[str, str] | None = None):
+    """The SAM transform with these parameter values (the others at their defaults)."""
     template = copy.deepcopy(sam_template)
     # The translator insists on S3 locations (sam build/package make them); keep the local path
     # as the key so the transformed Code/Content still says where the code lives.
@@ -121,7 +127,7 @@ def cfn(sam_template) -> dict[str, Any]:
                 props[key] = f"s3://local-build/{props[key]}"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AWS_DEFAULT_REGION", REGION)
-        return transform(template, {}, _NoManagedPolicies())
+        return transform(template, dict(parameters or {}), _NoManagedPolicies())
 
 
 def _resources(cfn: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
@@ -167,8 +173,10 @@ def test_functions_runtime_timeouts_and_tracing(cfn, functions):
     for name, logical_id in functions.items():
         props = cfn["Resources"][logical_id]["Properties"]
         assert props["Runtime"] == "python3.12", name
-        assert props["Architectures"] == ["x86_64"], name
-        assert props["TracingConfig"] == {"Mode": "Active"}, name
+        # Graviton: cheaper per GB-second (bench/cost_model.py); the layer is built for it.
+        assert props["Architectures"] == ["arm64"], name
+        # X-Ray tracing is off unless the Tracing parameter asks (test_tracing_parameter).
+        assert "TracingConfig" not in props, name
         expected_timeout = 60 if name == "sweeper" else 29
         assert props["Timeout"] == expected_timeout, name
         assert len(props["Layers"]) == 1, name
@@ -180,6 +188,7 @@ def test_core_layer(cfn, functions):
     ((layer_id, layer),) = layers.items()
     assert layer["Properties"]["Content"]["S3Key"].rstrip("/") == "layers/core"
     assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
     assert (ROOT / "layers/core/groupcoord/__init__.py").is_file()
     assert (ROOT / "layers/core/requirements.txt").is_file()
     for logical_id in functions.values():
@@ -204,9 +213,44 @@ def test_core_layer_is_built_by_its_makefile_for_the_functions_runtime(sam_templ
     assert [metadata.get("BuildArchitecture")] == props["CompatibleArchitectures"] == architectures
     makefile = (ROOT / props["ContentUri"] / "Makefile").read_text()
     assert re.search(rf"^build-{logical_id}:", makefile, re.M)
-    assert re.search(rf"^LAYER_ARCH := {architectures[0]}$", makefile, re.M)
+    # A default (?=), so that .ci/template-checks.sh can build it for the host to import.
+    assert architectures == ["arm64"]
+    assert re.search(rf"^LAYER_ARCH \?= {architectures[0]}$", makefile, re.M)
     runtime_version = functions["Runtime"].removeprefix("python")
     assert re.search(rf"^LAYER_PYTHON := {re.escape(runtime_version)}$", makefile, re.M)
+
+
+def _locked_pins() -> dict[str, list[str]]:
+    """layers/core/requirements.txt: requirement -> its --hash options (continuations joined)."""
+    text = (ROOT / "layers/core/requirements.txt").read_text()
+    pins = {}
+    for line in text.replace("\\\n", " ").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            pins[words[0]] = words[1:]
+    return pins
+
+
+def test_layer_requirements_are_exact_pins_each_with_wheel_hashes():
+    """Every pin carries the sha256 of its wheels (`make -C layers/core lock`), and the layer's
+    build installs with --require-hashes: a wheel that is not the locked file fails the build.
+    A compiled wheel has one hash per locked architecture (x86_64, arm64)."""
+    pins = _locked_pins()
+    assert pins
+    for requirement, options in pins.items():
+        assert re.fullmatch(r"[A-Za-z0-9._-]+(\[[^\]]*\])?==\S+", requirement), requirement
+        assert options, f"{requirement}: no --hash (make -C layers/core lock)"
+        for option in options:
+            assert re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", option), (requirement, option)
+        assert len(options) <= 2, requirement
+    # The compiled ones the layer ships: one wheel per architecture.
+    for compiled in ("pydantic_core", "google-re2", "wrapt"):
+        ((requirement, options),) = [(r, o) for r, o in pins.items() if r.startswith(compiled)]
+        assert len(options) == 2, requirement
+    makefile = (ROOT / "layers/core/Makefile").read_text()
+    assert "--require-hashes" in makefile
+    assert re.search(r"^LOCKED_ARCHS := x86_64 arm64$", makefile, re.M)
+    assert re.search(r"^lock:", makefile, re.M)
 
 
 def test_sweeper_runs_every_minute(cfn, functions):
@@ -355,19 +399,49 @@ def test_api_url_output(cfn):
 # --- (c) every handler imports the way Lambda imports it ---------------------------------------
 
 
-def _resolved_environment(cfn: dict[str, Any], logical_id: str) -> dict[str, str]:
-    """The function's environment with parameters at their defaults, the table at TABLE_NAME."""
+def _at_defaults(cfn: dict[str, Any], value: Any, parameters: dict[str, str]) -> Any:
+    """A condition or an Fn::If of plain values, evaluated with these parameter values."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((function, args),) = value.items()
+        if function == "Ref" and args in cfn["Parameters"]:
+            return parameters.get(args, str(cfn["Parameters"][args]["Default"]))
+        if function == "Condition":
+            return _at_defaults(cfn, cfn["Conditions"][args], parameters)
+        if function == "Fn::Equals":
+            left, right = (str(_at_defaults(cfn, a, parameters)) for a in args)
+            return left == right
+        if function == "Fn::Not":
+            return not _at_defaults(cfn, args[0], parameters)
+        if function == "Fn::If":
+            condition, when_true, when_false = args
+            held = _at_defaults(cfn, cfn["Conditions"][condition], parameters)
+            return _at_defaults(cfn, when_true if held else when_false, parameters)
+    return value
+
+
+def _resolved_environment(
+    cfn: dict[str, Any], logical_id: str, parameters: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The function's environment with parameters at their defaults (or these values), the
+    table at TABLE_NAME."""
     table_id = _table_logical_id(cfn)
     variables = cfn["Resources"][logical_id]["Properties"]["Environment"]["Variables"]
     resolved = {}
     for name, value in variables.items():
+        if isinstance(value, dict) and set(value) == {"Fn::If"}:
+            value = _at_defaults(cfn, value, parameters or {})
+        if isinstance(value, dict) and set(value) == {"Fn::Join"}:  # a CommaDelimitedList
+            separator, listed = value["Fn::Join"]
+            ref = listed["Ref"]
+            value = (parameters or {}).get(ref, cfn["Parameters"][ref]["Default"])
+            value = separator.join(v.strip() for v in str(value).split(","))
         if isinstance(value, dict) and set(value) == {"Ref"}:
             ref = value["Ref"]
             if ref == table_id:
                 value = TABLE_NAME
             else:
                 assert ref in cfn["Parameters"], f"{name} refers to {ref}"
-                value = cfn["Parameters"][ref]["Default"]
+                value = (parameters or {}).get(ref, cfn["Parameters"][ref]["Default"])
         assert isinstance(value, (str, int)), f"{name}: unsupported value {value!r}"
         resolved[name] = str(value)
     return resolved
@@ -486,6 +560,31 @@ def test_function_roles_are_least_privilege(cfn, functions):
         statements = [
             s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]
         ]
+        # The offsets function's sink writes: only with sink tables, only on them.
+        sink_writes = [s for s in statements if "Fn::If" in s]
+        statements = [s for s in statements if "Fn::If" not in s]
+        if name == "offsets":
+            assert sink_writes == [
+                {
+                    "Fn::If": [
+                        "HasSinkTables",
+                        {
+                            "Sid": "SinkWrites",
+                            "Effect": "Allow",
+                            "Action": [
+                                "dynamodb:PutItem",
+                                "dynamodb:UpdateItem",
+                                "dynamodb:DeleteItem",
+                                "dynamodb:ConditionCheckItem",
+                            ],
+                            "Resource": {"Ref": "SinkTableArns"},
+                        },
+                        {"Ref": "AWS::NoValue"},
+                    ]
+                }
+            ]
+        else:
+            assert not sink_writes, name
         assert statements, f"{name} has no DynamoDB permissions"
         indexes_read: set[str] = set()
         for statement in statements:
@@ -632,3 +731,54 @@ def test_alarms_on_throttled_functions_failed_sweeps_and_a_sweeper_that_does_not
     ]
     assert not_running["ComparisonOperator"] == "LessThanThreshold"
     assert not_running["TreatMissingData"] == "breaching"  # no data is no sweep
+
+
+# --- tracing: off by default, a parameter turns it on (docs/performance.md, "Cold start") -----
+
+
+@pytest.mark.parametrize("mode", ["Disabled", "Active"])
+def test_tracing_parameter(sam_template, functions, mode):
+    from groupcoord.observability import tracing_enabled
+
+    assert sam_template["Parameters"]["Tracing"]["Default"] == "Disabled"
+    assert set(sam_template["Parameters"]["Tracing"]["AllowedValues"]) == {"Active", "Disabled"}
+    cfn = _transform(sam_template, {"Tracing": mode})
+    assert cfn["Conditions"]["TracesActively"] == {
+        "Fn::Equals": [{"Ref": "Tracing"}, "Active"]
+    }
+    xray_policy = "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"
+    for name, logical_id in functions.items():
+        props = cfn["Resources"][logical_id]["Properties"]
+        role = cfn["Resources"][props["Role"]["Fn::GetAtt"][0]]["Properties"]
+        environment = _resolved_environment(cfn, logical_id, {"Tracing": mode})
+        # What the function decides at import, in Lambda (LAMBDA_TASK_ROOT is set there).
+        traced = tracing_enabled({**environment, "LAMBDA_TASK_ROOT": "/var/task"})
+        if mode == "Active":
+            assert props["TracingConfig"] == {"Mode": {"Ref": "Tracing"}}, name
+            assert xray_policy in role["ManagedPolicyArns"], name
+            assert environment["POWERTOOLS_TRACE_DISABLED"] == "false", name
+            assert traced, name
+        else:
+            assert "TracingConfig" not in props, name
+            assert xray_policy not in role.get("ManagedPolicyArns", []), name
+            assert environment["POWERTOOLS_TRACE_DISABLED"] == "true", name
+            assert not traced, name
+
+
+# --- sink tables (docs/exactly-once.md) -------------------------------------------------------
+
+
+def test_sink_tables_reach_only_the_offsets_function(cfn, functions):
+    arns = (
+        "arn:aws:dynamodb:us-east-1:123456789012:table/counts,"
+        "arn:aws:dynamodb:us-east-1:123456789012:table/totals"
+    )
+    parameters = {"SinkTableArns": arns}
+    assert cfn["Parameters"]["SinkTableArns"]["Default"] == ""
+    assert cfn["Conditions"]["HasSinkTables"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", {"Ref": "SinkTableArns"}]}, ""]}]
+    }
+    for name, logical_id in functions.items():
+        settings = Settings.from_env(_resolved_environment(cfn, logical_id, parameters))
+        expected = {"counts", "totals"} if name == "offsets" else set()
+        assert settings.sink_table_names == expected, name

@@ -496,7 +496,7 @@ def test_every_api_has_an_authorization_rule() -> None:
         rule = api_authorization(api.name)
         assert rule.api == api.name and rule.checks
         for check in rule.checks:
-            assert check.error in (29, 30, 31)
+            assert check.error in (29, 30, 31, 53)
             assert check.resource_type in DENIED_ERROR
 
 
@@ -520,7 +520,12 @@ def test_the_checks_are_kafkas() -> None:
     for api in ("join-group", "sync-group", "heartbeat", "leave-group"):
         assert checks_of(api) == [(GROUP, Op.READ, req)]
     assert checks_of("consumer-group-heartbeat")[0] == (GROUP, Op.READ, req)
-    assert checks_of("offset-commit") == [(GROUP, Op.READ, req), (TOPIC, Op.READ, item)]
+    # groupcoord's sink writes: WRITE on each written table's TRANSACTIONAL_ID (53).
+    assert checks_of("offset-commit") == [
+        (GROUP, Op.READ, req),
+        (ResourceType.TRANSACTIONAL_ID, Op.WRITE, req),
+        (TOPIC, Op.READ, item),
+    ]
     assert checks_of("offset-fetch") == [(GROUP, Op.DESCRIBE, item), (TOPIC, Op.DESCRIBE, item)]
     assert api_authorization("offset-fetch").checks[1].denial_when_all is omit
     assert checks_of("offset-delete") == [(GROUP, Op.DELETE, req), (TOPIC, Op.READ, item)]
@@ -542,7 +547,7 @@ def test_the_checks_are_kafkas() -> None:
     assert checks_of("create-acls") == [(CLUSTER, Op.ALTER, req)]
     assert checks_of("describe-acls") == [(CLUSTER, Op.DESCRIBE, req)]
     assert checks_of("delete-acls") == [(CLUSTER, Op.ALTER, req)]
-    assert DENIED_ERROR == {TOPIC: 29, GROUP: 30, CLUSTER: 31}
+    assert DENIED_ERROR == {TOPIC: 29, GROUP: 30, CLUSTER: 31, ResourceType.TRANSACTIONAL_ID: 53}
 
 
 # --- the messages (models/acls.py) and the conversions ---

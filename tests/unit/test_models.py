@@ -61,6 +61,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "describe-groups": {"groups": ["g"]},
     "consumer-group-describe": {"groupIds": ["g"]},
     "delete-groups": {"groupsNames": ["g"]},
+    "describe-group-activity": {"groupIds": ["g"]},
     "create-topics": {"topics": []},
     "create-partitions": {"topics": []},
     "delete-topics": {"topics": []},
@@ -112,6 +113,9 @@ KAFKA_DEFAULTS: dict[str, dict[str, Any]] = {
         "memberId": "",
         "groupInstanceId": None,
         "topics": [],
+        # groupcoord's extension (docs/exactly-once.md)
+        "writes": None,
+        "idempotencyKey": None,
     },
     "offset-fetch": {
         "groups": [{"groupId": "g", "memberId": None, "memberEpoch": -1, "topics": None}],
@@ -148,6 +152,7 @@ WRONG_TYPE: dict[str, tuple[tuple[Any, ...], Any, dict[str, Any]]] = {
     "describe-groups": (("includeAuthorizedOperations",), 1, {}),
     "consumer-group-describe": (("groupIds",), "g", {}),
     "delete-groups": (("groupsNames", 1), 7, {"groupsNames": ["g", "h"]}),
+    "describe-group-activity": (("includeMembers",), 1, {}),
     "create-topics": (("timeoutMs",), "60000", {}),
     "create-partitions": (("timeoutMs",), "60000", {}),
     "delete-topics": (("timeoutMs",), "60000", {}),

@@ -38,6 +38,7 @@ def attribute_for(name: str) -> str:
     samples = {
         "group.consumer.migration.policy": "disabled",
         "groupcoord.conversion.transaction.items": "50",
+        "groupcoord.sink.idempotency.ms": "120000",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
     }
@@ -201,6 +202,7 @@ def test_from_env_every_setting_round_trips() -> None:
     samples = {
         "group.consumer.migration.policy": "downgrade",
         "groupcoord.conversion.transaction.items": "77",
+        "groupcoord.sink.idempotency.ms": "120000",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
     }

@@ -180,6 +180,14 @@ def _add_acl_commands(sub: argparse._SubParsersAction, common: argparse.Argument
         "--group", action="append", default=[], metavar="G", help="a group (or prefix); repeatable"
     )
     resources.add_argument(
+        "--transactional-id",
+        action="append",
+        default=[],
+        metavar="T",
+        help="a sink table's name (or prefix), for commits with writes "
+        "(docs/exactly-once.md); repeatable",
+    )
+    resources.add_argument(
         "--cluster", action="store_true", help=f"the cluster ({CLUSTER_NAME}): admin rights"
     )
     entries = argparse.ArgumentParser(add_help=False)
@@ -815,6 +823,7 @@ SUPPORTED_OPERATIONS: dict[str, frozenset[str]] = {
         | {"DESCRIBE_CONFIGS", "ALTER_CONFIGS"}
     ),
     "GROUP": frozenset({"READ", "DESCRIBE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"}),
+    "TRANSACTIONAL_ID": frozenset({"DESCRIBE", "WRITE"}),
     "CLUSTER": frozenset(
         {"CREATE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE"}
         | {"ALTER", "DESCRIBE"}
@@ -929,7 +938,9 @@ class Acl:
 
 def _named_resources(args: argparse.Namespace) -> list[tuple[str, str]]:
     cluster = [("CLUSTER", CLUSTER_NAME)] if args.cluster else []
-    return [("TOPIC", t) for t in args.topic] + [("GROUP", g) for g in args.group] + cluster
+    transactional = [("TRANSACTIONAL_ID", t) for t in args.transactional_id]
+    named = [("TOPIC", t) for t in args.topic] + [("GROUP", g) for g in args.group]
+    return named + transactional + cluster
 
 
 def _selected_acls(args: argparse.Namespace, *, adding: bool) -> list[Acl]:
@@ -938,7 +949,9 @@ def _selected_acls(args: argparse.Namespace, *, adding: bool) -> list[Acl]:
     what is not given matches anything."""
     resources = _named_resources(args)
     if not resources:
-        raise CommandError("name the resource: --topic T, --group G or --cluster")
+        raise CommandError(
+            "name the resource: --topic T, --group G, --transactional-id T or --cluster"
+        )
     for kind in ("allow", "deny"):
         if getattr(args, f"{kind}_host") and not getattr(args, f"{kind}_principal"):
             raise CommandError(f"--{kind}-host needs --{kind}-principal")

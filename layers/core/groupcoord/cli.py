@@ -1,6 +1,7 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb` runs the
 serialized moto endpoint the tests use; `topics`, `groups`, `offsets` and `acls` administer a
-running coordinator (see admin_cli.py).
+running coordinator (see admin_cli.py); `dashboard` serves a live web view of one
+(docs/dashboard.md).
 
 The admin commands need only the standard library (`pip install groupcoord`); `serve` and
 `dynamodb` need the server and moto (`pip install 'groupcoord[local]'`), imported only when
@@ -70,6 +71,80 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
 
 
+def _dashboard_parser(sub: argparse._SubParsersAction) -> None:
+    dashboard = sub.add_parser(
+        "dashboard",
+        help="serve a live web view of a coordinator's groups on 127.0.0.1",
+        description="Serve the dashboard on http://127.0.0.1:<port> against the coordinator "
+        "at --endpoint (a local serve, or a deployed API: then this process signs its calls "
+        "with your AWS credentials; the browser never holds them).",
+    )
+    dashboard.add_argument(
+        "--endpoint",
+        default=os.environ.get("GROUPCOORD_ENDPOINT", "http://127.0.0.1:8080"),
+        help="the coordinator's base URL, without /v1 (default: GROUPCOORD_ENDPOINT, else "
+        "http://127.0.0.1:8080)",
+    )
+    dashboard.add_argument("--port", type=int, default=8081, help="0 picks a free port")
+    signing = dashboard.add_mutually_exclusive_group()
+    signing.add_argument(
+        "--sign",
+        dest="sign",
+        action="store_const",
+        const=True,
+        default=None,
+        help="sign with SigV4 (default: unless the endpoint is a loopback address)",
+    )
+    signing.add_argument("--no-sign", dest="sign", action="store_const", const=False)
+    dashboard.add_argument("--region", help="the API's AWS region (default: the profile's)")
+    dashboard.add_argument(
+        "--interval-ms",
+        type=int,
+        default=2000,
+        help="how often a group's page refreshes (the overview: 2.5 times as long)",
+    )
+    dashboard.add_argument("--url-file", type=Path, help="write the served URL here when ready")
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    try:
+        from .dashboard.server import DashboardServer
+    except ModuleNotFoundError as error:
+        return _missing_dependency("dashboard", error)
+    from .client.errors import GroupcoordError
+
+    if args.interval_ms < 500:
+        print("groupcoord dashboard: --interval-ms is at least 500", file=sys.stderr)
+        return 2
+    try:
+        server = DashboardServer(
+            args.endpoint,
+            port=args.port,
+            sign=args.sign,
+            region=args.region,
+            detail_poll_ms=args.interval_ms,
+            overview_poll_ms=int(args.interval_ms * 2.5),
+        )
+    except (GroupcoordError, ValueError) as error:
+        print(f"groupcoord dashboard: {error}", file=sys.stderr)
+        return 2
+    signed = "signed with SigV4" if server.source.transport.sign else "unsigned"
+    print(
+        f"groupcoord dashboard on {server.url} for {args.endpoint} ({signed}); Ctrl-C stops",
+        flush=True,
+    )
+    if args.url_file:
+        args.url_file.write_text(server.url + "\n")
+    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
 def _stop_like_ctrl_c(signum: int, frame: object) -> None:
     """SIGTERM stops `serve` as cleanly as Ctrl-C does."""
     raise KeyboardInterrupt
@@ -131,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    _dashboard_parser(sub)
     sub.add_parser(
         "dynamodb", help="run a serialized moto DynamoDB endpoint (tests)", add_help=False
     )
@@ -147,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command in admin_cli.COMMANDS:
         return admin_cli.run(args)
+    if args.command == "dashboard":
+        return _dashboard(args)
     return _serve(args)
 
 

@@ -10,10 +10,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from . import clock
 from .settings import Settings
-from .store.store import Store
+
+if TYPE_CHECKING:
+    # Imported where the store is first built: its repositories and the AWS SDK are not a
+    # function's import cost (docs/performance.md, "Cold start").
+    from .store.store import Store
 
 _lock = threading.Lock()
 _settings: Settings | None = None
@@ -44,6 +49,8 @@ def current() -> tuple[Settings, Store]:
         return scoped_here
     with _lock:
         if _settings is None or _store is None:
+            from .store.store import Store
+
             _settings = Settings.from_env()
             # boto3 honours AWS_ENDPOINT_URL itself; the explicit one wins for DynamoDB.
             endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None

@@ -10,7 +10,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from .models.limits import OFFSET_METADATA_MAX_BYTES_CEILING, TOPIC_PARTITIONS_DEFAULT_MAX
+from .models.limits import (
+    OFFSET_METADATA_MAX_BYTES_CEILING,
+    SINK_TABLES_MAX,
+    TOPIC_PARTITIONS_DEFAULT_MAX,
+)
 
 # Kafka config name -> (attribute, default). Defaults are Kafka 4.x's.
 _INT_SETTINGS: dict[str, tuple[str, int]] = {
@@ -45,6 +49,8 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     # How stale a function instance's copy of the ACLs may get: a changed ACL takes effect
     # within this long (each instance re-reads the ACLs' version at most this often).
     "groupcoord.acl.cache.ms": ("acl_cache_ms", 5000),
+    # How long a commit with writes remembers its idempotencyKey (docs/exactly-once.md).
+    "groupcoord.sink.idempotency.ms": ("sink_idempotency_ms", 86_400_000),
 }
 _BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
     # Off: every principal may do everything, as a Kafka cluster without an authorizer.
@@ -59,6 +65,8 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "groupcoord.endpoint": ("endpoint", ""),
     # Principals allowed everything when the authorizer is on, separated by `;` (Kafka's).
     "super.users": ("super_users", ""),
+    # Tables an offset-commit's `writes` may write, comma-separated names; empty = none.
+    "groupcoord.sink.tables": ("sink_tables", ""),
     # For crash tests only: comma-separated points where a request dies (see faults.py).
     "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
@@ -96,6 +104,7 @@ class Settings:
     conversion_lease_ms: int = 15000
     conversion_transaction_items: int = 100
     acl_cache_ms: int = 5000
+    sink_idempotency_ms: int = 86_400_000
     authorizer_enabled: bool = False
     allow_everyone_if_no_acl_found: bool = False
     super_users: str = ""
@@ -103,6 +112,7 @@ class Settings:
     group_consumer_migration_policy: str = "bidirectional"
     table_name: str = "groupcoord"
     endpoint: str = ""
+    sink_tables: str = ""
     fault_crash_at: str = ""
 
     @property
@@ -113,6 +123,13 @@ class Settings:
     @property
     def consumer_assignors(self) -> tuple[str, ...]:
         return tuple(a.strip() for a in self.group_consumer_assignors.split(",") if a.strip())
+
+    @property
+    def sink_table_names(self) -> frozenset[str]:
+        """The tables a commit's writes may write: names, or the name part of table ARNs (the
+        template passes the ARNs its IAM policy grants)."""
+        names = (t.strip().rsplit(":table/", 1)[-1] for t in self.sink_tables.split(","))
+        return frozenset(n for n in names if n)
 
     @property
     def super_user_principals(self) -> frozenset[str]:
@@ -175,6 +192,14 @@ class Settings:
         for attr in at_least_one:
             if getattr(self, attr) < 1:
                 raise SettingsError(f"{attr} must be at least 1")
+        if self.table_name in self.sink_table_names:
+            raise SettingsError(
+                "groupcoord.sink.tables: the coordinator's own table is never a sink"
+            )
+        if len(self.sink_table_names) > SINK_TABLES_MAX:
+            raise SettingsError(f"groupcoord.sink.tables: at most {SINK_TABLES_MAX} tables")
+        if self.sink_idempotency_ms < 60_000:
+            raise SettingsError("groupcoord.sink.idempotency.ms must be at least 60000")
         if not 2 <= self.conversion_transaction_items <= 100:
             raise SettingsError("groupcoord.conversion.transaction.items must be from 2 to 100")
         if not 1 <= self.topic_max_partitions <= TOPIC_PARTITIONS_DEFAULT_MAX:

@@ -7,6 +7,7 @@ from .errors import (
     FencedInstance,
     GroupcoordError,
     InvalidRequest,
+    WriteConditionFailed,
 )
 from .member import GroupMember, RebalanceListener
 
@@ -19,4 +20,5 @@ __all__ = [
     "InvalidRequest",
     "RebalanceListener",
     "TopicPartition",
+    "WriteConditionFailed",
 ]

@@ -29,6 +29,16 @@ class CommitFailed(GroupcoordError):
     partitions moved to another member. Do not retry; the next poll() rejoins."""
 
 
+class WriteConditionFailed(GroupcoordError):
+    """A commit's writes were refused by one of their own conditions (`index` in `writes`,
+    DynamoDB's `reason`): nothing was written, neither the writes nor the offsets."""
+
+    def __init__(self, message: str, index: int, reason: str):
+        super().__init__(message, Errors.INVALID_TXN_STATE)
+        self.index = index
+        self.reason = reason
+
+
 class FencedInstance(GroupcoordError):
     """Another process took this static member's groupInstanceId: this one must stop."""
 

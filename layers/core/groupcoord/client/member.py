@@ -26,7 +26,8 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -42,6 +43,7 @@ from .errors import (
     CoordinatorUnavailable,
     FencedInstance,
     GroupcoordError,
+    WriteConditionFailed,
 )
 from .paging import metadata_all_pages
 from .transport import Reply, Transport
@@ -221,13 +223,24 @@ class GroupMember:
         """What this member owns now (as of the last poll())."""
         return set(self._owned)
 
-    def commit(self, offsets: Mapping[TopicPartition, int], metadata: str | None = None) -> None:
+    def commit(
+        self,
+        offsets: Mapping[TopicPartition, int],
+        metadata: str | None = None,
+        writes: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
         """Commit offsets (the next offset to read) for owned partitions, with this member's
         generation (classic) or epoch (consumer). Coordinator moves and "busy" answers are
         retried (a commit is idempotent). Raises CommitFailed when the coordinator fenced the
         commit (the partitions moved on: do not retry; poll() rejoins), GroupcoordError for
-        other refusals (unknown topic, metadata too large, ...)."""
-        if not offsets:
+        other refusals (unknown topic, metadata too large, ...).
+
+        `writes` (built with groupcoord.client.sink) are DynamoDB writes on the deployment's
+        sink tables, applied in one transaction with the offsets and fenced like them: both
+        land or neither does (docs/exactly-once.md). Its retries carry one idempotency key,
+        so they never apply the writes twice. WriteConditionFailed: a write's own condition
+        failed, and nothing was written."""
+        if not offsets and not writes:
             return
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for tp, offset in sorted(offsets.items()):
@@ -240,17 +253,29 @@ class GroupMember:
             )
         membership = self._classic or self._consumer
         assert membership is not None
+        extension: dict[str, Any] = {}
+        if writes:
+            # One key for this commit and all its retries (transport ones included).
+            extension = {"writes": [dict(w) for w in writes], "idempotencyKey": uuid.uuid4().hex}
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
             body = {
                 "groupId": self.group_id,
                 **membership.commit_fields(),
                 "topics": [{"name": t, "partitions": parts} for t, parts in by_topic.items()],
+                **extension,
             }
             reply = self._call("offset-commit", body)
             codes = {_code(p) for t in reply.body.get("topics", []) for p in t["partitions"]}
             codes.discard(Errors.NONE)
             if not codes:
                 return
+            failed_write = reply.body.get("failedWrite")
+            if failed_write:
+                raise WriteConditionFailed(
+                    f"commit refused: writes[{failed_write['index']}]: {failed_write['reason']}",
+                    failed_write["index"],
+                    failed_write["reason"],
+                )
             fenced = codes & FENCING_ERRORS
             if fenced:
                 if self._classic is not None:

@@ -438,6 +438,7 @@ DENIED_ERROR: Mapping[ResourceType, int] = MappingProxyType(
         ResourceType.TOPIC: Errors.TOPIC_AUTHORIZATION_FAILED,
         ResourceType.GROUP: Errors.GROUP_AUTHORIZATION_FAILED,
         ResourceType.CLUSTER: Errors.CLUSTER_AUTHORIZATION_FAILED,
+        ResourceType.TRANSACTIONAL_ID: Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     }
 )
 
@@ -503,8 +504,15 @@ API_AUTHORIZATION: Mapping[str, ApiAuthorization] = MappingProxyType(
                     Check(_T, _O.DESCRIBE, _OMIT, "the topics subscribedTopicRegex matches"),
                 ),
             ),
+            # groupcoord's sink writes (docs/exactly-once.md): WRITE on the TRANSACTIONAL_ID
+            # named as each table they write, as Kafka's TxnOffsetCommit checks its id.
             ApiAuthorization(
-                "offset-commit", (*_READ_GROUP, Check(_T, _O.READ, _ITEM, "topics[]"))
+                "offset-commit",
+                (
+                    *_READ_GROUP,
+                    Check(ResourceType.TRANSACTIONAL_ID, _O.WRITE, _REQ, "writes[].TableName"),
+                    Check(_T, _O.READ, _ITEM, "topics[]"),
+                ),
             ),
             ApiAuthorization(
                 "offset-fetch",
@@ -532,6 +540,15 @@ API_AUTHORIZATION: Mapping[str, ApiAuthorization] = MappingProxyType(
                 (
                     Check(_G, _O.DESCRIBE, _ITEM, "groupIds[]"),
                     Check(_T, _O.DESCRIBE, _ITEM, "the topics of the described group"),
+                ),
+            ),
+            # groupcoord's monitoring extension: as describe-groups, and as offset-fetch its
+            # partitions of topics the caller may not describe are left out.
+            ApiAuthorization(
+                "describe-group-activity",
+                (
+                    Check(_G, _O.DESCRIBE, _ITEM, "groupIds[]"),
+                    Check(_T, _O.DESCRIBE, _OMIT, "the topics of the group's partitions"),
                 ),
             ),
             ApiAuthorization("delete-groups", (Check(_G, _O.DELETE, _ITEM, "groupsNames[]"),)),

@@ -1,9 +1,15 @@
-"""The Lambda entry points, wrapped in the observability decorators once for all functions."""
+"""The Lambda entry points, wrapped in the observability decorators once for all functions.
+
+A function imports only what it runs: at init, the plumbing (Powertools' logger and metrics,
+an API function's resolver); an API's code with that API's first request (http/resolver.py),
+the sweep with the sweeper's first invocation (tests/unit/test_cold_imports.py checks what each
+function's `import app` loads).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -11,14 +17,17 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from .. import runtime
 from ..observability import logger, metrics, tracer
-from ..service.sweep import Budget, SweepReport, sweep
-from .resolver import build_resolver
+
+if TYPE_CHECKING:
+    from ..service.sweep import SweepReport
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def make_api_handler(function_name: str) -> LambdaHandler:
     """The handler of an API function (membership, offsets, admin)."""
+    from .resolver import build_resolver
+
     app = build_resolver(function_name)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
@@ -45,6 +54,10 @@ def make_sweeper_handler(budget_ms: int | None = None) -> LambdaHandler:
     @tracer.capture_lambda_handler
     @metrics.log_metrics
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        # With the first invocation, as an API's code with its first request: the sweep
+        # reaches every group type's code, which the init need not load.
+        from ..service.sweep import Budget, sweep
+
         _, store = runtime.current()
         allowed_ms = (
             budget_ms

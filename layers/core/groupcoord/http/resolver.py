@@ -1,5 +1,14 @@
-"""HTTP plumbing on Powertools' APIGatewayHttpResolver: the error model of the contract, request
-parsing with the pydantic models, and per-call metrics. No protocol logic lives here.
+"""HTTP plumbing of an API function: routing, the error model of the contract, request parsing
+with the pydantic models, and per-call metrics. No protocol logic lives here.
+
+The routing is this module's own, not Powertools' event handler: a function has one route
+(`/v1/<api>`), and Powertools' resolver costs a sixth of a cold start to import
+(docs/performance.md, "Cold start"). It answers as APIGatewayHttpResolver did, for the HTTP
+API's payload 2.0: the same matching of the path (the stage's prefix removed unless it is
+`$default`), 404 through the `not_found` answer for any other path or method, exception
+answers looked up along the exception's MRO, and the same response dict (`headers` and
+`cookies`). Each request's state is in local variables, so requests on concurrent threads
+(`groupcoord serve`) never see each other's.
 """
 
 from __future__ import annotations
@@ -7,9 +16,11 @@ from __future__ import annotations
 import base64
 import contextvars
 import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from pydantic import ValidationError
@@ -29,8 +40,15 @@ from .apis import API_BY_NAME, APIS
 
 MAX_BODY_BYTES = 1024 * 1024
 JSON = "application/json"
-_ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
+_ALL_METHODS = frozenset(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
 _MAX_LAG_MS = 30_000
+# `/v1/<name>` as Powertools matches a dynamic route: one segment of unreserved, reserved and
+# the characters API Gateway decodes, anchored at both ends.
+_ROUTE = re.compile(r"^/v1/(?P<name>[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+)$")
+
+
+# The API being answered, for the answers that log it (one context per thread in `serve`).
+_API: contextvars.ContextVar[str] = contextvars.ContextVar("api", default="")
 
 
 class ClientError(Exception):
@@ -43,6 +61,34 @@ class ClientError(Exception):
         self.headers = headers or {}
 
 
+class _NotFound(Exception):
+    """No route for the request's method and path."""
+
+
+@dataclass
+class Response:
+    """An HTTP answer, as Powertools' Response: the content type is added to the headers
+    unless they name one."""
+
+    status_code: int
+    content_type: str | None = None
+    body: str = ""
+    headers: dict[str, str] | None = None
+
+    def as_result(self) -> dict[str, Any]:
+        """The function's result for an HTTP API, payload format 2.0."""
+        headers = dict(self.headers or {})
+        if self.content_type:
+            headers.setdefault("Content-Type", self.content_type)
+        return {
+            "statusCode": self.status_code,
+            "body": self.body,
+            "isBase64Encoded": False,
+            "headers": headers,
+            "cookies": [],
+        }
+
+
 def error_response(
     status: int,
     message: str,
@@ -53,10 +99,31 @@ def error_response(
     return Response(status_code=status, content_type=JSON, body=json.dumps(body), headers=headers)
 
 
-def _echoed(event: Any, headers: dict[str, str] | None = None) -> dict[str, str]:
+class HttpEvent:
+    """What the resolver reads of an HTTP API (payload 2.0) event. Header names are matched
+    without regard to case, as Powertools' event did (API Gateway sends them lower case)."""
+
+    def __init__(self, raw_event: dict[str, Any]) -> None:
+        self.raw_event = raw_event
+        self.headers: dict[str, str] = {
+            str(name).lower(): value for name, value in (raw_event.get("headers") or {}).items()
+        }
+        self.body: str | None = raw_event.get("body")
+        self.is_base64_encoded = bool(raw_event.get("isBase64Encoded"))
+        self.raw_path: str = raw_event["rawPath"]
+        context = raw_event["requestContext"]
+        self.method: str = context["http"]["method"].upper()
+        self.source_ip: str = context["http"]["sourceIp"]
+        self.domain_name: str = context["domainName"]
+        stage = context.get("stage", "$default")
+        # The path the route sees: the stage's own prefix removed (none on `$default`).
+        self.path = self.raw_path if stage == "$default" else self.raw_path[len("/" + stage) :]
+
+
+def _echoed(event: HttpEvent, headers: dict[str, str] | None = None) -> dict[str, str]:
     """Response headers with the caller's Kafka-Correlation-Id echoed, as on every answer."""
     result = dict(headers or {})
-    correlation = (event.headers or {}).get("kafka-correlation-id")
+    correlation = event.headers.get("kafka-correlation-id")
     if correlation is not None:
         result["Kafka-Correlation-Id"] = correlation
     return result
@@ -76,7 +143,7 @@ def describe_validation_error(error: ValidationError) -> str:
     return f"{path}: {message}" if path else message
 
 
-def _read_body(event: Any) -> bytes:
+def _read_body(event: HttpEvent) -> bytes:
     body = event.body or ""
     raw = base64.b64decode(body) if event.is_base64_encoded else body.encode("utf-8")
     if len(raw) > MAX_BODY_BYTES:
@@ -84,59 +151,11 @@ def _read_body(event: Any) -> bytes:
     return raw
 
 
-def _endpoint(event: Any, configured: str) -> str:
+def _endpoint(event: HttpEvent, configured: str) -> str:
     if configured:
         return configured.rstrip("/")
-    headers = event.headers or {}
-    scheme = headers.get("x-forwarded-proto", "https")
-    return f"{scheme}://{event.request_context.domain_name}"
-
-
-_EVENT: contextvars.ContextVar[Any] = contextvars.ContextVar("event")
-_API: contextvars.ContextVar[str] = contextvars.ContextVar("api", default="")
-_ROUTING: contextvars.ContextVar[dict] = contextvars.ContextVar("routing")
-_LAMBDA_CONTEXT: contextvars.ContextVar[Any] = contextvars.ContextVar(
-    "lambda_context", default=None
-)
-
-
-class ConcurrentHttpResolver(APIGatewayHttpResolver):
-    """Powertools' resolver, safe for requests on concurrent threads. Powertools keeps the
-    request being resolved in shared state: the event in a class attribute
-    (`BaseRouter.current_event`), the route's arguments in the resolver's `context` dict, cleared
-    after each request. One Lambda invocation at a time never notices, but `groupcoord serve`
-    answers on threads, and there a request could be routed with another's event or lose its
-    route arguments to another's clear. Here both live in context variables (one per thread), and
-    so does the Lambda context (for its remaining time)."""
-
-    def resolve(self, event: Any, context: Any) -> dict[str, Any]:
-        _LAMBDA_CONTEXT.set(context)
-        return super().resolve(event, context)
-
-    def _to_proxy_event(self, event: dict) -> Any:
-        proxy = super()._to_proxy_event(event)
-        _EVENT.set(proxy)
-        return proxy
-
-    @property  # type: ignore[override]
-    def current_event(self) -> Any:
-        return _EVENT.get()
-
-    @current_event.setter
-    def current_event(self, value: Any) -> None:
-        _EVENT.set(value)
-
-    @property  # type: ignore[override]
-    def context(self) -> dict:
-        routing = _ROUTING.get(None)
-        if routing is None:
-            routing = {}
-            _ROUTING.set(routing)
-        return routing
-
-    @context.setter
-    def context(self, value: dict) -> None:
-        _ROUTING.set(value)
+    scheme = event.headers.get("x-forwarded-proto", "https")
+    return f"{scheme}://{event.domain_name}"
 
 
 def _principal(event: dict[str, Any]) -> str:
@@ -156,15 +175,15 @@ def _principal(event: dict[str, Any]) -> str:
     return ANONYMOUS
 
 
-def _write_deadline(event: Any, now_ms: int) -> int | None:
+def _write_deadline(event: HttpEvent, lambda_context: Any, now_ms: int) -> int | None:
     """The request's write deadline (groupcoord/deadline.py): the earlier of the client's
     budget (Groupcoord-Timeout-Ms, relative to receipt: the client's clock need not agree) and
     the function's remaining time less the write margin."""
     try:
-        timeout_ms = deadline.parse_timeout_ms((event.headers or {}).get(deadline.HEADER.lower()))
+        timeout_ms = deadline.parse_timeout_ms(event.headers.get(deadline.HEADER.lower()))
     except ValueError as error:
         raise ClientError(400, f"{deadline.HEADER} header: {error}") from None
-    remaining = getattr(_LAMBDA_CONTEXT.get(), "get_remaining_time_in_millis", None)
+    remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
     remaining_ms = int(remaining()) if callable(remaining) else None
     # Receipt is when API Gateway took the request (requestContext.timeEpoch), not now: a cold
     # start or a slow hop to the function must not stretch the client's budget. The lag is
@@ -179,17 +198,61 @@ def _write_deadline(event: Any, now_ms: int) -> int | None:
     return deadline.request_deadline(now_ms, timeout_ms, remaining_ms, lag_ms)
 
 
-def build_resolver(function: str) -> APIGatewayHttpResolver:
+ExceptionAnswer = Callable[[HttpEvent, Any], Response]
+
+
+@dataclass
+class Resolver:
+    """One function's resolver: `resolve(event, context)` is its Lambda handler's body."""
+
+    dispatch: Callable[[HttpEvent, Any, str], Response]
+    not_found: Callable[[HttpEvent], Response]
+    # Exception type -> its answer; the most specific along the exception's MRO is used.
+    answers: dict[type[BaseException], ExceptionAnswer] = field(default_factory=dict)
+    # Imports every API's messages and service now rather than at its first request.
+    load_all: Callable[[], object] = lambda: None
+
+    def resolve(self, raw_event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
+        event = HttpEvent(raw_event)
+        try:
+            match = _ROUTE.match(event.path) if event.method in _ALL_METHODS else None
+            if match is None:
+                raise _NotFound(event.path)
+            response = self.dispatch(event, lambda_context, match["name"])
+        except _NotFound:
+            response = self.not_found(event)
+        except Exception as error:
+            answer = self._answer_for(type(error))
+            if answer is None:
+                raise
+            response = answer(event, error)
+        return response.as_result()
+
+    def _answer_for(self, kind: type[BaseException]) -> ExceptionAnswer | None:
+        for cls in kind.__mro__:
+            if cls in self.answers:
+                return self.answers[cls]
+        return None
+
+
+def build_resolver(function: str) -> Resolver:
     """The resolver of one Lambda function: it answers its own APIs (http/apis.py) and 404
     for any other path, as API Gateway's routes would."""
-    app = ConcurrentHttpResolver()
     served = {api.name: api for api in APIS if api.function == function}
-    # Imported here, at the function's start (Lambda's init phase), not by its first request.
-    handlers = {name: api.handler() for name, api in served.items()}
+    # An API's messages and service are imported by its first request (Python's import lock
+    # makes a concurrent first request wait for the import), never those of another
+    # function's APIs: the function's init is only the plumbing every API shares
+    # (docs/performance.md, "Cold start"). Resolver.load_all imports them all at once.
+    loaded: dict[str, tuple[Any, Callable[[Any, Any], Any]]] = {}
 
-    @app.route("/v1/<name>", method=_ALL_METHODS)
-    def dispatch(name: str) -> Response:
-        event = app.current_event
+    def load(name: str) -> tuple[Any, Callable[[Any, Any], Any]]:
+        found = loaded.get(name)
+        if found is None:
+            api = served[name]
+            found = loaded[name] = (api.request, api.handler())
+        return found
+
+    def dispatch(event: HttpEvent, lambda_context: Any, name: str) -> Response:
         api = served.get(name)
         if api is None:
             where = (
@@ -198,11 +261,11 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
                 else f" (the {API_BY_NAME[name].function} function serves it)"
             )
             raise ClientError(404, f"unknown API {name!r}{where}; APIs are POST /v1/<api>")
-        method = event.request_context.http.method.upper()
+        method = event.method
         if method != "POST":
             raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
         raw = _read_body(event)
-        request_model, handler = api.request, handlers[name]
+        request_model, handler = load(name)
         if not raw.strip():
             # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
@@ -211,7 +274,7 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
         except ValidationError as error:
             raise ClientError(400, describe_validation_error(error)) from None
         settings, store = runtime.current()
-        headers = event.headers or {}
+        headers = event.headers
         client_id = headers.get("kafka-client-id", "")
         if len(client_id) > CLIENT_ID_MAX_CHARS:
             # It becomes part of classic member ids, which are sort keys (models/limits.py).
@@ -220,8 +283,8 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
             )
         _API.set(name)
         now = runtime.now_ms()
-        write_deadline = _write_deadline(event, now)
-        host = event.request_context.http.source_ip
+        write_deadline = _write_deadline(event, lambda_context, now)
+        host = event.source_ip
         principal = _principal(event.raw_event)
         # The request's own write count, for its deployment's `write.<n>.*` crash points.
         with (
@@ -249,35 +312,27 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
             return Response(202, JSON, json.dumps(body), response_headers)
         return Response(200, JSON, json.dumps(result.to_json_dict()), response_headers)
 
-    @app.not_found
-    def not_found(_: Exception) -> Response:
-        event = app.current_event
+    def not_found(event: HttpEvent) -> Response:
         message = f"no such path {event.raw_path}; APIs are POST /v1/<api>"
         return error_response(404, message, _echoed(event))
 
-    @app.exception_handler(ClientError)
-    def client_error(error: ClientError) -> Response:
-        return error_response(
-            error.status, error.message, _echoed(app.current_event, error.headers)
-        )
+    def client_error(event: HttpEvent, error: ClientError) -> Response:
+        return error_response(error.status, error.message, _echoed(event, error.headers))
 
-    @app.exception_handler(BadRequest)
-    def bad_request(error: BadRequest) -> Response:
-        return error_response(400, str(error), _echoed(app.current_event))
+    def bad_request(event: HttpEvent, error: BadRequest) -> Response:
+        return error_response(400, str(error), _echoed(event))
 
-    @app.exception_handler(StoreThrottled)
-    def throttled(error: StoreThrottled) -> Response:
+    def throttled(event: HttpEvent, error: StoreThrottled) -> Response:
         logger.warning("store throttled", extra={"reason": str(error)})
-        headers = _echoed(app.current_event, {"Retry-After": str(error.retry_after_s)})
+        headers = _echoed(event, {"Retry-After": str(error.retry_after_s)})
         return error_response(429, "the store is throttled; retry later", headers)
 
-    @app.exception_handler(DeadlinePassed)
-    def timed_out(error: DeadlinePassed) -> Response:
+    def timed_out(event: HttpEvent, error: DeadlinePassed) -> Response:
         # Like throttling, nothing was sent after the deadline (writes before it may have
         # landed, as on any failure); the client has given up on this request or is about to,
         # so a retry need not wait: Retry-After 0.
         logger.warning("request deadline passed", extra={"api": _API.get(), "reason": str(error)})
-        headers = _echoed(app.current_event, {"Retry-After": "0"})
+        headers = _echoed(event, {"Retry-After": "0"})
         return error_response(
             503,
             "the request's deadline passed before it could write; retry",
@@ -285,24 +340,33 @@ def build_resolver(function: str) -> APIGatewayHttpResolver:
             Errors.REQUEST_TIMED_OUT,
         )
 
-    @app.exception_handler(ConversionInProgress)
-    def converting(error: ConversionInProgress) -> Response:
+    def converting(event: HttpEvent, error: ConversionInProgress) -> Response:
         # Like throttling: the group is briefly unavailable while another request finishes
         # converting it between the protocols (store/conversion.py); a retry succeeds.
-        headers = _echoed(app.current_event, {"Retry-After": str(error.retry_after_s)})
+        headers = _echoed(event, {"Retry-After": str(error.retry_after_s)})
         return error_response(429, str(error), headers)
 
-    @app.exception_handler(Exception)
-    def server_error(error: Exception) -> Response:
+    def server_error(event: HttpEvent, error: Exception) -> Response:
         # A bug of ours, never a client's mistake: log it whole with the API it served (a
         # DynamoDB ValidationException lands here too: the models must have let through
         # something the table cannot hold), answer Kafka's -1.
         logger.exception("unhandled error", extra={"api": _API.get()})
-        return error_response(
-            500, "internal error", _echoed(app.current_event), Errors.UNKNOWN_SERVER_ERROR
-        )
+        return error_response(500, "internal error", _echoed(event), Errors.UNKNOWN_SERVER_ERROR)
 
-    return app
+    answers: dict[type[BaseException], ExceptionAnswer] = {
+        ClientError: client_error,
+        BadRequest: bad_request,
+        StoreThrottled: throttled,
+        DeadlinePassed: timed_out,
+        ConversionInProgress: converting,
+        Exception: server_error,
+    }
+    return Resolver(
+        dispatch=dispatch,
+        not_found=not_found,
+        answers=answers,
+        load_all=lambda: [load(name) for name in served],
+    )
 
 
 def _record_usage(api: str, usage: capacity.Usage) -> None:

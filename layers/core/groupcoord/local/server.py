@@ -10,6 +10,7 @@ import threading
 import warnings
 from typing import Any
 
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
@@ -66,6 +67,17 @@ class LocalGateway:
         for name, value in (result.get("headers") or {}).items():
             response.headers[name] = value
         return response(environ, start_response)
+
+
+def _dashboard(url: str, host: str, port: int) -> Any:
+    """`groupcoord dashboard` for this coordinator, answering only for the served host name
+    (and localhost on a loopback address), as the standalone one does."""
+    from ..dashboard.app import Dashboard
+    from ..dashboard.source import CoordinatorSource, is_loopback
+
+    allowed = {host, f"localhost:{port}"} if is_loopback(url) else None
+    source = CoordinatorSource.connect(url, sign=False, detail_ttl_s=1.8, overview_ttl_s=4.5)
+    return Dashboard(source, allowed_hosts=allowed)
 
 
 class Sweeper(threading.Thread):
@@ -147,8 +159,10 @@ class LocalCoordinator:
         else:
             self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
         self.store.ensure_table()
-        self.http.app = LocalGateway(
-            f"{bound_host}:{bound_port}", settings, self.store, principal_header
+        gateway = LocalGateway(f"{bound_host}:{bound_port}", settings, self.store, principal_header)
+        # The dashboard at /ui, reading this coordinator over its own HTTP API (unsigned).
+        self.http.app = DispatcherMiddleware(
+            gateway, {"/ui": _dashboard(self.url, f"{bound_host}:{bound_port}", bound_port)}
         )
         self.sweeper = Sweeper(settings, self.store)
         self._http_thread: threading.Thread | None = None

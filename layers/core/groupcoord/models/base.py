@@ -112,6 +112,12 @@ TopicId = Annotated[
 ]
 
 
+# Kafka's authorizedOperations when they were not asked for. Here, not in topics.py, so that
+# the messages of groups and of the consumer protocol need not import the topic messages (a
+# function imports only what its APIs need: docs/performance.md, "Cold start").
+UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
+
+
 class KafkaMessage(BaseModel):
     """Base of every request and response body."""
 
@@ -120,6 +126,10 @@ class KafkaMessage(BaseModel):
         populate_by_name=True,
         strict=True,
         extra="ignore",
+        # Validators and serializers are built at a model's first use, not at class creation:
+        # a function imports many models it never validates (docs/performance.md, "Cold
+        # start"), and builds those it does use with its first request of each API.
+        defer_build=True,
     )
 
     def to_json_dict(self) -> dict[str, Any]:

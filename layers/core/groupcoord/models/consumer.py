@@ -8,6 +8,7 @@ from pydantic import Field
 
 from . import limits
 from .base import (
+    UNKNOWN_AUTHORIZED_OPERATIONS,
     GroupId,
     InstanceId,
     Int8,
@@ -22,7 +23,6 @@ from .base import (
     TopicName,
     TopicRegex,
 )
-from .topics import UNKNOWN_AUTHORIZED_OPERATIONS
 
 # --- consumer-group-heartbeat ---
 

@@ -6,8 +6,16 @@ from __future__ import annotations
 from pydantic import Field
 
 from . import limits
-from .base import Base64Bytes, GroupId, Int16, Int32, KafkaMessage, KafkaResponse, bounded
-from .topics import UNKNOWN_AUTHORIZED_OPERATIONS
+from .base import (
+    UNKNOWN_AUTHORIZED_OPERATIONS,
+    Base64Bytes,
+    GroupId,
+    Int16,
+    Int32,
+    KafkaMessage,
+    KafkaResponse,
+    bounded,
+)
 
 
 class ListGroupsRequest(KafkaMessage):

@@ -54,5 +54,16 @@ FILTERS_MAX = 16  # list-groups states/types filters
 TOPIC_PARTITIONS_DEFAULT_MAX = 100_000
 BROKER_IDS_MAX = 16
 
+# --- the DynamoDB writes an offset-commit may carry (models/sink_writes.py) ---
+# One TransactWriteItems holds 100 items: the commit's fence and its idempotency marker take
+# two, so writes + distinct committed partitions <= 98 (checked per request).
+TRANSACTION_ITEMS_MAX = 100
+SINK_WRITES_MAX = TRANSACTION_ITEMS_MAX - 2
+SINK_EXPRESSION_MAX_CHARS = 4096  # DynamoDB: 4 KB per expression
+SINK_VALUE_MAX_DEPTH = 32  # DynamoDB: 32 levels of nested attributes
+SINK_NUMBER_MAX_DIGITS = 38  # DynamoDB: 38 digits of precision
+SINK_ATTRIBUTE_NAME_MAX_BYTES = 65535
+SINK_TABLES_MAX = 100  # groupcoord.sink.tables
+
 # offset.metadata.max.bytes may be raised, but never so far that an offset item nears 400 KB.
 OFFSET_METADATA_MAX_BYTES_CEILING = 64 * 1024

@@ -27,6 +27,7 @@ from .base import (
     TopicName,
     bounded,
 )
+from .sink_writes import IdempotencyKey, SinkWrite
 
 # A list of partitions of one topic never names more than a topic may have.
 _PARTITIONS = limits.TOPIC_PARTITIONS_DEFAULT_MAX
@@ -84,6 +85,21 @@ class OffsetCommitRequest(KafkaMessage):
     member_id: MemberId = ""
     group_instance_id: InstanceId | None = None
     topics: list[OffsetCommitRequestTopic] = Field([], max_length=limits.TOPICS_PER_REQUEST_MAX)
+    writes: list[SinkWrite] | None = Field(
+        None,
+        max_length=limits.SINK_WRITES_MAX,
+        description="groupcoord's extension (docs/exactly-once.md): DynamoDB writes on sink "
+        "tables, applied in ONE transaction with the offsets and the commit's fence: all or "
+        "nothing. At most 98 writes + distinct partitions; needs idempotencyKey.",
+    )
+    idempotency_key: IdempotencyKey | None = None
+
+
+class FailedWrite(KafkaMessage):
+    """Which of the request's writes made DynamoDB cancel the transaction, and why."""
+
+    index: Int32 = Field(description="The write's position in the request's `writes`.")
+    reason: str = Field(description="DynamoDB's cancellation reason, e.g. ConditionalCheckFailed.")
 
 
 class OffsetCommitResponsePartition(KafkaMessage):
@@ -97,6 +113,12 @@ class OffsetCommitResponseTopic(_TopicResult):
 
 class OffsetCommitResponse(KafkaResponse):
     topics: list[OffsetCommitResponseTopic] = []
+    failed_write: FailedWrite | None = Field(
+        None,
+        description="groupcoord's extension: set when one of the request's `writes` failed "
+        "(its condition, or DynamoDB refused it); every partition then answers 48 "
+        "INVALID_TXN_STATE and nothing was written.",
+    )
 
 
 # --- offset-fetch ---

@@ -10,14 +10,20 @@ from __future__ import annotations
 from pydantic import Field
 
 from . import limits
-from .base import Int16, Int32, KafkaMessage, KafkaResponse, TopicId, bounded
+from .base import (
+    UNKNOWN_AUTHORIZED_OPERATIONS,
+    Int16,
+    Int32,
+    KafkaMessage,
+    KafkaResponse,
+    TopicId,
+    bounded,
+)
 
 # Topic names in the topic APIs: up to 249 characters are Kafka's legal names; longer ones (to
 # this bound) get Kafka's in-band answer (17 INVALID_TOPIC_EXCEPTION, 3 UNKNOWN_TOPIC_OR_PARTITION).
 AdminTopicName = bounded(limits.TOPIC_NAME_TO_CREATE_MAX_CHARS)
 _PARTITIONS = limits.TOPIC_PARTITIONS_DEFAULT_MAX
-
-UNKNOWN_AUTHORIZED_OPERATIONS = -(2**31)
 
 
 # --- metadata (Kafka Metadata v13) ---

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.acls import (
     CLUSTER_NAME,
@@ -26,7 +27,11 @@ from ..core.acls import (
 from ..core.ownership import may_act_as
 from ..core.principals import ANONYMOUS
 from ..settings import Settings
-from ..store.store import Store
+
+if TYPE_CHECKING:
+    # For the annotations only: the store facade imports every repository, which a function's
+    # init need not (docs/performance.md, "Cold start").
+    from ..store.store import Store
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..settings import Settings
-from ..store.store import Store
 from .authorization import EVERYONE, Caller
+
+if TYPE_CHECKING:
+    # For the annotation only: the store facade imports every repository, which a function's
+    # init need not (docs/performance.md, "Cold start").
+    from ..store.store import Store
 
 
 @dataclass(frozen=True)

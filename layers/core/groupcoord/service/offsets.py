@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.acls import AclOperation
+from ..core.acls import AclOperation, ResourceType
 from ..core.offsets import CommittedOffset
 from ..core.topics import TopicRecord
 from ..errors import BadRequest, Errors
+from ..models import limits
 from ..models.offsets import (
+    FailedWrite,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
@@ -31,8 +33,16 @@ from ..models.offsets import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
+from ..store.errors import SinkWritesRefused
 from ..store.groups import header
-from ..store.offsets import Fenced
+from ..store.offsets import Fenced, distinct
+from ..store.sink_writes import (
+    AlreadyApplied,
+    KeyReused,
+    SinkBatch,
+    SinkWriteFailed,
+    fingerprint,
+)
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
 from .group_types import group_type_of
@@ -74,6 +84,12 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     (3 / 100) and oversized metadata (12) are answered per partition."""
     if not ctx.caller.may_on_group(AclOperation.READ, request.group_id):
         return _commit_refused(request, Errors.GROUP_AUTHORIZATION_FAILED)
+    sink = _sink_batch(request, ctx) if request.writes else None
+    if sink is not None and not all(
+        ctx.caller.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, table)
+        for table in _sink_tables(request)
+    ):
+        return _commit_refused(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     codes: list[list[Errors]] = []
     names: list[tuple[str, str]] = []
     offsets: list[CommittedOffset] = []
@@ -121,15 +137,21 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     if denied:
         kept = [t for i, t in enumerate(request.topics) if i not in denied]
         judged = request.model_copy(update={"topics": kept})
+    failed_write: FailedWrite | None = None
+    if sink is not None:
+        _check_fits(offsets, sink)
     if not request.group_id:
         error = Errors.INVALID_GROUP_ID  # Kafka's answer to a commit to the empty group id
-    elif offsets:
-        error = _commit(judged, ctx, offsets)
+    elif sink is not None and any(c != Errors.NONE for row in codes for c in row):
+        error = Errors.INVALID_TXN_STATE  # all or nothing: one refused partition refuses all
+    elif offsets or sink is not None:
+        error, failed_write = _commit(judged, ctx, offsets, sink)
     else:
         error = _check_only(judged, ctx)
     if error != Errors.NONE:
         codes = [[error if c == Errors.NONE else c for c in row] for row in codes]
     return OffsetCommitResponse(
+        failed_write=failed_write,
         topics=[
             OffsetCommitResponseTopic(
                 name=name,
@@ -140,7 +162,7 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
                 ],
             )
             for topic, (name, topic_id), row in zip(request.topics, names, codes, strict=True)
-        ]
+        ],
     )
 
 
@@ -175,23 +197,84 @@ def _check_only(request: OffsetCommitRequest, ctx: ApiContext) -> Errors:
 
 
 def _commit(
-    request: OffsetCommitRequest, ctx: ApiContext, offsets: Sequence[CommittedOffset]
-) -> Errors:
+    request: OffsetCommitRequest,
+    ctx: ApiContext,
+    offsets: Sequence[CommittedOffset],
+    sink: SinkBatch | None = None,
+) -> tuple[Errors, FailedWrite | None]:
     store = ctx.store.offsets
     for attempt in range(RACE_ATTEMPTS):
         item = _group_item(ctx, request.group_id)
         fence = commit_fence(ctx, item, request)
         if fence.error is not None:
-            return fence.error
+            return fence.error, None
         try:
             assert fence.guard is not None
-            store.commit(request.group_id, offsets, fence.guard)
-            arm(ctx, item, request.group_id)
-            return Errors.NONE
+            store.commit(request.group_id, offsets, fence.guard, sink)
         except Fenced:  # the group moved between read and write: decide again on what is there
             back_off(attempt)
+            continue
+        except AlreadyApplied:
+            pass  # a retry of a commit that landed: answered as it was
+        except KeyReused:
+            raise BadRequest(
+                "idempotencyKey", "already used by a different commit (another key per commit)"
+            ) from None
+        except SinkWriteFailed as failed:
+            if failed.reason != "ConditionalCheckFailed":
+                raise BadRequest(
+                    f"writes[{failed.index}]", f"DynamoDB refused it: {failed}"
+                ) from None
+            return Errors.INVALID_TXN_STATE, FailedWrite(index=failed.index, reason=failed.reason)
+        except SinkWritesRefused as refused:
+            raise BadRequest("writes", f"DynamoDB refused the transaction: {refused}") from None
+        arm(ctx, item, request.group_id)
+        return Errors.NONE, None
     fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
-    return fence.error or Errors.REBALANCE_IN_PROGRESS
+    return fence.error or Errors.REBALANCE_IN_PROGRESS, None
+
+
+# --- a commit's sink writes (docs/exactly-once.md) ---
+
+
+def _sink_tables(request: OffsetCommitRequest) -> list[str]:
+    return sorted({write.table for write in request.writes or []})
+
+
+def _sink_batch(request: OffsetCommitRequest, ctx: ApiContext) -> SinkBatch:
+    """The request's writes, once every table they name is a sink of this deployment (the
+    coordinator's own table never is: settings.py)."""
+    allowed = ctx.settings.sink_table_names
+    for i, write in enumerate(request.writes or []):
+        if write.table not in allowed:
+            raise BadRequest(
+                f"writes[{i}].{write.kind}.TableName",
+                f"{write.table!r} is not a sink table of this deployment (groupcoord.sink.tables)",
+            )
+    if request.idempotency_key is None:
+        raise BadRequest("idempotencyKey", "required with writes")
+    asked = request.to_json_dict()
+    # What the commit asks, not who asks it: a retry whose generation or epoch moved is the
+    # same commit (it must not apply twice).
+    what = {k: asked.get(k) for k in ("groupId", "topics", "writes")}
+    return SinkBatch(
+        writes=[write.entry() for write in request.writes or []],
+        idempotency_key=request.idempotency_key,
+        fingerprint=fingerprint(what),
+        expires_at_s=(ctx.now_ms + ctx.settings.sink_idempotency_ms) // 1000,
+    )
+
+
+def _check_fits(offsets: Sequence[CommittedOffset], sink: SinkBatch) -> None:
+    """One transaction holds the fence, the marker, the offsets and the writes."""
+    count = 2 + len(distinct(offsets)) + len(sink.writes)
+    if count > limits.TRANSACTION_ITEMS_MAX:
+        raise BadRequest(
+            "writes",
+            f"a commit with writes is one DynamoDB transaction of at most "
+            f"{limits.TRANSACTION_ITEMS_MAX} items: this one needs {count} (the fence, the "
+            f"idempotency marker, {len(distinct(offsets))} partitions, {len(sink.writes)} writes)",
+        )
 
 
 # --- offset-fetch ---

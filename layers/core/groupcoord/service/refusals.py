@@ -12,8 +12,7 @@ from typing import TypeVar
 
 from ..core.acls import AclOperation, ResourceType
 from ..errors import Errors
-from ..models.base import KafkaResponse
-from ..models.topics import UNKNOWN_AUTHORIZED_OPERATIONS
+from ..models.base import UNKNOWN_AUTHORIZED_OPERATIONS, KafkaResponse
 from .context import ApiContext
 
 R = TypeVar("R", bound=KafkaResponse)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any
 
+from .. import faults
 from ..core.sweeping import Attempt, next_attempt
 from ..observability import logger
 from ..store import schema
@@ -91,7 +92,13 @@ class SweepReport:
 
 def sweep(store: Store, now_ms: int, *, budget: Budget | None = None) -> SweepReport:
     """Complete the items due at `now_ms`, the deadline shards taking turns; with a `budget`,
-    stop taking items when it runs low and leave the rest to the next sweep."""
+    stop taking items when it runs low and leave the rest to the next sweep. Its write calls
+    are one sweep's crash points (faults.sweep_scope)."""
+    with faults.sweep_scope(store.settings):
+        return _sweep(store, now_ms, budget)
+
+
+def _sweep(store: Store, now_ms: int, budget: Budget | None) -> SweepReport:
     report = SweepReport()
     scan = store.deadlines.overdue(now_ms)
     slowest_ms = 0.0
@@ -111,6 +118,8 @@ def sweep(store: Store, now_ms: int, *, budget: Budget | None = None) -> SweepRe
         try:
             completion(store, item, now_ms)
             report.completed[kind] = report.completed.get(kind, 0) + 1
+        except faults.InjectedCrash:
+            raise  # the sweep died: nothing after it runs, as after a timeout
         except Exception as error:
             # One bad item must not stop the sweep of the others, nor be first in line again
             # at every sweep: it goes back behind them, or into quarantine.
@@ -145,6 +154,8 @@ def _put_back(store: Store, item: Overdue, now_ms: int, error: Exception) -> Att
             lambda failures: next_attempt(failures, now_ms),
             f"{type(error).__name__}: {error}",
         )
+    except faults.InjectedCrash:
+        raise
     except Exception:
         logger.exception("sweep failure not recorded", extra={"kind": item.kind, **item.key})
         return None

@@ -16,18 +16,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
-import boto3
-from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
-from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 
 from .. import deadline, faults
 from . import capacity
 from .errors import (  # noqa: F401 - re-exported: the adapter's callers in store/ use them
     ConditionFailed,
     DeadlinePassed,
+    SinkWritesRefused,
     StoreError,
     StoreThrottled,
     TransactionCanceled,
@@ -114,14 +113,38 @@ class Check:
     values: dict[str, Any] | None = None
 
 
-TransactItem = Update | Put | Delete | Check
+@dataclass(frozen=True)
+class Foreign:
+    """A TransactWriteItems element on another table, in the low-level client's form (typed
+    attribute values, bytes for binaries): an offset-commit's sink write
+    (store/sink_writes.py), sent as it is."""
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+    entry: dict[str, Any]
+
+    @property
+    def key_basis(self) -> Item:
+        """What the write's size is estimated from: its item, or its key and values."""
+        ((_, request),) = self.entry.items()
+        basis = request.get("Item") or request.get("Key") or {}
+        return deserialize({**basis, **request.get("ExpressionAttributeValues", {})})
+
+
+TransactItem = Update | Put | Delete | Check | Foreign
+# A whole transaction refused for what a sink write asks: the client's mistake, not ours.
+_SINK_REFUSALS = {"ValidationException", "ResourceNotFoundException"}
+
+@cache
+def _codec() -> tuple[Any, Any, type]:
+    """boto3's DynamoDB type (de)serializer and its Binary, imported with the first item: boto3
+    (with s3transfer) is too large an import for a function's init (docs/performance.md,
+    "Cold start"), and the client is built at the first request anyway (runtime.py)."""
+    from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+
+    return TypeSerializer(), TypeDeserializer(), Binary
 
 
 def _to_python(value: Any) -> Any:
-    if isinstance(value, Binary):
+    if isinstance(value, _codec()[2]):
         return bytes(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
@@ -154,11 +177,13 @@ def addressable(key: Item) -> bool:
 
 
 def serialize(item: Item) -> dict[str, Any]:
-    return {k: _serializer.serialize(_to_dynamo_value(v)) for k, v in item.items()}
+    serializer = _codec()[0]
+    return {k: serializer.serialize(_to_dynamo_value(v)) for k, v in item.items()}
 
 
 def deserialize(item: dict[str, Any]) -> Item:
-    return {k: _to_python(_deserializer.deserialize(v)) for k, v in item.items()}
+    deserializer = _codec()[1]
+    return {k: _to_python(deserializer.deserialize(v)) for k, v in item.items()}
 
 
 def _expression_args(names: dict[str, str] | None, values: dict[str, Any] | None) -> dict[str, Any]:
@@ -172,6 +197,9 @@ def _expression_args(names: dict[str, str] | None, values: dict[str, Any] | None
 
 def make_client(endpoint_url: str | None = None, region: str | None = None) -> Any:
     """A low-level DynamoDB client with SDK retries off (the store retries itself)."""
+    import boto3
+    from botocore.config import Config
+
     config = Config(
         retries={"total_max_attempts": 1, "mode": "standard"},
         connect_timeout=2,
@@ -482,22 +510,35 @@ class Dynamo:
         if len(items) > 100:
             raise ValueError("a DynamoDB transaction holds at most 100 items")
         entries = [self._transact_entry(i) for i in items]
+        foreign = any(isinstance(i, Foreign) for i in items)
         with _write_call("transact_write_items"):
             try:
                 self._call("transact_write_items", TransactItems=entries)
             except ClientError as error:
-                if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                code = error.response.get("Error", {}).get("Code")
+                if foreign and code in _SINK_REFUSALS:
+                    message = error.response.get("Error", {}).get("Message", code)
+                    raise SinkWritesRefused(message) from None
+                if code != "TransactionCanceledException":
                     raise
                 reasons_raw = error.response.get("CancellationReasons") or []
                 reasons = [r.get("Code", "None") for r in reasons_raw]
+                messages = [r.get("Message", "") for r in reasons_raw]
                 olds = [deserialize(r["Item"]) if r.get("Item") else None for r in reasons_raw]
                 if not reasons:
                     reasons = self._parse_cancel_message(str(error))
                     olds = [None] * len(reasons)
-                raise TransactionCanceled(reasons, olds) from None
+                raise TransactionCanceled(reasons, olds, messages) from None
+            except (ParamValidationError, NotImplementedError) as error:
+                # botocore's own checks of a sink write, or what the in-memory store does not
+                # implement (e.g. size() in a sink write's condition).
+                if not foreign:
+                    raise
+                raise SinkWritesRefused(str(error)) from None
             finally:
                 for item in items:
-                    self._wrote(item.item if isinstance(item, Put) else item.key)
+                    if not isinstance(item, Foreign):  # a sink item: not on our keys
+                        self._wrote(item.item if isinstance(item, Put) else item.key)
                     self._estimate(
                         write_bytes=capacity.item_size(self._item_bytes_basis(item)),
                         transactional=True,
@@ -528,6 +569,8 @@ class Dynamo:
 
     @staticmethod
     def _item_bytes_basis(item: TransactItem) -> Item:
+        if isinstance(item, Foreign):
+            return item.key_basis
         if isinstance(item, Put):
             return item.item
         if isinstance(item, Update):
@@ -535,6 +578,8 @@ class Dynamo:
         return item.key
 
     def _transact_entry(self, item: TransactItem) -> dict[str, Any]:
+        if isinstance(item, Foreign):
+            return item.entry
         common: dict[str, Any] = {
             "TableName": self.table_name,
             **_expression_args(item.names, item.values),

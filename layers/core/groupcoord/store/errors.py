@@ -34,10 +34,16 @@ class ConditionFailed(StoreError):
 class TransactionCanceled(StoreError):
     """A transaction was cancelled; `reasons[i]` is the code for item i ('None' = fine)."""
 
-    def __init__(self, reasons: list[str], old_items: list[Item | None]) -> None:
+    def __init__(
+        self,
+        reasons: list[str],
+        old_items: list[Item | None],
+        messages: list[str] | None = None,
+    ) -> None:
         super().__init__("transaction cancelled: " + ", ".join(reasons))
         self.reasons = reasons
         self.old_items = old_items
+        self.messages = messages or [""] * len(reasons)
 
     def failed_conditions(self) -> list[int]:
         return [i for i, r in enumerate(self.reasons) if r == "ConditionalCheckFailed"]
@@ -47,3 +53,9 @@ class DeadlinePassed(StoreError):
     """A write was due to start after the request's deadline (groupcoord/deadline.py): it was
     not sent. The client has given up on the request, or is about to; a write landing now could
     land after its next request and undo it."""
+
+
+class SinkWritesRefused(StoreError):
+    """DynamoDB refused a transaction because of the writes a client asked for (an expression
+    it cannot parse, a key that does not fit the sink table's schema, a missing table, one
+    item named twice): nothing was written; the client's mistake, answered 400."""

@@ -28,6 +28,7 @@ from .dynamo import (
     Update,
 )
 from .errors import Conflict
+from .sink_writes import SinkBatch, judge_cancellation, transaction_items
 
 MAX_TRANSACTION_ITEMS = 100
 
@@ -109,6 +110,11 @@ class Fenced(Conflict):
         self.failed = failed
 
 
+def distinct(offsets: Iterable[CommittedOffset]) -> list[CommittedOffset]:
+    """One offset per partition, the last one named (what a commit writes)."""
+    return list({(o.topic, o.partition): o for o in offsets}.values())
+
+
 def _item(group_id: str, offset: CommittedOffset) -> dict[str, Any]:
     item: dict[str, Any] = {
         **schema.offset_key(group_id, offset.topic, offset.partition),
@@ -143,19 +149,44 @@ class OffsetStore:
         self.dynamo = dynamo
         self.deadline_shards = deadline_shards
 
-    def commit(self, group_id: str, offsets: Sequence[CommittedOffset], guard: CommitGuard) -> None:
+    def commit(
+        self,
+        group_id: str,
+        offsets: Sequence[CommittedOffset],
+        guard: CommitGuard,
+        sink: SinkBatch | None = None,
+    ) -> None:
         """Write the offsets, each chunk in one transaction with the guard.
 
         A commit of up to 99 partitions is all-or-nothing. A larger one is split; every chunk
         is guarded at its own write, so a chunk written after the guard failed is rejected
-        (Fenced) while earlier chunks, admitted at their moment, stay.
+        (Fenced) while earlier chunks, admitted at their moment, stay. A commit with `sink`
+        writes is one transaction (the service checked that it fits): its cancellation raises
+        AlreadyApplied, KeyReused or SinkWriteFailed (store/sink_writes.py), else Fenced.
         """
         fence = [_guard_item(guard, self.deadline_shards)]
         room = MAX_TRANSACTION_ITEMS - len(fence)
         # A partition named twice is committed once, at its last offset (Kafka writes both
         # records; the last one wins): one transaction cannot write an item twice.
-        last = {(o.topic, o.partition): o for o in offsets}
-        puts = [Put(_item(group_id, o)) for o in last.values()]
+        puts = [Put(_item(group_id, o)) for o in distinct(offsets)]
+        if sink is not None:
+            extra = transaction_items(group_id, sink)
+            items = [*fence, *extra, *puts]
+            if len(items) > MAX_TRANSACTION_ITEMS:
+                raise ValueError(f"a commit with writes is one transaction: {len(items)} items")
+            try:
+                self.dynamo.transact(items)
+            except TransactionCanceled as cancel:
+                marker = len(fence)
+                old_marker = cancel.old_items[marker] if len(cancel.old_items) > marker else None
+                failed = [i for i in cancel.failed_conditions() if i < len(fence)]
+                judge_cancellation(
+                    sink, marker + 1, cancel.reasons, cancel.messages, old_marker, bool(failed)
+                )
+                if failed:
+                    raise Fenced(failed) from None
+                raise
+            return
         for start in range(0, max(len(puts), 1), room):
             chunk = puts[start : start + room]
             try:

@@ -42,6 +42,7 @@ KIND_MEMBER_PAYLOAD = "member-payload"
 KIND_JOIN_COUNT = "join-count"
 KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
+KIND_SINK_MARKER = "sink-marker"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
 DEADLINE_PROJECTION = ["kind", "groupId"]
@@ -155,6 +156,17 @@ def offset_key(group_id: str, topic: str, partition: int) -> dict[str, str]:
 
 def offset_pks(group_id: str) -> list[str]:
     return [offset_pk(group_id, shard) for shard in range(OFFSET_SHARDS)]
+
+
+SINK_MARKER_SHARDS = 16
+
+
+def sink_marker_key(group_id: str, idempotency_key: str) -> dict[str, str]:
+    """A commit-with-writes' idempotency marker (store/sink_writes.py): written in the commit's
+    transaction, so that a retry of a commit that landed finds it. Spread over a few partition
+    keys per group; the key's characters (models/sink_writes.py) hold no `#`."""
+    shard = stable_shard(idempotency_key, SINK_MARKER_SHARDS)
+    return {PK: f"{group_pk(group_id)}#X{shard}", SK: idempotency_key}
 
 
 def retention_key(group_id: str) -> dict[str, str]:

@@ -1,0 +1,211 @@
+"""What the templates show, shaped from the coordinator's answers: pure functions, so the
+pages' logic is unit tested without a browser (tests/unit/test_dashboard.py)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .source import GroupDetail
+from .timeline import MemberSeen, Rebalance
+
+
+def duration(ms: int) -> str:
+    """A short human duration: 850 ms, 4.2 s, 3 min 5 s, 2 h 4 min, 3 d 2 h."""
+    ms = abs(ms)
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(ms // 1000, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min"
+    return f"{hours // 24} d {hours % 24} h"
+
+
+def clock_time(ms: int) -> str:
+    """A coordinator time (ms since the epoch) as UTC, to the second."""
+    if ms <= 0:
+        return "-"
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%H:%M:%S UTC")
+
+
+FILTERS: dict[str, Callable[..., str]] = {"duration": duration, "clock_time": clock_time}
+
+
+@dataclass(frozen=True)
+class MemberRow:
+    label: str  # M1, M2...: short, stable while the members stay, used in the grid
+    member: dict[str, Any]
+    heartbeat_age: str
+    deadline: str
+    overdue: bool
+
+
+@dataclass
+class Cell:
+    partition: int
+    owner: str | None  # labels
+    revoking: str | None
+    target: str | None
+    moving: bool  # a target that is not the owner: the partition is about to move
+    title: str
+
+
+@dataclass
+class TopicRow:
+    name: str
+    cells: list[Cell] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OffsetRow:
+    topic: str
+    partition: int
+    owner: str | None
+    offset: int
+    committed_ago: str
+    committed_at: str
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    at: str
+    epochs: str
+    causes: tuple[str, ...]
+    details: str
+
+
+@dataclass
+class GroupPage:
+    group: dict[str, Any]
+    now_ms: int
+    members: list[MemberRow]
+    topics: list[TopicRow]
+    offsets: list[OffsetRow]
+    timeline: list[TimelineRow]
+    watching_since: str
+    truncated: bool
+
+
+def _member_rows(members: list[dict[str, Any]], now_ms: int) -> list[MemberRow]:
+    rows = []
+    for i, m in enumerate(sorted(members, key=lambda m: m["memberId"]), start=1):
+        last = int(m.get("lastHeartbeatMs", -1))
+        deadline = int(m.get("sessionDeadlineMs", -1))
+        overdue = 0 <= deadline <= now_ms
+        rows.append(
+            MemberRow(
+                label=f"M{i}",
+                member=m,
+                heartbeat_age=f"{duration(now_ms - last)} ago" if last > 0 else "-",
+                deadline=(
+                    "-"
+                    if deadline < 0
+                    else f"overdue by {duration(now_ms - deadline)}"
+                    if overdue
+                    else f"in {duration(deadline - now_ms)}"
+                ),
+                overdue=overdue,
+            )
+        )
+    return rows
+
+
+def _who(labels: dict[str, str], member_id: str | None) -> str | None:
+    if member_id is None:
+        return None
+    return labels.get(member_id, "?")
+
+
+def _grid(partitions: list[dict[str, Any]], labels: dict[str, str]) -> list[TopicRow]:
+    topics: dict[str, TopicRow] = {}
+    for p in partitions:
+        name = p.get("topicName") or f"(deleted {p.get('topicId', '')})"
+        owner = _who(labels, p.get("owner"))
+        revoking = _who(labels, p.get("revokingMember"))
+        target = _who(labels, p.get("targetMember"))
+        parts = [f"{name} partition {p['partitionIndex']}: "]
+        parts.append(f"owned by {owner}" if owner else "unowned")
+        if revoking:
+            parts.append(f", being revoked from {revoking}")
+        if target and target != owner:
+            parts.append(f", target {target}")
+        topics.setdefault(name, TopicRow(name)).cells.append(
+            Cell(
+                partition=int(p["partitionIndex"]),
+                owner=owner,
+                revoking=revoking,
+                target=target,
+                moving=target is not None and target != owner,
+                title="".join(parts),
+            )
+        )
+    return list(topics.values())
+
+
+def _offsets(
+    partitions: list[dict[str, Any]], labels: dict[str, str], now_ms: int
+) -> list[OffsetRow]:
+    return [
+        OffsetRow(
+            topic=p.get("topicName") or p.get("topicId", ""),
+            partition=int(p["partitionIndex"]),
+            owner=_who(labels, p.get("owner")),
+            offset=int(p["committedOffset"]),
+            committed_ago=(
+                f"{duration(now_ms - int(p['commitTimestampMs']))} ago"
+                if int(p.get("commitTimestampMs", -1)) > 0
+                else "-"
+            ),
+            committed_at=clock_time(int(p.get("commitTimestampMs", -1))),
+        )
+        for p in partitions
+        if int(p.get("committedOffset", -1)) >= 0
+    ]
+
+
+def _names(members: tuple[MemberSeen, ...], labels: dict[str, str]) -> str:
+    return ", ".join(
+        f"{labels.get(m.member_id, m.member_id[:12])} ({m.client_id or 'no client id'})"
+        for m in members
+    )
+
+
+def _timeline_row(entry: Rebalance, labels: dict[str, str]) -> TimelineRow:
+    details = []
+    for what, members in (
+        ("joined", entry.joined),
+        ("left", entry.left),
+        ("expired", entry.expired),
+    ):
+        if members:
+            details.append(f"{what}: {_names(members, labels)}")
+    return TimelineRow(
+        at=clock_time(entry.at_ms),
+        epochs=f"{entry.from_epoch} → {entry.to_epoch}",
+        causes=entry.causes,
+        details="; ".join(details),
+    )
+
+
+def group_page(detail: GroupDetail) -> GroupPage:
+    group, now_ms = detail.group, detail.now_ms
+    members = _member_rows(list(group.get("members") or ()), now_ms)
+    labels = {row.member["memberId"]: row.label for row in members}
+    partitions = list(group.get("partitions") or ())
+    return GroupPage(
+        group=group,
+        now_ms=now_ms,
+        members=members,
+        topics=_grid(partitions, labels),
+        offsets=_offsets(partitions, labels, now_ms),
+        timeline=[_timeline_row(e, labels) for e in detail.timeline.newest_first()],
+        watching_since=clock_time(detail.timeline.watching_since_ms or 0),
+        truncated=bool(group.get("partitionsTruncated")),
+    )
