@@ -328,6 +328,7 @@ def main(argv: list[str] | None = None) -> None:
                 "Where the import time goes, tracing off (the slowest function's figure per "
                 "package):",
                 top_table,
+                DOC_WHERE,
                 f"Layer size, measured as: {how}.",
                 size_table,
                 limits,
@@ -349,6 +350,26 @@ template.yaml's default (`Tracing=Disabled`). *First requests' setup* is what an
 first requests do once on top, timed in the process: the store and its DynamoDB client, boto3's
 type codec, and each API's service module and message validators (imported and built by the
 API's first request). On Lambda the init phase adds the runtime's own start."""
+
+
+DOC_WHERE = """\
+What an init loads (`tests/unit/test_cold_imports.py` checks it): Python, Powertools' logger and
+metrics, pydantic, and the plumbing every API shares (routing and the error model in
+`http/resolver.py`, the request's caller and its ACL types, the models' base). Left for later:
+an API's service module and messages come with its first request (`http/apis.py` names them by
+module), so no function ever loads another function's code; pydantic builds a model's
+validator at its first use (`defer_build`); the AWS SDK (boto3, with s3transfer) and the
+DynamoDB client come with the store, built by the first request (`runtime.py`); the sweeper
+loads the sweep with its first invocation. The X-Ray SDK is imported only with tracing on
+(`Tracing=Active`): it is the *tracing on* column's difference. Powertools' event handler is
+not used (the resolver routes its one path itself, answering as it did).
+
+Before issue #17 (2026-11-29, the same machine): every function imported every API's code,
+the AWS SDK and the X-Ray SDK at init, 770 to 850 ms of process wall (X-Ray SDK 194 ms,
+groupcoord 177, Powertools 38, botocore 38, pydantic 34, urllib3 27). `python -m
+bench.coldstart --check` fails when a function's import wall is over 250 ms. Times on this
+shared 2-core machine move with its load: compare a run's figures with its bare `python -c
+pass`."""
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ style lease table (one conditional write per lease every ~3.3 s) for the same pa
 Units per heartbeat come from bench/cost.py's audited figures (bench/.results/cost.json; the
 script runs bench/cost.py for 10 and 1,000 members first if that file is missing). The Lambda
 duration is measured here: the in-process handler time of steady heartbeats (p50) against a
-moto server, an upper bound for AWS, where a heartbeat waits for 2 DynamoDB round trips.
+moto server, an upper bound for AWS, where a heartbeat waits for 2 DynamoDB round trips. The
+functions' architecture and memory size are template.yaml's (Globals, parameter defaults).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from samtranslator.yaml_helper import yaml_parse
 
 from bench.common import (
     TOPIC,
@@ -39,18 +42,40 @@ PRICES_AS_OF = "list prices as known in mid-2025 (DynamoDB after its Nov 2024 on
 PRICES = {
     "API Gateway HTTP API, per request (first 300 M / month)": 1.00 / 1e6,
     "Lambda, per request": 0.20 / 1e6,
+    "Lambda, per GB-second (arm64)": 0.0000133334,
     "Lambda, per GB-second (x86_64)": 0.0000166667,
     "DynamoDB on-demand, per write request unit": 0.625 / 1e6,
     "DynamoDB on-demand, per read request unit": 0.125 / 1e6,
 }
-API_GATEWAY, LAMBDA_REQUEST, LAMBDA_GB_S, WRU, RRU = PRICES.values()
-MEMORY_GB = 512 / 1024
+API_GATEWAY = PRICES["API Gateway HTTP API, per request (first 300 M / month)"]
+LAMBDA_REQUEST = PRICES["Lambda, per request"]
+WRU = PRICES["DynamoDB on-demand, per write request unit"]
+RRU = PRICES["DynamoDB on-demand, per read request unit"]
+TEMPLATE = Path(__file__).resolve().parents[1] / "template.yaml"
 HEARTBEAT_S = 5.0
 SESSION_S = 3 * HEARTBEAT_S  # heartbeatFrequency 3 (the default): session = 3 intervals
 MONTH_S = 30 * 24 * 3600
 KCL_RENEWAL_S = 10.0 / 3  # KCL: failoverTimeMillis 10 s, renewals every third of it
 # (members, partitions) deployments to compare.
 DEPLOYMENTS = ((10, 1_000), (100, 1_000), (1_000, 1_000), (1_000, 10_000), (5_000, 100_000))
+
+
+def template_lambda() -> tuple[str, int]:
+    """(architecture, memory MB) of the functions as template.yaml deploys them by default."""
+    template = yaml_parse(TEMPLATE.read_text())
+    function = template["Globals"]["Function"]
+    (architecture,) = function["Architectures"]
+    memory = function["MemorySize"]
+    if isinstance(memory, dict):  # !Ref to a parameter: its default
+        memory = template["Parameters"][memory["Ref"]]["Default"]
+    return architecture, int(memory)
+
+
+ARCHITECTURE, MEMORY_MB = template_lambda()
+LAMBDA_GB_S = PRICES[f"Lambda, per GB-second ({ARCHITECTURE})"]
+MEMORY_GB = MEMORY_MB / 1024
+# Other Lambda settings, for the sensitivity table (the template's is marked).
+ALTERNATIVES = (("x86_64", 512), ("arm64", 512), ("arm64", 256), ("arm64", 128))
 
 
 def heartbeat_units(rows: list[dict[str, Any]], scenario: str) -> dict[int, tuple[float, float]]:
@@ -79,11 +104,17 @@ def measure_duration_ms(samples: int = 40) -> float:
     return percentile(times[5:], 50)  # the first calls warm the handler up
 
 
-def per_heartbeat(read_units: float, write_units: float, duration_ms: float) -> dict[str, float]:
+def per_heartbeat(
+    read_units: float,
+    write_units: float,
+    duration_ms: float,
+    gb_s_price: float = LAMBDA_GB_S,
+    memory_gb: float = MEMORY_GB,
+) -> dict[str, float]:
     return {
         "API Gateway": API_GATEWAY,
         "Lambda requests": LAMBDA_REQUEST,
-        "Lambda duration": duration_ms / 1000 * MEMORY_GB * LAMBDA_GB_S,
+        "Lambda duration": duration_ms / 1000 * memory_gb * gb_s_price,
         "DynamoDB writes": write_units * WRU,
         "DynamoDB reads": read_units * RRU,
     }
@@ -113,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     consumer = heartbeat_units(rows, "consumer-group-heartbeat, steady state")
     duration = measure_duration_ms()
     beats_per_month = MONTH_S / HEARTBEAT_S
+    current = (ARCHITECTURE, MEMORY_MB)
 
     # A group's timers are checked by one heartbeat every (session - interval) at most, i.e.
     # once per 2N heartbeats of an N-member group: that check's cost, spread over them.
@@ -182,18 +214,42 @@ def main(argv: list[str] | None = None) -> None:
         ("us-east-1 list price", "USD"),
         [
             (
-                name,
+                f"{name}, the template's (used here)" if ARCHITECTURE in name else name,
                 f"{value:.10f}".rstrip("0") if "GB" in name else f"{value * 1e6:.3f} per million",
             )
             for name, value in PRICES.items()
         ],
     )
+    # The same consumer-protocol heartbeat (the size measured closest to 1,000 members) under
+    # other Lambda settings.
+    size = min(consumer, key=lambda n: abs(n - 1000))
+    read, write = consumer[size]
+    no_duration = sum(per_heartbeat(read, write, 0.0).values()) * beats_per_month
+    alternatives = table(
+        ("Lambda", "Lambda duration / member-month", "total / member-month"),
+        [
+            (
+                f"{arch}, {mb} MB" + (" (template.yaml)" if (arch, mb) == current else ""),
+                usd(cost := duration / 1000 * mb / 1024 * price * beats_per_month),
+                usd(no_duration + cost),
+            )
+            for arch, mb in dict.fromkeys((*ALTERNATIVES, current))
+            for price in [PRICES[f"Lambda, per GB-second ({arch})"]]
+        ],
+    )
     elapsed = time.perf_counter() - started
     notes = [
         f"Heartbeat every {HEARTBEAT_S:.0f} s ({beats_per_month:,.0f} per member per 30-day "
-        f"month), session {SESSION_S:.0f} s. Lambda at {MEMORY_GB * 1024:.0f} MB billed "
-        f"{duration:.1f} ms per heartbeat (p50 measured in-process against moto; on AWS "
-        "two DynamoDB round trips take a few ms, so this overstates it).",
+        f"month), session {SESSION_S:.0f} s. Lambda as template.yaml deploys it: "
+        f"{ARCHITECTURE}, {MEMORY_MB} MB, billed {duration:.1f} ms per heartbeat (p50 "
+        "measured in-process against moto; on AWS two DynamoDB round trips take a few ms, so "
+        "this overstates it).",
+        f"Other Lambda settings (consumer protocol, {size:,} members) at the same billed duration: "
+        f"without any duration charge the heartbeat costs {usd(no_duration)} per member-month "
+        "(API Gateway, Lambda requests and DynamoDB), so no architecture or memory size brings "
+        "it to $1.00. The table assumes the duration does not change with memory; Lambda gives "
+        "CPU in proportion to memory, so at less memory the CPU-bound part of a call takes "
+        "longer and costs the same GB-seconds: only its wait on DynamoDB gets cheaper.",
         f"Units per heartbeat: the audited figures of {source}, plus the group's periodic "
         "expiry check (one heartbeat per group every session - interval reads every member) "
         "spread over the 2N heartbeats between two checks.",
@@ -207,11 +263,18 @@ def main(argv: list[str] | None = None) -> None:
         f"Prices: {PRICES_AS_OF}, from memory of the AWS pricing pages, not fetched: check "
         "them before quoting. Free tiers are ignored.",
     ]
-    for part in (price_table, model_table, compare, *notes, f"took {elapsed:.0f}s"):
+    for part in (price_table, model_table, compare, alternatives, *notes, f"took {elapsed:.0f}s"):
         print(part, end="\n\n")
     if not args.no_write:
         body = "\n\n".join(
-            [price_table, model_table, compare, *notes, f"The run took {elapsed:.0f} s."]
+            [
+                price_table,
+                model_table,
+                compare,
+                alternatives,
+                *notes,
+                f"The run took {elapsed:.0f} s.",
+            ]
         )
         command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
         section = "Cost model: $ per member-month"

@@ -743,9 +743,7 @@ def test_tracing_parameter(sam_template, functions, mode):
     assert sam_template["Parameters"]["Tracing"]["Default"] == "Disabled"
     assert set(sam_template["Parameters"]["Tracing"]["AllowedValues"]) == {"Active", "Disabled"}
     cfn = _transform(sam_template, {"Tracing": mode})
-    assert cfn["Conditions"]["TracesActively"] == {
-        "Fn::Equals": [{"Ref": "Tracing"}, "Active"]
-    }
+    assert cfn["Conditions"]["TracesActively"] == {"Fn::Equals": [{"Ref": "Tracing"}, "Active"]}
     xray_policy = "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"
     for name, logical_id in functions.items():
         props = cfn["Resources"][logical_id]["Properties"]

@@ -8,6 +8,8 @@ from typing import Any
 from ..core.acls import AclOperation
 from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
+from ..store.deadlines import Overdue
+from ..store.group_cleanup import DELETED_AT, GROUP
 from ..store.groups import header
 from ..store.store import Store
 from .context import ApiContext
@@ -30,6 +32,9 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
         run_group_expiry(ctx.store, item, ctx.now_ms)  # dead members do not block deletion
         item = ctx.store.conversions.read_group_item(group_id, consistent=True)
     if item is None:
+        marker = ctx.store.cleanups.read(group_id)
+        if marker is not None:  # a deletion that died before its cleanup: the retry finishes it
+            finish_deletion(ctx.store, marker[GROUP], int(marker[DELETED_AT]), late=True)
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.GROUP_ID_NOT_FOUND,
@@ -41,14 +46,43 @@ def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
             error_code=Errors.NON_EMPTY_GROUP,
             error_message=f"Group {group_id} is not empty.",
         )
-    if not ctx.store.groups.delete_if_unchanged(item):
+    if not ctx.store.cleanups.delete_group(item, ctx.now_ms, CLEANUP_GRACE_MS):
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.NON_EMPTY_GROUP,
             error_message=f"Group {group_id} changed while being deleted; it may not be empty.",
         )
-    delete_group_items(ctx.store, item)
+    finish_deletion(ctx.store, item, ctx.now_ms)
     return DeletableGroupResult(group_id=group_id)
+
+
+# When the sweeper finishes a deletion's cleanup if the request did not (it died): soon, but
+# after the request has surely done it (both doing it is harmless: every step is idempotent).
+CLEANUP_GRACE_MS = 5_000
+
+
+def finish_deletion(
+    store: Store, item: dict[str, Any], deleted_at_ms: int, *, late: bool = False
+) -> None:
+    """What a deleted group leaves behind, then its cleanup marker (store/group_cleanup.py).
+    Offsets committed after the deletion (a commit re-created the group) are kept. `late`:
+    finishing a deletion a dead request left; if the group id is in use again by then, its
+    new items, subscriptions and retention check are the new group's and stay."""
+    group_id = header(item).group_id
+    if not late or store.conversions.read_group_item(group_id, consistent=True) is None:
+        delete_group_items(store, item, offsets=False)
+        store.retention.delete_check(group_id)
+    store.offsets.delete_committed_before(group_id, deleted_at_ms)
+    store.cleanups.done(group_id, deleted_at_ms)
+
+
+def finish_cleanup(store: Store, due: Overdue, now_ms: int) -> None:
+    """The sweeper's completion of a cleanup marker a dead delete-groups left."""
+    assert due.group_id is not None
+    marker = store.cleanups.read(due.group_id)
+    if marker is None:
+        return  # finished meanwhile
+    finish_deletion(store, marker[GROUP], int(marker[DELETED_AT]), late=True)
 
 
 def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = True) -> None:

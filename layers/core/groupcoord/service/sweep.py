@@ -19,9 +19,11 @@ from ..core.sweeping import Attempt, next_attempt
 from ..observability import logger
 from ..store import schema
 from ..store.deadlines import Overdue
+from ..store.group_cleanup import KIND as GROUP_CLEANUP
 from ..store.retention import KIND as RETENTION_CHECK
 from ..store.store import Store
 from ..store.topics import KIND_TOPIC_CHANGE
+from .group_admin import finish_cleanup
 from .group_timers import sweep_group
 from .offset_retention import check_retention
 
@@ -36,6 +38,8 @@ COMPLETIONS: dict[str, Completion] = {
     # A group's timers (sessions, barriers, rebalance timeouts), run by its type.
     schema.KIND_GROUP: sweep_group,
     RETENTION_CHECK: check_retention,
+    # A delete-groups that died before it cleaned up after the group.
+    GROUP_CLEANUP: finish_cleanup,
     # A topic change whose groups were not all told at once.
     KIND_TOPIC_CHANGE: _renotify_topic_change,
 }

@@ -133,6 +133,7 @@ TransactItem = Update | Put | Delete | Check | Foreign
 # A whole transaction refused for what a sink write asks: the client's mistake, not ours.
 _SINK_REFUSALS = {"ValidationException", "ResourceNotFoundException"}
 
+
 @cache
 def _codec() -> tuple[Any, Any, type]:
     """boto3's DynamoDB type (de)serializer and its Binary, imported with the first item: boto3

@@ -231,21 +231,38 @@ class OffsetStore:
             guard = Check(
                 key, "attribute_exists(pk) AND attribute_not_exists(#v)", {"#v": "version"}
             )
+        return self._delete_unchanged(group_id, expired, guard)
+
+    def delete_committed_before(self, group_id: str, before_ms: int) -> int:
+        """Delete a deleted group's offsets: those committed at or before `before_ms` (the
+        deletion), each only while it is as read. A commit that re-created the group since
+        keeps its offsets. Returns how many were found to delete."""
+        stale = [o for o in self.fetch_all(group_id) if o.commit_timestamp_ms <= before_ms]
+        self._delete_unchanged(group_id, stale, None)
+        return len(stale)
+
+    def _delete_unchanged(
+        self, group_id: str, offsets: Sequence[CommittedOffset], guard: Check | None
+    ) -> bool:
+        """Delete `offsets`, each conditioned on the commit timestamp read, in transactions
+        with `guard` (False, deleting nothing more, when the guard fails); an offset committed
+        again meanwhile is kept."""
         deletes = [
             Delete(
                 schema.offset_key(group_id, o.topic, o.partition),
                 condition="commitTimestamp = :ts",
                 values={":ts": o.commit_timestamp_ms},
             )
-            for o in {(o.topic, o.partition): o for o in expired}.values()
+            for o in {(o.topic, o.partition): o for o in offsets}.values()
         ]
-        room = MAX_TRANSACTION_ITEMS - 1
+        fence = [guard] if guard is not None else []
+        room = MAX_TRANSACTION_ITEMS - len(fence)
         for start in range(0, len(deletes), room):
             chunk = deletes[start : start + room]
             try:
-                self.dynamo.transact([guard, *chunk])
+                self.dynamo.transact([*fence, *chunk])
             except TransactionCanceled as cancel:
-                if 0 in cancel.failed_conditions():
+                if fence and 0 in cancel.failed_conditions():
                     return False
                 # Some were committed again meanwhile: delete the others one by one.
                 for delete in chunk:

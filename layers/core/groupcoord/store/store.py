@@ -11,6 +11,7 @@ from .conversion import Conversions
 from .coordinator import CoordinatorRecord
 from .deadlines import DeadlineIndex
 from .dynamo import Dynamo, make_client
+from .group_cleanup import GroupCleanups
 from .groups import GroupDirectory
 from .offsets import OffsetStore
 from .retention import RetentionStore
@@ -23,6 +24,7 @@ class Store:
         self.settings = settings
         self.topics = TopicRegistry(dynamo, settings.deadline_shards)
         self.groups = GroupDirectory(dynamo)
+        self.cleanups = GroupCleanups(dynamo, settings.deadline_shards)
         self.coordinator = CoordinatorRecord(dynamo)
         self.conversions = Conversions(dynamo, settings.conversion_lease_ms)
         self.classic = ClassicGroupStore(dynamo, settings.deadline_shards)
