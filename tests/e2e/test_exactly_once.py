@@ -231,3 +231,33 @@ def test_without_the_transaction_the_same_faults_count_twice(
     duplicated = sum(counted.values()) - sum(expected.values())
     # The crasher's batch was written and never committed: its next owner counts it again.
     assert duplicated >= 1, (counted, expected)
+
+
+def test_the_walk_through_sets_up_counts_and_verifies(
+    dynamodb_endpoint: str, tmp_path: Path
+) -> None:
+    """examples/README.md's commands: --setup, a worker, --verify."""
+    table, topic, group = unique("walk"), unique("records"), unique("counters")
+    settings = {**SETTINGS, "groupcoord.sink.tables": table}
+    with running_serve(dynamodb_endpoint, settings=settings) as url:
+        common = [
+            sys.executable, str(EXAMPLE), "--url", url, "--table", table, "--topic", topic,
+            "--group", group, "--records", "40", "--partitions", str(PARTITIONS),
+            "--dynamodb-endpoint", dynamodb_endpoint,
+        ]  # fmt: skip
+        setup = subprocess.run([*common, "--setup"], capture_output=True, text=True, timeout=60)
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        workers = Workers(tmp_path, common[2:])
+        try:
+            workers.start("solo")
+            wait_until(
+                lambda: committed(url, group, topic) == dict.fromkeys(range(PARTITIONS), 40),
+                DEADLINE_S,
+                "every record committed",
+                interval_s=0.3,
+            )
+        finally:
+            workers.stop_all()
+        verify = subprocess.run([*common, "--verify"], capture_output=True, text=True, timeout=60)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+        assert "every counter is exact" in verify.stdout
