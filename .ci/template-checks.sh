@@ -214,9 +214,25 @@ for fn_dir in "$build_dir"/*/; do
             GROUPCOORD_TABLE_NAME=groupcoord-template-checks \
             POWERTOOLS_SERVICE_NAME=groupcoord POWERTOOLS_METRICS_NAMESPACE=groupcoord \
             POWERTOOLS_TRACE_DISABLED=1 POWERTOOLS_METRICS_DISABLED=1 \
-            "$python312" -S -c 'import app; assert callable(app.lambda_handler); print("ok")'
-    ) || die "$fn: importing app.lambda_handler from the build failed"
-    echo "$fn: app.lambda_handler imports"
+            "$python312" -S - "$fn" <<'PY'
+# The handler, then the code each of the function's APIs loads with its first request (lazy:
+# http/apis.py), so that a module missing from the layer shows here, not in production.
+import sys
+
+import app
+
+assert callable(app.lambda_handler)
+name = sys.argv[1].removesuffix("Function").lower()
+from groupcoord.http.apis import APIS
+
+loaded = [(api.request, api.response, api.handler()) for api in APIS if api.function == name]
+if name == "sweeper":
+    import groupcoord.service.sweep  # noqa: F401 - what its first run loads
+    loaded.append(("sweep",))
+assert loaded, f"{name}: no API and not the sweeper"
+print(f"{name}: the handler and the code of {len(loaded)} API(s) import")
+PY
+    ) || die "$fn: importing app.lambda_handler or its APIs' code from the build failed"
 done
 expected_functions="$(grep -c 'Type: AWS::Serverless::Function' template.yaml)"
 ((functions == expected_functions)) \
