@@ -27,10 +27,6 @@ from groupcoord.core.acls import (
     PermissionType,
     ResourceType,
     api_authorization,
-    binding_from_creation,
-    describe_resources,
-    filter_from_request,
-    matching_acl,
     operations_bitfield,
     validate_binding,
     validate_filter,
@@ -45,6 +41,12 @@ from groupcoord.models.acls import (
     DeleteAclsRequest,
     DescribeAclsRequest,
     DescribeAclsResponse,
+)
+from groupcoord.service.acls import (
+    binding_from_creation,
+    describe_resources,
+    filter_from_request,
+    matching_acl,
 )
 
 Op = AclOperation

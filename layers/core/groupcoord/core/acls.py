@@ -16,8 +16,8 @@ After Kafka's classes:
   (the requests' UNKNOWN checks, AclControlManager.validateFilter).
 - `API_AUTHORIZATION`: the checks kafka.server.KafkaApis makes for each API groupcoord serves.
 
-Conversions to and from the messages of models/acls.py are at the end (core may import models,
-never the reverse).
+The conversions to and from the messages of models/acls.py are service/acls.py's: the model
+holds no pydantic, so that authorizing a request loads none at a function's init.
 """
 
 from __future__ import annotations
@@ -30,14 +30,6 @@ from types import MappingProxyType
 from typing import Self
 
 from ..errors import Errors
-from ..models.acls import (
-    AclCreation,
-    AclDescription,
-    DeleteAclsFilter,
-    DeleteAclsMatchingAcl,
-    DescribeAclsRequest,
-    DescribeAclsResource,
-)
 
 # Resource.CLUSTER_NAME: the one name of the CLUSTER resource.
 CLUSTER_NAME = "kafka-cluster"
@@ -587,66 +579,3 @@ def api_authorization(api: str) -> ApiAuthorization:
         return API_AUTHORIZATION[api]
     except KeyError:
         raise KeyError(f"no authorization rule for API {api!r}") from None
-
-
-# --- conversions to and from models/acls.py ---
-
-
-def binding_from_creation(creation: AclCreation) -> AclBinding:
-    """A creation as a binding; unknown codes become UNKNOWN, refused by validate_binding."""
-    return AclBinding(
-        resource_type=ResourceType.from_code(creation.resource_type),
-        resource_name=creation.resource_name,
-        pattern_type=PatternType.from_code(creation.resource_pattern_type),
-        principal=creation.principal,
-        host=creation.host,
-        operation=AclOperation.from_code(creation.operation),
-        permission=PermissionType.from_code(creation.permission_type),
-    )
-
-
-def filter_from_request(request: DescribeAclsRequest | DeleteAclsFilter) -> AclBindingFilter:
-    """The filter of a describe-acls request or of one delete-acls filter."""
-    return AclBindingFilter(
-        resource_type=ResourceType.from_code(request.resource_type_filter),
-        resource_name=request.resource_name_filter,
-        pattern_type=PatternType.from_code(request.pattern_type_filter),
-        principal=request.principal_filter,
-        host=request.host_filter,
-        operation=AclOperation.from_code(request.operation),
-        permission=PermissionType.from_code(request.permission_type),
-    )
-
-
-def describe_resources(bindings: Iterable[AclBinding]) -> list[DescribeAclsResource]:
-    """DescribeAclsResponse.aclsResources: the ACLs grouped by resource pattern, in order of
-    first appearance."""
-    grouped: dict[tuple[ResourceType, str, PatternType], list[AclDescription]] = {}
-    for b in bindings:
-        grouped.setdefault((b.resource_type, b.resource_name, b.pattern_type), []).append(
-            AclDescription(
-                principal=b.principal,
-                host=b.host,
-                operation=int(b.operation),
-                permission_type=int(b.permission),
-            )
-        )
-    return [
-        DescribeAclsResource(
-            resource_type=int(rtype), resource_name=name, pattern_type=int(ptype), acls=acls
-        )
-        for (rtype, name, ptype), acls in grouped.items()
-    ]
-
-
-def matching_acl(binding: AclBinding) -> DeleteAclsMatchingAcl:
-    """A deleted ACL as delete-acls answers it."""
-    return DeleteAclsMatchingAcl(
-        resource_type=int(binding.resource_type),
-        resource_name=binding.resource_name,
-        pattern_type=int(binding.pattern_type),
-        principal=binding.principal,
-        host=binding.host,
-        operation=int(binding.operation),
-        permission_type=int(binding.permission),
-    )

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..models.acls import PRINCIPAL_MAX_CHARS
+from ..models.limits import PRINCIPAL_MAX_CHARS
 
 USER_TYPE = "User"  # KafkaPrincipal.USER_TYPE
 ANONYMOUS = "User:ANONYMOUS"  # KafkaPrincipal.ANONYMOUS

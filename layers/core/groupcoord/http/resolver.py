@@ -19,11 +19,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
-from pydantic import ValidationError
 
 from .. import clock, deadline, faults, runtime
 from ..core.principals import ANONYMOUS, principal_from_header, principal_from_iam
@@ -37,6 +36,9 @@ from ..store import capacity
 from ..store.conversion import ConversionInProgress
 from ..store.errors import DeadlinePassed, StoreThrottled
 from .apis import API_BY_NAME, APIS
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 MAX_BODY_BYTES = 1024 * 1024
 JSON = "application/json"
@@ -269,6 +271,9 @@ def build_resolver(function: str) -> Resolver:
         if not raw.strip():
             # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
+        # pydantic with the first request, as the models: not at init (docs/performance.md).
+        from pydantic import ValidationError
+
         try:
             request = request_model.model_validate_json(raw)
         except ValidationError as error:

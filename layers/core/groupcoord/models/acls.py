@@ -13,14 +13,12 @@ from __future__ import annotations
 from pydantic import Field
 
 from .base import Int8, Int16, KafkaMessage, KafkaResponse, bounded
+from .limits import PRINCIPAL_MAX_CHARS
 
 # The bounds of this family (they belong with models/limits.py's).
 # A resource name or prefix is at most the longest name the authorizer is ever asked about: a
 # group id (255) or a topic name (249); "kafka-cluster" and "*" fit.
 ACL_RESOURCE_NAME_MAX_CHARS = 255
-# "User:" plus an IAM ARN: a role ARN (written without its path, core/principals.py) is under
-# 150 characters; an IAM user ARN with a long path may not fit and cannot be named in an ACL.
-PRINCIPAL_MAX_CHARS = 512
 # An IPv4 or IPv6 address (with a zone), or "*".
 ACL_HOST_MAX_CHARS = 255
 ACLS_PER_REQUEST_MAX = 1000  # creations in one create-acls, filters in one delete-acls

@@ -22,6 +22,9 @@ TOPIC_NAME_TO_CREATE_MAX_CHARS = 1024
 CLIENT_ID_MAX_CHARS = MEMBER_ID_MAX_CHARS - 37
 
 # --- other strings ---
+# "User:" plus an IAM ARN: a role ARN (written without its path, core/principals.py) is under
+# 150 characters; an IAM user ARN with a long path may not fit and cannot be named in an ACL.
+PRINCIPAL_MAX_CHARS = 512
 RACK_ID_MAX_CHARS = 255
 PROTOCOL_NAME_MAX_CHARS = 255  # protocol types, protocol (assignor) names, server assignors
 REASON_MAX_CHARS = 1024

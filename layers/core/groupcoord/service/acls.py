@@ -7,25 +7,32 @@ SECURITY_DISABLED. Creating and deleting needs ALTER on the cluster, describing 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..core.acls import (
     AclBinding,
+    AclBindingFilter,
     AclOperation,
-    binding_from_creation,
-    describe_resources,
-    filter_from_request,
-    matching_acl,
+    PatternType,
+    PermissionType,
+    ResourceType,
     validate_binding,
     validate_filter,
 )
 from ..errors import Errors
 from ..models.acls import (
+    AclCreation,
     AclCreationResult,
+    AclDescription,
     CreateAclsRequest,
     CreateAclsResponse,
+    DeleteAclsFilter,
     DeleteAclsFilterResult,
+    DeleteAclsMatchingAcl,
     DeleteAclsRequest,
     DeleteAclsResponse,
     DescribeAclsRequest,
+    DescribeAclsResource,
     DescribeAclsResponse,
 )
 from ..store.acls import AclLimitReached
@@ -126,3 +133,66 @@ def delete_acls(request: DeleteAclsRequest, ctx: ApiContext) -> DeleteAclsRespon
         finally:
             acl_cache(ctx.store).invalidate()
     return DeleteAclsResponse(filter_results=results)
+
+
+# --- conversions between core/acls.py's model and the messages of models/acls.py ---
+
+
+def binding_from_creation(creation: AclCreation) -> AclBinding:
+    """A creation as a binding; unknown codes become UNKNOWN, refused by validate_binding."""
+    return AclBinding(
+        resource_type=ResourceType.from_code(creation.resource_type),
+        resource_name=creation.resource_name,
+        pattern_type=PatternType.from_code(creation.resource_pattern_type),
+        principal=creation.principal,
+        host=creation.host,
+        operation=AclOperation.from_code(creation.operation),
+        permission=PermissionType.from_code(creation.permission_type),
+    )
+
+
+def filter_from_request(request: DescribeAclsRequest | DeleteAclsFilter) -> AclBindingFilter:
+    """The filter of a describe-acls request or of one delete-acls filter."""
+    return AclBindingFilter(
+        resource_type=ResourceType.from_code(request.resource_type_filter),
+        resource_name=request.resource_name_filter,
+        pattern_type=PatternType.from_code(request.pattern_type_filter),
+        principal=request.principal_filter,
+        host=request.host_filter,
+        operation=AclOperation.from_code(request.operation),
+        permission=PermissionType.from_code(request.permission_type),
+    )
+
+
+def describe_resources(bindings: Iterable[AclBinding]) -> list[DescribeAclsResource]:
+    """DescribeAclsResponse.aclsResources: the ACLs grouped by resource pattern, in order of
+    first appearance."""
+    grouped: dict[tuple[ResourceType, str, PatternType], list[AclDescription]] = {}
+    for b in bindings:
+        grouped.setdefault((b.resource_type, b.resource_name, b.pattern_type), []).append(
+            AclDescription(
+                principal=b.principal,
+                host=b.host,
+                operation=int(b.operation),
+                permission_type=int(b.permission),
+            )
+        )
+    return [
+        DescribeAclsResource(
+            resource_type=int(rtype), resource_name=name, pattern_type=int(ptype), acls=acls
+        )
+        for (rtype, name, ptype), acls in grouped.items()
+    ]
+
+
+def matching_acl(binding: AclBinding) -> DeleteAclsMatchingAcl:
+    """A deleted ACL as delete-acls answers it."""
+    return DeleteAclsMatchingAcl(
+        resource_type=int(binding.resource_type),
+        resource_name=binding.resource_name,
+        pattern_type=int(binding.pattern_type),
+        principal=binding.principal,
+        host=binding.host,
+        operation=int(binding.operation),
+        permission_type=int(binding.permission),
+    )
