@@ -56,9 +56,11 @@ def held(coordinator: InProcessCoordinator, monkeypatch: pytest.MonkeyPatch) -> 
     offsets = coordinator.store.offsets
     original: Callable[..., None] = offsets.commit
 
-    def commit(group_id: str, committed: Sequence[CommittedOffset], guard: Any) -> None:
+    def commit(
+        group_id: str, committed: Sequence[CommittedOffset], guard: Any, sink: Any = None
+    ) -> None:
         if not any(o.offset == OLDER for o in committed):
-            return original(group_id, committed, guard)
+            return original(group_id, committed, guard, sink)
         at = deadline.current()
         state.deadlines.append(at)
         state.reached.set()
@@ -67,7 +69,7 @@ def held(coordinator: InProcessCoordinator, monkeypatch: pytest.MonkeyPatch) -> 
             if state.late and at is not None:
                 while clock.now_ms() <= at:  # past this request's deadline, whatever the load
                     time.sleep(0.005)
-            original(group_id, committed, guard)
+            original(group_id, committed, guard, sink)
         except BaseException as error:
             state.outcome.append(error)
             raise
