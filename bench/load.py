@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import os
 import socket
 import statistics
 import sys
@@ -71,23 +70,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def child_pid(port: int) -> int:
-    """The pid of this process's `groupcoord serve` child on `port` (running_serve yields its
-    URL only)."""
-    me = str(os.getpid())
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if ppid == me and b"serve" in args and str(port).encode() in args:
-            return int(entry.name)
-    raise RuntimeError(f"no serve child on port {port}")
-
-
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -102,10 +84,10 @@ def serving(store: str, settings: dict[str, str]) -> Iterator[tuple[str, int]]:
     extra = ["--port", str(port)]
     if store == "moto":
         with moto_server() as endpoint, running_serve(endpoint, settings, extra_args=extra) as url:
-            yield url, child_pid(port)
+            yield url, url.pid
     else:
         with running_serve(None, settings, extra_args=extra) as url:
-            yield url, child_pid(port)
+            yield url, url.pid
 
 
 # --- what was measured ---

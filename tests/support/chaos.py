@@ -25,7 +25,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from groupcoord.client.transport import NETWORK_ERRORS, TIMEOUT_HEADER, budget_ms
@@ -36,6 +35,7 @@ from groupcoord.core.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from groupcoord.local.processes import ServeUrl
 from tests.support.servers import running_serve
 
 TopicPartition = tuple[str, int]
@@ -74,24 +74,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def child_pid(port: int) -> int:
-    """The pid of this process's `groupcoord serve` child listening on `port` (running_serve
-    yields only the URL, and a SIGKILL needs the process)."""
-    me = str(os.getpid())
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        ppid = stat.rsplit(")", 1)[1].split()[1]
-        if ppid == me and b"serve" in args and f"{port}".encode() in args:
-            return int(entry.name)
-    raise RuntimeError(f"no serve child on port {port}")
-
-
 # --- serve instances ---
 
 
@@ -107,7 +89,7 @@ class Instance:
         self.url = ""
         self.pid = 0
         self.state = "down"  # up | down | starting
-        self._serving: AbstractContextManager[str] | None = None
+        self._serving: AbstractContextManager[ServeUrl] | None = None
 
     def start(self, attempts: int = 3) -> None:
         self.state = "starting"
@@ -124,7 +106,7 @@ class Instance:
                     self.state = "down"
                     raise
         self._serving = serving
-        self.pid = child_pid(port)
+        self.pid = url.pid
         self.url = url
         self.state = "up"
 

@@ -56,15 +56,23 @@ def running_dynamodb() -> Iterator[str]:
             process.wait(timeout=10)
 
 
+class ServeUrl(str):
+    """The base URL of a `serve` process started here, which also knows the process's `pid`
+    (to kill it in a chaos test, to read its memory in a benchmark)."""
+
+    pid: int
+
+
 @contextmanager
 def running_serve(
     dynamodb_endpoint: str | None = None,
     settings: dict[str, str] | None = None,
     table: str | None = None,
     extra_args: Sequence[str] = (),
-) -> Iterator[str]:
-    """`groupcoord serve` on a free loopback port; yields its base URL (without /v1). On the
-    DynamoDB endpoint given, else on the store's in-memory adapter (`--store memory`).
+) -> Iterator[ServeUrl]:
+    """`groupcoord serve` on a free loopback port; yields its base URL (without /v1), which
+    carries its `pid`. On the DynamoDB endpoint given, else on the store's in-memory adapter
+    (`--store memory`).
     `settings` are Kafka-named settings (`-c name=value`); the table is a fresh one unless
     named. Its output is shown on stderr if it fails to start, and the traceback of any
     request it answered 500 (always a bug of groupcoord) when it stops."""
@@ -94,7 +102,8 @@ def running_serve(
         env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            url = _wait_for_file(url_file, process, "groupcoord serve")
+            url = ServeUrl(_wait_for_file(url_file, process, "groupcoord serve"))
+            url.pid = process.pid
             yield url
         except Exception:
             log.seek(0)
