@@ -36,10 +36,10 @@ from tests.support.servers import running_serve
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "exactly_once_counts.py"
 sys.path.insert(0, str(EXAMPLE.parent))
 from exactly_once_counts import (  # noqa: E402 - the example is a script, not a package
-    COUNT,
     KEY,
     expected_counts,
 )
+from exactly_once_counts import table_counts as counts  # noqa: E402
 
 PARTITIONS, RECORDS, KEYS, BATCH = 4, 120, 20, 10
 DEADLINE_S = 120.0  # a generous bound for 2 busy cores; a run takes about 30 s
@@ -125,14 +125,6 @@ def committed(url: str, group: str, topic: str) -> dict[int, int]:
     )
     parts = body["groups"][0]["topics"][0]["partitions"]
     return {p["partitionIndex"]: p["committedOffset"] for p in parts}
-
-
-def counts(client: Any, table: str) -> Counter[str]:
-    found: Counter[str] = Counter()
-    for page in client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
-        for item in page["Items"]:
-            found[item[KEY]["S"]] = int(item[COUNT]["N"])
-    return found
 
 
 @pytest.fixture(scope="module")

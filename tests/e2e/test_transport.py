@@ -18,8 +18,13 @@ OPERATIONS = ("GetItem", "Query", "Scan", "PutItem", "UpdateItem", "TransactWrit
 
 def test_a_429_is_retried_after_its_retry_after(dynamodb_endpoint: str) -> None:
     with ThrottlingProxy(dynamodb_endpoint) as proxy:
-        # One DynamoDB attempt per request: a throttled store call becomes a 429 at once.
-        settings = {**SETTINGS, "groupcoord.store.max.attempts": "1"}
+        # One DynamoDB attempt per request: a throttled store call becomes a 429 at once. No
+        # periodic sweep: the one throttled call must be the request's, not a sweep's.
+        settings = {
+            **SETTINGS,
+            "groupcoord.store.max.attempts": "1",
+            "groupcoord.sweep.interval.ms": "3600000",
+        }
         with running_serve(proxy.url, settings=settings) as url:
             topic = unique("throttled")
             create_topic(url, topic, 2)
