@@ -10,6 +10,7 @@ one of them runs."""
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import signal
 import sys
@@ -192,6 +193,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.url_file:
         args.url_file.write_text(coordinator.url + "\n")
     signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
+    # `kill -USR1 <pid>` prints every thread's stack to stderr (a hung serve, diagnosed).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         coordinator.serve_forever()
     except KeyboardInterrupt:
