@@ -166,12 +166,15 @@ def run_with_faults(
     before = counts(client, table)
     workers = Workers(tmp, common)
     try:
+        # One at a time, so that each fault happens whatever the machine's speed: the crasher
+        # owns every partition when it dies at its third batch, the zombie (alone once the
+        # crasher's session ended) freezes at its fourth, and only then does another start.
         crasher = workers.start("crasher", "--crash-after-batches", "3")
-        zombie = workers.start("zombie", "--freeze-before-commit", "4")
-        workers.start("steady")
         wait_until(lambda: crasher.poll() is not None, DEADLINE_S, "the crasher to die")
         assert crasher.returncode == -signal.SIGKILL, workers.log("crasher")
+        zombie = workers.start("zombie", "--freeze-before-commit", "4")
         wait_until(lambda: frozen(zombie), DEADLINE_S, "the zombie to freeze")
+        workers.start("steady")
         # The coordinator expels both (no leave: their sessions time out) and the others
         # take their partitions over.
         wait_until(
@@ -183,6 +186,8 @@ def run_with_faults(
         wait_until(lambda: "latecomer" in members(url, group, protocol), DEADLINE_S, "a join")
         zombie.send_signal(signal.SIGCONT)  # it commits the batch it froze on: a zombie commit
         wait_until(lambda: "thawed" in workers.log("zombie"), DEADLINE_S, "the zombie to wake")
+        # Its commit of the batch it froze on is refused (in the twin, after its writes).
+        wait_until(lambda: "fenced" in workers.log("zombie"), DEADLINE_S, "the zombie fenced")
         workers.processes["steady"].send_signal(signal.SIGTERM)  # leaves the group
         wait_until(
             lambda: committed(url, group, topic) == dict.fromkeys(range(PARTITIONS), RECORDS),

@@ -136,7 +136,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     )
     if args.url_file:
         args.url_file.write_text(server.url + "\n")
-    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
+    _stop_on_signals()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -149,6 +149,14 @@ def _dashboard(args: argparse.Namespace) -> int:
 def _stop_like_ctrl_c(signum: int, frame: object) -> None:
     """SIGTERM stops `serve` as cleanly as Ctrl-C does."""
     raise KeyboardInterrupt
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM stop the server. SIGINT explicitly: a process started in the
+    background of a shell script inherits SIGINT ignored, and Python then leaves it ignored (a
+    `kill -INT` did nothing; a test met it)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
 
 
 def _missing_dependency(command: str, error: ModuleNotFoundError) -> int:
@@ -192,7 +200,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(coordinator.banner(), flush=True)
     if args.url_file:
         args.url_file.write_text(coordinator.url + "\n")
-    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)
+    _stop_on_signals()
     # `kill -USR1 <pid>` prints every thread's stack to stderr (a hung serve, diagnosed).
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
