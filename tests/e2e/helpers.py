@@ -15,9 +15,10 @@ from groupcoord.client import GroupMember, TopicPartition
 from groupcoord.client.transport import Transport
 
 # The coordinator as the e2e tests run it: short timers so that failures are detected in
-# seconds. The consumer-protocol session is 3 s rather than 2 s: on two busy CI cores a
-# heartbeat can take a second or more while five members join at once.
-CONSUMER_SESSION_MS = 3000
+# seconds. The consumer-protocol session is 5 s rather than 2 s: beside two busy loops on the 2
+# cores (.ci/under-load) a heartbeat took several seconds, and 3 s sessions expired members
+# that were alive, so that a group never settled.
+CONSUMER_SESSION_MS = 5000
 CONSUMER_HEARTBEAT_MS = 200
 SETTINGS = {
     "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
@@ -43,7 +44,8 @@ CLASSIC_REBALANCE_MS = 15000
 # sweeper's period, the rebalance itself (a classic join/sync round, or the consumer
 # protocol's revoke/ack steps) and two busy CI cores.
 SLACK_S = 8.0
-CONVERGE_S = 60.0
+# Generous: a real-time bound, met in seconds on an idle machine (under load, tens of seconds).
+CONVERGE_S = 90.0
 
 
 def unique(prefix: str) -> str:

@@ -110,7 +110,7 @@ def count_writes(normal: InProcessCoordinator, scenario: Scenario) -> int:
     """W: the write calls of the scenario's request on a normal deployment (which then
     recovers as after any request, to show the scenario holds without a crash)."""
     run = fresh_run(normal.url, scenario.prefix)
-    with faults.observed() as counts:
+    with faults.observed(table=normal.store.settings.table_name) as counts:
         answer = scenario.request(run, normal.url)
     assert answer.status == 200, (answer.status, answer.body)
     assert len(counts) == 1, counts
@@ -182,10 +182,18 @@ def sweep_run(prefix: Callable[[Run], None]) -> Iterator[Run]:
         yield run
 
 
+def run_table(run: Run) -> str:
+    assert run.deployment is not None
+    return run.deployment.store.settings.table_name
+
+
 def crash_every_sweep_write(scenario: SweepScenario) -> int:
     """Crash the scenario's sweep at each of its write points in turn; returns W. Runs on the
     skewed clock (the caller's module fixture holds it)."""
-    with sweep_run(scenario.prefix) as run, faults.observed(faults.SWEEP) as counts:
+    with (
+        sweep_run(scenario.prefix) as run,
+        faults.observed(faults.SWEEP, table=run_table(run)) as counts,
+    ):
         sweep(run)
         assert len(counts) == 1, counts
         writes = counts[0]

@@ -81,9 +81,9 @@ class ScopeWrites:
 _scope: contextvars.ContextVar[ScopeWrites | None] = contextvars.ContextVar(
     "fault_scope_writes", default=None
 )
-# Test hook (`observed`): (kind, list) pairs; every scope of that kind ending meanwhile appends
-# its count to the list.
-_observers: list[tuple[str, list[int]]] = []
+# Test hook (`observed`): (kind, table or None, list); every scope of that kind (on that table)
+# ending meanwhile appends its count to the list.
+_observers: list[tuple[str, str | None, list[int]]] = []
 _observers_lock = threading.Lock()
 
 
@@ -96,8 +96,8 @@ def _counted(settings: Settings, kind: str) -> Iterator[ScopeWrites]:
     finally:
         _scope.reset(token)
         with _observers_lock:
-            for observed_kind, observer in _observers:
-                if observed_kind == kind:
+            for observed_kind, table, observer in _observers:
+                if observed_kind == kind and table in (None, settings.table_name):
                     observer.append(writes.writes)
 
 
@@ -133,11 +133,12 @@ def write_answered(n: int) -> None:
 
 
 @contextmanager
-def observed(kind: str = REQUEST) -> Iterator[list[int]]:
-    """For tests: the write-call counts of the scopes of `kind` (of any deployment in this
-    process) that end inside the block, in the order they end."""
+def observed(kind: str = REQUEST, table: str | None = None) -> Iterator[list[int]]:
+    """For tests: the write-call counts of the scopes of `kind` that end inside the block, in
+    the order they end: of the deployments on `table`, or of any in this process (another
+    test's coordinator may sweep meanwhile)."""
     counts: list[int] = []
-    entry = (kind, counts)
+    entry = (kind, table, counts)
     with _observers_lock:
         _observers.append(entry)
     try:
