@@ -267,13 +267,14 @@ def _sink_batch(request: OffsetCommitRequest, ctx: ApiContext) -> SinkBatch:
 
 def _check_fits(offsets: Sequence[CommittedOffset], sink: SinkBatch) -> None:
     """One transaction holds the fence, the marker, the offsets and the writes."""
-    count = 2 + len(distinct(offsets)) + len(sink.writes)
+    partitions = len(distinct(offsets))
+    count = 2 + partitions + len(sink.writes)
     if count > limits.TRANSACTION_ITEMS_MAX:
         raise BadRequest(
             "writes",
             f"a commit with writes is one DynamoDB transaction of at most "
             f"{limits.TRANSACTION_ITEMS_MAX} items: this one needs {count} (the fence, the "
-            f"idempotency marker, {len(distinct(offsets))} partitions, {len(sink.writes)} writes)",
+            f"idempotency marker, {partitions} partitions, {len(sink.writes)} writes)",
         )
 
 
