@@ -46,6 +46,9 @@ CLASSIC_REBALANCE_MS = 15000
 SLACK_S = 8.0
 # Generous: a real-time bound, met in seconds on an idle machine (under load, tens of seconds).
 CONVERGE_S = 90.0
+# How long no listener may have been called for a group to count as settled: several
+# heartbeat intervals of either protocol, so a pending rebalance would have been heard of.
+QUIET_S = 2.0
 
 
 def unique(prefix: str) -> str:
@@ -195,6 +198,28 @@ def balanced(members: list[Polled], partitions: set[TopicPartition]) -> bool:
     if sum(len(o) for o in owned) != len(partitions) or set().union(*owned) != partitions:
         return False
     return max(map(len, owned)) - min(map(len, owned)) <= 1
+
+
+def settled(
+    url: str, group: str, protocol: str, members: list[Polled], partitions: set[TopicPartition]
+) -> bool:
+    """Balanced, the coordinator says the group is Stable with exactly these members, and no
+    member's listener was called for the last QUIET_S. A balanced moment alone can fall inside
+    a rebalance that is still moving partitions (a cooperative round's follow-up)."""
+    if not balanced(members, partitions):
+        return False
+    transport = Transport(url)
+    if protocol == "classic":
+        described = transport.call("describe-groups", {"groups": [group]}).body["groups"][0]
+    else:
+        body = transport.call("consumer-group-describe", {"groupIds": [group]}).body
+        described = body["groups"][0]
+    if described["groupState"] != "Stable":
+        return False
+    if {m["memberId"] for m in described["members"]} != {p.member.member_id for p in members}:
+        return False
+    quiet_since = time.monotonic() - QUIET_S
+    return not any(m.recorder.since(quiet_since) for m in members)
 
 
 def heartbeat_interval_s(protocol: str) -> float:

@@ -17,6 +17,7 @@ from tests.e2e.helpers import (
     create_topic,
     grow_topic,
     no_errors,
+    settled,
     start_member,
     unique,
     wait_until,
@@ -40,12 +41,22 @@ def test_a_fourth_member_joining_three_revokes_only_what_must_move(
     everything = all_partitions(topic, PARTITIONS)
     members = [start_member(coordinator, group, [topic], protocol, assignors) for _ in range(3)]
     try:
-        wait_until(lambda: balanced(members, everything), CONVERGE_S, "three members balanced")
+        # Settled, not just balanced: the three members' own cooperative rounds must be over,
+        # or a partition they still move would count against the newcomer's rebalance.
+        wait_until(
+            lambda: settled(coordinator, group, protocol, members, everything),
+            CONVERGE_S,
+            "three members settled",
+        )
         before = {id(m): set(m.owned) for m in members}
         joined_at = time.monotonic()
         newcomer = start_member(coordinator, group, [topic], protocol, assignors)
         members.append(newcomer)
-        wait_until(lambda: balanced(members, everything), CONVERGE_S, "four members balanced")
+        wait_until(
+            lambda: settled(coordinator, group, protocol, members, everything),
+            CONVERGE_S,
+            "four members settled",
+        )
 
         old = members[:3]
         revoked = [
