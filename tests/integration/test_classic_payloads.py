@@ -119,10 +119,11 @@ def test_at_500_partitions_per_member_a_heartbeat_and_a_commit_fence_write_a_sma
     beat = HeartbeatRequest(group_id=group_id, generation_id=1, member_id=member)
     with capacity.metered() as usage:
         assert heartbeat(beat, _ctx(store)).error_code == Errors.NONE
-    # One write unit, on the member's key; one read, of the group item (no payload read).
+    # One write unit (the session a sync started is renewed), on the member's key; two reads,
+    # of the group item and the member item (no payload read).
     assert usage.write_units == 1.0
     assert usage.writes_by_key == {schema.member_key(group_id, member, shards)[schema.PK]: 1}
-    assert usage.read_units == 1.0
+    assert usage.read_units == 2.0
 
     commit = OffsetCommitRequest.model_validate(
         {

@@ -84,7 +84,9 @@ def _heartbeat(store: Store, body: dict, now_ms: int) -> dict:
     return consumer_group_heartbeat(request, ctx).to_json_dict()
 
 
-def test_a_steady_heartbeat_costs_one_write_and_two_eventual_reads(store: Store) -> None:
+def test_a_steady_heartbeat_reads_two_items_and_writes_one_on_every_other_beat(
+    store: Store,
+) -> None:
     topic = unique("t")
     store.topics.create(TopicRecord(topic, new_topic_id(), 64), now_ms=0)
     costs = {}
@@ -109,10 +111,18 @@ def test_a_steady_heartbeat_costs_one_write_and_two_eventual_reads(store: Store)
                 if answer["assignment"] is not None:
                     owned[member] = answer["assignment"]["topicPartitions"]
         body = {"groupId": group, "memberId": "m-1", "memberEpoch": epochs["m-1"]}
+        # The reconciling heartbeats just renewed the session: the next heartbeat, an
+        # interval later, finds it a whole session ahead and writes nothing.
+        interval = store.settings.group_consumer_heartbeat_interval_ms
         with capacity.metered() as usage:
-            assert _heartbeat(store, body, now)["errorCode"] == 0
+            assert _heartbeat(store, body, now + interval)["errorCode"] == 0
+        assert usage.by_operation == {"get_item": 2}, usage.by_operation
+        assert usage.read_units <= 1.5  # the group eventually consistent, the member not
+        # Two intervals after the renewal the session is less than a session away: renewed.
+        with capacity.metered() as usage:
+            assert _heartbeat(store, body, now + 2 * interval + 1)["errorCode"] == 0
         costs[size] = usage
         assert usage.by_operation == {"get_item": 2, "put_item": 1}, usage.by_operation
         assert usage.write_units <= 1.0
-        assert usage.read_units <= 1.0  # two eventually consistent reads of small items
+        assert usage.read_units <= 1.5
     assert costs[2].by_operation == costs[12].by_operation

@@ -217,8 +217,11 @@ def test_a_5000_member_group_over_100000_partitions(store: Store, topics: list[s
                 store,
                 {"groupId": group, "memberId": joined[0], "memberEpoch": got["memberEpoch"]},
             )
-        assert steady_usage.by_operation == {"get_item": 2, "put_item": 1}
-        assert steady_usage.write_units <= 1.0 and steady_usage.read_units <= 1.0
+        # Two reads and, when the session needs renewing (docs/sessions.md), one write:
+        # whatever the group's size.
+        assert steady_usage.by_operation.get("get_item") == 2, steady_usage.by_operation
+        assert set(steady_usage.by_operation) <= {"get_item", "put_item"}
+        assert steady_usage.write_units <= 1.0 and steady_usage.read_units <= 1.5
 
         # One more member joins the 5,000: a constant number of requests; the members it
         # takes partitions from get new targets, nobody else is written.

@@ -42,7 +42,9 @@ from tests.support.servers import IMMEDIATE_INSTALLS, InProcessCoordinator, runn
 
 PARTITIONS = 4
 SETTLE_S = 20.0
-SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS}
+# Every heartbeat writes its renewal (docs/sessions.md): the scenarios move the clock by parts of
+# a session and count on exact expiry.
+SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS, "groupcoord.session.renewal.skips": "0"}
 # The sweep scenarios' deployments: no periodic sweep, the test runs each one.
 NO_SWEEPER = {**SETTINGS, "groupcoord.sweep.interval.ms": str(3_600_000)}
 CRASH_AT = "groupcoord.fault.crash.at"

@@ -39,6 +39,7 @@ def attribute_for(name: str) -> str:
         "group.consumer.migration.policy": "disabled",
         "groupcoord.conversion.transaction.items": "50",
         "groupcoord.sink.idempotency.ms": "120000",
+        "groupcoord.session.renewal.skips": "3",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
     }
@@ -203,6 +204,7 @@ def test_from_env_every_setting_round_trips() -> None:
         "group.consumer.migration.policy": "downgrade",
         "groupcoord.conversion.transaction.items": "77",
         "groupcoord.sink.idempotency.ms": "120000",
+        "groupcoord.session.renewal.skips": "2",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
     }

@@ -51,6 +51,9 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "groupcoord.acl.cache.ms": ("acl_cache_ms", 5000),
     # How long a commit with writes remembers its idempotencyKey (docs/exactly-once.md).
     "groupcoord.sink.idempotency.ms": ("sink_idempotency_ms", 86_400_000),
+    # Heartbeats after a session renewal that are answered from reads alone, without writing
+    # the member's deadline (core/session_renewal.py); 0 writes it on every heartbeat.
+    "groupcoord.session.renewal.skips": ("session_renewal_skips", 1),
 }
 _BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
     # Off: every principal may do everything, as a Kafka cluster without an authorizer.
@@ -70,6 +73,8 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     # For crash tests only: comma-separated points where a request dies (see faults.py).
     "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
+# A silent member outlives its session by up to (skips + 1/2) heartbeat intervals.
+SESSION_RENEWAL_SKIPS_MAX = 4
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
@@ -105,6 +110,7 @@ class Settings:
     conversion_transaction_items: int = 100
     acl_cache_ms: int = 5000
     sink_idempotency_ms: int = 86_400_000
+    session_renewal_skips: int = 1
     authorizer_enabled: bool = False
     allow_everyone_if_no_acl_found: bool = False
     super_users: str = ""
@@ -215,6 +221,10 @@ class Settings:
             raise SettingsError("groupcoord.acl.cache.ms must be at least 0")
         if self.conversion_lease_ms < 1:
             raise SettingsError("groupcoord.conversion.lease.ms must be at least 1")
+        if not 0 <= self.session_renewal_skips <= SESSION_RENEWAL_SKIPS_MAX:
+            raise SettingsError(
+                f"groupcoord.session.renewal.skips must be from 0 to {SESSION_RENEWAL_SKIPS_MAX}"
+            )
 
 
 def env_var_name(setting: str) -> str:

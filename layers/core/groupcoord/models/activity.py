@@ -59,8 +59,10 @@ class ActivityMember(KafkaMessage):
     )
     last_heartbeat_ms: Int64 = Field(
         -1,
-        description="When the coordinator last heard from the member (ms): its session "
-        "deadline less its session length, which every heartbeat, join or commit restarts.",
+        description="When the member's session was last renewed (ms): its session deadline "
+        "less its session length and renewal slack. A heartbeat renews it only when it is "
+        "less than a session away (groupcoord.session.renewal.skips), so this lags the last "
+        "heartbeat by up to that many heartbeat intervals.",
     )
     session_deadline_ms: Int64 = Field(
         -1, description="When the member is dead unless heard from again (ms)."

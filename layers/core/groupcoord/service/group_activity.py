@@ -25,6 +25,7 @@ from ..core.consumer.member import ConsumerGroupMember
 from ..core.consumer.model import ConsumerGroup
 from ..core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ..core.offsets import CommittedOffset
+from ..core.session_renewal import last_renewed_ms, renewal_slack_ms
 from ..errors import Errors
 from ..models.activity import (
     ACTIVITY_PARTITIONS_MAX,
@@ -37,7 +38,7 @@ from ..models.activity import (
 from ..store.classic_groups import group_from_item as classic_from_item
 from ..store.consumer_groups import group_from_item as consumer_from_item
 from ..store.groups import header
-from .consumer.common import session_timeout_ms
+from .consumer.common import heartbeat_interval_ms, session_timeout_ms
 from .context import ApiContext
 from .refusals import may_describe_topics
 
@@ -132,7 +133,11 @@ def _classic(group: ClassicGroup, ctx: ApiContext, detail: bool) -> ActivityGrou
                 protocol="classic",
                 member_epoch=m.member_generation,
                 member_state=_classic_state(group, m),
-                last_heartbeat_ms=m.session_deadline_ms - m.expiry_ms,
+                last_heartbeat_ms=last_renewed_ms(
+                    m.session_deadline_ms,
+                    m.expiry_ms,
+                    renewal_slack_ms(m.heartbeat_interval_ms, ctx.settings.session_renewal_skips),
+                ),
                 session_deadline_ms=m.session_deadline_ms,
             )
             for m in members
@@ -178,17 +183,21 @@ def _consumer(group: ConsumerGroup, ctx: ApiContext, detail: bool) -> ActivityGr
                 for p in partitions:
                     setattr(_cell(grid, ids.get(topic_id, ""), topic_id, p), field, m.member_id)
     session_ms = session_timeout_ms(ctx.settings)
+    slack = renewal_slack_ms(
+        heartbeat_interval_ms(ctx.settings), ctx.settings.session_renewal_skips
+    )
     return _detailed(
         described,
         ctx,
         grid,
-        [_consumer_member(m, session_ms) for m in members],
+        [_consumer_member(m, session_ms, slack) for m in members],
     )
 
 
-def _consumer_member(m: ConsumerGroupMember, session_ms: int) -> ActivityMember:
+def _consumer_member(m: ConsumerGroupMember, session_ms: int, slack: int) -> ActivityMember:
     classic = m.classic is not None
     length = m.classic.session_timeout_ms if m.classic is not None else session_ms
+    slack = 0 if classic else slack  # classic members' heartbeats renew every time
     return ActivityMember(
         member_id=m.member_id,
         instance_id=m.instance_id,
@@ -198,7 +207,7 @@ def _consumer_member(m: ConsumerGroupMember, session_ms: int) -> ActivityMember:
         protocol="classic" if classic else "consumer",
         member_epoch=m.epoch,
         member_state=str(m.state),
-        last_heartbeat_ms=m.session_deadline - length,
+        last_heartbeat_ms=last_renewed_ms(m.session_deadline, length, slack),
         session_deadline_ms=m.session_deadline,
         subscribed_topic_names=list(m.subscribed_topic_names),
         subscribed_topic_regex=m.subscribed_topic_regex,

@@ -668,12 +668,14 @@ class ClassicGroupStore:
         now_ms: int,
         *,
         caller: str | None = None,
+        slack_ms: int = 0,
     ) -> None:
-        """A heartbeat: restart the session timer of a joined (not pending) member, with the
-        instance id it gave if any, and, given `caller`, of a member `caller` created (or of
-        unknown creator); else raise SessionNotRenewed with the member as it is."""
+        """A heartbeat: restart the session timer of a joined (not pending) member (to `now_ms`
+        + its expiry + `slack_ms`), with the instance id it gave if any, and, given `caller`,
+        of a member `caller` created (or of unknown creator); else raise SessionNotRenewed
+        with the member as it is."""
         condition = "attribute_exists(pk) AND pending = :false"
-        values: dict[str, Any] = {":false": False, ":now": now_ms}
+        values: dict[str, Any] = {":false": False, ":now": now_ms + slack_ms}
         if instance_id:
             condition += " AND instanceId = :instance"
             values[":instance"] = instance_id

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
+from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
 from .group import Refusal, is_full_request, owned_partitions
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
@@ -135,7 +136,9 @@ def needs_holdings_of_others(group: ConsumerGroup, member: ConsumerGroupMember) 
 
 @dataclass(frozen=True)
 class ReconcilePlan:
-    """What a heartbeat that changes no membership does: write `member`, then answer
+    """What a heartbeat that changes no membership does: write `member` (when `writes`: a
+    heartbeat that changes nothing and finds the session a whole session ahead writes
+    nothing, core/session_renewal.py), then answer
     `refusal` if set, else lower the group's deadline to `lower_group_deadline_to` if set and
     answer the member's epoch (and its assignment if `sends_assignment`)."""
 
@@ -145,6 +148,7 @@ class ReconcilePlan:
     refusal: Refusal | None
     lower_group_deadline_to: int | None
     sends_assignment: bool
+    writes: bool = True
 
 
 def plan_reconcile(
@@ -156,10 +160,13 @@ def plan_reconcile(
     *,
     now: int,
     session_ms: int,
+    renewal_slack_ms: int = 0,
 ) -> ReconcilePlan:
     """The next state of `member` (as read; `updated` is it with the request applied).
     `held_by_others` is what the members it waits on still hold; it is read and consulted
-    only when `needs_holdings_of_others` says so."""
+    only when `needs_holdings_of_others` says so. The session is renewed (to `now +
+    session_ms + renewal_slack_ms`) whenever the member is written, and otherwise only when
+    its deadline is less than a session away."""
     before = member.assignment
     after = before
     if _follows_target(group, member):
@@ -183,10 +190,14 @@ def plan_reconcile(
     new = replace(
         updated,
         assignment=after,
-        session_deadline=now + session_ms,
         rebalance_deadline=rebalance_deadline,
         acquired_version=member.acquired_version + (1 if acquired else 0),
     )
+    writes = new != member or (
+        renewed_deadline(member.session_deadline, now, session_ms, renewal_slack_ms) is not None
+    )
+    if writes:
+        new = replace(new, session_deadline=now + session_ms + renewal_slack_ms)
     refusal = None
     lower_to = None
     if after.epoch == 0 and request.member_epoch == 0:
@@ -207,4 +218,5 @@ def plan_reconcile(
         refusal=refusal,
         lower_group_deadline_to=lower_to,
         sends_assignment=is_full_request(request) or after.assigned != before.assigned,
+        writes=writes,
     )

@@ -1,10 +1,12 @@
-"""heartbeat: one read of the group item and one conditional write of the member item."""
+"""heartbeat: one read of the group item and one of the member item, and a conditional write
+of the member item when its session needs renewing (core/session_renewal.py)."""
 
 from __future__ import annotations
 
 from ...core.acls import AclOperation
 from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup, ClassicMember
 from ...core.offsets import classic_membership_error
+from ...core.session_renewal import renewal_slack_ms, renewed_deadline
 from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store.classic_groups import SessionNotRenewed
@@ -25,6 +27,20 @@ def _membership_error(
     owner = claimed_instance_owner(ctx.store, group, old, instance)
     error = classic_membership_error(old, request.member_id, instance, owner)
     return error if error is not None else Errors.ILLEGAL_GENERATION
+
+
+def _renewed_already(
+    member: ClassicMember, request: HeartbeatRequest, caller: str | None, now_ms: int, slack: int
+) -> bool:
+    """The member (read consistently) is one the heartbeat would renew, and its session
+    still lies a whole session ahead (core/session_renewal.py): nothing to write."""
+    if member.pending:
+        return False
+    if request.group_instance_id and member.instance_id != request.group_instance_id:
+        return False
+    if caller is not None and member.principal not in (None, "", caller):
+        return False
+    return renewed_deadline(member.session_deadline_ms, now_ms, member.expiry_ms, slack) is None
 
 
 def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
@@ -49,19 +65,28 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
     if group is None or group.state == EMPTY or not request.member_id:
         return HeartbeatResponse(error_code=Errors.UNKNOWN_MEMBER_ID)
     store = ctx.store.classic
+    member = store.member(group, request.member_id)
     if request.generation_id != group.generation:
-        old = store.member(group, request.member_id)
-        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, old))
-    try:
-        store.renew_joined_session(
-            group,
-            request.member_id,
-            request.group_instance_id,
-            ctx.now_ms,
-            caller=ctx.caller.principal if ctx.caller.bound_to_own_members else None,
-        )
-    except SessionNotRenewed as refused:
-        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, refused.member))
+        return HeartbeatResponse(error_code=_membership_error(request, ctx, group, member))
+    caller = ctx.caller.principal if ctx.caller.bound_to_own_members else None
+    slack = renewal_slack_ms(
+        member.heartbeat_interval_ms if member is not None else 0,
+        ctx.settings.session_renewal_skips,
+    )
+    if member is None or not _renewed_already(member, request, caller, ctx.now_ms, slack):
+        try:
+            # Conditional: the member may have changed since the read.
+            store.renew_joined_session(
+                group,
+                request.member_id,
+                request.group_instance_id,
+                ctx.now_ms,
+                caller=caller,
+                slack_ms=slack,
+            )
+        except SessionNotRenewed as refused:
+            error = _membership_error(request, ctx, group, refused.member)
+            return HeartbeatResponse(error_code=error)
     if group.state == PREPARING_REBALANCE:
         return HeartbeatResponse(error_code=Errors.REBALANCE_IN_PROGRESS)
     return HeartbeatResponse(error_code=Errors.NONE)

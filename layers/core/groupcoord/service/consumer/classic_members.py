@@ -117,6 +117,9 @@ class _ClassicJoin(_Heartbeat):
     def _session_ms(self) -> int:
         return self.metadata.session_timeout_ms
 
+    def _renewal_slack_ms(self) -> int:
+        return 0  # a join: the session restarts exactly
+
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         # The group item's common classic protocols narrow to this member's first (one version
         # bump, only when they change: not on the rejoins of a steady mixed group).

@@ -1,8 +1,11 @@
 """consumer-group-heartbeat (KIP-848): join, leave, static leave, and the regular heartbeat that
 reconciles a member towards its target.
 
-A steady heartbeat (nothing changed) reads the group item and the member item (eventually
-consistent) and writes only the member item, conditioned on the versions read. Anything that
+A steady heartbeat (nothing changed) reads the group item (eventually consistent) and the
+member item (consistent) and writes only the member item, conditioned on the versions read,
+and only when its session needs renewing (core/session_renewal.py): every other heartbeat
+with the default `groupcoord.session.renewal.skips`. An error decided on the eventually
+consistent read is confirmed on consistent reads before it is answered. Anything that
 changes the group (join, subscription change, leave) is one transaction with the group item
 conditioned on its version; a lost race is re-read (consistently) and decided again.
 """
@@ -41,6 +44,7 @@ from ...core.consumer.member import (
 from ...core.consumer.model import ConsumerGroup
 from ...core.migration import downgrade_enabled
 from ...core.ownership import NOT_OWNER_MESSAGE
+from ...core.session_renewal import renewal_slack_ms
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -95,10 +99,15 @@ def consumer_group_heartbeat(
     if refusal is not None:
         return _error(request, refusal)
     for attempt in range(RACE_ATTEMPTS):
+        consistent = attempt > 0
         try:
-            return _Heartbeat(request, ctx, consistent=attempt > 0).run()
+            return _Heartbeat(request, ctx, consistent=consistent).run()
         except Answer as answer:
-            return _error(request, answer.refusal)
+            if consistent:
+                return _error(request, answer.refusal)
+            # Decided on an eventually consistent read of the group, which may lag a write
+            # of the last second (a group just created, a member's epoch just bumped): an
+            # error is only answered once consistent reads confirm it.
         except Conflict:
             back_off(attempt)
     return _error(
@@ -197,6 +206,10 @@ class _Heartbeat:
 
     def _session_ms(self) -> int:
         return session_timeout_ms(self.ctx.settings)
+
+    def _renewal_slack_ms(self) -> int:
+        settings = self.ctx.settings
+        return renewal_slack_ms(heartbeat_interval_ms(settings), settings.session_renewal_skips)
 
     def _reload(self, group: ConsumerGroup) -> ConsumerGroup:
         fresh = reload(self.cs, group.group_id)
@@ -367,7 +380,9 @@ class _Heartbeat:
         return self._reconcile(group, member, updated, installed)
 
     def _heartbeat(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        member = self._existing(group, consistent=self.consistent)
+        # Consistent: a heartbeat that writes nothing answers from this read alone, and a
+        # member removed or moved to a new epoch must hear of it now.
+        member = self._existing(group, consistent=True)
         refusal = check_member_epoch(
             member, self.request.member_epoch, owned_partitions(self.request)
         )
@@ -429,8 +444,10 @@ class _Heartbeat:
             held,
             now=self.now,
             session_ms=self._session_ms(),
+            renewal_slack_ms=self._renewal_slack_ms(),
         )
-        self.cs.write_member(group, plan.member)
+        if plan.writes:
+            self.cs.write_member(group, plan.member)
         if plan.refusal is not None:
             raise Answer(plan.refusal)
         if plan.lower_group_deadline_to is not None:

@@ -1,0 +1,264 @@
+"""Session renewal without a write on every heartbeat (core/session_renewal.py): a steady
+heartbeat writes the member's session deadline only when it is less than a session away, so
+that with `groupcoord.session.renewal.skips` 1 every other heartbeat only reads. A silent
+member is never removed earlier than one session after its last heartbeat, and at most the
+renewal slack later; skips 0 writes on every heartbeat (Kafka's exact timing).
+
+Driven on a clock the test controls (`now_ms` of each call), through the service functions
+on the service tests' store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+
+import pytest
+
+from bench.seed import write_classic_group
+from groupcoord.core.classic.model import ClassicMember, Protocol
+from groupcoord.core.session_renewal import renewal_slack_ms
+from groupcoord.core.topics import TopicRecord
+from groupcoord.errors import Errors
+from groupcoord.models.classic import HeartbeatRequest
+from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
+from groupcoord.service.classic.common import load, settle
+from groupcoord.service.classic.heartbeat import heartbeat
+from groupcoord.service.consumer.common import reload
+from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
+from groupcoord.service.context import ApiContext
+from groupcoord.service.sweep import sweep
+from groupcoord.store import capacity
+from groupcoord.store.store import Store
+from groupcoord.topic_ids import new_topic_id
+
+NOW = 1_000_000_000
+# Classic members: heartbeats every second, dead after 3 s of silence.
+INTERVAL_MS = 1000
+EXPIRY_MS = 3000
+
+
+@pytest.fixture
+def store(service_store: Store) -> Store:
+    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
+    return service_store
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _with_skips(store: Store, skips: int) -> Store:
+    """The same table, under settings with another `groupcoord.session.renewal.skips`."""
+    return Store(store.dynamo, replace(store.settings, session_renewal_skips=skips))
+
+
+def _ctx(store: Store, now_ms: int) -> ApiContext:
+    return ApiContext(settings=store.settings, store=store, now_ms=now_ms, endpoint="http://x")
+
+
+# --- classic ---
+
+
+def _classic_group(store: Store, count: int, next_check_ms: int = NOW + EXPIRY_MS) -> str:
+    group_id = _unique("classic")
+    members = [
+        ClassicMember(
+            member_id=f"m-{i}",
+            session_timeout_ms=EXPIRY_MS,
+            rebalance_timeout_ms=30_000,
+            expiry_ms=EXPIRY_MS,
+            heartbeat_interval_ms=INTERVAL_MS,
+            protocol_type="consumer",
+            protocols=(Protocol("range", b""),),
+            joined_generation=1,
+            member_generation=1,
+            joined_at_ms=NOW,
+            session_deadline_ms=NOW + EXPIRY_MS,  # as a sync leaves it: exactly one session
+        )
+        for i in range(count)
+    ]
+    write_classic_group(
+        store, group_id, members, protocol="range", rebalance_timeout_ms=30_000,
+        next_check_ms=next_check_ms,
+    )  # fmt: skip
+    return group_id
+
+
+def _classic_beat(store: Store, group_id: str, member_id: str, now_ms: int) -> capacity.Usage:
+    request = HeartbeatRequest.model_validate(
+        {"groupId": group_id, "generationId": 1, "memberId": member_id}
+    )
+    with capacity.metered() as usage:
+        answer = heartbeat(request, _ctx(store, now_ms))
+    assert answer.error_code == Errors.NONE, answer
+    return usage
+
+
+def _classic_members(store: Store, group_id: str, now_ms: int) -> set[str]:
+    """The members left after the group's timers ran at `now_ms`."""
+    group = load(store, group_id)
+    assert group is not None
+    group = settle(store, group, now_ms)
+    return {m.member_id for m in store.classic.members(group, payloads=False)}
+
+
+def test_a_classic_heartbeat_writes_only_when_the_session_is_less_than_a_session_away(
+    store: Store,
+) -> None:
+    group_id = _classic_group(store, 1, next_check_ms=NOW + 60_000)  # no timer check due
+    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips)
+    assert slack == 1500  # skips 1 (the default): one and a half intervals
+    # The sync left the deadline exactly one session ahead: the first heartbeat renews it.
+    first = _classic_beat(store, group_id, "m-0", NOW + 1000)
+    assert first.by_operation == {"get_item": 2, "update_item": 1}, first.by_operation
+    assert first.write_units == 1
+    # A little over an interval later: the deadline (NOW + 1000 + 3000 + 1500) is still a
+    # whole session ahead. Reads only.
+    second = _classic_beat(store, group_id, "m-0", NOW + 2100)
+    assert second.by_operation == {"get_item": 2}, second.by_operation
+    assert second.write_units == 0
+    # Two intervals after the renewal: renewed again.
+    third = _classic_beat(store, group_id, "m-0", NOW + 3200)
+    assert third.by_operation == {"get_item": 2, "update_item": 1}, third.by_operation
+
+
+def test_a_silent_classic_member_is_removed_no_earlier_than_a_session_after_its_last_beat(
+    store: Store,
+) -> None:
+    group_id = _classic_group(store, 2)
+    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips)
+    # m-0 last beats with a renewal, m-1 last beats without one (its deadline, written at
+    # NOW + 1000, is still a session away at NOW + 2100).
+    _classic_beat(store, group_id, "m-0", NOW + 1000)
+    _classic_beat(store, group_id, "m-1", NOW + 1000)
+    skipped = _classic_beat(store, group_id, "m-1", NOW + 2100)
+    assert "update_item" not in skipped.by_operation, skipped.by_operation
+    # Never earlier than one session after the last heartbeat ...
+    assert _classic_members(store, group_id, NOW + 1000 + EXPIRY_MS - 1) == {"m-0", "m-1"}
+    assert _classic_members(store, group_id, NOW + 2100 + EXPIRY_MS - 1) == {"m-0", "m-1"}
+    # ... and no later than the slack after one session from the last write.
+    assert _classic_members(store, group_id, NOW + 1000 + EXPIRY_MS + slack) == set()
+
+
+def test_with_no_skips_every_classic_heartbeat_writes_and_expiry_is_exact(store: Store) -> None:
+    exact = _with_skips(store, 0)
+    group_id = _classic_group(exact, 2)
+    for t in (NOW + 1000, NOW + 1100, NOW + 1200):
+        usage = _classic_beat(exact, group_id, "m-0", t)
+        assert usage.by_operation == {"get_item": 2, "update_item": 1}, usage.by_operation
+    _classic_beat(exact, group_id, "m-1", NOW + 1200)
+    assert _classic_members(exact, group_id, NOW + 1200 + EXPIRY_MS - 1) == {"m-0", "m-1"}
+    assert _classic_members(exact, group_id, NOW + 1200 + EXPIRY_MS) == set()
+
+
+# --- consumer protocol ---
+
+
+def _consumer_beat(store: Store, body: dict, now_ms: int) -> tuple[dict, capacity.Usage]:
+    request = ConsumerGroupHeartbeatRequest.model_validate(body)
+    with capacity.metered() as usage:
+        answer = consumer_group_heartbeat(request, _ctx(store, now_ms)).to_json_dict()
+    return answer, usage
+
+
+class _ConsumerMember:
+    """A member that joins and acknowledges its assignment, on the test's clock."""
+
+    def __init__(self, store: Store, group_id: str, topic: str, now_ms: int) -> None:
+        self.store, self.group_id = store, group_id
+        self.member_id = _unique("m")
+        body = {"groupId": group_id, "memberId": self.member_id, "memberEpoch": 0,
+                "rebalanceTimeoutMs": 30000, "subscribedTopicNames": [topic],
+                "topicPartitions": []}  # fmt: skip
+        answer, _ = _consumer_beat(store, body, now_ms)
+        assert answer["errorCode"] == 0, answer
+        self.epoch = answer["memberEpoch"]
+        self.owned = (answer["assignment"] or {}).get("topicPartitions", [])
+
+    def beat(self, now_ms: int) -> tuple[dict, capacity.Usage]:
+        body = {"groupId": self.group_id, "memberId": self.member_id,
+                "memberEpoch": self.epoch, "topicPartitions": self.owned}  # fmt: skip
+        answer, usage = _consumer_beat(self.store, body, now_ms)
+        if answer["errorCode"] == 0:
+            self.epoch = answer["memberEpoch"]
+            if answer["assignment"] is not None:
+                self.owned = answer["assignment"]["topicPartitions"]
+        return answer, usage
+
+
+def _consumer_group(store: Store, now_ms: int, count: int) -> list[_ConsumerMember]:
+    topic = _unique("t")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 6), now_ms=0)
+    group_id = _unique("consumer")
+    members = [_ConsumerMember(store, group_id, topic, now_ms) for _ in range(count)]
+    for _ in range(3):  # acknowledge the assignments until nothing moves
+        for m in members:
+            answer, _ = m.beat(now_ms)
+            assert answer["errorCode"] == 0, answer
+    return members
+
+
+def _consumer_members(store: Store, group_id: str, now_ms: int) -> set[str]:
+    """The members left after the sweeper ran at `now_ms`."""
+    sweep(store, now_ms)
+    group = reload(store.consumer, group_id)
+    assert group is not None
+    return {m.member_id for m in store.consumer.members(group)}
+
+
+def test_a_consumer_heartbeat_writes_on_every_other_beat_and_answers_from_reads_between(
+    store: Store,
+) -> None:
+    interval = store.settings.group_consumer_heartbeat_interval_ms
+    (member,) = _consumer_group(store, NOW, 1)  # its last beat, at NOW, renewed the session
+    writes = []
+    for i in range(1, 7):  # beats a little over an interval apart
+        answer, usage = member.beat(NOW + i * (interval + 50))
+        assert answer["errorCode"] == 0, answer
+        assert usage.by_operation.get("get_item") == 2, usage.by_operation
+        writes.append(usage.by_operation.get("put_item", 0))
+    assert writes == [0, 1, 0, 1, 0, 1]
+
+
+def test_a_silent_consumer_member_is_removed_between_one_session_and_the_slack_later(
+    store: Store,
+) -> None:
+    settings = store.settings
+    session = settings.group_consumer_session_timeout_ms
+    interval = settings.group_consumer_heartbeat_interval_ms
+    slack = renewal_slack_ms(interval, settings.session_renewal_skips)
+    renewing, skipping = _consumer_group(store, NOW, 2)
+    group_id = renewing.group_id
+    both = {renewing.member_id, skipping.member_id}
+    # Both renewed at NOW; `skipping` beats once more, an interval later, without a write.
+    answer, usage = skipping.beat(NOW + interval)
+    assert answer["errorCode"] == 0 and "put_item" not in usage.by_operation, usage.by_operation
+    # Never earlier than one session after the last heartbeat ...
+    assert _consumer_members(store, group_id, NOW + session - 1) == both
+    assert _consumer_members(store, group_id, NOW + interval + session - 1) == both
+    # ... and no later than the slack after one session from the last write.
+    assert _consumer_members(store, group_id, NOW + session + slack) == set()
+
+
+def test_a_member_that_left_hears_so_on_its_next_heartbeat_even_between_renewals(
+    store: Store,
+) -> None:
+    (member,) = _consumer_group(store, NOW, 1)
+    left, _ = _consumer_beat(
+        store,
+        {"groupId": member.group_id, "memberId": member.member_id, "memberEpoch": -1},
+        NOW + 10,
+    )
+    assert left["errorCode"] == 0, left
+    answer, _ = member.beat(NOW + 20)  # its session is far ahead: no write would be due
+    assert answer["errorCode"] == Errors.UNKNOWN_MEMBER_ID, answer
+
+
+def test_with_no_skips_every_consumer_heartbeat_writes(store: Store) -> None:
+    exact = _with_skips(store, 0)
+    (member,) = _consumer_group(exact, NOW, 1)
+    for i in range(1, 4):
+        answer, usage = member.beat(NOW + i)
+        assert answer["errorCode"] == 0, answer
+        assert usage.by_operation.get("put_item") == 1, usage.by_operation

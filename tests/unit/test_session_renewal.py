@@ -1,0 +1,61 @@
+"""When a heartbeat renews a session (core/session_renewal.py): never later than needed to
+keep a member alive one session past its last heartbeat, and never more often than the
+skips allow."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from groupcoord.core.session_renewal import last_renewed_ms, renewal_slack_ms, renewed_deadline
+from groupcoord.settings import Settings, SettingsError
+
+
+def test_the_slack_is_skips_and_a_half_intervals_and_none_without_skips() -> None:
+    assert renewal_slack_ms(5000, 1) == 7500
+    assert renewal_slack_ms(5000, 2) == 12500
+    assert renewal_slack_ms(5000, 0) == 0
+    assert renewal_slack_ms(0, 1) == 0  # a member without a known interval: exact
+
+
+@given(
+    interval=st.integers(1, 60_000),
+    session=st.integers(1, 600_000),
+    skips=st.integers(0, 4),
+    gaps=st.lists(st.integers(0, 120_000), min_size=1, max_size=30),
+)
+def test_a_beating_member_always_has_a_session_from_its_last_beat_and_never_more_than_slack(
+    interval: int, session: int, skips: int, gaps: list[int]
+) -> None:
+    slack = renewal_slack_ms(interval, skips)
+    now, deadline = 0, session  # a join: exactly one session
+    for gap in gaps:
+        now += gap
+        if deadline <= now:
+            return  # expired: a heartbeat now would be refused
+        written = renewed_deadline(deadline, now, session, slack)
+        if written is not None:
+            deadline = written
+        assert now + session <= deadline <= now + session + slack
+        if written is not None:
+            assert last_renewed_ms(deadline, session, slack) == now
+
+
+def test_beats_an_interval_apart_write_once_per_skips_plus_one() -> None:
+    interval, session = 5000, 45000
+    for skips in range(5):
+        slack = renewal_slack_ms(interval, skips)
+        deadline, writes = session, 0
+        for beat in range(1, 61):
+            now = beat * (interval + 20)  # a little over an interval apart, as clients do
+            written = renewed_deadline(deadline, now, session, slack)
+            if written is not None:
+                deadline, writes = written, writes + 1
+        assert writes == pytest.approx(60 / (skips + 1), abs=1), skips
+
+
+@pytest.mark.parametrize("value", ["-1", "5"])
+def test_the_setting_is_bounded(value: str) -> None:
+    with pytest.raises(SettingsError, match=r"groupcoord\.session\.renewal\.skips"):
+        Settings.from_mapping({"groupcoord.session.renewal.skips": value})
