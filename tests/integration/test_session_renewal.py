@@ -262,3 +262,28 @@ def test_with_no_skips_every_consumer_heartbeat_writes(store: Store) -> None:
         answer, usage = member.beat(NOW + i)
         assert answer["errorCode"] == 0, answer
         assert usage.by_operation.get("put_item") == 1, usage.by_operation
+
+
+class _Lagging:
+    """The store's DynamoDB whose eventually consistent reads have not yet seen anything (a
+    read within DynamoDB's propagation window of the writes it misses)."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def get(self, key: dict, consistent: bool = False) -> dict | None:
+        return self._inner.get(key, consistent=True) if consistent else None  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+def test_an_error_seen_on_a_lagging_read_is_confirmed_before_it_is_answered(
+    store: Store,
+) -> None:
+    (member,) = _consumer_group(store, NOW, 1)
+    member.store = Store(_Lagging(store.dynamo), store.settings)  # type: ignore[arg-type]
+    # The group item's eventually consistent read finds nothing: not "group not found" (69),
+    # nor, for a member, "unknown member" (25): the consistent reads see both.
+    answer, _ = member.beat(NOW + 10)
+    assert answer["errorCode"] == 0, answer
