@@ -297,7 +297,9 @@ class InProcess:
         self.handlers: dict[str, LambdaHandler] = {f: make_api_handler(f) for f in FUNCTION_APIS}
 
     def configure(self, overrides: dict[str, str]) -> None:
-        """Settings for the next calls (same table): `overrides` on Kafka's defaults."""
+        """Settings for the next calls (same table): `overrides` on Kafka's defaults (kept in
+        `self.overrides`, so that a caller can change one setting and restore the rest)."""
+        self.overrides = dict(overrides)
         self.settings = Settings.from_mapping({**self.base, **overrides})
         self.store = Store(self.dynamo, self.settings)
         runtime.configure(self.settings, self.store)

@@ -8,6 +8,13 @@ serialized moto server started here. Two figures per call: the store's own estim
 (capacity.metered(), what the deployed functions report as metrics) and an independent audit
 that re-reads every item the call wrote, before and after, and charges it by DynamoDB's rules
 (bench/common.py CapacityAudit). moto's reported units are shown for reference only.
+
+A steady heartbeat writes the member's session deadline only when it is less than one session
+away (`groupcoord.session.renewal.skips`, core/session_renewal.py), so it is measured both ways:
+renewal not due (reads only) and renewal due (measured with skips 0, where every heartbeat
+renews). The row without a suffix is their mean at the default skips, (skips x not due + due) /
+(skips + 1): what a steady heartbeat costs on average, and what the hot-key table and
+bench/cost_model.py use.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ import re
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,6 +75,25 @@ HEARTBEAT_SAMPLES = 20
 BUILD_SETTINGS = {"groupcoord.barrier.hold.ms": "0", "group.initial.rebalance.delay.ms": "300"}
 SESSION_TIMEOUT_MS = 300_000
 COMMAND = "python -m bench.cost"
+# Steady heartbeats: the scenario names (others read them from bench/.results/cost.json), the
+# suffixes of the two measured kinds, and the default number of heartbeats after a renewal
+# that only read.
+HEARTBEAT = "heartbeat, steady state"
+CONSUMER_HEARTBEAT = "consumer-group-heartbeat, steady state"
+NOT_DUE = ", renewal not due"
+DUE = ", renewal due"
+SKIPS_SETTING = "groupcoord.session.renewal.skips"
+RENEWAL_SKIPS = Settings().session_renewal_skips
+# The fields of a Row that are means per call (blended by weight in Row.blend).
+MEAN_FIELDS = (
+    "requests",
+    "est_read",
+    "est_write",
+    "audit_read",
+    "audit_write",
+    "audit_index_write",
+    "reported",
+)
 
 
 @dataclass
@@ -120,6 +147,29 @@ class Row:
         row.status = ", ".join(sorted({_status(c) for c in calls}))
         return row
 
+    @classmethod
+    def blend(cls, scenario: str, parts: Sequence[tuple[Row, float]], note: str = "") -> Row:
+        """The weighted mean of measured rows (weights summing to 1): per-call means are
+        blended, maxima kept."""
+        first = parts[0][0]
+        row = cls(scenario, first.members, first.build, note=note)
+        for part, weight in parts:
+            row.samples += part.samples
+            row.max_requests = max(row.max_requests, part.max_requests)
+            row.largest_item = max(row.largest_item, part.largest_item)
+            for name in MEAN_FIELDS:
+                setattr(row, name, getattr(row, name) + weight * getattr(part, name))
+            for mine, theirs in (
+                (row.operations, part.operations),
+                (row.key_reads, part.key_reads),
+                (row.key_writes, part.key_writes),
+            ):
+                for key, value in theirs.items():
+                    mine[key] = mine.get(key, 0.0) + weight * value
+        statuses = {s for part, _ in parts for s in part.status.split(", ") if s}
+        row.status = ", ".join(sorted(statuses))
+        return row
+
     @property
     def skipped(self) -> bool:
         return self.samples == 0
@@ -148,6 +198,63 @@ def _ops(operations: dict[str, float]) -> str:
         "batch_get_item": "BatchGet",
     }
     return " ".join(f"{short.get(op, op)}x{fmt(n)}" for op, n in sorted(operations.items()))
+
+
+# --- steady heartbeats: session renewal due or not ---
+
+
+@contextmanager
+def renewal_skips(coordinator: InProcess, skips: int) -> Iterator[None]:
+    """Calls in this block run with `groupcoord.session.renewal.skips` = `skips`, the
+    coordinator's other settings unchanged."""
+    saved = coordinator.overrides
+    coordinator.configure({**saved, SKIPS_SETTING: str(skips)})
+    try:
+        yield
+    finally:
+        coordinator.configure(saved)
+
+
+def steady_samples(
+    coordinator: InProcess, beat: Callable[[str], Call], candidates: Sequence[str]
+) -> tuple[list[Call], list[Call]]:
+    """Steady heartbeats of randomly chosen members, (renewal not due, renewal due). Not due:
+    each member heartbeats once first (renewing its session if due), so that the measured
+    heartbeats find it a whole session ahead. Due: the same members with skips 0, where every
+    heartbeat renews (the same reads and the same conditional write of the member item as a
+    renewal that falls due at the default)."""
+    sample = [random.choice(candidates) for _ in range(HEARTBEAT_SAMPLES)]
+    with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
+        for member_id in dict.fromkeys(sample):
+            beat(member_id)
+        not_due = [beat(m) for m in sample]
+    with renewal_skips(coordinator, 0):
+        due = [beat(m) for m in sample]
+    return not_due, due
+
+
+def steady_rows(
+    scenario: str, label: str, build: str, not_due: list[Call], due: list[Call]
+) -> list[Row]:
+    """The two measured kinds of a steady heartbeat and, when both were met, their mean at the
+    default skips under the scenario's own name."""
+    every = RENEWAL_SKIPS + 1
+    rows = []
+    if not_due:
+        note = f"reads only: {RENEWAL_SKIPS} of every {every} steady heartbeats (skips default)"
+        rows.append(Row.of(scenario + NOT_DUE, label, build, not_due, note))
+    if due:
+        note = (
+            f"writes the session deadline: 1 of every {every} steady heartbeats (measured with "
+            "skips 0, where every heartbeat is one)"
+        )
+        rows.append(Row.of(scenario + DUE, label, build, due, note))
+    if not_due and due:
+        quiet, renewing = rows
+        weight = RENEWAL_SKIPS / every
+        note = f"mean at skips {RENEWAL_SKIPS}: ({RENEWAL_SKIPS} x not due + due) / {every}"
+        rows.insert(0, Row.blend(scenario, [(quiet, weight), (renewing, 1 - weight)], note))
+    return rows
 
 
 # --- classic groups ---
@@ -208,8 +315,8 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
         body = {"groupId": group_a, "generationId": generation, "memberId": member_id}
         return coordinator.call("heartbeat", body)
 
-    beats = [heartbeat(random.choice(ids)) for _ in range(HEARTBEAT_SAMPLES)]
-    rows.append(Row.of("heartbeat, steady state", label, build, beats))
+    not_due, due = steady_samples(coordinator, heartbeat, ids)
+    rows += steady_rows(HEARTBEAT, label, build, not_due, due)
     rows += offset_rows(coordinator, group_a, ids[1], generation, label, build)
     make_group_timer_due(coordinator, group_a)
     rows.append(
@@ -371,7 +478,7 @@ def offset_rows(
 
 
 def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str) -> list[Row]:
-    scenario = "consumer-group-heartbeat, steady state"
+    scenario = CONSUMER_HEARTBEAT
     if not protocol:
         started = time.perf_counter()
         sim, times = build_consumer_group_direct(
@@ -382,35 +489,70 @@ def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str)
             f"{time.perf_counter() - started:.1f}s "
             + ", ".join(f"{k} {v:.1f}s" for k, v in times.items())
         )
-        calls = [sim.beat(random.choice(sim.ids[1:])) for _ in range(HEARTBEAT_SAMPLES)]
-        bad = [c for c in calls if c.status != 200 or c.error_code != 0 or c.body.get("assignment")]
-        if bad:
-            return [_skip(scenario, label, f"answered {_status(bad[0])}: {bad[0].body}")]
-        return consumer_heartbeat_rows(scenario, label, "direct", calls)
-    sim = ConsumerGroupSim(coordinator.call, f"cost-c-{uuid.uuid4().hex[:8]}", size)
-    failed = sim.converge()
-    if failed is not None:
-        return [_skip(scenario, label, f"answered {_status(failed)}: {failed.body}")]
-    calls = [sim.beat(random.choice(sim.ids)) for _ in range(HEARTBEAT_SAMPLES)]
-    return consumer_heartbeat_rows(scenario, label, "protocol", calls)
+        build, candidates = "direct", sim.ids[1:]
+    else:
+        sim = ConsumerGroupSim(coordinator.call, f"cost-c-{uuid.uuid4().hex[:8]}", size)
+        failed = settle(coordinator, sim)
+        if failed is not None:
+            return [_skip(scenario, label, f"answered {_status(failed)}: {failed.body}")]
+        build, candidates = "protocol", sim.ids
+    not_due, due = steady_samples(coordinator, sim.beat, candidates)
+    calls = not_due + due
+    bad = [c for c in calls if c.status != 200 or c.error_code != 0 or c.body.get("assignment")]
+    if bad:
+        return [_skip(scenario, label, f"answered {_status(bad[0])}: {bad[0].body}")]
+    return consumer_heartbeat_rows(scenario, label, build, not_due, due)
 
 
-def consumer_heartbeat_rows(scenario: str, label: str, build: str, calls: list[Call]) -> list[Row]:
+def settle(coordinator: InProcess, sim: ConsumerGroupSim, timeout_s: float = 60.0) -> Call | None:
+    """Heartbeat the members until the group is Stable: its target installed for the latest
+    group epoch and every member reconciled to it. `converge()` alone stops at the first round
+    that changes nothing, which may come before the target is installed (at most once per
+    `group.consumer.assignment.interval.ms`). A failed answer, else None."""
+    from groupcoord.service.consumer.common import reload
+
+    give_up = time.monotonic() + timeout_s
+    while True:
+        failed = sim.converge()
+        if failed is not None:
+            return failed
+        group = reload(coordinator.store.consumer, sim.group_id)
+        assert group is not None
+        epochs = {sim.epochs.get(m) for m in sim.ids}
+        if group.target_epoch == group.group_epoch and epochs == {group.group_epoch}:
+            return None
+        if time.monotonic() > give_up:
+            raise RuntimeError(f"{sim.group_id} not Stable after {timeout_s:g}s")
+        time.sleep(0.2)
+
+
+def consumer_heartbeat_rows(
+    scenario: str, label: str, build: str, not_due: list[Call], due: list[Call]
+) -> list[Row]:
     """Steady heartbeats, apart from any that found the group's next check (`dl`) passed and
     scanned the members (a Query per member shard): that happens once per group per check
     (every 2 heartbeat intervals while the group reconciles, else at the earliest session
     deadline), not once per heartbeat, so it gets its own row as for classic groups."""
-    steady = [c for c in calls if "query" not in c.usage.by_operation]
-    due = [c for c in calls if "query" in c.usage.by_operation]
-    rows = [Row.of(scenario, label, build, steady)] if steady else []
-    if due:
+
+    def scanned(call: Call) -> bool:
+        return "query" in call.usage.by_operation
+
+    timer = [c for c in not_due + due if scanned(c)]
+    rows = steady_rows(
+        scenario,
+        label,
+        build,
+        [c for c in not_due if not scanned(c)],
+        [c for c in due if not scanned(c)],
+    )
+    if timer:
         rows.append(
             Row.of(
                 "consumer-group-heartbeat, group timer due (expiry scan)",
                 label,
                 build,
-                due,
-                f"met by {len(due)} of {len(calls)} samples: reads every member",
+                timer,
+                f"met by {len(timer)} of {len(not_due) + len(due)} samples: reads every member",
             )
         )
     return rows
@@ -447,10 +589,11 @@ def big_member_rows(coordinator: InProcess) -> list[Row]:
     member's payload item, not on the member item (store/classic_groups.py)."""
     group_id = f"cost-d-{uuid.uuid4().hex[:8]}"
     ids = build_classic_group_direct(coordinator, group_id, 10, partitions=5000)
-    beats = [
-        coordinator.call("heartbeat", {"groupId": group_id, "generationId": 1, "memberId": m})
-        for m in ids[1:6]
-    ]
+    with renewal_skips(coordinator, 0):  # a heartbeat that renews: the write is the point
+        beats = [
+            coordinator.call("heartbeat", {"groupId": group_id, "generationId": 1, "memberId": m})
+            for m in ids[1:6]
+        ]
 
     def commit(member_id: str, offset: int) -> Call:
         partition = {"partitionIndex": 0, "committedOffset": offset}
@@ -466,7 +609,7 @@ def big_member_rows(coordinator: InProcess) -> list[Row]:
     commits = [commit(m, 2) for m in ids[1:6]]
     scenario = "{}, 500 partitions per member"
     return [
-        Row.of(scenario.format("heartbeat, steady state"), "10", "direct", beats),
+        Row.of(scenario.format(HEARTBEAT + DUE), "10", "direct", beats, "skips 0"),
         Row.of(scenario.format("offset-commit, 1 partition"), "10", "direct", commits),
     ]
 
@@ -606,7 +749,7 @@ def render(rows: list[Row]) -> str:
                 r.members,
                 r.build,
                 fmt(r.requests)
-                + (f" (max {r.max_requests})" if r.max_requests > r.requests else ""),
+                + (f" (max {r.max_requests})" if r.max_requests > r.requests + 1e-9 else ""),
                 fmt(r.est_read),
                 fmt(r.est_write),
                 fmt(r.audit_read),
@@ -623,7 +766,9 @@ def render(rows: list[Row]) -> str:
 def heartbeat_growth(rows: list[Row]) -> list[str]:
     """Warnings when the steady-state heartbeat costs more in a bigger group."""
     warnings: list[str] = []
-    for scenario in ("heartbeat, steady state", "consumer-group-heartbeat, steady state"):
+    for scenario in (
+        f"{base}{kind}" for base in (HEARTBEAT, CONSUMER_HEARTBEAT) for kind in ("", NOT_DUE, DUE)
+    ):
         found = [r for r in rows if r.scenario == scenario and not r.skipped]
         if len(found) < 2:
             continue
@@ -642,6 +787,25 @@ def heartbeat_growth(rows: list[Row]) -> list[str]:
                     f"!!! {scenario.upper()} GROWS WITH GROUP SIZE: {name} {fmt(a, 2)} at "
                     f"{small.members} members -> {fmt(b, 2)} at {large.members} members !!!"
                 )
+    return warnings
+
+
+def renewal_check(rows: list[Row]) -> list[str]:
+    """Warnings when a steady heartbeat whose renewal is not due wrote anything, or one whose
+    renewal is due wrote nothing (the two rows would then not measure what they say)."""
+    warnings = []
+    for r in rows:
+        if r.skipped:
+            continue
+        wrote = r.audit_write + r.audit_index_write
+        if NOT_DUE in r.scenario and wrote > 1e-9:
+            warnings.append(
+                f"!!! {r.scenario.upper()} ({r.members}) WROTE {fmt(wrote, 2)} WCU a call !!!"
+            )
+        if DUE in r.scenario and wrote < 1 - 1e-9:
+            warnings.append(
+                f"!!! {r.scenario.upper()} ({r.members}) WROTE ONLY {fmt(wrote, 2)} WCU a call !!!"
+            )
     return warnings
 
 
@@ -816,10 +980,13 @@ def main(argv: list[str] | None = None) -> list[Row]:
     elapsed = time.perf_counter() - started
     text = render(rows)
     warnings = heartbeat_growth(rows)
+    renewals = renewal_check(rows)
     notes = findings(rows)
     keys_table, broken = hot_keys(rows, Settings().barrier_hold_ms)
     print(text)
     for line in warnings or ["steady-state heartbeat: constant across group sizes (good)"]:
+        print(line)
+    for line in renewals or ["steady-state heartbeat: renewal due writes, not due only reads"]:
         print(line)
     for line in notes:
         print(line)
@@ -831,11 +998,17 @@ def main(argv: list[str] | None = None) -> list[Row]:
     if not args.no_write:
         body = "\n\n".join(
             [
-                DOC_INTRO.format(protocol_max=args.protocol_max, partitions=PARTITIONS),
+                DOC_INTRO.format(
+                    protocol_max=args.protocol_max,
+                    partitions=PARTITIONS,
+                    skips=RENEWAL_SKIPS,
+                    every=RENEWAL_SKIPS + 1,
+                ),
                 text,
                 *(f"**{w}**" for w in warnings),
                 "Steady-state heartbeat across group sizes: "
                 + ("GROWS (see above)." if warnings else "constant."),
+                *([f"**{w}**" for w in renewals] or [RENEWALS_OK]),
                 *notes,
                 "### Busiest partition keys at scale (no hot key)",
                 HOT_KEYS_INTRO.format(read=READ_LIMIT, write=WRITE_LIMIT),
@@ -849,6 +1022,11 @@ def main(argv: list[str] | None = None) -> list[Row]:
     return rows
 
 
+RENEWALS_OK = (
+    "Steady heartbeats: every one whose renewal was not due wrote nothing; every one whose "
+    "renewal was due wrote at least 1 WCU."
+)
+
 HOT_KEYS_INTRO = """\
 The load each workload puts on one partition key, from the audited units each call put on keys of
 each kind (group ids and shard numbers abstracted), times the calls per second, divided by the
@@ -856,7 +1034,9 @@ number of keys of that kind the calls spread over. DynamoDB serves about {read:,
 {write:,} write units per second per partition; a single item cannot be split. Only loads above
 5% of a limit are listed. In a rebalance each member registers its join once (all within 5 s),
 then is held and re-sent (every hold + retryAfterMs) until the barrier closes; new members (which
-write the group item: its member count) are modelled as a 10% scale-out within 5 s."""
+write the group item: its member count) are modelled as a 10% scale-out within 5 s. A steady
+heartbeat counts at its mean at the default `groupcoord.session.renewal.skips` (the row without
+a suffix: reads on every heartbeat, the member write on 1 of every skips + 1)."""
 
 
 DOC_INTRO = """\
@@ -876,6 +1056,15 @@ revoking through the handler and the others' items written reconciled (bench/com
 range-assigned (a classic member's payload item carries its assignment, not the member item that
 heartbeats update). "Group timer due" is the heartbeat that finds the group's next check (`dl`)
 passed and runs the expiry check.
+A steady heartbeat writes the member's session deadline only when it is less than one session
+away, and a renewal sets it (skips + 1/2) heartbeat intervals past one session
+(`groupcoord.session.renewal.skips`, default {skips}; core/session_renewal.py): {skips} of every
+{every} steady heartbeats only read. Both kinds are measured: "renewal not due" (each sampled
+member heartbeats once first, so that the measured heartbeat finds its session a whole session
+ahead) and "renewal due" (the same members with skips 0, where every heartbeat renews: the same
+reads and conditional write as a renewal that falls due at the default). The steady-state row
+without a suffix is their mean at the default, ({skips} x not due + due) / {every}: the cost of
+an average steady heartbeat, used by the hot-key table below and by `bench.cost_model`.
 Held calls (a follower's sync before the leader's, a join while the barrier is open) poll the
 group for up to `groupcoord.barrier.hold.ms` (default 2000) before answering 202; how often they
 poll, and the `retryAfterMs` of the 202, grow with the group, and from ~4,000 members on they are
