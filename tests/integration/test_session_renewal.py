@@ -113,6 +113,7 @@ def test_a_classic_heartbeat_writes_only_when_the_session_is_less_than_a_session
     first = _classic_beat(store, group_id, "m-0", NOW + 1000)
     assert first.by_operation == {"get_item": 2, "update_item": 1}, first.by_operation
     assert first.write_units == 1
+    assert first.read_units == 1.5  # the group eventually consistent, the member not
     # A little over an interval later: the deadline (NOW + 1000 + 3000 + 1500) is still a
     # whole session ahead. Reads only.
     second = _classic_beat(store, group_id, "m-0", NOW + 2100)
@@ -287,3 +288,13 @@ def test_an_error_seen_on_a_lagging_read_is_confirmed_before_it_is_answered(
     # nor, for a member, "unknown member" (25): the consistent reads see both.
     answer, _ = member.beat(NOW + 10)
     assert answer["errorCode"] == 0, answer
+
+
+def test_a_classic_heartbeat_on_a_lagging_read_is_confirmed_before_an_error(store: Store) -> None:
+    group_id = _classic_group(store, 1, next_check_ms=NOW + 60_000)
+    lagging = Store(_Lagging(store.dynamo), store.settings)  # type: ignore[arg-type]
+    # The group item's eventually consistent read finds nothing: not "unknown member" (25).
+    usage = _classic_beat(lagging, group_id, "m-0", NOW + 1000)
+    # Decided again on consistent reads (the lagging read itself reaches no table).
+    assert usage.by_operation == {"get_item": 2, "update_item": 1}, usage.by_operation
+    assert usage.read_units == 2.0

@@ -1,5 +1,6 @@
-"""heartbeat: one read of the group item and one of the member item, and a conditional write
-of the member item when its session needs renewing (core/session_renewal.py)."""
+"""heartbeat: one eventually consistent read of the group item and one consistent read of the
+member item, and a conditional write of the member item when its session needs renewing
+(core/session_renewal.py)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,20 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
         return refused
     if not request.group_id:
         return HeartbeatResponse(error_code=Errors.INVALID_GROUP_ID)
+    answer = _decide(request, ctx, consistent=False)
+    if answer.error_code != Errors.NONE:
+        # Decided on an eventually consistent read of the group item, which may lag a write of
+        # the last second (a new generation, a group just created): an error is answered only
+        # once a consistent read confirms it. A Stable group read stale answers 0 where 27 is
+        # due, and the member hears of the rebalance one heartbeat later, as with the consumer
+        # protocol; fencing (generations on the member item, commits) never reads it stale.
+        answer = _decide(request, ctx, consistent=True)
+    return answer
+
+
+def _decide(request: HeartbeatRequest, ctx: ApiContext, *, consistent: bool) -> HeartbeatResponse:
     try:
-        group = load(ctx.store, request.group_id)
+        group = load(ctx.store, request.group_id, consistent=consistent)
         if group is not None:
             group = settle(ctx.store, group, ctx.now_ms)
     except (NotClassic, GroupBusy) as error:
