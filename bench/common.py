@@ -57,6 +57,9 @@ from groupcoord.store.classic_groups import (  # noqa: E402
     ClassicTransition,
     group_from_item,
 )
+from groupcoord.store.consumer_groups import (  # noqa: E402
+    group_from_item as consumer_group_from_item,
+)
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
 
@@ -469,6 +472,18 @@ def make_group_timer_due(coordinator: InProcess, group_id: str) -> None:
     group = group_from_item(item)
     moved = replace(group, next_check_ms=runtime.now_ms() - 1)
     groups.commit(ClassicTransition(group=moved, expected_version=group.version))
+
+
+def make_consumer_group_timer_due(coordinator: InProcess, group_id: str) -> None:
+    """Move a consumer group's next deadline (`dl` on its group item, `ConsumerGroup.deadline`:
+    the earliest session deadline or armed rebalance timeout of its members, a lower bound that
+    heartbeats do not lower when they renew) into the past, as time passing does: the next
+    heartbeat of the group claims and runs the expiry scan (service/consumer/expiry.py)."""
+    consumer = coordinator.store.consumer
+    item = consumer.group_item(group_id, consistent=True)
+    assert item is not None
+    group = consumer_group_from_item(item)
+    consumer.update_group(group, replace(group, deadline=runtime.now_ms() - 1))
 
 
 # --- simulated classic members (a consumer's poll loop, one request per round) ---

@@ -15,6 +15,12 @@ renewal not due (reads only) and renewal due (measured with skips 0, where every
 renews). The row without a suffix is their mean at the default skips, (skips x not due + due) /
 (skips + 1): what a steady heartbeat costs on average, and what the hot-key table and
 bench/cost_model.py use.
+
+Each group also runs a periodic expiry check (classic) or scan (consumer protocol) in the
+heartbeat that finds its next check (`dl`) passed: it reads every member. It is measured for
+both protocols at every size, by moving `dl` into the past (bench/common.py
+make_group_timer_due, make_consumer_group_timer_due), each sample a heartbeat whose renewal is
+not due, so that what the check adds is its row minus the "renewal not due" row.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from bench.common import (
     build_consumer_group_direct,
     create_topic,
     fmt,
+    make_consumer_group_timer_due,
     make_group_timer_due,
     moto_server,
     range_assign,
@@ -55,6 +62,7 @@ from bench.common import (
     table,
     write_section,
 )
+from groupcoord import runtime
 from groupcoord.core.acls import (
     AclBinding,
     AclOperation,
@@ -66,6 +74,7 @@ from groupcoord.core.principals import ANONYMOUS
 from groupcoord.service.classic.common import hold_plan
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
+from groupcoord.store.classic_groups import group_from_item
 from groupcoord.store.dynamo import make_client
 
 PARTITIONS = 1000
@@ -84,16 +93,25 @@ NOT_DUE = ", renewal not due"
 DUE = ", renewal due"
 SKIPS_SETTING = "groupcoord.session.renewal.skips"
 RENEWAL_SKIPS = Settings().session_renewal_skips
-# The fields of a Row that are means per call (blended by weight in Row.blend).
-MEAN_FIELDS = (
+# The periodic expiry check of a group (classic) or scan (consumer protocol): heartbeats that
+# find the group's next check (`dl`) due, measured by moving it into the past.
+CLASSIC_TIMER = "heartbeat, group timer due (expiry check)"
+CONSUMER_TIMER = "consumer-group-heartbeat, group timer due (expiry scan)"
+TIMER_SAMPLES = 3
+# Before the timer samples, members whose session ends within this are renewed, so that the
+# check finds nobody to expire (the scenario is a Stable group's routine check).
+TIMER_MARGIN_MS = 30_000
+# The fields of a Row that count requests and units per call.
+UNIT_FIELDS = (
     "requests",
     "est_read",
     "est_write",
     "audit_read",
     "audit_write",
     "audit_index_write",
-    "reported",
 )
+# The fields of a Row that are means per call (blended by weight in Row.blend).
+MEAN_FIELDS = (*UNIT_FIELDS, "reported", "seconds")
 
 
 @dataclass
@@ -110,6 +128,7 @@ class Row:
     audit_write: float = 0.0
     audit_index_write: float = 0.0
     reported: float = 0.0
+    seconds: float = 0.0  # mean in-process handler time (moto, audit on)
     largest_item: int = 0
     operations: dict[str, float] = field(default_factory=dict)
     # Mean units per call on the partition keys of each kind (key_kind()).
@@ -129,6 +148,7 @@ class Row:
             row.est_read += call.usage.read_units / n
             row.est_write += call.usage.write_units / n
             row.reported += call.usage.reported_units / n
+            row.seconds += call.seconds / n
             for op, count in call.usage.by_operation.items():
                 ops[op] = ops.get(op, 0) + count / n
             if call.audited is not None:
@@ -257,6 +277,66 @@ def steady_rows(
     return rows
 
 
+# --- the periodic expiry check: group timer due ---
+
+
+def renew_short_sessions(
+    beat: Callable[[str], Call], deadlines: dict[str, int], now_ms: int
+) -> None:
+    """Heartbeat (unmeasured) every member whose session ends within TIMER_MARGIN_MS."""
+    for member_id, deadline in deadlines.items():
+        if deadline < now_ms + TIMER_MARGIN_MS:
+            beat(member_id)
+
+
+def timer_samples(
+    coordinator: InProcess,
+    beat: Callable[[str], Call],
+    force_due: Callable[[], None],
+    deadline_of: Callable[[str], int],
+    candidates: Sequence[str],
+) -> tuple[list[Call], int]:
+    """Heartbeats that find the group's next check forced due (`force_due`), each of a member
+    whose renewal is not due, so that such a call is a "renewal not due" heartbeat plus the
+    check: the member heartbeats once first (renewing if due), then the check is forced due
+    and it heartbeats again. Returns the calls and how many of them renewed the session
+    (`deadline_of` moved; should be none)."""
+    calls, renewed = [], 0
+    chosen = random.sample(list(candidates), min(TIMER_SAMPLES, len(candidates)))
+    with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
+        for member_id in chosen:
+            beat(member_id)
+            force_due()
+            before = deadline_of(member_id)
+            calls.append(beat(member_id))
+            renewed += deadline_of(member_id) != before
+    return calls, renewed
+
+
+def timer_row(
+    scenario: str, label: str, build: str, calls: list[Call], renewed: int, ok: list[bool]
+) -> Row:
+    """The row of the check's samples; its note says what went wrong, if anything (marked
+    "!!!", which timer_check() reports)."""
+    checked = sum("query" in c.usage.by_operation for c in calls)
+    note = (
+        f"{len(calls)} heartbeats, renewal not due, that found the group's next check forced "
+        "due: the check reads every member; it adds this row minus the renewal-not-due row, "
+        "once per group per check"
+    )
+    problems = []
+    if checked < len(calls):
+        problems.append(f"only {checked} of {len(calls)} read the members")
+    if renewed:
+        problems.append(f"{renewed} renewed the session")
+    if not all(ok):
+        problems.append(f"{ok.count(False)} not routine (an error, an assignment, a fencing)")
+    row = Row.of(scenario, label, build, calls, note)
+    if problems:
+        row.note += "; !!! " + ", ".join(problems) + " !!!"
+    return row
+
+
 # --- classic groups ---
 
 
@@ -318,16 +398,7 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
     not_due, due = steady_samples(coordinator, heartbeat, ids)
     rows += steady_rows(HEARTBEAT, label, build, not_due, due)
     rows += offset_rows(coordinator, group_a, ids[1], generation, label, build)
-    make_group_timer_due(coordinator, group_a)
-    rows.append(
-        Row.of(
-            "heartbeat, group timer due (expiry check)",
-            label,
-            build,
-            [heartbeat(ids[1])],
-            "once per group per ≥ ⅔ session timeout: reads every member",
-        )
-    )
+    rows.append(classic_timer_row(coordinator, group_a, heartbeat, ids, label, build))
     join = {
         "groupId": group_a,
         "memberId": "",
@@ -414,6 +485,43 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
     return rows
 
 
+def classic_timer_row(
+    coordinator: InProcess,
+    group_id: str,
+    heartbeat: Callable[[str], Call],
+    ids: Sequence[str],
+    label: str,
+    build: str,
+) -> Row:
+    """The classic group's periodic expiry check (service/classic/common.py settle: claim, read
+    every member, commit the next check), forced due TIMER_SAMPLES times."""
+    groups = coordinator.classic_groups()
+
+    def group() -> Any:
+        item = groups.group_item(group_id)
+        assert item is not None
+        return group_from_item(item)
+
+    def sessions() -> dict[str, int]:
+        return {m.member_id: m.session_deadline_ms for m in groups.members(group(), payloads=False)}
+
+    def deadline_of(member_id: str) -> int:
+        member = groups.member(group(), member_id)
+        assert member is not None
+        return member.session_deadline_ms
+
+    renew_short_sessions(heartbeat, sessions(), runtime.now_ms())
+    calls, renewed = timer_samples(
+        coordinator,
+        heartbeat,
+        lambda: make_group_timer_due(coordinator, group_id),
+        deadline_of,
+        ids[1:] or ids,
+    )
+    ok = [c.status == 200 and c.error_code == 0 for c in calls]
+    return timer_row(CLASSIC_TIMER, label, build, calls, renewed, ok)
+
+
 def _b64(data: bytes) -> str:
     import base64
 
@@ -477,7 +585,9 @@ def offset_rows(
     return rows
 
 
-def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str) -> list[Row]:
+def consumer_rows(
+    coordinator: InProcess, size: int, protocol: bool, label: str, timer: bool = True
+) -> list[Row]:
     scenario = CONSUMER_HEARTBEAT
     if not protocol:
         started = time.perf_counter()
@@ -501,7 +611,46 @@ def consumer_rows(coordinator: InProcess, size: int, protocol: bool, label: str)
     bad = [c for c in calls if c.status != 200 or c.error_code != 0 or c.body.get("assignment")]
     if bad:
         return [_skip(scenario, label, f"answered {_status(bad[0])}: {bad[0].body}")]
-    return consumer_heartbeat_rows(scenario, label, build, not_due, due)
+    rows = consumer_heartbeat_rows(scenario, label, build, not_due, due)
+    if timer:
+        rows.append(consumer_timer_row(coordinator, sim, candidates, label, build))
+    return rows
+
+
+def consumer_timer_row(
+    coordinator: InProcess, sim: ConsumerGroupSim, candidates: Sequence[str], label: str, build: str
+) -> Row:
+    """The consumer group's periodic expiry scan (service/consumer/expiry.py: claim, read every
+    member, write the next deadline), forced due TIMER_SAMPLES times."""
+    from groupcoord.service.consumer.common import reload
+
+    cs = coordinator.store.consumer
+
+    def group() -> Any:
+        found = reload(cs, sim.group_id)
+        assert found is not None
+        return found
+
+    def deadline_of(member_id: str) -> int:
+        member = cs.member(group(), member_id, consistent=True)
+        assert member is not None
+        return member.session_deadline
+
+    before = group()
+    sessions = {m.member_id: m.session_deadline for m in cs.members(before)}
+    renew_short_sessions(sim.beat, sessions, runtime.now_ms())
+    calls, renewed = timer_samples(
+        coordinator,
+        sim.beat,
+        lambda: make_consumer_group_timer_due(coordinator, sim.group_id),
+        deadline_of,
+        candidates,
+    )
+    after = group()
+    ok = [c.status == 200 and c.error_code == 0 and not c.body.get("assignment") for c in calls]
+    if (after.member_count, after.group_epoch) != (before.member_count, before.group_epoch):
+        ok.append(False)  # the scan fenced someone: not a routine check
+    return timer_row(CONSUMER_TIMER, label, build, calls, renewed, ok)
 
 
 def settle(coordinator: InProcess, sim: ConsumerGroupSim, timeout_s: float = 60.0) -> Call | None:
@@ -532,30 +681,22 @@ def consumer_heartbeat_rows(
     """Steady heartbeats, apart from any that found the group's next check (`dl`) passed and
     scanned the members (a Query per member shard): that happens once per group per check
     (every 2 heartbeat intervals while the group reconciles, else at the earliest session
-    deadline), not once per heartbeat, so it gets its own row as for classic groups."""
+    deadline), not once per heartbeat; it is measured on its own (consumer_timer_row), so a
+    sample that met it by chance is left out."""
 
     def scanned(call: Call) -> bool:
         return "query" in call.usage.by_operation
 
-    timer = [c for c in not_due + due if scanned(c)]
-    rows = steady_rows(
+    met = sum(scanned(c) for c in not_due + due)
+    if met:
+        print(f"  {met} steady sample(s) met the expiry scan by chance: left out")
+    return steady_rows(
         scenario,
         label,
         build,
         [c for c in not_due if not scanned(c)],
         [c for c in due if not scanned(c)],
     )
-    if timer:
-        rows.append(
-            Row.of(
-                "consumer-group-heartbeat, group timer due (expiry scan)",
-                label,
-                build,
-                timer,
-                f"met by {len(timer)} of {len(not_due) + len(due)} samples: reads every member",
-            )
-        )
-    return rows
 
 
 def authorized_rows(coordinator: InProcess) -> list[Row]:
@@ -577,7 +718,7 @@ def authorized_rows(coordinator: InProcess) -> list[Row]:
         for resource_type in (ResourceType.GROUP, ResourceType.TOPIC)
     )
     try:
-        rows = consumer_rows(coordinator, 10, True, "10")
+        rows = consumer_rows(coordinator, 10, True, "10", timer=False)
     finally:
         coordinator.configure({})
     return [replace(r, scenario=f"{r.scenario}, authorizer on") for r in rows]
@@ -773,14 +914,7 @@ def heartbeat_growth(rows: list[Row]) -> list[str]:
         if len(found) < 2:
             continue
         small, large = found[0], found[-1]
-        for name in (
-            "requests",
-            "est_read",
-            "est_write",
-            "audit_read",
-            "audit_write",
-            "audit_index_write",
-        ):
+        for name in UNIT_FIELDS:
             a, b = getattr(small, name), getattr(large, name)
             if b > a + 1e-9:
                 warnings.append(
@@ -806,6 +940,25 @@ def renewal_check(rows: list[Row]) -> list[str]:
             warnings.append(
                 f"!!! {r.scenario.upper()} ({r.members}) WROTE ONLY {fmt(wrote, 2)} WCU a call !!!"
             )
+    return warnings
+
+
+def timer_check(rows: list[Row]) -> list[str]:
+    """Warnings for group-timer rows missing at a measured size, or whose samples were not
+    what they say (marked in their notes)."""
+    warnings = []
+    sizes = sorted(
+        {r.members for r in rows if r.scenario in (HEARTBEAT, CONSUMER_HEARTBEAT)},
+        key=lambda m: int(m.replace(",", "")),
+    )
+    for scenario in (CLASSIC_TIMER, CONSUMER_TIMER):
+        for size in sizes:
+            found = [r for r in rows if r.scenario == scenario and r.members == size]
+            if not found or found[0].skipped:
+                warnings.append(f"!!! {scenario.upper()} NOT MEASURED AT {size} MEMBERS !!!")
+            elif "!!!" in found[0].note:
+                problem = found[0].note.split("!!!")[1].strip()
+                warnings.append(f"!!! {scenario.upper()} ({size}): {problem.upper()} !!!")
     return warnings
 
 
@@ -981,12 +1134,15 @@ def main(argv: list[str] | None = None) -> list[Row]:
     text = render(rows)
     warnings = heartbeat_growth(rows)
     renewals = renewal_check(rows)
+    timers = timer_check(rows)
     notes = findings(rows)
     keys_table, broken = hot_keys(rows, Settings().barrier_hold_ms)
     print(text)
     for line in warnings or ["steady-state heartbeat: constant across group sizes (good)"]:
         print(line)
     for line in renewals or ["steady-state heartbeat: renewal due writes, not due only reads"]:
+        print(line)
+    for line in timers or ["group timers: measured at every size, as routine checks"]:
         print(line)
     for line in notes:
         print(line)
@@ -1003,12 +1159,15 @@ def main(argv: list[str] | None = None) -> list[Row]:
                     partitions=PARTITIONS,
                     skips=RENEWAL_SKIPS,
                     every=RENEWAL_SKIPS + 1,
+                    timer_samples=TIMER_SAMPLES,
+                    margin=TIMER_MARGIN_MS // 1000,
                 ),
                 text,
                 *(f"**{w}**" for w in warnings),
                 "Steady-state heartbeat across group sizes: "
                 + ("GROWS (see above)." if warnings else "constant."),
                 *([f"**{w}**" for w in renewals] or [RENEWALS_OK]),
+                *([f"**{w}**" for w in timers] or [TIMERS_OK]),
                 *notes,
                 "### Busiest partition keys at scale (no hot key)",
                 HOT_KEYS_INTRO.format(read=READ_LIMIT, write=WRITE_LIMIT),
@@ -1025,6 +1184,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
 RENEWALS_OK = (
     "Steady heartbeats: every one whose renewal was not due wrote nothing; every one whose "
     "renewal was due wrote at least 1 WCU."
+)
+
+TIMERS_OK = (
+    "Group timers: the check of each protocol was measured at every size, each sample a "
+    "heartbeat whose renewal was not due that read every member, renewed nothing and "
+    "expired nobody."
 )
 
 HOT_KEYS_INTRO = """\
@@ -1055,7 +1220,13 @@ revoking through the handler and the others' items written reconciled (bench/com
 `build_consumer_group_direct`). Members subscribe to one topic of {partitions:,} partitions,
 range-assigned (a classic member's payload item carries its assignment, not the member item that
 heartbeats update). "Group timer due" is the heartbeat that finds the group's next check (`dl`)
-passed and runs the expiry check.
+passed and runs the periodic expiry check (classic: service/classic/common.py `settle`; consumer
+protocol: the expiry scan, service/consumer/expiry.py), which claims the check, reads every
+member and writes the next one: measured at every size for both protocols by moving `dl` into
+the past ({timer_samples} samples, each a heartbeat whose renewal is not due, of a Stable group
+whose sessions all run at least {margin} s more), so what the check adds is that row minus the
+"renewal not due" row. It comes once per group per check, not once per heartbeat
+(`bench.cost_model` spreads it over a group's heartbeats).
 A steady heartbeat writes the member's session deadline only when it is less than one session
 away, and a renewal sets it (skips + 1/2) heartbeat intervals past one session
 (`groupcoord.session.renewal.skips`, default {skips}; core/session_renewal.py): {skips} of every

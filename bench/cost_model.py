@@ -4,15 +4,25 @@ style lease table (one conditional write per lease every ~3.3 s) for the same pa
     python -m bench.cost_model [--no-write]
 
 Units per heartbeat come from bench/cost.py's audited figures (bench/.results/cost.json; the
-script runs bench/cost.py for 10 and 1,000 members first if that file is missing or predates
-the split below). A steady heartbeat writes the member's session deadline only when it is less
+script runs bench/cost.py for 10 and 1,000 members first if that file is missing or lacks the
+rows used here). A steady heartbeat writes the member's session deadline only when it is less
 than one session away (`groupcoord.session.renewal.skips`, core/session_renewal.py): of every
 skips + 1 steady heartbeats one renews (reads and a conditional write) and the others only
 read, so the model takes (skips x not due + due) / (skips + 1) of each figure, at the default
-skips and at 0 (every heartbeat writes, Kafka's exact session timing). The Lambda duration is
-measured here, for both kinds: the in-process handler time of steady heartbeats (p50) against a
-moto server, an upper bound for AWS, where a heartbeat waits for 2 or 3 DynamoDB round trips.
-The functions' architecture and memory size are template.yaml's (Globals, parameter defaults).
+skips and at 0 (every heartbeat writes, Kafka's exact session timing).
+
+On top of that, each group pays for its periodic expiry check (classic) or scan (consumer
+protocol), which one heartbeat runs once per check interval and which reads every member: a
+cost per group, not per member. The model spreads what one check adds (cost.py's "group timer
+due" row minus its "renewal not due" row) over the heartbeats between two checks, and shows it
+per group-month as well. The check comes at the group's earliest session deadline: about
+session - interval after the last one with skips 0, about session - interval/2 with skips >= 1
+(see check_interval_s).
+
+The Lambda duration of a steady heartbeat is measured here, per protocol and for both kinds:
+the in-process handler time (p50) against a moto server, an upper bound for AWS, where a
+heartbeat waits for 2 or 3 DynamoDB round trips. The functions' architecture and memory size
+are template.yaml's (Globals, parameter defaults).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import argparse
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +45,7 @@ from bench.common import (
     Call,
     InProcess,
     build_classic_group_direct,
+    build_consumer_group_direct,
     create_topic,
     load_results,
     moto_server,
@@ -42,13 +54,16 @@ from bench.common import (
     write_section,
 )
 from bench.cost import (
+    CLASSIC_TIMER,
     CONSUMER_HEARTBEAT,
+    CONSUMER_TIMER,
     DUE,
     HEARTBEAT,
     NOT_DUE,
     RENEWAL_SKIPS,
     renewal_skips,
 )
+from groupcoord.settings import Settings
 
 COMMAND = "python -m bench.cost_model"
 PRICES_AS_OF = "list prices as known in mid-2025 (DynamoDB after its Nov 2024 on-demand cut)"
@@ -67,11 +82,24 @@ WRU = PRICES["DynamoDB on-demand, per write request unit"]
 RRU = PRICES["DynamoDB on-demand, per read request unit"]
 TEMPLATE = Path(__file__).resolve().parents[1] / "template.yaml"
 HEARTBEAT_S = 5.0
-SESSION_S = 3 * HEARTBEAT_S  # heartbeatFrequency 3 (the default): session = 3 intervals
 MONTH_S = 30 * 24 * 3600
 KCL_RENEWAL_S = 10.0 / 3  # KCL: failoverTimeMillis 10 s, renewals every third of it
 # (members, partitions) deployments to compare.
 DEPLOYMENTS = ((10, 1_000), (100, 1_000), (1_000, 1_000), (1_000, 10_000), (5_000, 100_000))
+TARGET_USD = 1.00  # the issue's target: $ per member-month at a 5 s heartbeat
+# A verdict whose break-even billed duration is this close to the measured one is flagged: the
+# in-process durations of this machine vary from run to run by about as much.
+CLOSE_MS = 5.0
+CLASSIC, CONSUMER = "classic", "consumer protocol"
+# Per protocol: (steady heartbeat scenario, group timer scenario) of cost.py.
+SCENARIOS = {CLASSIC: (HEARTBEAT, CLASSIC_TIMER), CONSUMER: (CONSUMER_HEARTBEAT, CONSUMER_TIMER)}
+_DEFAULTS = Settings()
+# Session and heartbeat interval. Classic: the client chooses both; the model takes the 5 s
+# heartbeat with session = 3 intervals (heartbeatFrequency 3). Consumer protocol: the broker's
+# group.consumer.session.timeout.ms (45 s by default, also its minimum) and
+# group.consumer.heartbeat.interval.ms (5 s).
+SESSION_S = {CLASSIC: 3 * HEARTBEAT_S, CONSUMER: _DEFAULTS.group_consumer_session_timeout_ms / 1000}
+INTERVAL_S = {CLASSIC: HEARTBEAT_S, CONSUMER: _DEFAULTS.group_consumer_heartbeat_interval_ms / 1000}
 
 
 def template_lambda() -> tuple[str, int]:
@@ -92,14 +120,35 @@ MEMORY_GB = MEMORY_MB / 1024
 ALTERNATIVES = (("x86_64", 512), ("arm64", 512), ("arm64", 256), ("arm64", 128))
 
 
+def check_interval_s(protocol: str, skips: int) -> float:
+    """Seconds between two of a steady group's timer checks. A check sets the group's next one
+    (`dl`) to its earliest session deadline. With skips 0 each heartbeat writes last beat +
+    session, so right after a check the earliest deadline lies about session - interval ahead
+    (some member is about to heartbeat). With skips >= 1 a renewal writes now + session +
+    (skips + 1/2) intervals and the member renews again at its first heartbeat that finds its
+    deadline less than a session ahead, so a deadline lies between session - interval/2 and
+    session + (skips + 1/2) intervals ahead: the earliest of many members whose renewals are
+    spread over the cycle is about session - interval/2 ahead; members renewing in step
+    (after a rebalance each renews on its first heartbeat) leave up to a session between
+    checks. The model takes session - interval/2, the more frequent case."""
+    return SESSION_S[protocol] - INTERVAL_S[protocol] * (0.5 if skips else 1.0)
+
+
+def rows_by_size(rows: list[dict[str, Any]], scenario: str) -> dict[int, dict[str, Any]]:
+    """members -> cost.py's row of `scenario` (measured ones only)."""
+    return {
+        int(row["members"].replace(",", "")): row
+        for row in rows
+        if row["scenario"] == scenario and row["samples"]
+    }
+
+
 def heartbeat_units(rows: list[dict[str, Any]], scenario: str) -> dict[int, tuple[float, float]]:
     """members -> (read units, write units incl. GSI) per call, from cost.py's audit."""
-    found = {}
-    for row in rows:
-        if row["scenario"] == scenario and row["samples"]:
-            members = int(row["members"].replace(",", ""))
-            found[members] = (row["audit_read"], row["audit_write"] + row["audit_index_write"])
-    return found
+    return {
+        members: (row["audit_read"], row["audit_write"] + row["audit_index_write"])
+        for members, row in rows_by_size(rows, scenario).items()
+    }
 
 
 def blended(
@@ -118,32 +167,72 @@ def blended(
     }
 
 
-def measure_duration_ms(samples: int = 100) -> tuple[float, float]:
-    """p50 in-process handler time of a steady heartbeat (10-member group, built directly):
-    (renewal not due, renewal due). Due: skips 0, where every heartbeat renews; not due: the
-    default skips (at least 1), each member having renewed once first."""
+@dataclass(frozen=True)
+class Check:
+    """What one group timer check adds to the heartbeat that runs it: read and write units
+    (incl. GSI) and handler seconds (in-process against moto, audit on)."""
+
+    read: float
+    write: float
+    seconds: float
+
+
+def timer_checks(rows: list[dict[str, Any]], protocol: str) -> dict[int, Check]:
+    """members -> what a check adds: cost.py's timer row minus its "renewal not due" row (the
+    timer samples are heartbeats whose renewal was not due)."""
+    steady, timer = SCENARIOS[protocol]
+    quiet = rows_by_size(rows, steady + NOT_DUE)
+    found = {}
+    for members, row in rows_by_size(rows, timer).items():
+        if members not in quiet:
+            continue
+        base = quiet[members]
+        found[members] = Check(
+            read=row["audit_read"] - base["audit_read"],
+            write=(row["audit_write"] + row["audit_index_write"])
+            - (base["audit_write"] + base["audit_index_write"]),
+            seconds=max(0.0, row["seconds"] - base["seconds"]),
+        )
+    return found
+
+
+def measure_duration_ms(samples: int = 100) -> dict[str, tuple[float, float]]:
+    """p50 in-process handler time of a steady heartbeat in a 10-member group built directly,
+    per protocol: (renewal not due, renewal due). Due: skips 0, where every heartbeat renews;
+    not due: the default skips (at least 1), each member having renewed once first. Each call
+    is classed by whether it wrote (a slow run may let a renewal fall due)."""
+    found = {}
     with moto_server() as endpoint:
         coordinator = InProcess(endpoint)
         create_topic(coordinator, TOPIC, 1000)
-        group_id = f"model-{uuid.uuid4().hex[:8]}"
-        ids = build_classic_group_direct(coordinator, group_id, 10)
+        classic_group = f"model-{uuid.uuid4().hex[:8]}"
+        classic_ids = build_classic_group_direct(coordinator, classic_group, 10)
 
-        def beat(i: int) -> Call:
-            body = {"groupId": group_id, "generationId": 1, "memberId": ids[i % len(ids)]}
-            answer = coordinator.call("heartbeat", body)
-            assert answer.status == 200 and answer.error_code == 0, answer.body
-            return answer
+        def classic_beat(member_id: str) -> Call:
+            body = {"groupId": classic_group, "generationId": 1, "memberId": member_id}
+            return coordinator.call("heartbeat", body)
 
-        with renewal_skips(coordinator, 0):
-            due = [beat(i) for i in range(samples)]  # the first calls warm the handler up
-        with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
-            for i in range(len(ids)):
-                beat(i)  # renews: the next heartbeats find the session a whole session ahead
-            not_due = [beat(i) for i in range(samples)]
-    assert all(a.usage.write_units > 0 for a in due), "a due renewal wrote nothing"
-    assert not any(a.usage.write_units for a in not_due), "a heartbeat not due wrote"
-    quiet, renewing = ([a.seconds * 1000 for a in calls[5:]] for calls in (not_due, due))
-    return percentile(quiet, 50), percentile(renewing, 50)
+        sim, _ = build_consumer_group_direct(coordinator, f"model-{uuid.uuid4().hex[:8]}", 10)
+        for protocol, beat, ids in (
+            (CLASSIC, classic_beat, classic_ids),
+            (CONSUMER, sim.beat, sim.ids),
+        ):
+            with renewal_skips(coordinator, 0):
+                due = [beat(ids[i % len(ids)]) for i in range(samples)]
+            with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
+                for member_id in ids:
+                    beat(member_id)  # renews: the next heartbeats find it a session ahead
+                quiet = [beat(ids[i % len(ids)]) for i in range(samples)]
+            calls = due[5:] + quiet  # the first calls warm the handler up
+            for answer in calls:
+                assert answer.status == 200 and answer.error_code == 0, answer.body
+            kinds = (
+                [a.seconds * 1000 for a in calls if not a.usage.write_units],
+                [a.seconds * 1000 for a in calls if a.usage.write_units],
+            )
+            assert all(len(k) >= samples // 4 for k in kinds), f"{protocol}: too few of a kind"
+            found[protocol] = (percentile(kinds[0], 50), percentile(kinds[1], 50))
+    return found
 
 
 def per_heartbeat(
@@ -168,13 +257,21 @@ def usd(value: float) -> str:
     return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
 
 
-def has_renewal_rows(rows: list[dict[str, Any]] | None) -> bool:
-    """Whether cost.json measures steady heartbeats both ways (renewal due and not due)."""
-    return rows is not None and all(
-        heartbeat_units(rows, base + kind)
-        for base in (HEARTBEAT, CONSUMER_HEARTBEAT)
-        for kind in (NOT_DUE, DUE)
-    )
+def num(value: float) -> str:
+    """A unit count to at most 2 decimals."""
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def has_needed_rows(rows: list[dict[str, Any]] | None) -> bool:
+    """Whether cost.json measures steady heartbeats both ways (renewal due and not due) and
+    both protocols' group timer checks at the same sizes, with handler times."""
+    if rows is None or any("seconds" not in row for row in rows):
+        return False
+    for steady, timer in SCENARIOS.values():
+        sizes = [set(heartbeat_units(rows, steady + kind)) for kind in (NOT_DUE, DUE)]
+        if not sizes[0] or sizes[0] != sizes[1] or not sizes[0] <= set(rows_by_size(rows, timer)):
+            return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -184,52 +281,87 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     rows = load_results("cost")
     source = "bench/.results/cost.json, written by `python -m bench.cost`"
-    if not has_renewal_rows(rows):
+    if not has_needed_rows(rows):
         from bench import cost
 
         cost.main(["--sizes", "10,1000", "--no-write"])
         rows = load_results("cost")
         source = "`python -m bench.cost --sizes 10,1000`, run by this script"
-    assert rows is not None
+    assert rows is not None and has_needed_rows(rows), "cost.json lacks the rows needed"
     measured = {
-        protocol: (heartbeat_units(rows, base + NOT_DUE), heartbeat_units(rows, base + DUE))
-        for protocol, base in (("classic", HEARTBEAT), ("consumer protocol", CONSUMER_HEARTBEAT))
+        protocol: (heartbeat_units(rows, steady + NOT_DUE), heartbeat_units(rows, steady + DUE))
+        for protocol, (steady, _) in SCENARIOS.items()
     }
-    timer = heartbeat_units(rows, "heartbeat, group timer due (expiry check)")
-    quiet_ms, renewing_ms = measure_duration_ms()
+    checks = {protocol: timer_checks(rows, protocol) for protocol in SCENARIOS}
+    durations = measure_duration_ms()
     beats_per_month = MONTH_S / HEARTBEAT_S
     current = (ARCHITECTURE, MEMORY_MB)
     skips_shown = (RENEWAL_SKIPS, 0) if RENEWAL_SKIPS else (0,)
+    sizes = {
+        p: sorted(set(measured[p][0]) & set(measured[p][1]) & set(checks[p])) for p in SCENARIOS
+    }
 
-    def duration_ms(skips: int) -> float:
+    def duration_ms(protocol: str, skips: int) -> float:
         """The billed duration of the average steady heartbeat at `skips`."""
+        quiet_ms, renewing_ms = durations[protocol]
         return (skips * quiet_ms + renewing_ms) / (skips + 1)
 
-    def units(protocol: str, members: int, skips: int) -> tuple[float, float]:
-        """(read, write) units of the average heartbeat. A classic group's timers are checked
-        by one heartbeat every (session - interval) at most, i.e. once per 2N heartbeats of an
-        N-member group: that check's cost, spread over them."""
-        read, write = blended(*measured[protocol], skips)[members]
-        if protocol == "classic":
-            t_read, t_write = timer.get(members, (0.0, 0.0))
-            spread = members * (SESSION_S - HEARTBEAT_S) / HEARTBEAT_S
-            read, write = read + t_read / spread, write + t_write / spread
-        return read, write
+    def timer_month(
+        protocol: str,
+        members: int,
+        skips: int,
+        gb_s_price: float = LAMBDA_GB_S,
+        memory_gb: float = MEMORY_GB,
+    ) -> dict[str, float]:
+        """$ per group-month of the group's timer checks: what each adds to its heartbeat
+        (units, and handler time billed as Lambda duration), once per check interval."""
+        check = checks[protocol][members]
+        per_month = MONTH_S / check_interval_s(protocol, skips)
+        return {
+            "Lambda duration": per_month * check.seconds * memory_gb * gb_s_price,
+            "DynamoDB writes": per_month * check.write * WRU,
+            "DynamoDB reads": per_month * check.read * RRU,
+        }
 
-    def month(
+    def units(protocol: str, members: int, skips: int) -> tuple[float, float]:
+        """(read, write) units of the average heartbeat, the group's timer checks included:
+        one check's units spread over the heartbeats between two checks."""
+        read, write = blended(*measured[protocol], skips)[members]
+        check = checks[protocol][members]
+        between = members * check_interval_s(protocol, skips) / HEARTBEAT_S
+        return read + check.read / between, write + check.write / between
+
+    def steady_month(
         protocol: str, members: int, skips: int, gb_s_price: float, memory_gb: float
     ) -> dict[str, float]:
-        read, write = units(protocol, members, skips)
-        parts = per_heartbeat(read, write, duration_ms(skips), gb_s_price, memory_gb)
+        """$ per member-month of steady heartbeats alone (no timer checks)."""
+        read, write = blended(*measured[protocol], skips)[members]
+        parts = per_heartbeat(read, write, duration_ms(protocol, skips), gb_s_price, memory_gb)
         return {k: v * beats_per_month for k, v in parts.items()}
+
+    def month(
+        protocol: str,
+        members: int,
+        skips: int,
+        gb_s_price: float = LAMBDA_GB_S,
+        memory_gb: float = MEMORY_GB,
+    ) -> dict[str, float]:
+        """$ per member-month: steady heartbeats plus the member's share of the timer checks."""
+        costs = steady_month(protocol, members, skips, gb_s_price, memory_gb)
+        for k, v in timer_month(protocol, members, skips, gb_s_price, memory_gb).items():
+            costs[k] += v / members
+        return costs
 
     model_rows = []
     total: dict[tuple[str, int, int], float] = {}
-    for protocol, (not_due, due) in measured.items():
-        for members in sorted(set(not_due) & set(due)):
+    timer_share: dict[tuple[str, int, int], float] = {}
+    for protocol in SCENARIOS:
+        for members in sizes[protocol]:
             for skips in skips_shown:
-                costs = month(protocol, members, skips, LAMBDA_GB_S, MEMORY_GB)
+                costs = month(protocol, members, skips)
                 total[protocol, members, skips] = sum(costs.values())
+                share = sum(timer_month(protocol, members, skips).values()) / members
+                timer_share[protocol, members, skips] = share
                 read, write = units(protocol, members, skips)
                 default = " (default)" if skips == RENEWAL_SKIPS else ""
                 model_rows.append(
@@ -240,6 +372,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"{write:.3f}",
                         *(usd(v) for v in costs.values()),
                         f"**{usd(total[protocol, members, skips])}**",
+                        usd(share),
                     )
                 )
     model_table = table(
@@ -254,17 +387,52 @@ def main(argv: list[str] | None = None) -> None:
             "DynamoDB writes",
             "DynamoDB reads",
             "total",
+            "of which group timer checks",
         ),
         model_rows,
     )
+    timer_rows = []
+    for protocol in SCENARIOS:
+        for members in sizes[protocol]:
+            check = checks[protocol][members]
+            for skips in skips_shown:
+                parts = timer_month(protocol, members, skips)
+                interval = check_interval_s(protocol, skips)
+                timer_rows.append(
+                    (
+                        f"{protocol}, {members:,} members",
+                        f"{skips}{' (default)' if skips == RENEWAL_SKIPS else ''}",
+                        f"{interval:g} s (session {SESSION_S[protocol]:g} s)",
+                        f"{MONTH_S / interval:,.0f}",
+                        f"{num(check.read)} / {num(check.write)} / {check.seconds * 1000:.0f}",
+                        usd(parts["DynamoDB reads"] + parts["DynamoDB writes"]),
+                        usd(parts["Lambda duration"]),
+                        f"**{usd(sum(parts.values()))}**",
+                        usd(sum(parts.values()) / members),
+                    )
+                )
+    timer_table = table(
+        (
+            "group timer checks, per group-month",
+            "session.renewal.skips",
+            "check every",
+            "checks / month",
+            "one check adds: RCU / WCU / ms in-process (moto)",
+            "DynamoDB",
+            "Lambda duration",
+            "total per group-month",
+            "per member-month",
+        ),
+        timer_rows,
+    )
     lease_month = MONTH_S / KCL_RENEWAL_S * WRU  # one 1-WRU conditional write per renewal
-    classic_sizes = sorted(m for p, m, k in total if p == "classic" and k == RENEWAL_SKIPS)
+    classic_sizes = sizes[CLASSIC]
 
     def member_month(members: int) -> float:
         """The classic per-member figure (default skips) of the measured group size closest
         to `members`."""
         closest = min(classic_sizes, key=lambda n: abs(n - members))
-        return total["classic", closest, RENEWAL_SKIPS]
+        return total[CLASSIC, closest, RENEWAL_SKIPS]
 
     compare = table(
         ("members", "partitions", "groupcoord / month", "KCL lease renewals / month", "ratio"),
@@ -291,16 +459,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     # The same consumer-protocol heartbeat (the size measured closest to 1,000 members) under
     # other Lambda settings, at the default skips and at 0.
-    consumer_sizes = sorted(m for p, m, k in total if p == "consumer protocol" and k == 0)
-    size = min(consumer_sizes, key=lambda n: abs(n - 1000))
+    size = min(sizes[CONSUMER], key=lambda n: abs(n - 1000))
     settings = list(dict.fromkeys((*ALTERNATIVES, current)))
     by_setting = {
         (arch, mb, skips): month(
-            "consumer protocol",
-            size,
-            skips,
-            PRICES[f"Lambda, per GB-second ({arch})"],
-            mb / 1024,
+            CONSUMER, size, skips, PRICES[f"Lambda, per GB-second ({arch})"], mb / 1024
         )
         for arch, mb in settings
         for skips in skips_shown
@@ -326,9 +489,9 @@ def main(argv: list[str] | None = None) -> None:
         ],
     )
     totals = {(a, mb): sum(by_setting[a, mb, RENEWAL_SKIPS].values()) for a, mb in settings}
-    under = [f"{a} {mb} MB" for (a, mb), v in totals.items() if v <= 1.0]
-    over = [f"{a} {mb} MB (${v:.3f})" for (a, mb), v in totals.items() if v > 1.0]
-    if no_duration[RENEWAL_SKIPS] > 1.0:
+    under = [f"{a} {mb} MB" for (a, mb), v in totals.items() if v <= TARGET_USD]
+    over = [f"{a} {mb} MB (${v:.3f})" for (a, mb), v in totals.items() if v > TARGET_USD]
+    if no_duration[RENEWAL_SKIPS] > TARGET_USD:
         reach = "so no architecture or memory size brings it to $1.00."
     elif under:
         reach = "and the total is at or under $1.00 with " + ", ".join(under)
@@ -336,36 +499,128 @@ def main(argv: list[str] | None = None) -> None:
     else:
         reach = "so only a shorter billed duration brings it to $1.00."
     slack_s = (RENEWAL_SKIPS + 0.5) * HEARTBEAT_S
-    default_rows = {k: v for k, v in total.items() if k[2] == RENEWAL_SKIPS}
-    met = [f"{p}, {m:,} members (${v:.3f})" for (p, m, _), v in default_rows.items() if v <= 1]
-    missed = [f"{p}, {m:,} members (${v:.3f})" for (p, m, _), v in default_rows.items() if v > 1]
+
+    # The target, per protocol and measured size, at the defaults (template Lambda, skips).
+    verdicts = []
+    for protocol in SCENARIOS:
+        met = [m for m in sizes[protocol] if total[protocol, m, RENEWAL_SKIPS] <= TARGET_USD]
+        missed = [m for m in sizes[protocol] if m not in met]
+        figures = ", ".join(
+            f"{m:,} members ${total[protocol, m, RENEWAL_SKIPS]:.4f}"
+            + (
+                f", over by ${total[protocol, m, RENEWAL_SKIPS] - TARGET_USD:.4f}"
+                if m in missed
+                else ""
+            )
+            for m in sizes[protocol]
+        )
+        if not missed:
+            verdict = "meets it at every size measured"
+        elif not met:
+            verdict = "**misses it at every size measured**"
+        else:
+            verdict = (
+                f"meets it at {', '.join(f'{m:,}' for m in met)} members and **misses it at "
+                f"{', '.join(f'{m:,}' for m in missed)} members**"
+            )
+        verdicts.append(f"the {protocol} {verdict} ({figures})")
     target = (
-        "Target: at or under $1.00 per member-month at a 5 s heartbeat with the template's "
-        f"Lambda ({ARCHITECTURE}, {MEMORY_MB} MB) and the default "
-        f"`groupcoord.session.renewal.skips` ({RENEWAL_SKIPS}): "
-        + (f"met for {'; '.join(met)}" if met else "met for none")
-        + (f"; not met for {'; '.join(missed)}." if missed else ".")
+        f"**Target: at or under ${TARGET_USD:.2f} per member-month at a 5 s heartbeat** with the "
+        f"template's Lambda ({ARCHITECTURE}, {MEMORY_MB} MB) and the default "
+        f"`groupcoord.session.renewal.skips` ({RENEWAL_SKIPS}), timer checks included: "
+        + "; ".join(verdicts)
+        + ". At skips 0: "
+        + "; ".join(
+            f"{p}, {m:,} members ${total[p, m, 0]:.4f}"
+            + (" (misses)" if total[p, m, 0] > TARGET_USD else "")
+            for p in SCENARIOS
+            for m in sizes[p]
+        )
+        + "."
+    )
+    # Per member and per group: what a member pays at any size, and what the group's checks
+    # add, divided among its members; the size from which the target is met, with the checks'
+    # cost per group taken as linear in the members (fitted on the sizes measured).
+    scaling = []
+    for protocol in SCENARIOS:
+        measured_sizes = sizes[protocol]
+        per_member = {
+            m: sum(steady_month(protocol, m, RENEWAL_SKIPS, LAMBDA_GB_S, MEMORY_GB).values())
+            for m in measured_sizes
+        }
+        group = {m: sum(timer_month(protocol, m, RENEWAL_SKIPS).values()) for m in measured_sizes}
+        steady_figures = {usd(v) for v in per_member.values()}
+        text = (
+            f"{protocol}: "
+            + (
+                f"{steady_figures.pop()} per member-month for the steady heartbeats, the same at "
+                "every size"
+                if len(steady_figures) == 1
+                else ", ".join(f"{usd(per_member[m])} at {m:,} members" for m in measured_sizes)
+                + " per member-month for the steady heartbeats"
+            )
+            + ", plus the timer checks at "
+            + ", ".join(
+                f"{m:,} members {usd(group[m])} per group-month = {usd(group[m] / m)} per member"
+                for m in measured_sizes
+            )
+        )
+        if len(measured_sizes) >= 2:
+            small, large = measured_sizes[0], measured_sizes[-1]
+            slope = (group[large] - group[small]) / (large - small)
+            fixed = group[small] - slope * small
+            steady = per_member[large]
+            room = TARGET_USD - steady - slope
+            if steady + slope > TARGET_USD:
+                text += f"; the per-member part alone (${steady + slope:.4f}) is over the target"
+            elif fixed <= 0:
+                text += "; the fixed part of the checks is none: the target holds at any size"
+            else:
+                text += (
+                    f"; fitted as {usd(fixed)} + {usd(slope)} per member per group-month, "
+                    f"the target is met from about {fixed / room:,.0f} members on (an "
+                    "estimate from the sizes measured at this run's durations, not a "
+                    "measurement)"
+                )
+        scaling.append(text + ".")
+    per_group = (
+        "What scales per member and what is per group, at the default skips: "
+        + " ".join(scaling)
+        + " A small group pays more per member because its checks (a few writes each, and a "
+        "read of every member) are shared by fewer members."
     )
     # The average billed duration at which each default row costs $1.00 (none when it costs
-    # more than that without any duration charge).
+    # more than that without any steady duration charge).
     ms_price = beats_per_month * MEMORY_GB * LAMBDA_GB_S / 1000
-    break_even = []
-    for p, m, _ in default_rows:
-        rest = sum(
-            v
-            for k, v in month(p, m, RENEWAL_SKIPS, LAMBDA_GB_S, MEMORY_GB).items()
-            if k != "Lambda duration"
-        )
-        reach_ms = (1.0 - rest) / ms_price
-        break_even.append(
-            f"{p}, {m:,} members: {reach_ms:.0f} ms"
-            if reach_ms > 0
-            else f"{p}, {m:,} members: none (${rest:.3f} without it)"
-        )
+    break_even, close = [], []
+    for p in SCENARIOS:
+        for m in sizes[p]:
+            costs = month(p, m, RENEWAL_SKIPS)
+            steady_duration = steady_month(p, m, RENEWAL_SKIPS, LAMBDA_GB_S, MEMORY_GB)[
+                "Lambda duration"
+            ]
+            rest = sum(costs.values()) - steady_duration
+            reach_ms = (TARGET_USD - rest) / ms_price
+            if abs(reach_ms - duration_ms(p, RENEWAL_SKIPS)) < CLOSE_MS:
+                close.append(f"{p}, {m:,} members")
+            break_even.append(
+                f"{p}, {m:,} members: {reach_ms:.1f} ms (measured "
+                f"{duration_ms(p, RENEWAL_SKIPS):.1f})"
+                if reach_ms > 0
+                else f"{p}, {m:,} members: none (${rest:.4f} without it)"
+            )
     target += (
-        f" The average billed duration at which each costs $1.00 (measured: "
-        f"{duration_ms(RENEWAL_SKIPS):.1f} ms): " + "; ".join(break_even) + "."
+        " The average billed duration of a steady heartbeat at which each costs $1.00: "
+        + "; ".join(break_even)
+        + "."
     )
+    if close:
+        target += (
+            f" Within {CLOSE_MS:g} ms of it, so on either side of the target from one run to "
+            "the next on this shared machine (the measured durations vary by more than that): "
+            + "; ".join(close)
+            + "."
+        )
     if RENEWAL_SKIPS:
         extra = sorted(
             total[p, m, 0] - total[p, m, RENEWAL_SKIPS]
@@ -379,6 +634,12 @@ def main(argv: list[str] | None = None) -> None:
         # RCU of a heartbeat, renewal not due and due, in the largest group measured.
         reads = {p: tuple(max(kind.items())[1][0] for kind in measured[p]) for p in measured}
         same = all(abs(quiet - due) < 0.01 for quiet, due in reads.values())
+        how = {
+            p: " (the group item eventually consistent, the member item consistent)"
+            if abs(reads[p][0] - 1.5) < 0.01
+            else ""
+            for p in reads
+        }
         renewal = (
             f"Session renewal: `groupcoord.session.renewal.skips` is {RENEWAL_SKIPS} by default "
             "(0 to 4). A steady heartbeat writes the member's session deadline (one conditional "
@@ -387,18 +648,17 @@ def main(argv: list[str] | None = None) -> None:
             f"{RENEWAL_SKIPS + 1} steady heartbeats writes and the others only read: the WCU "
             "column is the mean over them. Reads, "
             + ("the same either way: " if same else "when the renewal is not due: ")
-            + f"{reads['classic'][0]:g} RCU for a classic heartbeat (group and member items, "
-            f"consistent), {reads['consumer protocol'][0]:g} for a consumer-protocol one (the "
-            "group item eventually consistent, the member item consistent). The price: a member "
-            "that goes silent is removed between one session timeout and (skips + 1/2) "
+            + f"{reads[CLASSIC][0]:g} RCU for a classic heartbeat{how[CLASSIC]}, "
+            f"{reads[CONSUMER][0]:g} for a consumer-protocol one{how[CONSUMER]}. The price: a "
+            "member that goes silent is removed between one session timeout and (skips + 1/2) "
             f"heartbeat intervals later (up to {slack_s:g} s after its session at a "
             f"{HEARTBEAT_S:.0f} s heartbeat), where Kafka removes it at one session timeout "
             "exactly. Skips 0 restores the exact timing and writes on every heartbeat (the rows "
             f"marked 0 above): {spread} more per member-month; for the consumer protocol at "
             f"{size:,} members {usd(sum(exact.values()))} instead of "
             f"{usd(sum(skipping.values()))}, of which {usd(more['DynamoDB writes'])} DynamoDB "
-            f"writes and {usd(more['Lambda duration'])} the longer billed duration measured for "
-            "a heartbeat that writes."
+            f"writes and {usd(more['Lambda duration'])} Lambda duration (the longer billed "
+            "duration measured for a heartbeat that writes, and checks that come more often)."
         )
     else:
         renewal = (
@@ -406,17 +666,50 @@ def main(argv: list[str] | None = None) -> None:
             "heartbeat writes the member's session deadline (Kafka's exact timing)."
         )
     elapsed = time.perf_counter() - started
+    intervals = "; ".join(
+        f"{p}: session {SESSION_S[p]:g} s, a check every {check_interval_s(p, 0):g} s at skips "
+        f"0 and {check_interval_s(p, max(1, RENEWAL_SKIPS)):g} s at skips >= 1"
+        for p in SCENARIOS
+    )
     notes = [
         f"Heartbeat every {HEARTBEAT_S:.0f} s ({beats_per_month:,.0f} per member per 30-day "
-        f"month), session {SESSION_S:.0f} s. Lambda as template.yaml deploys it: "
-        f"{ARCHITECTURE}, {MEMORY_MB} MB, billed {renewing_ms:.1f} ms per heartbeat that renews "
-        f"the session and {quiet_ms:.1f} ms per heartbeat that only reads "
-        f"({duration_ms(RENEWAL_SKIPS):.1f} ms on average at skips {RENEWAL_SKIPS}; p50 of "
-        "classic heartbeats measured in-process "
-        "against moto; on AWS two or three DynamoDB round trips take a few ms, so this "
-        "overstates it).",
-        renewal,
+        f"month). Sessions: {SESSION_S[CLASSIC]:g} s for classic members (3 heartbeat "
+        f"intervals), {SESSION_S[CONSUMER]:g} s for the consumer protocol "
+        "(`group.consumer.session.timeout.ms`, its default and its minimum); the session only "
+        "sets how often the timer checks come. Lambda as template.yaml deploys it: "
+        f"{ARCHITECTURE}, {MEMORY_MB} MB, billed per steady heartbeat the p50 measured "
+        "in-process against moto in a 10-member group: "
+        + "; ".join(
+            f"{p} {durations[p][1]:.1f} ms when it renews the session, {durations[p][0]:.1f} ms "
+            f"when it only reads ({duration_ms(p, RENEWAL_SKIPS):.1f} ms on average at skips "
+            f"{RENEWAL_SKIPS})"
+            for p in SCENARIOS
+        )
+        + ". On AWS two or three DynamoDB round trips take a few ms, so this overstates it; "
+        "on this shared 2-core machine it varies from run to run.",
         target,
+        per_group,
+        "Group timer checks: a group's expiry check (classic) or scan (consumer protocol) runs "
+        "in one heartbeat when the group's next check (`dl`, its earliest session deadline) has "
+        "passed: it claims the check, reads every member and writes the next one. What one "
+        'check adds is cost.py\'s "group timer due" row minus its "renewal not due" row, '
+        "measured at every size by forcing the check due; its added handler time (in-process "
+        "against moto with the audit on, so an upper bound) is billed as Lambda duration. "
+        f"Check intervals: {intervals}. With skips 0 a deadline is the member's last "
+        "heartbeat + session, so the earliest lies session - interval ahead after a check. "
+        "With skips >= 1 a renewal writes now + session + (skips + 1/2) intervals and the next "
+        "renewal comes at the first heartbeat that finds the deadline less than a session "
+        "ahead, so right after a check every deadline lies at least session - interval/2 "
+        "ahead (not a whole session: up to half an interval before its renewal a member's "
+        "deadline is that close), and with many members renewing at spread-out times the "
+        "earliest is about that; members renewing in step (each renews on its first "
+        "heartbeat after a rebalance) push checks up to a session apart, so the model, taking "
+        "session - interval/2, may overstate them by up to "
+        f"{SESSION_S[CLASSIC] / check_interval_s(CLASSIC, 1) - 1:.0%} (classic) and "
+        f"{SESSION_S[CONSUMER] / check_interval_s(CONSUMER, 1) - 1:.0%} (consumer protocol). "
+        "In the per member-month table the checks are spread over the N x interval / "
+        "heartbeat heartbeats between two checks.",
+        renewal,
         f"Other Lambda settings (consumer protocol, {size:,} members) at the same billed duration: "
         f"without any duration charge the heartbeat costs {usd(no_duration[RENEWAL_SKIPS])} per "
         f"member-month at skips {RENEWAL_SKIPS} (API Gateway, Lambda requests and DynamoDB), "
@@ -425,34 +718,23 @@ def main(argv: list[str] | None = None) -> None:
         "longer and costs the same GB-seconds: only its wait on DynamoDB gets cheaper.",
         f"Units per heartbeat: the audited figures of {source}: a steady heartbeat whose "
         "renewal is not due and one whose renewal is due, weighted (skips x not due + due) / "
-        "(skips + 1); for classic groups plus the group's periodic expiry check (one heartbeat "
-        "per group every session - interval reads every member) spread over the 2N heartbeats "
-        "between two checks. With renewal skips the checks come a little less often (the "
-        "earliest session deadline lies about session - interval/2 ahead after a check), so "
-        "this overstates them slightly.",
+        "(skips + 1), plus the group's timer checks spread over its heartbeats (above).",
         f"KCL lease table: one conditional UpdateItem (1 WRU, lease items < 1 KB) per lease every "
         f"{KCL_RENEWAL_S:.1f} s = {usd(lease_month)} per lease-month; KCL runs in the consumers, "
         "so there is no API Gateway or Lambda, and its periodic lease-table scans and "
         "checkpoints are left out (as are groupcoord's offset commits).",
-        "groupcoord side of the comparison: the classic per member-month figure (default skips) "
-        "of the measured group size closest to the deployment's. groupcoord costs per member, "
-        "KCL per partition: groupcoord is the cheaper the more partitions each member owns.",
+        "groupcoord side of the comparison: the classic per member-month figure (default skips, "
+        "timer checks included) of the measured group size closest to the deployment's. "
+        "groupcoord costs per member, KCL per partition: groupcoord is the cheaper the more "
+        "partitions each member owns.",
         f"Prices: {PRICES_AS_OF}, from memory of the AWS pricing pages, not fetched: check "
         "them before quoting. Free tiers are ignored.",
     ]
-    for part in (price_table, model_table, compare, alternatives, *notes, f"took {elapsed:.0f}s"):
+    parts = (price_table, model_table, timer_table, compare, alternatives, *notes)
+    for part in (*parts, f"took {elapsed:.0f}s"):
         print(part, end="\n\n")
     if not args.no_write:
-        body = "\n\n".join(
-            [
-                price_table,
-                model_table,
-                compare,
-                alternatives,
-                *notes,
-                f"The run took {elapsed:.0f} s.",
-            ]
-        )
+        body = "\n\n".join([*parts, f"The run took {elapsed:.0f} s."])
         command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
         section = "Cost model: $ per member-month"
         print(f"wrote {write_section('cost_model', section, command, body)}")

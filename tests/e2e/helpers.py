@@ -208,12 +208,7 @@ def settled(
     a rebalance that is still moving partitions (a cooperative round's follow-up)."""
     if not balanced(members, partitions):
         return False
-    transport = Transport(url)
-    if protocol == "classic":
-        described = transport.call("describe-groups", {"groups": [group]}).body["groups"][0]
-    else:
-        body = transport.call("consumer-group-describe", {"groupIds": [group]}).body
-        described = body["groups"][0]
+    described = describe_group(url, group, protocol)
     if described["groupState"] != "Stable":
         return False
     if {m["memberId"] for m in described["members"]} != {p.member.member_id for p in members}:
@@ -232,14 +227,18 @@ def session_s(protocol: str) -> float:
     return (CLASSIC_SESSION_MS if protocol == "classic" else CONSUMER_SESSION_MS) / 1000
 
 
-def member_ids(url: str, group: str, protocol: str) -> set[str]:
-    """The members the coordinator lists for the group now."""
+def describe_group(url: str, group: str, protocol: str) -> dict[str, Any]:
+    """The group as its protocol's describe API answers for it now."""
     transport = Transport(url)
     if protocol == "classic":
-        described = transport.call("describe-groups", {"groups": [group]}).body["groups"][0]
-    else:
-        body = transport.call("consumer-group-describe", {"groupIds": [group]}).body
-        described = body["groups"][0]
+        return transport.call("describe-groups", {"groups": [group]}).body["groups"][0]
+    body = transport.call("consumer-group-describe", {"groupIds": [group]}).body
+    return body["groups"][0]
+
+
+def member_ids(url: str, group: str, protocol: str) -> set[str]:
+    """The members the coordinator lists for the group now."""
+    described = describe_group(url, group, protocol)
     assert described["errorCode"] == 0, described
     return {m["memberId"] for m in described["members"]}
 
