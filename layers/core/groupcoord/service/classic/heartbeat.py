@@ -51,12 +51,15 @@ def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
     if not request.group_id:
         return HeartbeatResponse(error_code=Errors.INVALID_GROUP_ID)
     answer = _decide(request, ctx, consistent=False)
-    if answer.error_code != Errors.NONE:
+    if answer.error_code not in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS):
         # Decided on an eventually consistent read of the group item, which may lag a write of
         # the last second (a new generation, a group just created): an error is answered only
         # once a consistent read confirms it. A Stable group read stale answers 0 where 27 is
         # due, and the member hears of the rebalance one heartbeat later, as with the consumer
-        # protocol; fencing (generations on the member item, commits) never reads it stale.
+        # protocol; a rebalance read stale answers 27, and the member rejoins, as the newer
+        # state (a generation it is not in) would have it do. Fencing (generations on the
+        # member item, commits) never reads it stale. Every member heartbeats through a
+        # rebalance: 27 is not read twice.
         answer = _decide(request, ctx, consistent=True)
     return answer
 
