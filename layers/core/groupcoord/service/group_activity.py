@@ -25,7 +25,7 @@ from ..core.consumer.member import ConsumerGroupMember
 from ..core.consumer.model import ConsumerGroup
 from ..core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ..core.offsets import CommittedOffset
-from ..core.session_renewal import last_renewed_ms, renewal_slack_ms
+from ..core.session_renewal import last_renewed_ms
 from ..errors import Errors
 from ..models.activity import (
     ACTIVITY_PARTITIONS_MAX,
@@ -38,7 +38,8 @@ from ..models.activity import (
 from ..store.classic_groups import group_from_item as classic_from_item
 from ..store.consumer_groups import group_from_item as consumer_from_item
 from ..store.groups import header
-from .consumer.common import heartbeat_interval_ms, session_timeout_ms
+from .classic.common import classic_renewal_slack_ms
+from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
 from .context import ApiContext
 from .refusals import may_describe_topics
 
@@ -134,9 +135,7 @@ def _classic(group: ClassicGroup, ctx: ApiContext, detail: bool) -> ActivityGrou
                 member_epoch=m.member_generation,
                 member_state=_classic_state(group, m),
                 last_heartbeat_ms=last_renewed_ms(
-                    m.session_deadline_ms,
-                    m.expiry_ms,
-                    renewal_slack_ms(m.heartbeat_interval_ms, ctx.settings.session_renewal_skips),
+                    m.session_deadline_ms, m.expiry_ms, classic_renewal_slack_ms(m, ctx.settings)
                 ),
                 session_deadline_ms=m.session_deadline_ms,
             )
@@ -183,9 +182,7 @@ def _consumer(group: ConsumerGroup, ctx: ApiContext, detail: bool) -> ActivityGr
                 for p in partitions:
                     setattr(_cell(grid, ids.get(topic_id, ""), topic_id, p), field, m.member_id)
     session_ms = session_timeout_ms(ctx.settings)
-    slack = renewal_slack_ms(
-        heartbeat_interval_ms(ctx.settings), ctx.settings.session_renewal_skips
-    )
+    slack = consumer_renewal_slack_ms(ctx.settings)
     return _detailed(
         described,
         ctx,

@@ -25,6 +25,8 @@ from ...core.classic.rules import (
     settle_due,
 )
 from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
+from ...core.session_renewal import renewal_slack_ms
+from ...settings import Settings
 from ...store.classic_groups import (
     ClassicGroupStore,
     ClassicTransition,
@@ -57,6 +59,11 @@ class NotClassic(Exception):
     def __init__(self, item: dict[str, Any]) -> None:
         super().__init__(header(item).group_id)
         self.item = item
+
+
+def classic_renewal_slack_ms(member: ClassicMember, settings: Settings) -> int:
+    """How far past its expiry a classic member's heartbeat renewal sets its deadline."""
+    return renewal_slack_ms(member.heartbeat_interval_ms, settings.session_renewal_skips)
 
 
 def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGroup | None:

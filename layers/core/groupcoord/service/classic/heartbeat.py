@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...core.acls import AclOperation
 from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup, ClassicMember
 from ...core.offsets import classic_membership_error
-from ...core.session_renewal import renewal_slack_ms, renewed_deadline
+from ...core.session_renewal import renewed_deadline
 from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store.classic_groups import SessionNotRenewed
@@ -15,7 +15,13 @@ from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
 from ..races import GroupBusy
 from ..refusals import group_refusal
-from .common import NotClassic, claimed_instance_owner, load, settle
+from .common import (
+    NotClassic,
+    claimed_instance_owner,
+    classic_renewal_slack_ms,
+    load,
+    settle,
+)
 
 
 def _membership_error(
@@ -31,17 +37,16 @@ def _membership_error(
 
 
 def _renewed_already(
-    member: ClassicMember, request: HeartbeatRequest, caller: str | None, now_ms: int, slack: int
+    member: ClassicMember, request: HeartbeatRequest, ctx: ApiContext, slack: int
 ) -> bool:
-    """The member (read consistently) is one the heartbeat would renew, and its session
-    still lies a whole session ahead (core/session_renewal.py): nothing to write."""
-    if member.pending:
+    """The member (read consistently) is one the heartbeat would renew (the conditions of
+    renew_joined_session), and its session still lies a whole session ahead
+    (core/session_renewal.py): nothing to write."""
+    if member.pending or not ctx.caller.may_act_as(member.principal):
         return False
     if request.group_instance_id and member.instance_id != request.group_instance_id:
         return False
-    if caller is not None and member.principal not in (None, "", caller):
-        return False
-    return renewed_deadline(member.session_deadline_ms, now_ms, member.expiry_ms, slack) is None
+    return renewed_deadline(member.session_deadline_ms, ctx.now_ms, member.expiry_ms, slack) is None
 
 
 def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
@@ -84,12 +89,8 @@ def _decide(request: HeartbeatRequest, ctx: ApiContext, *, consistent: bool) -> 
     member = store.member(group, request.member_id)
     if request.generation_id != group.generation:
         return HeartbeatResponse(error_code=_membership_error(request, ctx, group, member))
-    caller = ctx.caller.principal if ctx.caller.bound_to_own_members else None
-    slack = renewal_slack_ms(
-        member.heartbeat_interval_ms if member is not None else 0,
-        ctx.settings.session_renewal_skips,
-    )
-    if member is None or not _renewed_already(member, request, caller, ctx.now_ms, slack):
+    slack = classic_renewal_slack_ms(member, ctx.settings) if member is not None else 0
+    if member is None or not _renewed_already(member, request, ctx, slack):
         try:
             # Conditional: the member may have changed since the read.
             store.renew_joined_session(
@@ -97,7 +98,7 @@ def _decide(request: HeartbeatRequest, ctx: ApiContext, *, consistent: bool) -> 
                 request.member_id,
                 request.group_instance_id,
                 ctx.now_ms,
-                caller=caller,
+                caller=ctx.caller.principal if ctx.caller.bound_to_own_members else None,
                 slack_ms=slack,
             )
         except SessionNotRenewed as refused:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import faults
 from ...core.consumer.model import ConsumerGroup
+from ...core.session_renewal import renewal_slack_ms
 from ...settings import Settings
 from ...store.consumer_groups import ConsumerGroupStore, group_from_item
 from ...store.conversion import Conversion
@@ -30,6 +31,11 @@ def session_timeout_ms(settings: Settings) -> int:
 
 def heartbeat_interval_ms(settings: Settings) -> int:
     return settings.group_consumer_heartbeat_interval_ms
+
+
+def consumer_renewal_slack_ms(settings: Settings) -> int:
+    """How far past one session a consumer-protocol heartbeat's renewal sets the deadline."""
+    return renewal_slack_ms(heartbeat_interval_ms(settings), settings.session_renewal_skips)
 
 
 def state_refresh_ms(settings: Settings) -> int:

@@ -44,7 +44,6 @@ from ...core.consumer.member import (
 from ...core.consumer.model import ConsumerGroup
 from ...core.migration import downgrade_enabled
 from ...core.ownership import NOT_OWNER_MESSAGE
-from ...core.session_renewal import renewal_slack_ms
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -58,7 +57,7 @@ from ...store.groups import header
 from ..context import ApiContext
 from ..races import RACE_ATTEMPTS, back_off
 from ..refusals import group_refusal, may_describe_topics
-from .common import heartbeat_interval_ms, reload, session_timeout_ms
+from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, reload, session_timeout_ms
 from .downgrade import maybe_downgrade
 from .expiry import expire_consumer_group
 from .install import WAIT_FOR_FIRST_TARGET_MS, Installed, ensure_target, ensure_target_installed
@@ -208,8 +207,7 @@ class _Heartbeat:
         return session_timeout_ms(self.ctx.settings)
 
     def _renewal_slack_ms(self) -> int:
-        settings = self.ctx.settings
-        return renewal_slack_ms(heartbeat_interval_ms(settings), settings.session_renewal_skips)
+        return consumer_renewal_slack_ms(self.ctx.settings)
 
     def _reload(self, group: ConsumerGroup) -> ConsumerGroup:
         fresh = reload(self.cs, group.group_id)
