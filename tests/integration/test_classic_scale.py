@@ -15,10 +15,12 @@ from groupcoord import runtime
 from groupcoord.core.classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
+    STABLE,
     ClassicGroup,
     ClassicMember,
     Protocol,
 )
+from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS
 from groupcoord.errors import Errors
 from groupcoord.models.classic import JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest
 from groupcoord.service.classic.common import load, settle
@@ -268,7 +270,7 @@ def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
     from groupcoord.service.classic.common import CHECK_CLAIM_MS
 
     now = runtime.now_ms()
-    count = 40
+    count = CLAIM_FROM_MEMBERS
     members = _members(count, 3, now)
     members[-1] = replace(members[-1], session_deadline_ms=now - 5)  # dead
     members[-2] = replace(members[-2], session_deadline_ms=now + 100)  # dies in 100 ms
@@ -296,6 +298,42 @@ def test_a_due_timer_check_is_claimed_by_one_request(store: Store) -> None:
     assert settle(store, claimed, later).member_count == count - 1  # not due yet
     expired = settle(store, claimed, later + CHECK_CLAIM_MS)
     assert expired.member_count == count - 2
+
+
+def test_a_small_groups_timer_check_is_one_write_and_applied_once(store: Store) -> None:
+    """Below CLAIM_FROM_MEMBERS a due check is not claimed: it lists the members and writes the
+    group once (one conditional UpdateItem when nobody expired, no transaction). A request that
+    read the group before it lists them too, but its write loses to the first one's and the
+    check's result is applied once."""
+    now = runtime.now_ms()
+    count = 10
+    members = _members(count, 3, now)
+    _stable_group(store, "small", members, next_check_ms=now - 5)
+    first, second = load(store, "small"), load(store, "small")
+    assert first is not None and second is not None
+    with capacity.metered() as usage:
+        settled = settle(store, first, now)
+    assert settled.state == STABLE and settled.member_count == count
+    assert settled.next_check_ms is not None and settled.next_check_ms > now
+    assert usage.by_operation == {"query": store.settings.member_shards, "update_item": 1}
+    with capacity.metered() as usage:
+        again = settle(store, second, now)  # read before the first check's write
+    assert usage.by_operation.get("update_item", 0) == 1  # its one write, refused
+    assert again.version == settled.version and again.next_check_ms == settled.next_check_ms
+
+    # A member found dead: removed once, whichever of two requests that read the group first
+    # gets there.
+    later = now + SESSION_MS + 1_000
+    for member in members[1:]:
+        store.classic.renew_session(settled, member.member_id, later + SESSION_MS)
+    stale, other = load(store, "small"), load(store, "small")
+    assert stale is not None and other is not None
+    expired = settle(store, stale, later)
+    assert expired.state == PREPARING_REBALANCE and expired.member_count == count - 1
+    assert settle(store, other, later).member_count == count - 1
+    final = load(store, "small")
+    assert final is not None and final.member_count == count - 1
+    assert final.version == expired.version
 
 
 def test_a_leave_does_not_list_the_members(store: Store) -> None:

@@ -26,6 +26,7 @@ from ...core.classic.rules import (
 )
 from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ...core.session_renewal import renewal_slack_ms
+from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
 from ...store.classic_groups import (
     ClassicGroupStore,
@@ -146,11 +147,16 @@ def _due_transition(
     )
     if not (work.any or counted):
         return None
-    # A timer check reads every member: one request claims it by moving `dl` a little ahead;
-    # the others go on without scanning (no hot key: the requests of 5,000 members must not
-    # all list them at once). A claimant that dies leaves the check due when its claim ends.
+    # A timer check reads every member: in a big group one request claims it by moving `dl` a
+    # little ahead and the others go on without scanning (core/timer_checks.py). A claimant
+    # that dies leaves the check due when its claim ends.
     only_timers = not (work.topic_change or work.barrier or counted)
-    if work.timers and only_timers and not groups.claim_check(group, now + CHECK_CLAIM_MS):
+    if (
+        work.timers
+        and only_timers
+        and check_is_claimed(group.member_count)
+        and not groups.claim_check(group, now + CHECK_CLAIM_MS)
+    ):
         return None
     members = groups.members(group, payloads=False) if needs_members(group, work, counted) else None
     settlement = settle_due(group, members, work, counted, now)

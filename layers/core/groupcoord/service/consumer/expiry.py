@@ -3,10 +3,11 @@ of a member stuck in UNREVOKED_PARTITIONS. An expired member is fenced (removed)
 epoch bumped; the new target is installed at once, so an idle group settles without traffic.
 
 A heartbeat renews only the member's own item, so the group item's `dl` is a lower bound of
-every member's deadlines: when it passes, one request (or the sweeper) claims the scan by
-moving `dl` a little ahead (and marking the claim, `scanId`), reads the members, fences the
-overdue ones and writes the exact next deadline. Concurrent requests that lose the claim go on
-without scanning. A scan that fenced nobody keeps its result even if the group moved meanwhile
+every member's deadlines: when it passes, one request (or the sweeper) reads the members,
+fences the overdue ones and writes the exact next deadline. In a big group it first claims the
+scan by moving `dl` a little ahead (and marking the claim, `scanId`), and concurrent requests
+that lose the claim go on without scanning (core/timer_checks.py); a small group's scan is not
+claimed. A scan that fenced nobody keeps its result even if the group moved meanwhile
 (in a join storm it always does): else the claim would run out and the next request scan again,
 every SCAN_LEASE_MS for as long as the storm lasts.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_deadline
 from ...core.consumer.model import ConsumerGroup
+from ...core.timer_checks import check_is_claimed
 from ...store.consumer_groups import CHUNK, group_from_item
 from ...store.errors import Conflict
 from ...store.groups import header
@@ -44,12 +46,13 @@ def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int)
     group = group_from_item(item)
     if group.deadline is None or group.deadline > now_ms:
         return
-    lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
-    claim = replace(group, deadline=now_ms + lease_ms, scan_id=uuid.uuid4().hex)
-    try:
-        group = cs.update_group(group, claim)
-    except Conflict:
-        return  # someone else scans, or the group moved: it is looked at again
+    if check_is_claimed(group.member_count):
+        lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
+        claim = replace(group, deadline=now_ms + lease_ms, scan_id=uuid.uuid4().hex)
+        try:
+            group = cs.update_group(group, claim)
+        except Conflict:
+            return  # someone else scans, or the group moved: it is looked at again
     _scan(store, group, now_ms)
 
 
@@ -102,8 +105,9 @@ def _keep_scan_result(
     store: Store, claimed: ConsumerGroup, deadline: int | None, now_ms: int
 ) -> None:
     """The next deadline of a scan that fenced nobody, on a group written since the scan's
-    member read (a join, an install). Kept only while the claim is the group's (its `scanId`,
-    its `dl`: a write that lowered the deadline changed it), and no later than the earliest
+    member read (a join, an install). Kept only while the group's `dl` is the one the scan
+    started from (its claim's, if claimed: the same `scanId` too; a write that lowered the
+    deadline, or another scan's result, changed it), and no later than the earliest
     deadline a member can have got since the read: a join or a renewal gives at least the
     group's session timeout (a classic-protocol member's own, at least
     group.min.session.timeout.ms, once the group has had one), a rebalance timeout only a

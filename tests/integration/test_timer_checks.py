@@ -1,0 +1,115 @@
+"""Who pays for a consumer group's due expiry scan (core/timer_checks.py): in a small group the
+request that finds it due reads the members and writes the group once; from
+CLAIM_FROM_MEMBERS members on it claims the scan first, so that concurrent requests go on
+without reading every member. (The classic protocol's check: tests/integration/
+test_classic_scale.py.)"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from groupcoord.core.consumer.member import ConsumerGroupMember
+from groupcoord.core.consumer.reconciliation import MemberAssignment
+from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS, check_is_claimed
+from groupcoord.service.consumer.common import reload
+from groupcoord.service.consumer.expiry import expire_consumer_group
+from groupcoord.store import capacity, schema
+from groupcoord.store.consumer_groups import SCAN_ID, member_to_item
+from groupcoord.store.store import Store
+from tests.support.consumer import unique
+
+NOW = 1_800_000_000_000
+SESSION_MS = 45_000
+
+
+@pytest.fixture
+def store(service_store: Store) -> Store:
+    return service_store
+
+
+def _due_group(store: Store, size: int, dead: int) -> str:
+    """A consumer group of `size` members holding nothing, `dead` of them past their session,
+    whose next check is due at NOW."""
+    group_id = unique("g")
+    cs = store.consumer
+    cs.create_group(group_id, store.settings.member_shards, NOW - 60_000, None)
+    group = reload(cs, group_id)
+    assert group is not None
+    members = [
+        ConsumerGroupMember(
+            member_id=f"m-{i:04d}",
+            rebalance_timeout_ms=30_000,
+            subscribed_topic_names=("t",),
+            assignment=MemberAssignment(epoch=size),
+            session_deadline=NOW - 1 if i < dead else NOW + SESSION_MS - 2_000 + i,
+        )
+        for i in range(size)
+    ]
+    store.dynamo.batch_write(
+        puts=[member_to_item(group_id, group.member_shards, m) for m in members]
+    )
+    cs.update_group(
+        group,
+        replace(
+            group,
+            group_epoch=size,
+            target_epoch=size,
+            member_count=size,
+            deadline=NOW - 1,
+        ),
+    )
+    return group_id
+
+
+def _group_item(store: Store, group_id: str) -> dict:
+    item = store.dynamo.get(schema.group_key(group_id), consistent=True)
+    assert item is not None
+    return item
+
+
+def test_a_small_groups_scan_is_one_write_of_its_next_deadline(store: Store) -> None:
+    assert not check_is_claimed(10)
+    group_id = _due_group(store, 10, dead=0)
+    item = _group_item(store, group_id)
+    with capacity.metered() as usage:
+        expire_consumer_group(store, item, NOW)
+    shards = store.settings.member_shards
+    assert usage.by_operation == {"get_item": 1, "query": shards, "update_item": 1}
+    after = _group_item(store, group_id)
+    assert int(after[schema.DEADLINE]) == NOW + SESSION_MS - 2_000  # the earliest session
+    assert SCAN_ID not in after and int(after["memberCount"]) == 10
+
+
+def test_a_small_groups_scan_fences_the_dead_once(store: Store) -> None:
+    group_id = _due_group(store, 10, dead=2)
+    item = _group_item(store, group_id)
+    expire_consumer_group(store, item, NOW)
+    expire_consumer_group(store, item, NOW)  # a request that read the group before the first
+    after = _group_item(store, group_id)
+    assert int(after["memberCount"]) == 8
+    assert int(after["groupEpoch"]) == 11  # one bump for the scan that fenced them
+
+
+def test_a_big_groups_scan_is_claimed_first(store: Store) -> None:
+    assert check_is_claimed(CLAIM_FROM_MEMBERS)
+    group_id = _due_group(store, CLAIM_FROM_MEMBERS, dead=0)
+    item = _group_item(store, group_id)
+    with capacity.metered() as usage:
+        expire_consumer_group(store, item, NOW)
+    assert usage.by_operation["update_item"] == 2  # the claim, then the scan's result
+    after = _group_item(store, group_id)
+    assert int(after[schema.DEADLINE]) == NOW + SESSION_MS - 2_000
+    assert SCAN_ID not in after
+
+    # A request that read the group due, while another one claimed its next scan, goes on
+    # without reading the members.
+    due_at = NOW + SESSION_MS - 2_000
+    seen = _group_item(store, group_id)
+    group = reload(store.consumer, group_id)
+    assert group is not None
+    store.consumer.update_group(group, replace(group, deadline=due_at + 2_000, scan_id="other"))
+    with capacity.metered() as usage:
+        expire_consumer_group(store, seen, due_at)
+    assert usage.by_operation == {"get_item": 1}
