@@ -276,6 +276,7 @@ class Call:
     usage: capacity.Usage
     audited: Audited | None
     seconds: float
+    cpu_seconds: float = 0.0  # this process's CPU time in the call (the handler, botocore)
 
     @property
     def error_code(self) -> int | None:
@@ -316,12 +317,12 @@ class InProcess:
             {"content-type": "application/json", "kafka-client-id": client_id},
         )
         with capacity.metered() as usage, self._audited() as audited:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             result = self.handlers[function](event, LambdaContext(function))
             seconds = time.perf_counter() - start
-        return Call(
-            api, result["statusCode"], json.loads(result["body"] or "null"), usage, audited, seconds
-        )
+            cpu_seconds = time.process_time() - cpu_start
+        body = json.loads(result["body"] or "null")
+        return Call(api, result["statusCode"], body, usage, audited, seconds, cpu_seconds)
 
     @contextmanager
     def _audited(self) -> Iterator[Audited | None]:

@@ -31,7 +31,8 @@ import argparse
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ from bench.common import (
     build_consumer_group_direct,
     create_topic,
     load_results,
+    make_consumer_group_timer_due,
+    make_group_timer_due,
     moto_server,
     percentile,
     table,
@@ -63,6 +66,7 @@ from bench.cost import (
     RENEWAL_SKIPS,
     renewal_skips,
 )
+from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS
 from groupcoord.settings import Settings
 
 COMMAND = "python -m bench.cost_model"
@@ -86,6 +90,7 @@ MONTH_S = 30 * 24 * 3600
 KCL_RENEWAL_S = 10.0 / 3  # KCL: failoverTimeMillis 10 s, renewals every third of it
 # (members, partitions) deployments to compare.
 DEPLOYMENTS = ((10, 1_000), (100, 1_000), (1_000, 1_000), (1_000, 10_000), (5_000, 100_000))
+FULL_VCPU_MB = 1769  # Lambda: a function gets one vCPU's worth of CPU at this memory size
 TARGET_USD = 1.00  # the issue's target: $ per member-month at a 5 s heartbeat
 # A verdict whose break-even billed duration is this close to the measured one is flagged: the
 # in-process durations of this machine vary from run to run by about as much.
@@ -95,10 +100,17 @@ CLASSIC, CONSUMER = "classic", "consumer protocol"
 SCENARIOS = {CLASSIC: (HEARTBEAT, CLASSIC_TIMER), CONSUMER: (CONSUMER_HEARTBEAT, CONSUMER_TIMER)}
 _DEFAULTS = Settings()
 # Session and heartbeat interval. Classic: the client chooses both; the model takes the 5 s
-# heartbeat with session = 3 intervals (heartbeatFrequency 3). Consumer protocol: the broker's
+# heartbeat with the Kafka consumer's default session.timeout.ms, 45 s (also groupcoord's
+# client's default), and shows shorter sessions apart (SHORT_CLASSIC_SESSIONS_S, down to
+# 3 intervals, the shortest Kafka's guidance allows). Consumer protocol: the broker's
 # group.consumer.session.timeout.ms (45 s by default, also its minimum) and
 # group.consumer.heartbeat.interval.ms (5 s).
-SESSION_S = {CLASSIC: 3 * HEARTBEAT_S, CONSUMER: _DEFAULTS.group_consumer_session_timeout_ms / 1000}
+KAFKA_SESSION_TIMEOUT_S = 45.0
+SESSION_S = {
+    CLASSIC: KAFKA_SESSION_TIMEOUT_S,
+    CONSUMER: _DEFAULTS.group_consumer_session_timeout_ms / 1000,
+}
+SHORT_CLASSIC_SESSIONS_S = (3 * HEARTBEAT_S, 6 * HEARTBEAT_S)
 INTERVAL_S = {CLASSIC: HEARTBEAT_S, CONSUMER: _DEFAULTS.group_consumer_heartbeat_interval_ms / 1000}
 
 
@@ -120,7 +132,7 @@ MEMORY_GB = MEMORY_MB / 1024
 ALTERNATIVES = (("x86_64", 512), ("arm64", 512), ("arm64", 256), ("arm64", 128))
 
 
-def check_interval_s(protocol: str, skips: int) -> float:
+def check_interval_s(protocol: str, skips: int, session_s: float | None = None) -> float:
     """Seconds between two of a steady group's timer checks. A check sets the group's next one
     (`dl`) to its earliest session deadline. With skips 0 each heartbeat writes last beat +
     session, so right after a check the earliest deadline lies about session - interval ahead
@@ -130,8 +142,10 @@ def check_interval_s(protocol: str, skips: int) -> float:
     session + (skips + 1/2) intervals ahead: the earliest of many members whose renewals are
     spread over the cycle is about session - interval/2 ahead; members renewing in step
     (after a rebalance each renews on its first heartbeat) leave up to a session between
-    checks. The model takes session - interval/2, the more frequent case."""
-    return SESSION_S[protocol] - INTERVAL_S[protocol] * (0.5 if skips else 1.0)
+    checks. The model takes session - interval/2, the more frequent case. `session_s`: another
+    session than the protocol's default."""
+    session = SESSION_S[protocol] if session_s is None else session_s
+    return session - INTERVAL_S[protocol] * (0.5 if skips else 1.0)
 
 
 def rows_by_size(rows: list[dict[str, Any]], scenario: str) -> dict[int, dict[str, Any]]:
@@ -170,7 +184,7 @@ def blended(
 @dataclass(frozen=True)
 class Check:
     """What one group timer check adds to the heartbeat that runs it: read and write units
-    (incl. GSI) and handler seconds (in-process against moto, audit on)."""
+    (incl. GSI) and handler seconds (in-process against moto)."""
 
     read: float
     write: float
@@ -196,43 +210,102 @@ def timer_checks(rows: list[dict[str, Any]], protocol: str) -> dict[int, Check]:
     return found
 
 
-def measure_duration_ms(samples: int = 100) -> dict[str, tuple[float, float]]:
-    """p50 in-process handler time of a steady heartbeat in a 10-member group built directly,
-    per protocol: (renewal not due, renewal due). Due: skips 0, where every heartbeat renews;
-    not due: the default skips (at least 1), each member having renewed once first. Each call
-    is classed by whether it wrote (a slow run may let a renewal fall due)."""
-    found = {}
+def measure_duration_ms(
+    check_sizes: list[int], samples: int = 100, check_samples: int = 15
+) -> tuple[dict[str, tuple[float, float]], dict[str, dict[int, float]]]:
+    """In-process handler times against a moto server, without the capacity audit (whose own
+    reads are no part of a call), per protocol:
+
+    - p50 of a steady heartbeat in a 10-member group built directly: (renewal not due,
+      renewal due). Due: skips 0, where every heartbeat renews; not due: the default skips
+      (at least 1), each member having renewed once first. Each call is classed by whether it
+      wrote (a slow run may let a renewal fall due).
+    - per group size of `check_sizes`: what a group timer check adds to the heartbeat that
+      runs it, the p50 of heartbeats that found the check forced due less the p50 of the
+      heartbeats whose renewal was not due."""
+    steady: dict[str, tuple[float, float]] = {}
+    checks: dict[str, dict[int, float]] = {CLASSIC: {}, CONSUMER: {}}
     with moto_server() as endpoint:
         coordinator = InProcess(endpoint)
         create_topic(coordinator, TOPIC, 1000)
-        classic_group = f"model-{uuid.uuid4().hex[:8]}"
-        classic_ids = build_classic_group_direct(coordinator, classic_group, 10)
+        for size in sorted({10, *check_sizes}):
+            # Each group is measured right after it is built: a member that joined through
+            # the protocol has the default session, which a long wait would let run out.
+            for protocol in (CLASSIC, CONSUMER):
+                beat, ids, make_due = _built_group(coordinator, protocol, size)
+                if size == 10:
+                    steady[protocol] = _steady_ms(coordinator, protocol, beat, ids, samples)
+                if size in check_sizes:
+                    checks[protocol][size] = _check_ms(
+                        coordinator, beat, ids[0], make_due, check_samples
+                    )
+    return steady, checks
+
+
+def _built_group(
+    coordinator: InProcess, protocol: str, size: int
+) -> tuple[Callable[[str], Call], list[str], Callable[[], None]]:
+    """A Stable group of `size` members built directly: its heartbeat, its member ids and how
+    to force its timer check due."""
+    group_id = f"model-{uuid.uuid4().hex[:8]}"
+    if protocol == CLASSIC:
+        ids = build_classic_group_direct(coordinator, group_id, size)
 
         def classic_beat(member_id: str) -> Call:
-            body = {"groupId": classic_group, "generationId": 1, "memberId": member_id}
+            body = {"groupId": group_id, "generationId": 1, "memberId": member_id}
             return coordinator.call("heartbeat", body)
 
-        sim, _ = build_consumer_group_direct(coordinator, f"model-{uuid.uuid4().hex[:8]}", 10)
-        for protocol, beat, ids in (
-            (CLASSIC, classic_beat, classic_ids),
-            (CONSUMER, sim.beat, sim.ids),
-        ):
-            with renewal_skips(coordinator, 0):
-                due = [beat(ids[i % len(ids)]) for i in range(samples)]
-            with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
-                for member_id in ids:
-                    beat(member_id)  # renews: the next heartbeats find it a session ahead
-                quiet = [beat(ids[i % len(ids)]) for i in range(samples)]
-            calls = due[5:] + quiet  # the first calls warm the handler up
-            for answer in calls:
-                assert answer.status == 200 and answer.error_code == 0, answer.body
-            kinds = (
-                [a.seconds * 1000 for a in calls if not a.usage.write_units],
-                [a.seconds * 1000 for a in calls if a.usage.write_units],
-            )
-            assert all(len(k) >= samples // 4 for k in kinds), f"{protocol}: too few of a kind"
-            found[protocol] = (percentile(kinds[0], 50), percentile(kinds[1], 50))
-    return found
+        return classic_beat, ids, lambda: make_group_timer_due(coordinator, group_id)
+    sim, _ = build_consumer_group_direct(coordinator, group_id, size)
+    return sim.beat, sim.ids, lambda: make_consumer_group_timer_due(coordinator, group_id)
+
+
+# p50 CPU time of this process in a steady heartbeat, per protocol (set by _steady_ms).
+STEADY_CPU_MS: dict[str, float] = {}
+
+
+def _steady_ms(
+    coordinator: InProcess, protocol: str, beat: Callable[[str], Call], ids: list[str], n: int
+) -> tuple[float, float]:
+    with renewal_skips(coordinator, 0):
+        due = [beat(ids[i % len(ids)]) for i in range(n)]
+    with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
+        for member_id in ids[:10]:
+            beat(member_id)  # renews: the next heartbeats find it a session ahead
+        quiet = [beat(ids[i % 10]) for i in range(n)]
+    calls = due[5:] + quiet  # the first calls warm the handler up
+    for answer in calls:
+        assert answer.status == 200 and answer.error_code == 0, answer.body
+    kinds = (
+        [a.seconds * 1000 for a in calls if not a.usage.write_units],
+        [a.seconds * 1000 for a in calls if a.usage.write_units],
+    )
+    assert all(len(k) >= n // 4 for k in kinds), f"{protocol}: too few of a kind"
+    STEADY_CPU_MS[protocol] = percentile([a.cpu_seconds * 1000 for a in calls], 50)
+    return percentile(kinds[0], 50), percentile(kinds[1], 50)
+
+
+def _check_ms(
+    coordinator: InProcess,
+    beat: Callable[[str], Call],
+    member_id: str,
+    make_due: Callable[[], None],
+    n: int,
+) -> float:
+    """What a forced-due timer check adds to a heartbeat (ms, p50 less the quiet p50): the
+    heartbeats are of a member that renewed just before, so that only the check writes."""
+    with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
+        quiet, checked = [], []
+        for _ in range(n):
+            beat(member_id)  # renews if due: the next two beats only read
+            quiet.append(beat(member_id))
+            make_due()
+            checked.append(beat(member_id))
+    for answer in quiet + checked:
+        assert answer.status == 200 and answer.error_code == 0, answer.body
+    assert all(a.usage.write_units for a in checked), "a forced-due check wrote nothing"
+    quiet_ms = percentile([a.seconds * 1000 for a in quiet], 50)
+    return max(0.0, percentile([a.seconds * 1000 for a in checked], 50) - quiet_ms)
 
 
 def per_heartbeat(
@@ -293,7 +366,12 @@ def main(argv: list[str] | None = None) -> None:
         for protocol, (steady, _) in SCENARIOS.items()
     }
     checks = {protocol: timer_checks(rows, protocol) for protocol in SCENARIOS}
-    durations = measure_duration_ms()
+    check_sizes = sorted({m for protocol in SCENARIOS for m in checks[protocol]})
+    durations, check_ms = measure_duration_ms(check_sizes)
+    checks = {  # units from cost.py's audit, handler time measured here without it
+        protocol: {m: replace(c, seconds=check_ms[protocol][m] / 1000) for m, c in found.items()}
+        for protocol, found in checks.items()
+    }
     beats_per_month = MONTH_S / HEARTBEAT_S
     current = (ARCHITECTURE, MEMORY_MB)
     skips_shown = (RENEWAL_SKIPS, 0) if RENEWAL_SKIPS else (0,)
@@ -312,11 +390,12 @@ def main(argv: list[str] | None = None) -> None:
         skips: int,
         gb_s_price: float = LAMBDA_GB_S,
         memory_gb: float = MEMORY_GB,
+        session_s: float | None = None,
     ) -> dict[str, float]:
         """$ per group-month of the group's timer checks: what each adds to its heartbeat
         (units, and handler time billed as Lambda duration), once per check interval."""
         check = checks[protocol][members]
-        per_month = MONTH_S / check_interval_s(protocol, skips)
+        per_month = MONTH_S / check_interval_s(protocol, skips, session_s)
         return {
             "Lambda duration": per_month * check.seconds * memory_gb * gb_s_price,
             "DynamoDB writes": per_month * check.write * WRU,
@@ -345,10 +424,12 @@ def main(argv: list[str] | None = None) -> None:
         skips: int,
         gb_s_price: float = LAMBDA_GB_S,
         memory_gb: float = MEMORY_GB,
+        session_s: float | None = None,
     ) -> dict[str, float]:
         """$ per member-month: steady heartbeats plus the member's share of the timer checks."""
         costs = steady_month(protocol, members, skips, gb_s_price, memory_gb)
-        for k, v in timer_month(protocol, members, skips, gb_s_price, memory_gb).items():
+        timers = timer_month(protocol, members, skips, gb_s_price, memory_gb, session_s)
+        for k, v in timers.items():
             costs[k] += v / members
         return costs
 
@@ -424,6 +505,36 @@ def main(argv: list[str] | None = None) -> None:
             "per member-month",
         ),
         timer_rows,
+    )
+    # Classic members with shorter sessions than the default: checks come more often.
+    short_rows = []
+    for session_s in SHORT_CLASSIC_SESSIONS_S:
+        interval = check_interval_s(CLASSIC, RENEWAL_SKIPS, session_s)
+        for members in sizes[CLASSIC]:
+            group_month = sum(
+                timer_month(CLASSIC, members, RENEWAL_SKIPS, session_s=session_s).values()
+            )
+            cost = sum(month(CLASSIC, members, RENEWAL_SKIPS, session_s=session_s).values())
+            short_rows.append(
+                (
+                    f"classic, {members:,} members",
+                    f"{session_s:g} s",
+                    f"{interval:g} s",
+                    usd(group_month),
+                    f"**{usd(cost)}**",
+                    "meets" if cost <= TARGET_USD else f"misses by {usd(cost - TARGET_USD)}",
+                )
+            )
+    short_table = table(
+        (
+            f"shorter classic sessions, skips {RENEWAL_SKIPS}",
+            "session",
+            "check every",
+            "timer checks per group-month",
+            "total per member-month",
+            f"${TARGET_USD:.2f} target",
+        ),
+        short_rows,
     )
     lease_month = MONTH_S / KCL_RENEWAL_S * WRU  # one 1-WRU conditional write per renewal
     classic_sizes = sizes[CLASSIC]
@@ -673,8 +784,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     notes = [
         f"Heartbeat every {HEARTBEAT_S:.0f} s ({beats_per_month:,.0f} per member per 30-day "
-        f"month). Sessions: {SESSION_S[CLASSIC]:g} s for classic members (3 heartbeat "
-        f"intervals), {SESSION_S[CONSUMER]:g} s for the consumer protocol "
+        f"month). Sessions: {SESSION_S[CLASSIC]:g} s for classic members (the Kafka "
+        "consumer's default `session.timeout.ms`, and groupcoord's client's; shorter sessions "
+        f"in the table below), {SESSION_S[CONSUMER]:g} s for the consumer protocol "
         "(`group.consumer.session.timeout.ms`, its default and its minimum); the session only "
         "sets how often the timer checks come. Lambda as template.yaml deploys it: "
         f"{ARCHITECTURE}, {MEMORY_MB} MB, billed per steady heartbeat the p50 measured "
@@ -685,16 +797,25 @@ def main(argv: list[str] | None = None) -> None:
             f"{RENEWAL_SKIPS})"
             for p in SCENARIOS
         )
-        + ". On AWS two or three DynamoDB round trips take a few ms, so this overstates it; "
-        "on this shared 2-core machine it varies from run to run.",
+        + ". Of that, this process's CPU time (the handler and botocore; the rest is waiting "
+        "for moto, a separate process): "
+        + "; ".join(f"{p} {STEADY_CPU_MS[p]:.1f} ms" for p in SCENARIOS)
+        + ". On AWS each DynamoDB round trip takes a few ms, less than moto's here, but "
+        f"Lambda gives a function CPU in proportion to its memory ({MEMORY_MB} MB is about "
+        f"{MEMORY_MB / FULL_VCPU_MB:.2f} of a vCPU), so the CPU part takes longer there: the "
+        "measured time is an estimate, not a bound either way. On this shared 2-core machine "
+        "it varies from run to run.",
         target,
         per_group,
         "Group timer checks: a group's expiry check (classic) or scan (consumer protocol) runs "
         "in one heartbeat when the group's next check (`dl`, its earliest session deadline) has "
-        "passed: it claims the check, reads every member and writes the next one. What one "
-        'check adds is cost.py\'s "group timer due" row minus its "renewal not due" row, '
-        "measured at every size by forcing the check due; its added handler time (in-process "
-        "against moto with the audit on, so an upper bound) is billed as Lambda duration. "
+        "passed: it reads every member and writes the next one (from "
+        f"{CLAIM_FROM_MEMBERS} members on it first claims the check, core/timer_checks.py). "
+        'What one check adds in units is cost.py\'s "group timer due" row minus its "renewal '
+        'not due" row, measured at every size by forcing the check due; its added handler time '
+        "(in-process against moto, measured here without the audit: the p50 of heartbeats "
+        "that found the check forced due less that of heartbeats that only read) is billed as "
+        "Lambda duration. "
         f"Check intervals: {intervals}. With skips 0 a deadline is the member's last "
         "heartbeat + session, so the earliest lies session - interval ahead after a check. "
         "With skips >= 1 a renewal writes now + session + (skips + 1/2) intervals and the next "
@@ -730,7 +851,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Prices: {PRICES_AS_OF}, from memory of the AWS pricing pages, not fetched: check "
         "them before quoting. Free tiers are ignored.",
     ]
-    parts = (price_table, model_table, timer_table, compare, alternatives, *notes)
+    parts = (price_table, model_table, timer_table, short_table, compare, alternatives, *notes)
     for part in (*parts, f"took {elapsed:.0f}s"):
         print(part, end="\n\n")
     if not args.no_write:
