@@ -818,7 +818,9 @@ class ConsumerGroupSim:
         return answer
 
     def converge(self, max_rounds: int = 30) -> Call | None:
-        """Heartbeat every member until a round changes nothing; a failed answer, else None."""
+        """Heartbeat every member until a round changes nothing; a failed answer, else None.
+        A quiet round may come before the group's target is installed (installs are batched,
+        group.consumer.assignment.interval.ms): settle_consumer_group waits for Stable."""
         for _ in range(max_rounds):
             before = (dict(self.epochs), set(self.unacked))
             for member_id in self.ids:
@@ -828,6 +830,30 @@ class ConsumerGroupSim:
             if (dict(self.epochs), set(self.unacked)) == before and not self.unacked:
                 return None
         return None
+
+
+def settle_consumer_group(
+    coordinator: InProcess, sim: ConsumerGroupSim, timeout_s: float = 60.0
+) -> Call | None:
+    """Heartbeat the members until the group is Stable: its target installed for the latest
+    group epoch and every member reconciled to it. `converge()` alone stops at the first round
+    that changes nothing, which may come before the target is installed (at most once per
+    `group.consumer.assignment.interval.ms`). A failed answer, else None."""
+    from groupcoord.service.consumer.common import reload
+
+    give_up = time.monotonic() + timeout_s
+    while True:
+        failed = sim.converge()
+        if failed is not None:
+            return failed
+        group = reload(coordinator.store.consumer, sim.group_id)
+        assert group is not None
+        epochs = {sim.epochs.get(m) for m in sim.ids}
+        if group.target_epoch == group.group_epoch and epochs == {group.group_epoch}:
+            return None
+        if time.monotonic() > give_up:
+            raise RuntimeError(f"{sim.group_id} not Stable after {timeout_s:g}s")
+        time.sleep(0.2)
 
 
 # --- consumer-protocol groups built with the store's own code ---

@@ -58,6 +58,7 @@ from bench.common import (
     range_assign,
     run_rounds,
     save_results,
+    settle_consumer_group,
     subscription_b64,
     table,
     write_section,
@@ -602,7 +603,7 @@ def consumer_rows(
         build, candidates = "direct", sim.ids[1:]
     else:
         sim = ConsumerGroupSim(coordinator.call, f"cost-c-{uuid.uuid4().hex[:8]}", size)
-        failed = settle(coordinator, sim)
+        failed = settle_consumer_group(coordinator, sim)
         if failed is not None:
             return [_skip(scenario, label, f"answered {_status(failed)}: {failed.body}")]
         build, candidates = "protocol", sim.ids
@@ -651,28 +652,6 @@ def consumer_timer_row(
     if (after.member_count, after.group_epoch) != (before.member_count, before.group_epoch):
         ok.append(False)  # the scan fenced someone: not a routine check
     return timer_row(CONSUMER_TIMER, label, build, calls, renewed, ok)
-
-
-def settle(coordinator: InProcess, sim: ConsumerGroupSim, timeout_s: float = 60.0) -> Call | None:
-    """Heartbeat the members until the group is Stable: its target installed for the latest
-    group epoch and every member reconciled to it. `converge()` alone stops at the first round
-    that changes nothing, which may come before the target is installed (at most once per
-    `group.consumer.assignment.interval.ms`). A failed answer, else None."""
-    from groupcoord.service.consumer.common import reload
-
-    give_up = time.monotonic() + timeout_s
-    while True:
-        failed = sim.converge()
-        if failed is not None:
-            return failed
-        group = reload(coordinator.store.consumer, sim.group_id)
-        assert group is not None
-        epochs = {sim.epochs.get(m) for m in sim.ids}
-        if group.target_epoch == group.group_epoch and epochs == {group.group_epoch}:
-            return None
-        if time.monotonic() > give_up:
-            raise RuntimeError(f"{sim.group_id} not Stable after {timeout_s:g}s")
-        time.sleep(0.2)
 
 
 def consumer_heartbeat_rows(
@@ -1221,10 +1200,11 @@ revoking through the handler and the others' items written reconciled (bench/com
 range-assigned (a classic member's payload item carries its assignment, not the member item that
 heartbeats update). "Group timer due" is the heartbeat that finds the group's next check (`dl`)
 passed and runs the periodic expiry check (classic: service/classic/common.py `settle`; consumer
-protocol: the expiry scan, service/consumer/expiry.py), which claims the check, reads every
-member and writes the next one: measured at every size for both protocols by moving `dl` into
-the past ({timer_samples} samples, each a heartbeat whose renewal is not due, of a Stable group
-whose sessions all run at least {margin} s more), so what the check adds is that row minus the
+protocol: the expiry scan, service/consumer/expiry.py), which reads every member and writes
+the next one (from 100 members on it claims the check first, core/timer_checks.py): measured
+at every size for both protocols by moving `dl` into the past ({timer_samples} samples, each a
+heartbeat whose renewal is not due, of a Stable group whose sessions all run at least {margin} s
+more), so what the check adds is that row minus the
 "renewal not due" row. It comes once per group per check, not once per heartbeat
 (`bench.cost_model` spreads it over a group's heartbeats).
 A steady heartbeat writes the member's session deadline only when it is less than one session

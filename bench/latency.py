@@ -37,6 +37,7 @@ from bench.common import (
     range_assign,
     running_serve,
     save_results,
+    settle_consumer_group,
     subscription_b64,
     table,
     write_section,
@@ -174,7 +175,7 @@ def scenarios(setup: InProcess, call: Caller, members: int, samples: int) -> dic
         )
 
     sim = ConsumerGroupSim(call, f"lat-{uuid.uuid4().hex[:8]}", members)
-    failed = sim.converge()
+    failed = settle_consumer_group(setup, sim)
     if failed is not None:
         print(f"consumer-group-heartbeat not measured: {failed.status} {failed.body}")
     else:

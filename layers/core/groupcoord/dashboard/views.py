@@ -42,7 +42,7 @@ FILTERS: dict[str, Callable[..., str]] = {"duration": duration, "clock_time": cl
 class MemberRow:
     label: str  # M1, M2...: short, stable while the members stay, used in the grid
     member: dict[str, Any]
-    heartbeat_age: str
+    renewed: str  # how long ago its session was last renewed (lastHeartbeatMs)
     deadline: str
     overdue: bool
 
@@ -103,7 +103,7 @@ def _member_rows(members: list[dict[str, Any]], now_ms: int) -> list[MemberRow]:
             MemberRow(
                 label=f"M{i}",
                 member=m,
-                heartbeat_age=f"{duration(now_ms - last)} ago" if last > 0 else "-",
+                renewed=f"{duration(now_ms - last)} ago" if last > 0 else "-",
                 deadline=(
                     "-"
                     if deadline < 0

@@ -25,7 +25,7 @@ from .fence import Fence
 @dataclass(frozen=True)
 class GroupType:
     # (store, group item as read, now_ms): run the group's due timers. Idempotent, race-safe.
-    expire: Callable[[Store, dict[str, Any], int], None]
+    expire: Callable[[Store, dict[str, Any], int], object]
     # (store, group item): delete everything of a deleted group but its group item.
     clean_up: Callable[[Store, dict[str, Any]], None]
     # The commit rule for a group with members, or a commit that names a member.

@@ -38,25 +38,38 @@ SCAN_LEASE_PER_MEMBER_MS = 4
 KEEP_ATTEMPTS = 3
 
 
-def expire_consumer_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
+def expire_consumer_group(
+    store: Store, group_item: dict[str, Any], now_ms: int
+) -> ConsumerGroup | None:
+    """Run the group's expiry scan if it is due. Returns the group as the scan wrote it, when
+    that is all that changed (a caller need not read it again); None when the caller must.
+
+    A small group's scan starts from `group_item` as the caller read it (eventually
+    consistent, maybe): its one write is conditional on that version, and if the group moved
+    the result is kept on the fresh one or dropped (_keep_scan_result). A big group's claim
+    starts from a consistent read."""
     cs = store.consumer
-    item = cs.group_item(header(group_item).group_id, consistent=True)
+    item: dict[str, Any] | None = group_item
+    if not header(group_item).is_consumer_group or check_is_claimed(
+        group_from_item(group_item).member_count
+    ):
+        item = cs.group_item(header(group_item).group_id, consistent=True)
     if item is None or not header(item).is_consumer_group:
-        return
+        return None
     group = group_from_item(item)
     if group.deadline is None or group.deadline > now_ms:
-        return
+        return group if item is not group_item else None
     if check_is_claimed(group.member_count):
         lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
         claim = replace(group, deadline=now_ms + lease_ms, scan_id=uuid.uuid4().hex)
         try:
             group = cs.update_group(group, claim)
         except Conflict:
-            return  # someone else scans, or the group moved: it is looked at again
-    _scan(store, group, now_ms)
+            return None  # someone else scans, or the group moved: it is looked at again
+    return _scan(store, group, now_ms)
 
 
-def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> None:
+def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> ConsumerGroup | None:
     cs = store.consumer
     members = cs.members(group)
     expired = [m for m in members if is_expired(m, now_ms)][: CHUNK // 2]
@@ -69,18 +82,18 @@ def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> None:
             group, deadline=deadline, state=state, member_count=len(members), scan_id=None
         )
         try:
-            cs.update_group(group, scanned)
+            return cs.update_group(group, scanned)
         except Conflict:
             _keep_scan_result(store, group, deadline, now_ms)
-        return
+        return None
     if len(members) == len(expired) + len(remaining):  # every overdue member is fenced now
         # The downgrade: fencing the last consumer-protocol members of a group whose other
         # members all use the classic protocol turns it into a classic group.
         try:
             if maybe_downgrade(store, group, expired, members, now_ms):
-                return
+                return None
         except Conflict:
-            return  # the group or a member moved: it is looked at again
+            return None  # the group or a member moved: it is looked at again
     removals = [item for m in expired for item in cs.remove_member_items(group, m)]
     deadline = next_deadline(remaining, now_ms, refresh)
     if len(members) > len(expired) + len(remaining):  # more expired than one pass takes
@@ -95,10 +108,11 @@ def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> None:
     try:
         cs.update_group(group, fenced, extra=removals)
     except Conflict:
-        return
+        return None
     fresh = cs.group_item(group.group_id, consistent=True)
     if fresh is not None and remaining:
         ensure_target(store, group_from_item(fresh), batched=False)
+    return None
 
 
 def _keep_scan_result(

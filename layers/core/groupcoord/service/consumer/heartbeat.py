@@ -180,8 +180,8 @@ class _Heartbeat:
         """Due expiries, topic changes and target installs of the consumer group `item`."""
         group = group_from_item(item)
         if group.deadline is not None and group.deadline <= self.now:
-            expire_consumer_group(self.ctx.store, item, self.now)
-            group = self._reload(group)
+            scanned = expire_consumer_group(self.ctx.store, item, self.now)
+            group = scanned if scanned is not None else self._reload(group)
         if group.topic_changes != group.topic_changes_seen:
             # A subscribed topic was created, deleted or grown: a new target is due.
             group = self.cs.update_group(
