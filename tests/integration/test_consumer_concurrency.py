@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -88,6 +89,8 @@ def _heartbeat(store: Store, body: dict, now_ms: int) -> dict:
 def test_a_steady_heartbeat_reads_two_items_and_writes_one_on_every_other_beat(
     store: Store,
 ) -> None:
+    # At skips 1 the renewal falls due before the reconciling group's next scan (2 intervals).
+    store = Store(store.dynamo, replace(store.settings, session_renewal_skips=1))
     topic = unique("t")
     store.topics.create(TopicRecord(topic, new_topic_id(), 64), now_ms=0)
     costs = {}
@@ -121,7 +124,11 @@ def test_a_steady_heartbeat_reads_two_items_and_writes_one_on_every_other_beat(
         assert usage.read_units <= 1.5  # the group eventually consistent, the member not
         # Past the renewal slack the session is less than a session away: renewed. (Before
         # two intervals, when a group still reconciling would have its members scanned.)
-        slack = renewal_slack_ms(interval, store.settings.session_renewal_skips)
+        slack = renewal_slack_ms(
+            interval,
+            store.settings.session_renewal_skips,
+            store.settings.group_consumer_session_timeout_ms,
+        )
         with capacity.metered() as usage:
             assert _heartbeat(store, body, now + slack + 1)["errorCode"] == 0
         costs[size] = usage

@@ -1,8 +1,9 @@
 """Session renewal without a write on every heartbeat (core/session_renewal.py): a steady
 heartbeat writes the member's session deadline only when it is less than a session away, so
-that with `groupcoord.session.renewal.skips` 1 every other heartbeat only reads. A silent
-member is never removed earlier than one session after its last heartbeat, and at most the
-renewal slack later; skips 0 writes on every heartbeat (Kafka's exact timing).
+that with `groupcoord.session.renewal.skips` 2 (the default) two of every three heartbeats
+only read. A silent member is never removed earlier than one session after its last
+heartbeat, and at most the renewal slack later (never more than a third of its session: a
+short session skips fewer); skips 0 writes on every heartbeat (Kafka's exact timing).
 
 Driven on a clock the test controls (`now_ms` of each call), through the service functions
 on the service tests' store.
@@ -17,7 +18,7 @@ import pytest
 
 from bench.seed import write_classic_group
 from groupcoord.core.classic.model import ClassicMember, Protocol
-from groupcoord.core.session_renewal import renewal_slack_ms
+from groupcoord.core.session_renewal import effective_skips, renewal_slack_ms
 from groupcoord.core.topics import TopicRecord
 from groupcoord.errors import Errors
 from groupcoord.models.classic import HeartbeatRequest
@@ -33,9 +34,10 @@ from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 
 NOW = 1_000_000_000
-# Classic members: heartbeats every second, dead after 3 s of silence.
+# Classic members: heartbeats every second, dead after 9 s of silence (the ratio of 5 s
+# heartbeats to a 45 s session: the slack may be up to 3 s, so 2 skips fit).
 INTERVAL_MS = 1000
-EXPIRY_MS = 3000
+EXPIRY_MS = 9000
 
 
 @pytest.fixture
@@ -107,28 +109,48 @@ def test_a_classic_heartbeat_writes_only_when_the_session_is_less_than_a_session
     store: Store,
 ) -> None:
     group_id = _classic_group(store, 1, next_check_ms=NOW + 60_000)  # no timer check due
-    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips)
-    assert slack == 1500  # skips 1 (the default): one and a half intervals
+    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips, EXPIRY_MS)
+    assert slack == 2500  # skips 2 (the default): two and a half intervals
     # The sync left the deadline exactly one session ahead: the first heartbeat renews it.
     first = _classic_beat(store, group_id, "m-0", NOW + 1000)
     assert first.by_operation == {"get_item": 2, "update_item": 1}, first.by_operation
     assert first.write_units == 1
     assert first.read_units == 1.5  # the group eventually consistent, the member not
-    # A little over an interval later: the deadline (NOW + 1000 + 3000 + 1500) is still a
-    # whole session ahead. Reads only.
-    second = _classic_beat(store, group_id, "m-0", NOW + 2100)
-    assert second.by_operation == {"get_item": 2}, second.by_operation
-    assert second.write_units == 0
-    # Two intervals after the renewal: renewed again.
-    third = _classic_beat(store, group_id, "m-0", NOW + 3200)
-    assert third.by_operation == {"get_item": 2, "update_item": 1}, third.by_operation
+    # A little over one and two intervals later: the deadline (NOW + 1000 + 9000 + 2500) is
+    # still a whole session ahead. Reads only.
+    for t in (NOW + 2100, NOW + 3200):
+        quiet = _classic_beat(store, group_id, "m-0", t)
+        assert quiet.by_operation == {"get_item": 2}, quiet.by_operation
+        assert quiet.write_units == 0
+    # Three intervals after the renewal: renewed again.
+    fourth = _classic_beat(store, group_id, "m-0", NOW + 4300)
+    assert fourth.by_operation == {"get_item": 2, "update_item": 1}, fourth.by_operation
+
+
+def test_a_short_classic_session_skips_fewer_heartbeats(store: Store) -> None:
+    """The slack is at most a third of the session: 3 intervals leave room for no skip."""
+    group_id = _unique("short")
+    member = ClassicMember(
+        member_id="m-0", session_timeout_ms=3000, rebalance_timeout_ms=30_000, expiry_ms=3000,
+        heartbeat_interval_ms=INTERVAL_MS, protocol_type="consumer",
+        protocols=(Protocol("range", b""),), joined_generation=1, member_generation=1,
+        joined_at_ms=NOW, session_deadline_ms=NOW + 3000,
+    )  # fmt: skip
+    write_classic_group(
+        store, group_id, [member], protocol="range", rebalance_timeout_ms=30_000,
+        next_check_ms=NOW + 60_000,
+    )  # fmt: skip
+    assert effective_skips(INTERVAL_MS, store.settings.session_renewal_skips, 3000) == 0
+    for t in (NOW + 1000, NOW + 2100, NOW + 3200):
+        usage = _classic_beat(store, group_id, "m-0", t)
+        assert usage.by_operation == {"get_item": 2, "update_item": 1}, usage.by_operation
 
 
 def test_a_silent_classic_member_is_removed_no_earlier_than_a_session_after_its_last_beat(
     store: Store,
 ) -> None:
     group_id = _classic_group(store, 2)
-    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips)
+    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips, EXPIRY_MS)
     # m-0 last beats with a renewal, m-1 last beats without one (its deadline, written at
     # NOW + 1000, is still a session away at NOW + 2100).
     _classic_beat(store, group_id, "m-0", NOW + 1000)
@@ -208,7 +230,7 @@ def _consumer_members(store: Store, group_id: str, now_ms: int) -> set[str]:
     return {m.member_id for m in store.consumer.members(group)}
 
 
-def test_a_consumer_heartbeat_writes_on_every_other_beat_and_answers_from_reads_between(
+def test_a_consumer_heartbeat_writes_on_every_third_beat_and_answers_from_reads_between(
     store: Store,
 ) -> None:
     interval = store.settings.group_consumer_heartbeat_interval_ms
@@ -219,7 +241,7 @@ def test_a_consumer_heartbeat_writes_on_every_other_beat_and_answers_from_reads_
         assert answer["errorCode"] == 0, answer
         assert usage.by_operation.get("get_item") == 2, usage.by_operation
         writes.append(usage.by_operation.get("put_item", 0))
-    assert writes == [0, 1, 0, 1, 0, 1]
+    assert writes == [0, 0, 1, 0, 0, 1]  # skips 2, the default, fit a 45 s session
 
 
 def test_a_silent_consumer_member_is_removed_between_one_session_and_the_slack_later(
@@ -228,7 +250,7 @@ def test_a_silent_consumer_member_is_removed_between_one_session_and_the_slack_l
     settings = store.settings
     session = settings.group_consumer_session_timeout_ms
     interval = settings.group_consumer_heartbeat_interval_ms
-    slack = renewal_slack_ms(interval, settings.session_renewal_skips)
+    slack = renewal_slack_ms(interval, settings.session_renewal_skips, session)
     renewing, skipping = _consumer_group(store, NOW, 2)
     group_id = renewing.group_id
     both = {renewing.member_id, skipping.member_id}

@@ -1,6 +1,6 @@
 """When a heartbeat renews a session (core/session_renewal.py): never later than needed to
-keep a member alive one session past its last heartbeat, and never more often than the
-skips allow."""
+keep a member alive one session past its last heartbeat, never more often than the skips
+allow, and with a slack of at most a third of the session."""
 
 from __future__ import annotations
 
@@ -8,15 +8,51 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupcoord.core.session_renewal import last_renewed_ms, renewal_slack_ms, renewed_deadline
+from groupcoord.core.session_renewal import (
+    effective_skips,
+    last_renewed_ms,
+    renewal_slack_ms,
+    renewed_deadline,
+)
 from groupcoord.settings import Settings, SettingsError
 
 
 def test_the_slack_is_skips_and_a_half_intervals_and_none_without_skips() -> None:
-    assert renewal_slack_ms(5000, 1) == 7500
-    assert renewal_slack_ms(5000, 2) == 12500
-    assert renewal_slack_ms(5000, 0) == 0
-    assert renewal_slack_ms(0, 1) == 0  # a member without a known interval: exact
+    assert renewal_slack_ms(5000, 1, 45000) == 7500
+    assert renewal_slack_ms(5000, 2, 45000) == 12500
+    assert renewal_slack_ms(5000, 0, 45000) == 0
+    assert renewal_slack_ms(0, 1, 45000) == 0  # a member without a known interval: exact
+
+
+def test_the_slack_is_at_most_a_third_of_the_session() -> None:
+    # 5 s heartbeats: a 45 s session skips 2 (12.5 s of slack), 30 s 1 (10 s), 15 s none.
+    assert [effective_skips(5000, 2, s) for s in (45000, 30000, 15000)] == [2, 1, 0]
+    assert [renewal_slack_ms(5000, 2, s) for s in (45000, 30000, 15000)] == [12500, 10000, 5000]
+    assert renewal_slack_ms(5000, 4, 45000) == 15000
+    assert effective_skips(5000, 4, 45000) == 2
+    assert effective_skips(5000, 1, 60000) == 1  # never more than the setting
+    # A classic client that does not say how often it beats is taken to beat 3 times a
+    # session: a third of the session, however often it really beats.
+    assert renewal_slack_ms(15000, 2, 45000) == 15000
+
+
+@given(
+    interval=st.integers(1, 60_000),
+    session=st.integers(1, 600_000),
+    skips=st.integers(0, 4),
+)
+def test_the_slack_fits_a_third_of_the_session_and_the_skips(
+    interval: int, session: int, skips: int
+) -> None:
+    slack = renewal_slack_ms(interval, skips, session)
+    assert 3 * slack <= session
+    assert 2 * slack <= (2 * skips + 1) * interval
+    effective = effective_skips(interval, skips, session)
+    assert 0 <= effective <= skips
+    # `effective` beats an interval apart (and a little) find the deadline a session ahead;
+    # the next one does not.
+    assert effective * interval < slack or effective == 0
+    assert (effective + 1) * interval >= slack
 
 
 @given(
@@ -28,7 +64,7 @@ def test_the_slack_is_skips_and_a_half_intervals_and_none_without_skips() -> Non
 def test_a_beating_member_always_has_a_session_from_its_last_beat_and_never_more_than_slack(
     interval: int, session: int, skips: int, gaps: list[int]
 ) -> None:
-    slack = renewal_slack_ms(interval, skips)
+    slack = renewal_slack_ms(interval, skips, session)
     now, deadline = 0, session  # a join: exactly one session
     for gap in gaps:
         now += gap
@@ -44,8 +80,8 @@ def test_a_beating_member_always_has_a_session_from_its_last_beat_and_never_more
 
 def test_beats_an_interval_apart_write_once_per_skips_plus_one() -> None:
     interval, session = 5000, 45000
-    for skips in range(5):
-        slack = renewal_slack_ms(interval, skips)
+    for skips in range(3):  # 2 is the most a 45 s session allows at 5 s heartbeats
+        slack = renewal_slack_ms(interval, skips, session)
         deadline, writes = session, 0
         for beat in range(1, 61):
             now = beat * (interval + 20)  # a little over an interval apart, as clients do

@@ -53,7 +53,7 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "groupcoord.sink.idempotency.ms": ("sink_idempotency_ms", 86_400_000),
     # Heartbeats after a session renewal that are answered from reads alone, without writing
     # the member's deadline (core/session_renewal.py); 0 writes it on every heartbeat.
-    "groupcoord.session.renewal.skips": ("session_renewal_skips", 1),
+    "groupcoord.session.renewal.skips": ("session_renewal_skips", 2),
 }
 _BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
     # Off: every principal may do everything, as a Kafka cluster without an authorizer.
@@ -110,7 +110,7 @@ class Settings:
     conversion_transaction_items: int = 100
     acl_cache_ms: int = 5000
     sink_idempotency_ms: int = 86_400_000
-    session_renewal_skips: int = 1
+    session_renewal_skips: int = 2
     authorizer_enabled: bool = False
     allow_everyone_if_no_acl_found: bool = False
     super_users: str = ""

@@ -7,16 +7,37 @@ comes a little over an interval after the last) find the deadline still a sessio
 answer from reads alone. A member is therefore never expired earlier than one session after
 its last heartbeat, and at most the slack later; skips 0 writes on every heartbeat, without
 slack: Kafka's exact timing. Every renewal saved is a conditional write (1 WCU) saved.
+
+The slack is also bounded by the session: at most a third of it (MAX_SLACK_SHARE, the ratio
+Kafka advises between heartbeat interval and session timeout), so fewer heartbeats skip the
+write when the session is short, and a member that chose a short session for fast failure
+detection is removed at most a third of it late: with 5 s heartbeats and skips 2 a 45 s
+session skips 2 (removed at most 12.5 s late), a 30 s session 1 (10 s), a 15 s session
+none (5 s).
 """
 
 from __future__ import annotations
 
+# The slack is at most this share of the session.
+MAX_SLACK_SHARE = (1, 3)
 
-def renewal_slack_ms(heartbeat_interval_ms: int, skips: int) -> int:
-    """How far past one session a renewal sets the deadline."""
+
+def renewal_slack_ms(heartbeat_interval_ms: int, skips: int, session_ms: int) -> int:
+    """How far past one session a renewal sets the deadline: (skips + 1/2) intervals, at most
+    MAX_SLACK_SHARE of the session; none without skips."""
     if skips <= 0 or heartbeat_interval_ms <= 0:
         return 0
-    return (2 * skips + 1) * heartbeat_interval_ms // 2
+    num, den = MAX_SLACK_SHARE
+    return min((2 * skips + 1) * heartbeat_interval_ms // 2, session_ms * num // den)
+
+
+def effective_skips(heartbeat_interval_ms: int, skips: int, session_ms: int) -> int:
+    """How many heartbeats a little over an interval apart answer from reads alone after a
+    renewal: `skips`, or fewer when the session bounds the slack."""
+    slack = renewal_slack_ms(heartbeat_interval_ms, skips, session_ms)
+    if slack == 0:
+        return 0
+    return -(-slack // heartbeat_interval_ms) - 1  # ceil(slack / interval) - 1
 
 
 def renewed_deadline(deadline_ms: int, now_ms: int, session_ms: int, slack_ms: int) -> int | None:

@@ -64,7 +64,9 @@ class NotClassic(Exception):
 
 def classic_renewal_slack_ms(member: ClassicMember, settings: Settings) -> int:
     """How far past its expiry a classic member's heartbeat renewal sets its deadline."""
-    return renewal_slack_ms(member.heartbeat_interval_ms, settings.session_renewal_skips)
+    return renewal_slack_ms(
+        member.heartbeat_interval_ms, settings.session_renewal_skips, member.expiry_ms
+    )
 
 
 def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGroup | None:

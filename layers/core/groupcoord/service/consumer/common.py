@@ -35,7 +35,11 @@ def heartbeat_interval_ms(settings: Settings) -> int:
 
 def consumer_renewal_slack_ms(settings: Settings) -> int:
     """How far past one session a consumer-protocol heartbeat's renewal sets the deadline."""
-    return renewal_slack_ms(heartbeat_interval_ms(settings), settings.session_renewal_skips)
+    return renewal_slack_ms(
+        heartbeat_interval_ms(settings),
+        settings.session_renewal_skips,
+        session_timeout_ms(settings),
+    )
 
 
 def state_refresh_ms(settings: Settings) -> int:
