@@ -72,6 +72,10 @@ SECTION_ORDER = ("cost", "cost_model", "latency", "rebalance", "scale", "coldsta
 TOPIC = "bench-topic"
 ASSIGNOR = "range"
 COOPERATIVE_ASSIGNOR = "cooperative-sticky"
+# Classic members beat this many times a session: 5 s heartbeats in a 45 s session, the
+# ratio the cost model takes (a session renewal's slack is at most a third of the session,
+# so at 3 a session no heartbeat could skip its write).
+HEARTBEAT_FREQUENCY = 9
 
 
 # --- the DynamoDB endpoint ---
@@ -435,7 +439,7 @@ def build_classic_group_direct(
             session_timeout_ms=session_timeout_ms,
             rebalance_timeout_ms=session_timeout_ms,
             expiry_ms=session_timeout_ms,
-            heartbeat_interval_ms=session_timeout_ms // 3,
+            heartbeat_interval_ms=session_timeout_ms // HEARTBEAT_FREQUENCY,
             protocol_type="consumer",
             protocols=(Protocol(assignor, metadata),),
             joined_generation=1,
@@ -535,6 +539,7 @@ class SimMember:
             "memberId": self.member_id,
             "sessionTimeoutMs": self.session_timeout_ms,
             "rebalanceTimeoutMs": self.rebalance_timeout_ms,
+            "heartbeatFrequency": HEARTBEAT_FREQUENCY,
             "protocolType": "consumer",
             "protocols": [{"name": self.assignor, "metadata": self._metadata()}],
         }

@@ -141,6 +141,7 @@ def test_a_short_classic_session_skips_fewer_heartbeats(store: Store) -> None:
         next_check_ms=NOW + 60_000,
     )  # fmt: skip
     assert effective_skips(INTERVAL_MS, store.settings.session_renewal_skips, 3000) == 0
+    assert renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips, 3000) == 0
     for t in (NOW + 1000, NOW + 2100, NOW + 3200):
         usage = _classic_beat(store, group_id, "m-0", t)
         assert usage.by_operation == {"get_item": 2, "update_item": 1}, usage.by_operation

@@ -25,15 +25,13 @@ def test_the_slack_is_skips_and_a_half_intervals_and_none_without_skips() -> Non
 
 
 def test_the_slack_is_at_most_a_third_of_the_session() -> None:
-    # 5 s heartbeats: a 45 s session skips 2 (12.5 s of slack), 30 s 1 (10 s), 15 s none.
+    # 5 s heartbeats: a 45 s session skips 2 (12.5 s of slack), 30 s 1 (7.5 s), 15 s none.
     assert [effective_skips(5000, 2, s) for s in (45000, 30000, 15000)] == [2, 1, 0]
-    assert [renewal_slack_ms(5000, 2, s) for s in (45000, 30000, 15000)] == [12500, 10000, 5000]
-    assert renewal_slack_ms(5000, 4, 45000) == 15000
-    assert effective_skips(5000, 4, 45000) == 2
+    assert [renewal_slack_ms(5000, 2, s) for s in (45000, 30000, 15000)] == [12500, 7500, 0]
+    assert renewal_slack_ms(5000, 4, 45000) == 12500
     assert effective_skips(5000, 1, 60000) == 1  # never more than the setting
-    # A classic client that does not say how often it beats is taken to beat 3 times a
-    # session: a third of the session, however often it really beats.
-    assert renewal_slack_ms(15000, 2, 45000) == 15000
+    # A member beating 3 times a session (the classic default): no skip fits a third.
+    assert renewal_slack_ms(15000, 2, 45000) == 0
 
 
 @given(
@@ -41,18 +39,16 @@ def test_the_slack_is_at_most_a_third_of_the_session() -> None:
     session=st.integers(1, 600_000),
     skips=st.integers(0, 4),
 )
-def test_the_slack_fits_a_third_of_the_session_and_the_skips(
+def test_the_effective_skips_are_the_most_whose_slack_fits_a_third(
     interval: int, session: int, skips: int
 ) -> None:
-    slack = renewal_slack_ms(interval, skips, session)
-    assert 3 * slack <= session
-    assert 2 * slack <= (2 * skips + 1) * interval
     effective = effective_skips(interval, skips, session)
     assert 0 <= effective <= skips
-    # `effective` beats an interval apart (and a little) find the deadline a session ahead;
-    # the next one does not.
-    assert effective * interval < slack or effective == 0
-    assert (effective + 1) * interval >= slack
+    slack = renewal_slack_ms(interval, skips, session)
+    assert 3 * slack <= session
+    assert slack == (0 if effective == 0 else (2 * effective + 1) * interval // 2)
+    if effective < skips:  # one more would not fit
+        assert 3 * (2 * effective + 3) * interval > 2 * session
 
 
 @given(

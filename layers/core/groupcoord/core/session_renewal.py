@@ -12,8 +12,8 @@ The slack is also bounded by the session: at most a third of it (MAX_SLACK_SHARE
 Kafka advises between heartbeat interval and session timeout), so fewer heartbeats skip the
 write when the session is short, and a member that chose a short session for fast failure
 detection is removed at most a third of it late: with 5 s heartbeats and skips 2 a 45 s
-session skips 2 (removed at most 12.5 s late), a 30 s session 1 (10 s), a 15 s session
-none (5 s).
+session skips 2 (removed at most 12.5 s late), a 30 s session 1 (7.5 s), a 15 s session
+none (on time: a slack that buys no skip is not taken).
 """
 
 from __future__ import annotations
@@ -22,22 +22,27 @@ from __future__ import annotations
 MAX_SLACK_SHARE = (1, 3)
 
 
-def renewal_slack_ms(heartbeat_interval_ms: int, skips: int, session_ms: int) -> int:
-    """How far past one session a renewal sets the deadline: (skips + 1/2) intervals, at most
-    MAX_SLACK_SHARE of the session; none without skips."""
+def effective_skips(heartbeat_interval_ms: int, skips: int, session_ms: int) -> int:
+    """How many heartbeats after a renewal answer from reads alone: `skips` (the setting), or
+    fewer when their slack, (skips + 1/2) intervals, would pass MAX_SLACK_SHARE of the
+    session."""
     if skips <= 0 or heartbeat_interval_ms <= 0:
         return 0
     num, den = MAX_SLACK_SHARE
-    return min((2 * skips + 1) * heartbeat_interval_ms // 2, session_ms * num // den)
-
-
-def effective_skips(heartbeat_interval_ms: int, skips: int, session_ms: int) -> int:
-    """How many heartbeats a little over an interval apart answer from reads alone after a
-    renewal: `skips`, or fewer when the session bounds the slack."""
-    slack = renewal_slack_ms(heartbeat_interval_ms, skips, session_ms)
-    if slack == 0:
+    # (2s + 1) * interval / 2 <= session * num / den, in integers.
+    room = 2 * num * session_ms - den * heartbeat_interval_ms
+    if room < 0:
         return 0
-    return -(-slack // heartbeat_interval_ms) - 1  # ceil(slack / interval) - 1
+    return min(skips, room // (2 * den * heartbeat_interval_ms))
+
+
+def renewal_slack_ms(heartbeat_interval_ms: int, skips: int, session_ms: int) -> int:
+    """How far past one session a renewal sets the deadline: (s + 1/2) intervals for the
+    effective skips s; none when no skip fits (no delay that would save nothing)."""
+    effective = effective_skips(heartbeat_interval_ms, skips, session_ms)
+    if effective == 0:
+        return 0
+    return (2 * effective + 1) * heartbeat_interval_ms // 2
 
 
 def renewed_deadline(deadline_ms: int, now_ms: int, session_ms: int, slack_ms: int) -> int | None:
