@@ -72,7 +72,8 @@ SECTION_ORDER = ("cost", "cost_model", "latency", "rebalance", "scale", "coldsta
 TOPIC = "bench-topic"
 ASSIGNOR = "range"
 COOPERATIVE_ASSIGNOR = "cooperative-sticky"
-# Classic members beat this many times a session: 5 s heartbeats in a 45 s session, the
+# Classic members beat this many times a session and are dead after as many missed beats
+# (one session, as groupcoord's client sends them): 5 s heartbeats in a 45 s session, the
 # ratio the cost model takes (a session renewal's slack is at most a third of the session,
 # so at 3 a session no heartbeat could skip its write).
 HEARTBEAT_FREQUENCY = 9
@@ -540,6 +541,7 @@ class SimMember:
             "sessionTimeoutMs": self.session_timeout_ms,
             "rebalanceTimeoutMs": self.rebalance_timeout_ms,
             "heartbeatFrequency": HEARTBEAT_FREQUENCY,
+            "failedHeartbeatThreshold": HEARTBEAT_FREQUENCY,  # dead after the session, as Kafka
             "protocolType": "consumer",
             "protocols": [{"name": self.assignor, "metadata": self._metadata()}],
         }
