@@ -792,8 +792,10 @@ def main(argv: list[str] | None = None) -> None:
     notes = [
         f"Heartbeat every {HEARTBEAT_S:.0f} s ({beats_per_month:,.0f} per member per 30-day "
         f"month). Sessions: {SESSION_S[CLASSIC]:g} s for classic members (the Kafka "
-        "consumer's default `session.timeout.ms`, and groupcoord's client's; shorter sessions "
-        f"in the table below), {SESSION_S[CONSUMER]:g} s for the consumer protocol "
+        "consumer's default `session.timeout.ms`, and groupcoord's client's, which sends its "
+        "heartbeat interval as `heartbeatFrequency` and `failedHeartbeatThreshold`: 9 here; "
+        f"shorter sessions in the table below), {SESSION_S[CONSUMER]:g} s for the consumer "
+        "protocol "
         "(`group.consumer.session.timeout.ms`, its default and its minimum); the session only "
         "sets how often the timer checks come. Lambda as template.yaml deploys it: "
         f"{ARCHITECTURE}, {MEMORY_MB} MB, billed per steady heartbeat the p50 measured "
