@@ -73,7 +73,8 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     # For crash tests only: comma-separated points where a request dies (see faults.py).
     "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
-# A silent member outlives its session by up to (skips + 1/2) heartbeat intervals.
+# A silent member outlives its session by up to (skips + 1/2) heartbeat intervals, and by no
+# more than a third of it (core/session_renewal.py).
 SESSION_RENEWAL_SKIPS_MAX = 4
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 

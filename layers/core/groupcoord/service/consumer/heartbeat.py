@@ -3,8 +3,8 @@ reconciles a member towards its target.
 
 A steady heartbeat (nothing changed) reads the group item (eventually consistent) and the
 member item (consistent) and writes only the member item, conditioned on the versions read,
-and only when its session needs renewing (core/session_renewal.py): every other heartbeat
-with the default `groupcoord.session.renewal.skips`. An error decided on the eventually
+and only when its session needs renewing (core/session_renewal.py): every third heartbeat
+with the default `groupcoord.session.renewal.skips` and session. An error decided on the eventually
 consistent read is confirmed on consistent reads before it is answered. Anything that
 changes the group (join, subscription change, leave) is one transaction with the group item
 conditioned on its version; a lost race is re-read (consistently) and decided again.
