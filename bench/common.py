@@ -4,7 +4,6 @@ audit, classic group builders and simulated members, and the writer of docs/perf
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import math
 import os
@@ -35,7 +34,7 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
-from bench.seed import write_classic_group  # noqa: E402
+from bench.seed import put_consumer_members, write_classic_group  # noqa: E402
 from groupcoord import runtime  # noqa: E402
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol  # noqa: E402
 from groupcoord.core.consumer_protocol import (  # noqa: E402
@@ -905,16 +904,12 @@ def build_consumer_group_direct(
         )
         for mid in ids
     ]
-    coordinator.dynamo.batch_write(
-        puts=[consumer_member_to_item(group_id, group.member_shards, m) for m in joined]
-    )
-    group = cs.update_group(
+    group = put_consumer_members(
+        coordinator.store,
         group,
-        dataclasses.replace(
-            group,
-            group_epoch=group.group_epoch + len(ids),
-            member_count=group.member_count + len(ids),
-        ),
+        joined,
+        group_epoch=group.group_epoch + len(ids),
+        member_count=group.member_count + len(ids),
     )
     times["members written"] = time.perf_counter() - started
     started = time.perf_counter()

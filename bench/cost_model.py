@@ -211,20 +211,30 @@ def timer_checks(rows: list[dict[str, Any]], protocol: str) -> dict[int, Check]:
     return found
 
 
+@dataclass(frozen=True)
+class SteadyTimes:
+    """p50 in-process times (ms) of a steady heartbeat: handler time when the renewal is not
+    due and when it is, and this process's CPU time in it (the handler and botocore)."""
+
+    quiet_ms: float
+    renewing_ms: float
+    cpu_ms: float
+
+
 def measure_duration_ms(
     check_sizes: list[int], samples: int = 100, check_samples: int = 15
-) -> tuple[dict[str, tuple[float, float]], dict[str, dict[int, float]]]:
+) -> tuple[dict[str, SteadyTimes], dict[str, dict[int, float]]]:
     """In-process handler times against a moto server, without the capacity audit (whose own
     reads are no part of a call), per protocol:
 
-    - p50 of a steady heartbeat in a 10-member group built directly: (renewal not due,
-      renewal due). Due: skips 0, where every heartbeat renews; not due: the default skips
-      (at least 1), each member having renewed once first. Each call is classed by whether it
-      wrote (a slow run may let a renewal fall due).
+    - p50 of a steady heartbeat in a 10-member group built directly (SteadyTimes): renewal
+      not due, renewal due, and its CPU time. Due: skips 0, where every heartbeat renews;
+      not due: the default skips (at least 1), each member having renewed once first. Each
+      call is classed by whether it wrote (a slow run may let a renewal fall due).
     - per group size of `check_sizes`: what a group timer check adds to the heartbeat that
       runs it, the p50 of heartbeats that found the check forced due less the p50 of the
       heartbeats whose renewal was not due."""
-    steady: dict[str, tuple[float, float]] = {}
+    steady: dict[str, SteadyTimes] = {}
     checks: dict[str, dict[int, float]] = {CLASSIC: {}, CONSUMER: {}}
     with moto_server() as endpoint:
         coordinator = InProcess(endpoint)
@@ -261,13 +271,9 @@ def _built_group(
     return sim.beat, sim.ids, lambda: make_consumer_group_timer_due(coordinator, group_id)
 
 
-# p50 CPU time of this process in a steady heartbeat, per protocol (set by _steady_ms).
-STEADY_CPU_MS: dict[str, float] = {}
-
-
 def _steady_ms(
     coordinator: InProcess, protocol: str, beat: Callable[[str], Call], ids: list[str], n: int
-) -> tuple[float, float]:
+) -> SteadyTimes:
     with renewal_skips(coordinator, 0):
         due = [beat(ids[i % len(ids)]) for i in range(n)]
     with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
@@ -282,8 +288,11 @@ def _steady_ms(
         [a.seconds * 1000 for a in calls if a.usage.write_units],
     )
     assert all(len(k) >= n // 4 for k in kinds), f"{protocol}: too few of a kind"
-    STEADY_CPU_MS[protocol] = percentile([a.cpu_seconds * 1000 for a in calls], 50)
-    return percentile(kinds[0], 50), percentile(kinds[1], 50)
+    return SteadyTimes(
+        quiet_ms=percentile(kinds[0], 50),
+        renewing_ms=percentile(kinds[1], 50),
+        cpu_ms=percentile([a.cpu_seconds * 1000 for a in calls], 50),
+    )
 
 
 def _check_ms(
@@ -382,7 +391,8 @@ def main(argv: list[str] | None = None) -> None:
 
     def duration_ms(protocol: str, skips: int) -> float:
         """The billed duration of the average steady heartbeat at `skips`."""
-        quiet_ms, renewing_ms = durations[protocol]
+        times = durations[protocol]
+        quiet_ms, renewing_ms = times.quiet_ms, times.renewing_ms
         return (skips * quiet_ms + renewing_ms) / (skips + 1)
 
     def timer_month(
@@ -801,14 +811,15 @@ def main(argv: list[str] | None = None) -> None:
         f"{ARCHITECTURE}, {MEMORY_MB} MB, billed per steady heartbeat the p50 measured "
         "in-process against moto in a 10-member group: "
         + "; ".join(
-            f"{p} {durations[p][1]:.1f} ms when it renews the session, {durations[p][0]:.1f} ms "
+            f"{p} {durations[p].renewing_ms:.1f} ms when it renews the session, "
+            f"{durations[p].quiet_ms:.1f} ms "
             f"when it only reads ({duration_ms(p, RENEWAL_SKIPS):.1f} ms on average at skips "
             f"{RENEWAL_SKIPS})"
             for p in SCENARIOS
         )
         + ". Of that, this process's CPU time (the handler and botocore; the rest is waiting "
         "for moto, a separate process): "
-        + "; ".join(f"{p} {STEADY_CPU_MS[p]:.1f} ms" for p in SCENARIOS)
+        + "; ".join(f"{p} {durations[p].cpu_ms:.1f} ms" for p in SCENARIOS)
         + ". On AWS each DynamoDB round trip takes a few ms, less than moto's here, but "
         f"Lambda gives a function CPU in proportion to its memory ({MEMORY_MB} MB is about "
         f"{MEMORY_MB / FULL_VCPU_MB:.2f} of a vCPU), so the CPU part takes longer there: the "

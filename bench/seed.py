@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from groupcoord import runtime
 from groupcoord.core.classic.model import STABLE, ClassicGroup, ClassicMember
 from groupcoord.core.consumer.member import ConsumerGroupMember
+from groupcoord.core.consumer.model import ConsumerGroup
 from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.service.consumer.common import reload
 from groupcoord.store import capacity, schema
@@ -104,15 +106,23 @@ def add_joined_members(
         )
         for mid in ids
     ]
-    store.dynamo.batch_write(
-        puts=[member_to_item(group_id, group.member_shards, m) for m in members]
-    )
-    cs.update_group(
+    put_consumer_members(
+        store,
         group,
-        replace(
-            group,
-            group_epoch=group.group_epoch + count,
-            member_count=group.member_count + count,
-        ),
+        members,
+        group_epoch=group.group_epoch + count,
+        member_count=group.member_count + count,
     )
     return ids
+
+
+def put_consumer_members(
+    store: Store, group: ConsumerGroup, members: Sequence[ConsumerGroupMember], **changes: Any
+) -> ConsumerGroup:
+    """`members` written as a burst of joins leaves them (their member items, BatchWriteItem),
+    then the group with `changes` (one conditional write on the version read): the group as
+    written."""
+    store.dynamo.batch_write(
+        puts=[member_to_item(group.group_id, group.member_shards, m) for m in members]
+    )
+    return store.consumer.update_group(group, replace(group, **changes))

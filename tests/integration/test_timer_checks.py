@@ -10,13 +10,14 @@ from dataclasses import replace
 
 import pytest
 
+from bench.seed import put_consumer_members
 from groupcoord.core.consumer.member import ConsumerGroupMember
 from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS, check_is_claimed
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.expiry import expire_consumer_group
 from groupcoord.store import capacity, schema
-from groupcoord.store.consumer_groups import SCAN_ID, member_to_item
+from groupcoord.store.consumer_groups import SCAN_ID
 from groupcoord.store.store import Store
 from tests.support.consumer import unique
 
@@ -47,18 +48,14 @@ def _due_group(store: Store, size: int, dead: int) -> str:
         )
         for i in range(size)
     ]
-    store.dynamo.batch_write(
-        puts=[member_to_item(group_id, group.member_shards, m) for m in members]
-    )
-    cs.update_group(
+    put_consumer_members(
+        store,
         group,
-        replace(
-            group,
-            group_epoch=size,
-            target_epoch=size,
-            member_count=size,
-            deadline=NOW - 1,
-        ),
+        members,
+        group_epoch=size,
+        target_epoch=size,
+        member_count=size,
+        deadline=NOW - 1,
     )
     return group_id
 

@@ -49,11 +49,10 @@ def expire_consumer_group(
     the result is kept on the fresh one or dropped (_keep_scan_result). A big group's claim
     starts from a consistent read."""
     cs = store.consumer
+    seen = header(group_item)
     item: dict[str, Any] | None = group_item
-    if not header(group_item).is_consumer_group or check_is_claimed(
-        group_from_item(group_item).member_count
-    ):
-        item = cs.group_item(header(group_item).group_id, consistent=True)
+    if not seen.is_consumer_group or check_is_claimed(seen.member_count):
+        item = cs.group_item(seen.group_id, consistent=True)
     if item is None or not header(item).is_consumer_group:
         return None
     group = group_from_item(item)
