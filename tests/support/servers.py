@@ -80,16 +80,19 @@ def running_coordinator(
 
 @contextmanager
 def running_service_and_store(
-    service_endpoint: str | None, settings: dict[str, str] | None = None
+    service_endpoint: str | None,
+    settings: dict[str, str] | None = None,
+    principal_header: str | None = None,
 ) -> Iterator[tuple[str, Store]]:
     """As running_service, with the store it runs on, for tests that look at (or age) items
     directly: the in-process coordinator's own, or the same table on the DynamoDB endpoint."""
     if service_endpoint is None:
-        with running_coordinator(settings) as coordinator:
+        with running_coordinator(settings, principal_header=principal_header) as coordinator:
             yield coordinator.url, coordinator.store
         return
     table = unique_table()
-    with running_serve(service_endpoint, settings=settings, table=table) as url:
+    extra = ["--principal-header", principal_header] if principal_header else []
+    with running_serve(service_endpoint, settings=settings, table=table, extra_args=extra) as url:
         mapping = {"groupcoord.table.name": table, **(settings or {})}
         yield url, Store.connect(Settings.from_mapping(mapping), endpoint_url=service_endpoint)
 

@@ -266,6 +266,8 @@ class GroupMember:
             }
             reply = self._call("offset-commit", body)
             codes = {_code(p) for t in reply.body.get("topics", []) for p in t["partitions"]}
+            # The verdict on the whole commit: the one code a commit of writes alone carries.
+            codes.add(_code(reply.body))
             codes.discard(Errors.NONE)
             if not codes:
                 return

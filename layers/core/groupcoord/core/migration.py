@@ -116,6 +116,20 @@ def member_subscription(protocols: Iterable[tuple[str, bytes]], name: str | None
     return decode_subscription(chosen[0][1])
 
 
+def named_topics(protocols: Iterable[tuple[str, bytes]]) -> set[str]:
+    """Every topic the ConsumerProtocol Subscriptions of a classic member's protocols name
+    (their subscribed topics and owned partitions); a malformed one names none."""
+    topics: set[str] = set()
+    for _, metadata in protocols:
+        try:
+            subscription = decode_subscription(metadata)
+        except ConsumerProtocolError:
+            continue
+        topics.update(subscription.topics)
+        topics.update(subscription.owned_partitions)
+    return topics
+
+
 def upgraded_members(
     group: ClassicGroup,
     members: Sequence[ClassicMember],

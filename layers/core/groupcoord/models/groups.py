@@ -42,7 +42,9 @@ class ListGroupsRequest(KafkaMessage):
         min_length=1,
         max_length=8192,
         description="groupcoord extension (paging): the nextCursor of the previous answer, "
-        "opaque; null starts the listing. Any other string is refused (400).",
+        "opaque; null starts the listing. Any other string is refused (400), and so is a "
+        "sealed cursor (one handed to a caller whose listing is filtered by the ACLs) sent by "
+        "another principal or over an hour old.",
     )
 
 

@@ -112,6 +112,14 @@ class OffsetCommitResponseTopic(_TopicResult):
 
 
 class OffsetCommitResponse(KafkaResponse):
+    error_code: Int16 = Field(
+        0,
+        description="groupcoord's extension: the verdict on the commit as a whole. 0 when it "
+        "was applied (as far as it could be: a partition's own code, 29, 3, 100 or 12, says "
+        "which were not); else the code that refused all of it (30, 53, 25, 22, 27, 113, 48 "
+        "...), which every partition also answers. A commit of `writes` alone has no "
+        "partition to carry it: this is its answer.",
+    )
     topics: list[OffsetCommitResponseTopic] = []
     failed_write: FailedWrite | None = Field(
         None,

@@ -1,23 +1,32 @@
 """Group admin: list-groups, a page at a time (store/groups.py). As Kafka: DESCRIBE on the cluster
-lists every group; otherwise the groups the caller may not DESCRIBE are left out, silently."""
+lists every group; otherwise the groups the caller may not DESCRIBE are left out, silently.
+
+A plain cursor spells out the last group id read in each shard, the left-out ones included; a
+caller whose listing is filtered gets a sealed cursor instead, which names nothing
+(docs/authorization.md)."""
 
 from __future__ import annotations
 
 from ..core.acls import AclOperation
 from ..errors import BadRequest
 from ..models.groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
-from ..store.groups import InvalidCursor, ListingCursor
+from ..store.groups import InvalidCursor, ListingCursor, is_sealed
 from .context import ApiContext
 
 
 def list_groups(request: ListGroupsRequest, ctx: ApiContext) -> ListGroupsResponse:
+    directory = ctx.store.groups
+    principal = ctx.caller.principal
     cursor = ListingCursor.start()
     if request.cursor is not None:
         try:
-            cursor = ListingCursor.decode(request.cursor)
+            if is_sealed(request.cursor):
+                cursor = directory.unseal(request.cursor, principal, ctx.now_ms)
+            else:
+                cursor = ListingCursor.decode(request.cursor)
         except InvalidCursor as refused:
             raise BadRequest("cursor", str(refused)) from None
-    listed, following = ctx.store.groups.page(cursor, request.limit)
+    listed, following = directory.page(cursor, request.limit)
     # The filters apply to the page read: the cursor moves on over what they leave out.
     states = {s.lower() for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
@@ -35,6 +44,9 @@ def list_groups(request: ListGroupsRequest, ctx: ApiContext) -> ListGroupsRespon
         # Like the filters, this applies to the page read: the cursor still moves past them.
         and (everything or ctx.caller.may_on_group(AclOperation.DESCRIBE, g.group_id))
     ]
-    return ListGroupsResponse(
-        groups=groups, next_cursor=following.encode() if following is not None else None
-    )
+    next_cursor = None
+    if following is not None:
+        next_cursor = (
+            following.encode() if everything else directory.seal(following, principal, ctx.now_ms)
+        )
+    return ListGroupsResponse(groups=groups, next_cursor=next_cursor)

@@ -84,12 +84,14 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     (3 / 100) and oversized metadata (12) are answered per partition."""
     if not ctx.caller.may_on_group(AclOperation.READ, request.group_id):
         return _commit_refused(request, Errors.GROUP_AUTHORIZATION_FAILED)
-    sink = _sink_batch(request, ctx) if request.writes else None
-    if sink is not None and not all(
+    # WRITE on every table named before any is looked up: whether a name is a sink table is
+    # told only to whoever may write it.
+    if not all(
         ctx.caller.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, table)
         for table in _sink_tables(request)
     ):
         return _commit_refused(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    sink = _sink_batch(request, ctx) if request.writes else None
     codes: list[list[Errors]] = []
     names: list[tuple[str, str]] = []
     offsets: list[CommittedOffset] = []
@@ -151,6 +153,7 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     if error != Errors.NONE:
         codes = [[error if c == Errors.NONE else c for c in row] for row in codes]
     return OffsetCommitResponse(
+        error_code=error,
         failed_write=failed_write,
         topics=[
             OffsetCommitResponseTopic(
@@ -170,6 +173,7 @@ def _commit_refused(request: OffsetCommitRequest, error: Errors) -> OffsetCommit
     """Kafka's error response: every partition answers `error`, its topic as the request named
     it (nothing read)."""
     return OffsetCommitResponse(
+        error_code=error,
         topics=[
             OffsetCommitResponseTopic(
                 name=topic.name or "",
@@ -182,7 +186,7 @@ def _commit_refused(request: OffsetCommitRequest, error: Errors) -> OffsetCommit
                 ],
             )
             for topic in request.topics
-        ]
+        ],
     )
 
 

@@ -49,9 +49,11 @@ KIND_STATIC_INSTANCE = "static-instance"
 CHUNK = 98
 
 
-# The group item's attributes of ConsumerGroup.scan_id and .classic_protocols.
+# The group item's attributes of ConsumerGroup.scan_id, .classic_protocols and
+# .subscription_digest.
 SCAN_ID = "scanId"
 CLASSIC_PROTOCOLS = "classicProtocols"
+SUBSCRIPTION_DIGEST = "subscriptionDigest"
 
 
 def group_from_item(item: dict[str, Any]) -> ConsumerGroup:
@@ -69,6 +71,7 @@ def group_from_item(item: dict[str, Any]) -> ConsumerGroup:
         topic_changes_seen=int(item.get("topicChangesSeen", 0)),
         subscribed_topics=tuple(item.get("subscribedTopics") or ()),
         subscribed_regex=item.get("subscribedRegex") or None,
+        subscription_digest=item.get(SUBSCRIPTION_DIGEST) or None,
         deadline=int(item[schema.DEADLINE]) if schema.DEADLINE in item else None,
         install_id=item.get("installId") or None,
         install_until=int(item.get("installUntil", 0)),
@@ -93,6 +96,7 @@ def _attributes(group: ConsumerGroup, deadline_shards: int) -> dict[str, Any]:
         "topicChangesSeen": group.topic_changes_seen,
         "subscribedTopics": list(group.subscribed_topics),
         "subscribedRegex": group.subscribed_regex,
+        SUBSCRIPTION_DIGEST: group.subscription_digest,
         schema.DEADLINE: dl,
         schema.DEADLINE_SHARD: (
             schema.deadline_shard_value(group.group_id, deadline_shards) if dl is not None else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import secrets
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -33,8 +34,20 @@ _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _SORT_KEY_MAX_BYTES = 1024
 
 
+# A sealed cursor: "S1." and a random token naming the item that holds the cursor, for a caller
+# who may not see every group id a plain cursor would spell out.
+_SEALED_VERSION = "S1"
+_SEALED_TOKEN_BYTES = 16
+_SEALED_TOKEN = re.compile(r"[A-Za-z0-9_-]{22}")
+SEALED_CURSOR_TTL_MS = 3_600_000
+
+
 class InvalidCursor(ValueError):
     """A cursor this listing did not hand out (garbled, forged, or of another layout)."""
+
+
+def is_sealed(text: str) -> bool:
+    return text.startswith(_SEALED_VERSION + ".")
 
 
 @dataclass(frozen=True)
@@ -208,6 +221,37 @@ class GroupDirectory:
         if len(done) < len(cursor.after):
             following = ListingCursor(tuple(after_ids), frozenset(done))
         return [_listing(item) for _, _, item in answered], following
+
+    def seal(self, cursor: ListingCursor, principal: str, now_ms: int) -> str:
+        """`cursor` kept in the table, and the opaque text that stands for it: a cursor that
+        may not spell out its group ids to `principal` (one write; the item expires)."""
+        token = secrets.token_urlsafe(_SEALED_TOKEN_BYTES)
+        expires_ms = now_ms + SEALED_CURSOR_TTL_MS
+        self.dynamo.put(
+            {
+                **schema.listing_cursor_key(token),
+                "kind": schema.KIND_LISTING_CURSOR,
+                "cursor": cursor.encode(),
+                "principal": principal,
+                "expiresMs": expires_ms,
+                schema.TTL_ATTRIBUTE: expires_ms // 1000 + 1,
+            },
+            condition="attribute_not_exists(pk)",
+        )
+        return f"{_SEALED_VERSION}.{token}"
+
+    def unseal(self, text: str, principal: str, now_ms: int) -> ListingCursor:
+        """The cursor `seal` kept for `principal`, or InvalidCursor: another caller's, expired,
+        or never handed out."""
+        token = text[len(_SEALED_VERSION) + 1 :]
+        if not _SEALED_TOKEN.fullmatch(token):
+            raise InvalidCursor("is not a cursor list-groups answered")
+        item = self.dynamo.get(schema.listing_cursor_key(token), consistent=True)
+        if item is None or item.get("principal") != principal:
+            raise InvalidCursor("is not a cursor list-groups answered to this caller")
+        if int(item.get("expiresMs", 0)) <= now_ms:
+            raise InvalidCursor("has expired: list the groups from the start")
+        return ListingCursor.decode(item["cursor"])
 
     def _read_shard(self, shard: int, after: str | None, limit: int) -> list[dict[str, Any]]:
         condition = "#pk = :pk"

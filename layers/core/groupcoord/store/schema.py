@@ -43,6 +43,7 @@ KIND_JOIN_COUNT = "join-count"
 KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
 KIND_SINK_MARKER = "sink-marker"
+KIND_LISTING_CURSOR = "listing-cursor"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
 DEADLINE_PROJECTION = ["kind", "groupId"]
@@ -195,6 +196,12 @@ def staged_pk(group_id: str, token: str, shard: int) -> str:
 
 def group_listing_shard_pk(shard: int) -> str:
     return f"GROUPS#{shard}"
+
+
+def listing_cursor_key(token: str) -> dict[str, str]:
+    """A sealed list-groups cursor (store/groups.py). `token` is the coordinator's own random
+    base64url string, checked before it is used here: no `#`, so no other item's key."""
+    return {PK: f"LCURSOR#{token}", SK: "LCURSOR"}
 
 
 def coordinator_key() -> dict[str, str]:

@@ -3,6 +3,7 @@ subscriptions, the group state, and what the heartbeat response carries."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -159,6 +160,14 @@ def subscribed_topic_ids(
                 if pattern.fullmatch(n) is not None and (may_describe is None or may_describe(n))
             )
     return frozenset(topic_ids[n] for n in names if n in topic_ids)
+
+
+def subscription_digest(partition_counts: Mapping[str, int]) -> str:
+    """A short fingerprint of what a target was computed from: the subscribed topics' ids and
+    partition counts (Kafka's subscription metadata hash). A topic change leaves a group's
+    epoch alone when it leaves this unchanged."""
+    text = ",".join(f"{topic_id}:{count}" for topic_id, count in sorted(partition_counts.items()))
+    return hashlib.blake2b(text.encode("ascii"), digest_size=12).hexdigest()
 
 
 def group_state(

@@ -30,6 +30,9 @@ class ConsumerGroup:
     topic_changes_seen: int = 0
     subscribed_topics: tuple[str, ...] = ()
     subscribed_regex: str | None = None
+    # group.subscription_digest of what the installed target was computed from (None: not
+    # recorded, as in a group installed before it was).
+    subscription_digest: str | None = None
     # When the group next needs a look (a member's session or rebalance timeout, a refresh).
     deadline: int | None = None
     # The install lease: one request at a time computes and writes a new target.

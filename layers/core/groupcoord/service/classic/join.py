@@ -33,6 +33,7 @@ from ...core.classic.model import (
     ClassicMember,
 )
 from ...core.classic.rules import check_join_request
+from ...core.migration import CONSUMER_PROTOCOL_TYPE, named_topics
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from ...store.classic_groups import ClassicTransition
@@ -41,7 +42,7 @@ from ..consumer.classic_members import is_consumer_group_with_members, mixed_joi
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from ..races import RACE_ATTEMPTS, GroupBusy, back_off
-from ..refusals import group_refusal
+from ..refusals import group_refusal, may_describe_topics
 from .common import (
     NotClassic,
     commit,
@@ -83,6 +84,13 @@ def join_group(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse 
     refused = group_refusal(ctx, AclOperation.READ, request.group_id, JoinGroupResponse)
     if refused is not None:
         return refused
+    # Beyond Kafka, whose coordinator never reads a classic subscription: ours does (it assigns
+    # in a consumer group, and tells a group of its topics' changes), so a subscription may
+    # name only topics the caller may DESCRIBE, as in consumer-group-heartbeat (29).
+    if request.protocol_type == CONSUMER_PROTOCOL_TYPE and ctx.caller.checked:
+        named = named_topics((p.name, p.metadata) for p in request.protocols)
+        if not may_describe_topics(ctx, named):
+            return _error(request, Errors.TOPIC_AUTHORIZATION_FAILED)
     return _join(request, ctx)
 
 

@@ -60,7 +60,13 @@ from ..refusals import group_refusal, may_describe_topics
 from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, reload, session_timeout_ms
 from .downgrade import maybe_downgrade
 from .expiry import expire_consumer_group
-from .install import WAIT_FOR_FIRST_TARGET_MS, Installed, ensure_target, ensure_target_installed
+from .install import (
+    WAIT_FOR_FIRST_TARGET_MS,
+    Installed,
+    ensure_target,
+    ensure_target_installed,
+    topic_changes_matter,
+)
 from .upgrade import upgrade_classic_group
 
 
@@ -183,18 +189,16 @@ class _Heartbeat:
             scanned = expire_consumer_group(self.ctx.store, item, self.now)
             group = scanned if scanned is not None else self._reload(group)
         if group.topic_changes != group.topic_changes_seen:
-            # A subscribed topic was created, deleted or grown: a new target is due.
-            group = self.cs.update_group(
-                group,
-                replace(
-                    group,
+            seen = replace(group, topic_changes_seen=group.topic_changes)
+            if topic_changes_matter(self.ctx.store, group, self.now):
+                # A subscribed topic was created, deleted or grown: a new target is due.
+                seen = replace(
+                    seen,
                     group_epoch=group.group_epoch + 1,
-                    topic_changes_seen=group.topic_changes,
                     state=ASSIGNING if group.member_count else EMPTY,
-                ),
-            )
-            group = ensure_target(self.ctx.store, group, self.batched_installs)
-        elif group.group_epoch > group.target_epoch:
+                )
+            group = self.cs.update_group(group, seen)
+        if group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group, self.batched_installs)
         return group
 

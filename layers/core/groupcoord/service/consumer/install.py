@@ -32,7 +32,12 @@ from ... import clock
 from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
-from ...core.consumer.group import combined_regex, group_state, subscribed_topic_ids
+from ...core.consumer.group import (
+    combined_regex,
+    group_state,
+    subscribed_topic_ids,
+    subscription_digest,
+)
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...store.consumer_groups import ConsumerGroup, ConsumerGroupStore
 from ...store.errors import Conflict
@@ -106,16 +111,11 @@ def _describable(
     return lambda topic: caller.may_on_topic(AclOperation.DESCRIBE, topic)
 
 
-def _targets(
-    store: Store, group: ConsumerGroup, members: list[ConsumerGroupMember], now_ms: int
-) -> tuple[dict[str, Assignment], str, list[str], str | None]:
-    names = sorted({n for m in members for n in m.subscribed_topic_names})
-    regex = combined_regex(m.subscribed_topic_regex or "" for m in members)
-    # Register before listing topics: a topic created after the listing bumps us.
-    for name in sorted(set(names) - set(group.subscribed_topics)):
-        store.topics.subscribe(name, group.group_id)
-    if regex != group.subscribed_regex:
-        store.topics.set_regex(group.group_id, regex)
+def _resolved(
+    store: Store, members: list[ConsumerGroupMember], now_ms: int
+) -> tuple[list[AssignorMember], dict[str, int]]:
+    """The members as the assignor sees them (their subscriptions resolved to the ids of the
+    topics they may see) and the partition counts of every topic subscribed."""
     topics = store.topics.list()
     ids = {t.name: t.topic_id for t in topics}
     counts = {t.topic_id: t.partitions for t in topics}
@@ -131,11 +131,41 @@ def _targets(
         for m in members
     ]
     subscribed = {t for am in assignor_members for t in am.topics}
+    return assignor_members, {t: counts[t] for t in subscribed}
+
+
+def topic_changes_matter(store: Store, group: ConsumerGroup, now_ms: int) -> bool:
+    """Whether the topic changes the group has not seen change what its target is computed
+    from. A regex that matches a topic its members may not describe hears of the topic's
+    changes (the registry tells every group whose regex matches) but must not move for them:
+    the members would learn that the topic exists and when it changes. Only such a group is
+    checked (its members read); any other group a change reaches subscribes to the topic."""
+    if not (
+        store.settings.authorizer_enabled
+        and group.subscribed_regex
+        and group.subscription_digest is not None
+    ):
+        return True
+    _, counts = _resolved(store, store.consumer.members(group), now_ms)
+    return subscription_digest(counts) != group.subscription_digest
+
+
+def _targets(
+    store: Store, group: ConsumerGroup, members: list[ConsumerGroupMember], now_ms: int
+) -> tuple[dict[str, Assignment], str, list[str], str | None, str]:
+    names = sorted({n for m in members for n in m.subscribed_topic_names})
+    regex = combined_regex(m.subscribed_topic_regex or "" for m in members)
+    # Register before listing topics: a topic created after the listing bumps us.
+    for name in sorted(set(names) - set(group.subscribed_topics)):
+        store.topics.subscribe(name, group.group_id)
+    if regex != group.subscribed_regex:
+        store.topics.set_regex(group.group_id, regex)
+    assignor_members, counts = _resolved(store, members, now_ms)
     assignor = choose_assignor(
         (m.server_assignor for m in members), store.settings.consumer_assignors
     )
-    targets = ASSIGNORS[assignor](assignor_members, {t: counts[t] for t in subscribed})
-    return targets, assignor, names, regex
+    targets = ASSIGNORS[assignor](assignor_members, counts)
+    return targets, assignor, names, regex, subscription_digest(counts)
 
 
 def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:
@@ -151,7 +181,7 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
     group = cs.take_install_lease(group, leased, now_ms)
     try:
         members = cs.members(group)
-        targets, assignor, names, regex = _targets(store, group, members, now_ms)
+        targets, assignor, names, regex, digest = _targets(store, group, members, now_ms)
         holder_of = {tp: m.member_id for m in members for tp in pairs(m.assignment.holds)}
         by_id = {m.member_id: m for m in members}
         updates = []
@@ -182,6 +212,7 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
             assignor_name=assignor,
             subscribed_topics=tuple(names),
             subscribed_regex=regex,
+            subscription_digest=digest,
             state=group_state(len(members), epoch, epoch, None),
             install_id=None,
             install_until=0,
