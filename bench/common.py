@@ -81,9 +81,8 @@ HEARTBEAT_FREQUENCY = 9
 # --- the DynamoDB endpoint ---
 
 
-def moto_server() -> AbstractContextManager[str]:
-    """The serialized moto DynamoDB endpoint (groupcoord.local.dynamodb) as a process: its URL.
-    Its transactions cost O(items), not O(table) (groupcoord.local.moto_transactions)."""
+def dynamodb_local() -> AbstractContextManager[str]:
+    """Amazon's DynamoDB Local as a child process (groupcoord.local.dynamodb_local): its URL."""
     return running_dynamodb()
 
 
@@ -731,12 +730,21 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def machine() -> str:
-    from importlib.metadata import version
-
     return (
         f"{os.cpu_count()} cores ({platform.machine()}, {platform.system()}, shared with other "
-        f"test runs), Python {platform.python_version()}, moto {version('moto')}"
+        f"test runs), Python {platform.python_version()}, DynamoDB Local "
+        f"({dynamodb_local_version()})"
     )
+
+
+def dynamodb_local_version() -> str:
+    """The DynamoDB Local the benchmarks run on: its bundle's date, from the jar's folder."""
+    from groupcoord.local.dynamodb_local import Missing, find_jar
+
+    try:
+        return find_jar().parent.name.removeprefix("dynamodb_local_")
+    except Missing:
+        return "not installed"
 
 
 def write_section(key: str, title: str, command: str, body: str) -> Path:
@@ -759,9 +767,10 @@ def write_section(key: str, title: str, command: str, body: str) -> Path:
     header = (
         "# Performance\n\n"
         "Measured by the scripts in `bench/` (see `bench/README.md`); each section is rewritten "
-        "by its script. DynamoDB runs as moto here (the scale section: an in-memory stand-in, "
-        "see there), so request counts and capacity units are exact, while times are those of "
-        "this machine, not of AWS.\n\n"
+        "by its script. DynamoDB runs as Amazon's DynamoDB Local here (sections measured before "
+        "2026-12-02: moto; the scale section: an in-memory stand-in, see there), so request "
+        "counts and capacity units are exact, while times are those of this machine, not of "
+        "AWS.\n\n"
     )
     out = header + "".join(f"<!-- bench:{k} -->\n{sections[k]}<!-- /bench:{k} -->\n" for k in order)
     out += trailer

@@ -3,11 +3,11 @@
 
     python -m bench.cost [--sizes 10,1000,5000] [--protocol-max 100] [--no-write]
 
-The Lambda handlers get API Gateway events; the runtime is configured on a table of a
-serialized moto server started here. Two figures per call: the store's own estimate
+The Lambda handlers get API Gateway events; the runtime is configured on a table of a DynamoDB
+Local started here. Two figures per call: the store's own estimate
 (capacity.metered(), what the deployed functions report as metrics) and an independent audit
 that re-reads every item the call wrote, before and after, and charges it by DynamoDB's rules
-(bench/common.py CapacityAudit). moto's reported units are shown for reference only.
+(bench/common.py CapacityAudit). DynamoDB Local's reported units are shown for reference.
 
 A steady heartbeat writes the member's session deadline only when it is less than one session
 away (`groupcoord.session.renewal.skips`, core/session_renewal.py), so it is measured both ways:
@@ -51,10 +51,10 @@ from bench.common import (
     build_classic_group_direct,
     build_consumer_group_direct,
     create_topic,
+    dynamodb_local,
     fmt,
     make_consumer_group_timer_due,
     make_group_timer_due,
-    moto_server,
     range_assign,
     run_rounds,
     save_results,
@@ -129,7 +129,7 @@ class Row:
     audit_write: float = 0.0
     audit_index_write: float = 0.0
     reported: float = 0.0
-    seconds: float = 0.0  # mean in-process handler time (moto, audit on)
+    seconds: float = 0.0  # mean in-process handler time (DynamoDB Local, audit on)
     largest_item: int = 0
     operations: dict[str, float] = field(default_factory=dict)
     # Mean units per call on the partition keys of each kind (key_kind()).
@@ -849,7 +849,7 @@ HEADERS = (
     "est. WCU",
     "audited RCU",
     "audited WCU (table + GSI)",
-    "moto-reported units",
+    "DynamoDB Local's units",
     "operations",
     "answer",
     "note",
@@ -1095,8 +1095,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.perf_counter()
     rows: list[Row] = []
-    with moto_server() as endpoint:
-        for size in sizes:  # a table per size: moto's transactions copy the whole table
+    with dynamodb_local() as endpoint:
+        for size in sizes:  # a table per size
             print(f"group of {size:,} members")
             coordinator = InProcess(endpoint, audit=True)
             create_topic(coordinator, TOPIC, PARTITIONS)
@@ -1188,7 +1188,7 @@ Per call, averaged over the samples taken. *est.* is the store's own estimate (w
 publish as metrics); *audited* re-reads every item the call wrote (before and after) and charges
 it by DynamoDB's rules: the larger item image, x2 in a transaction, plus the GSI writes
 (`deadlines`, `listing`). RCU are strongly consistent read units (an eventually consistent read of
-up to 4 KB is 0.5). moto reports fixed units (and none for transactions): for reference only.
+up to 4 KB is 0.5). *DynamoDB Local's units* are what it reported (ConsumedCapacity), for reference.
 Groups up to {protocol_max} members are built through join/sync (classic) or
 consumer-group-heartbeat (consumer protocol); larger groups are written directly, as the protocol
 would leave them: classic member and payload items by the store's `member_items` +

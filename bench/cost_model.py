@@ -20,7 +20,7 @@ session - interval after the last one with skips 0, about session - interval/2 w
 (see check_interval_s).
 
 The Lambda duration of a steady heartbeat is measured here, per protocol and for both kinds:
-the in-process handler time (p50) against a moto server, an upper bound for AWS, where a
+the in-process handler time (p50) against DynamoDB Local, an upper bound for AWS, where a
 heartbeat waits for 2 or 3 DynamoDB round trips. The functions' architecture and memory size
 are template.yaml's (Globals, parameter defaults).
 """
@@ -48,10 +48,10 @@ from bench.common import (
     build_classic_group_direct,
     build_consumer_group_direct,
     create_topic,
+    dynamodb_local,
     load_results,
     make_consumer_group_timer_due,
     make_group_timer_due,
-    moto_server,
     percentile,
     table,
     write_section,
@@ -185,7 +185,7 @@ def blended(
 @dataclass(frozen=True)
 class Check:
     """What one group timer check adds to the heartbeat that runs it: read and write units
-    (incl. GSI) and handler seconds (in-process against moto)."""
+    (incl. GSI) and handler seconds (in-process against DynamoDB Local)."""
 
     read: float
     write: float
@@ -224,7 +224,7 @@ class SteadyTimes:
 def measure_duration_ms(
     check_sizes: list[int], samples: int = 100, check_samples: int = 15
 ) -> tuple[dict[str, SteadyTimes], dict[str, dict[int, float]]]:
-    """In-process handler times against a moto server, without the capacity audit (whose own
+    """In-process handler times against DynamoDB Local, without the capacity audit (whose own
     reads are no part of a call), per protocol:
 
     - p50 of a steady heartbeat in a 10-member group built directly (SteadyTimes): renewal
@@ -236,7 +236,7 @@ def measure_duration_ms(
       heartbeats whose renewal was not due."""
     steady: dict[str, SteadyTimes] = {}
     checks: dict[str, dict[int, float]] = {CLASSIC: {}, CONSUMER: {}}
-    with moto_server() as endpoint:
+    with dynamodb_local() as endpoint:
         coordinator = InProcess(endpoint)
         create_topic(coordinator, TOPIC, 1000)
         for size in sorted({10, *check_sizes}):
@@ -509,7 +509,7 @@ def main(argv: list[str] | None = None) -> None:
             "session.renewal.skips",
             "check every",
             "checks / month",
-            "one check adds: RCU / WCU / ms in-process (moto)",
+            "one check adds: RCU / WCU / ms in-process (DynamoDB Local)",
             "DynamoDB",
             "Lambda duration",
             "total per group-month",
@@ -809,7 +809,7 @@ def main(argv: list[str] | None = None) -> None:
         "(`group.consumer.session.timeout.ms`, its default and its minimum); the session only "
         "sets how often the timer checks come. Lambda as template.yaml deploys it: "
         f"{ARCHITECTURE}, {MEMORY_MB} MB, billed per steady heartbeat the p50 measured "
-        "in-process against moto in a 10-member group: "
+        "in-process against DynamoDB Local in a 10-member group: "
         + "; ".join(
             f"{p} {durations[p].renewing_ms:.1f} ms when it renews the session, "
             f"{durations[p].quiet_ms:.1f} ms "
@@ -818,9 +818,9 @@ def main(argv: list[str] | None = None) -> None:
             for p in SCENARIOS
         )
         + ". Of that, this process's CPU time (the handler and botocore; the rest is waiting "
-        "for moto, a separate process): "
+        "for DynamoDB Local, a separate process): "
         + "; ".join(f"{p} {durations[p].cpu_ms:.1f} ms" for p in SCENARIOS)
-        + ". On AWS each DynamoDB round trip takes a few ms, less than moto's here, but "
+        + ". On AWS each DynamoDB round trip takes a few ms, less than DynamoDB Local's here, but "
         f"Lambda gives a function CPU in proportion to its memory ({MEMORY_MB} MB is about "
         f"{MEMORY_MB / FULL_VCPU_MB:.2f} of a vCPU), so the CPU part takes longer there: the "
         "measured time is an estimate, not a bound either way. On this shared 2-core machine "
@@ -833,8 +833,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{CLAIM_FROM_MEMBERS} members on it first claims the check, core/timer_checks.py). "
         'What one check adds in units is cost.py\'s "group timer due" row minus its "renewal '
         'not due" row, measured at every size by forcing the check due; its added handler time '
-        "(in-process against moto, measured here without the audit: the p50 of heartbeats "
-        "that found the check forced due less that of heartbeats that only read) is billed as "
+        "(in-process against DynamoDB Local, measured here without the audit: the p50 of "
+        "heartbeats that found the check forced due less that of heartbeats that only read) is "
+        "billed as "
         "Lambda duration. "
         f"Check intervals: {intervals}. With skips 0 a deadline is the member's last "
         "heartbeat + session, so the earliest lies session - interval ahead after a check. "

@@ -1,12 +1,12 @@
-"""Latency per API: p50/p95/p99 in-process (the Lambda handler against a moto server) and over
-HTTP (`groupcoord serve` backed by the same moto server), with the DynamoDB round trips.
+"""Latency per API: p50/p95/p99 in-process (the Lambda handler against DynamoDB Local) and over
+HTTP (`groupcoord serve` backed by the same DynamoDB Local), with the DynamoDB round trips.
 
     python -m bench.latency [--samples 30] [--members 10] [--no-write]
 
 Every DynamoDB call of a handler is sequential, so Usage.requests is the number of round trips
-a call waits for: on AWS (a few ms per round trip in-region) that, not moto's speed, decides
-its latency. Barrier holds are off (groupcoord.barrier.hold.ms=0) so that a join or sync that
-would be held answers 202 at once: the figures are the work, not the wait.
+a call waits for: on AWS (a few ms per round trip in-region) that, not DynamoDB Local's speed,
+decides its latency. Barrier holds are off (groupcoord.barrier.hold.ms=0) so that a join or sync
+that would be held answers 202 at once: the figures are the work, not the wait.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from bench.common import (
     assignment_bytes,
     build_classic_group_direct,
     create_topic,
+    dynamodb_local,
     fmt,
-    moto_server,
     percentile,
     range_assign,
     running_serve,
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    with moto_server() as endpoint:
+    with dynamodb_local() as endpoint:
         inproc = InProcess(endpoint, SETTINGS)
         create_topic(inproc, TOPIC, PARTITIONS)
         local = scenarios(inproc, inproc.call, args.members, args.samples)
@@ -249,14 +249,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 DOC_INTRO = """\
 Milliseconds per call on this machine, {samples} samples each (p99 of {samples} samples is close
 to the maximum). *In-process*: the Lambda handler called with an API Gateway event, DynamoDB
-being a moto server in another process. *HTTP*: `groupcoord serve` (the same handlers behind
-werkzeug, its sweeper running) on the same moto server, called with the client's transport
+being DynamoDB Local in another process. *HTTP*: `groupcoord serve` (the same handlers behind
+werkzeug, its sweeper running) on the same DynamoDB Local, called with the client's transport
 (`groupcoord.client.transport`, one attempt per call). Classic groups have {members} members,
 built directly (store code) before each sample that changes them;
 `groupcoord.barrier.hold.ms=0`, so a join or sync that would be held answers 202 at once. Every
 DynamoDB call of a handler waits for the previous one: *round trips* is the count a call waits
-for (median), and on AWS, at a few ms per in-region round trip, it sets the latency; moto's own
-speed (several ms per request, and a whole-table copy per transaction) sets the times here."""
+for (median), and on AWS, at a few ms per in-region round trip, it sets the latency; DynamoDB
+Local's own speed (a few ms per request) sets the times here."""
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 process's memory at the start, after warm-up and at the end.
 
     python -m bench.load [--members 100] [--minutes 2] [--group-size 10] [--partitions 100]
-                         [--store memory|moto] [--threads 32] [--no-write]
+                         [--store memory|dynamodb-local] [--threads 32] [--no-write]
 
 Half the members speak the classic protocol (join, sync, heartbeat every
 --classic-heartbeat-ms, Kafka's 3 s; 45 s sessions), half the consumer protocol
@@ -43,8 +43,8 @@ from bench.common import (
     ConsumerGroupSim,
     SimMember,
     all_stable,
+    dynamodb_local,
     fmt,
-    moto_server,
     percentile,
     running_serve,
     save_results,
@@ -82,8 +82,11 @@ def serving(store: str, settings: dict[str, str]) -> Iterator[tuple[str, int]]:
     """`groupcoord serve` on the store asked for: its URL and pid."""
     port = free_port()
     extra = ["--port", str(port)]
-    if store == "moto":
-        with moto_server() as endpoint, running_serve(endpoint, settings, extra_args=extra) as url:
+    if store == "dynamodb-local":
+        with (
+            dynamodb_local() as endpoint,
+            running_serve(endpoint, settings, extra_args=extra) as url,
+        ):
             yield url, url.pid
     else:
         with running_serve(None, settings, extra_args=extra) as url:
@@ -557,7 +560,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--classic-heartbeat-ms", type=int, default=3000)
     parser.add_argument("--consumer-heartbeat-ms", type=int, default=5000)
     parser.add_argument("--commit-ms", type=int, default=5000)
-    parser.add_argument("--store", choices=("memory", "moto"), default="memory")
+    parser.add_argument("--store", choices=("memory", "dynamodb-local"), default="memory")
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--warmup-max-s", type=float, default=180.0)
     parser.add_argument("--no-write", action="store_true")

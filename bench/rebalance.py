@@ -7,7 +7,7 @@ dies, one leaves.
                               [--partitions 1000] [--no-write]
 
 Simulated consumers (bench/common.py SimMember, ConsumerMembers below) call the Lambda handlers
-in-process, against a moto server. A *round* is every live member sending its next request once
+in-process, against DynamoDB Local. A *round* is every live member sending its next request once
 (a heartbeat, a join or sync, or the re-send of one answered 202): rounds in which everyone only
 heartbeats are paced to the heartbeat interval, the others go back-to-back (a classic client
 re-sends after retryAfterMs; a consumer-protocol client heartbeats at once to acknowledge a new
@@ -43,9 +43,9 @@ from bench.common import (
     all_stable,
     build_classic_group_direct,
     create_topic,
+    dynamodb_local,
     fmt,
     load_results,
-    moto_server,
     percentile,
     range_assign,
     run_rounds,
@@ -73,8 +73,8 @@ SESSION_INTERVALS = 5
 CONCURRENCY = 8
 # Classic groups this large start from a Stable group written directly (bench/common.py
 # build_classic_group_direct) instead of a simulated cold start: 1,000 new members joining at
-# once take many rounds of contended joins (each writes the group item) on the one serialized
-# moto server here, far longer than a benchmark may run. The consumer protocol's cold start is
+# once take many rounds of contended joins (each writes the group item) on the one DynamoDB
+# Local here, far longer than a benchmark may run. The consumer protocol's cold start is
 # simulated at every size.
 DIRECT_FROM = 1000
 
@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> list[Phase]:
     started = time.perf_counter()
     phases: list[Phase] = []
     took: dict[tuple[int, str], float] = {}
-    with moto_server() as endpoint:
+    with dynamodb_local() as endpoint:
         for size in (int(s) for s in args.sizes.split(",")):
             for protocol in protocols:
                 print(f"{size} members over {args.partitions:,} partitions, {protocol}")
@@ -563,8 +563,8 @@ members keep what they own through the rebalance; a partition that changes owner
 first rebalance and assigned in a second), *consumer protocol* (KIP-848
 consumer-group-heartbeat, the coordinator's uniform assignor; a member gives up a partition when
 an answer leaves it out and acknowledges on its next heartbeat; a partition moves once its old
-owner has revoked it). Simulated members call the Lambda handlers in-process against a moto
-server. A *round* is every live member sending its next request once (heartbeat, join, sync, the
+owner has revoked it). Simulated members call the Lambda handlers in-process against DynamoDB
+Local. A *round* is every live member sending its next request once (heartbeat, join, sync, the
 re-send of a 202, or a consumer heartbeat), {concurrency} at a time from as many threads, as
 clients send theirs side by side (a consumer-protocol answer 14, the group busy with racing
 writes, is retried in the next round, as clients retry it; the note counts them). Rounds in
@@ -594,12 +594,12 @@ times here are this machine's sequential calls and the short timeouts, not AWS f
 SIZES_NOTE = """\
 The default run is N = 10 and 100 (a few minutes); N = 1,000 runs on its own, `--sizes 1000
 --merge`, and its rows are merged with the saved ones of the default run (bench/.results). At
-1,000 members a round is 1,000 requests against one serialized moto server, so wall times there
-mostly measure moto on this machine; the rounds, rebalances, partitions moved and request and
-unit counts are what carry over to AWS. The classic cold start is not simulated at 1,000: its
+1,000 members a round is 1,000 requests against one DynamoDB Local, so wall times there mostly
+measure DynamoDB Local on this machine; the rounds, rebalances, partitions moved and request
+and unit counts are what carry over to AWS. The classic cold start is not simulated at 1,000: its
 new members' joins all write the group item (its member count) and race on its version; from 8
-threads against moto, 100 new members took 10-30 s a round and about 10 rounds, and 1,000 would
-take many times that. On AWS a classic cold start of thousands of members is bound by that key
+threads against moto, 100 new members took 10-30 s a round and about 10 rounds, and 1,000
+would take many times that. On AWS a classic cold start of thousands of members is bound by that key
 too; `group.initial.rebalance.delay.ms` (3 s by default) gathers them into one rebalance. The
 consumer protocol's cold start shows the target installs batched in time
 (`group.consumer.assignment.interval.ms`, 1 s by default, as in Kafka's KIP-1263): its joins

@@ -7,7 +7,7 @@ target assignment takes.
 The real code, on an in-memory DynamoDB: the Lambda handler (consumer-group-heartbeat, API
 Gateway events) and the store run over groupcoord/store/memory.py (DynamoDB's item and
 transaction limits enforced, requests served one at a time), because 5,000 members heartbeating
-through the serialized moto server would take far longer than a benchmark may run here. As in
+through DynamoDB Local would take far longer than a benchmark may run here. As in
 tests/integration/test_consumer_scale.py, the first member joins through the handler, the other
 4,999 are written as a burst of joins leaves them (member items by the store's `member_to_item`,
 the group epoch bumped), and the real install (`ensure_target_installed`) computes the target;
@@ -334,7 +334,7 @@ DOC_INTRO = """\
 A consumer-protocol group of {members:,} members subscribed to {topics} topics of
 {partitions:,} partitions in all, driven to Stable by the real code **on an in-memory DynamoDB
 stand-in** (groupcoord/store/memory.py: DynamoDB's 400 KB item and 100-item transaction
-limits enforced, one request at a time), not on moto: the Lambda handler
+limits enforced, one request at a time), not on DynamoDB Local: the Lambda handler
 (consumer-group-heartbeat, API Gateway events) and the store, every call audited by
 `CapacityAudit` (whole items, x2 in transactions, GSI writes). As in
 `tests/integration/test_consumer_scale.py`, the first member joins through the handler and is

@@ -2,7 +2,7 @@
 offset-commit, over HTTP, as its table fills to 100,000 items, with the sweeper running every
 50 ms (the fastest interval the tests use).
 
-    python -m bench.table_growth [--store memory|moto] [--sizes 0,10000,50000,100000]
+    python -m bench.table_growth [--store memory|dynamodb-local] [--sizes 0,10000,50000,100000]
                                  [--sweep-ms 50] [--samples 200]
 
 The coordinator runs in this process (groupcoord.local.server.LocalCoordinator, as `serve`
@@ -86,7 +86,7 @@ def measure(base: str, group: str, samples: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", choices=("memory", "moto"), default="memory")
+    parser.add_argument("--store", choices=("memory", "dynamodb-local"), default="memory")
     parser.add_argument("--sizes", default="0,10000,50000,100000")
     parser.add_argument("--sweep-ms", type=int, default=50)
     parser.add_argument("--samples", type=int, default=200)
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             "groupcoord.sweep.interval.ms": str(args.sweep_ms),
         }
     )
-    coordinator = LocalCoordinator(settings, port=0, in_memory=args.store == "memory").start()
+    coordinator = LocalCoordinator(settings, port=0, embedded=args.store).start()
     rows: list[dict[str, Any]] = []
     try:
         base = coordinator.url

@@ -13,7 +13,7 @@ With `--at-least-once` the worker writes the counts first and commits after, as 
 without transactions does: a crash between the two, or a zombie, counts a batch twice.
 
     # a DynamoDB endpoint, and the coordinator on it with the sink table allowed
-    python -m groupcoord.local.dynamodb --port 8000 &
+    groupcoord dynamodb-local --port 8000 &
     groupcoord serve --dynamodb-endpoint http://127.0.0.1:8000 \\
         -c groupcoord.sink.tables=record-counts &
     python examples/exactly_once_counts.py --dynamodb-endpoint http://127.0.0.1:8000 --setup

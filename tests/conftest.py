@@ -1,8 +1,8 @@
 """Shared fixtures: a real DynamoDB API endpoint, the store on it, `groupcoord serve`.
 
 The endpoint is, in order: LOCALSTACK_ENDPOINT (opt-in LocalStack runs),
-GROUPCOORD_TEST_DYNAMODB_ENDPOINT (the moto server `.ci/run` starts), else a serialized moto
-server started in this process.
+GROUPCOORD_TEST_DYNAMODB_ENDPOINT (the DynamoDB Local `.ci/run` starts), else a DynamoDB Local
+started for the session (Java and the npm package: groupcoord/local/dynamodb_local.py).
 
 The store's own tests, the HTTP-contract tests and the fuzzer run on that endpoint. The service
 tests (both protocols, offsets, migration, the client end to end) run `serve`'s local deployment
@@ -50,20 +50,28 @@ def dynamodb_endpoint() -> Iterator[str]:
     if configured:
         yield configured
         return
-    # A separate process: tests that use moto in-process (mock_aws) reset moto's global
-    # backends, which would wipe the tables of an in-process server.
     with running_dynamodb() as url:
         yield url
 
 
 @pytest.fixture(scope="session")
-def service_endpoint(dynamodb_endpoint: str) -> str | None:
+def dynamodb_engine() -> str:
+    """What serves the endpoint: "dynamodb-local" (Amazon's DynamoDB Local, which LocalStack
+    runs too: the default), or "dynamodb" (GROUPCOORD_TEST_DYNAMODB_ENGINE=dynamodb, a run
+    against AWS)."""
+    engine = os.environ.get("GROUPCOORD_TEST_DYNAMODB_ENGINE", "dynamodb-local")
+    assert engine in ("dynamodb-local", "dynamodb"), engine
+    return engine
+
+
+@pytest.fixture(scope="session")
+def service_endpoint(request: pytest.FixtureRequest) -> str | None:
     """Where the service tests' `serve` keeps its state: None for the in-memory adapter, else
-    the DynamoDB endpoint (see the module docstring)."""
+    the DynamoDB endpoint (see the module docstring; started only then)."""
     on_dynamodb = os.environ.get("GROUPCOORD_TEST_SERVICE_STORE") == "dynamodb" or bool(
         os.environ.get("LOCALSTACK_ENDPOINT")
     )
-    return dynamodb_endpoint if on_dynamodb else None
+    return request.getfixturevalue("dynamodb_endpoint") if on_dynamodb else None
 
 
 @pytest.fixture

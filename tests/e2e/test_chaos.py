@@ -1,7 +1,8 @@
-"""Kills and zombies: several `groupcoord serve` processes on one DynamoDB table, members of
-both protocols heartbeating and committing through random instances, while instances are
-SIGKILLed and restarted and members stall past their session timeout and then commit with
-their old generation or epoch.
+"""Kills and zombies: several `groupcoord serve` processes on one DynamoDB table (DynamoDB Local),
+members of both protocols heartbeating and committing through random instances, while
+instances are SIGKILLed and restarted and members stall past their session timeout and then
+commit with their old generation or epoch; once with the instances' clocks in step, once with
+them 1.5 s apart (-1.5 s, 0, +1.5 s: each instance writes and judges deadlines on its own).
 
 Checked as the run goes (tests/support/chaos.py): no partition given to a member while another
 member's session still held it, and none listed under two members by the coordinator; every
@@ -69,7 +70,7 @@ SETTINGS = {
     "group.initial.rebalance.delay.ms": "2000",
     "groupcoord.barrier.hold.ms": "300",
     # Every instance sweeps, one Query per deadline shard: 3 sweepers of 16 shards every
-    # 500 ms would take a good part of the serialized endpoint's capacity from the members.
+    # 500 ms would take a good part of the shared endpoint's capacity from the members.
     "groupcoord.sweep.interval.ms": "1000",
     "groupcoord.deadline.shards": "4",
 }
@@ -89,13 +90,23 @@ class Group:
     members: list[Member]
 
 
+# Per instance, how far its clock runs ahead of the others' (groupcoord.fault.clock.offset.ms):
+# in step, and 1.5 s apart either way (3 s between the extremes; Lambda hosts' clocks, kept by
+# the Amazon Time Sync Service, agree to within a millisecond or so).
+CLOCKS = {"clocks-in-step": (0, 0, 0), "clocks-skewed": (-1500, 0, 1500)}
+
+
 @pytest.mark.timeout(240)  # a hung run is cut here; a normal one takes about a minute
+@pytest.mark.parametrize("clocks", sorted(CLOCKS))
 def test_kills_and_zombies_break_no_invariant(
-    dynamodb_endpoint: str, capsys: pytest.CaptureFixture[str]
+    dynamodb_endpoint: str, capsys: pytest.CaptureFixture[str], clocks: str
 ) -> None:
     seed = _seed()
     print(f"chaos seed {seed} (GROUPCOORD_CHAOS_SEED={seed} replays its fault schedule)")
-    cluster = Cluster(dynamodb_endpoint, unique_table("gc-chaos"), SETTINGS, INSTANCES)
+    offsets = CLOCKS[clocks]
+    print(f"instance clocks {offsets} ms from the system's")
+    table = unique_table("gc-chaos")
+    cluster = Cluster(dynamodb_endpoint, table, SETTINGS, INSTANCES, clock_offsets_ms=offsets)
     try:
         cluster.start()
         _run(cluster, seed)
@@ -110,7 +121,7 @@ def test_kills_and_zombies_break_no_invariant(
 
 
 def _run(cluster: Cluster, seed: int) -> None:
-    journal = Journal(seed)
+    journal = Journal(seed, skew_s=cluster.skew_s)
     rng = random.Random(seed)
     admin = Caller(cluster, journal, random.Random(seed + 1), "admin")
     groups = [

@@ -444,8 +444,8 @@ class RejectedButChanged(ContractViolation):
 
 class TableUnreadable(ContractViolation):
     """The request left an item in the table that cannot be read back (so no later request
-    can read it either), e.g. a map with an empty key, which moto stores mangled and DynamoDB
-    refuses ("Empty attribute name")."""
+    can read it either), e.g. a map with an empty key, which a lax engine may store mangled and
+    DynamoDB refuses ("Empty attribute name")."""
 
 
 @dataclass
@@ -562,7 +562,7 @@ class Coordinator:
         self.session = requests.Session()
         # The table as the last exchange left it. Only the requests change the table (no
         # sweeps, no held requests), so it is also the table before the next request: one Scan
-        # per request instead of two (a Scan of moto costs about what the request it checks does).
+        # per request instead of two (a Scan costs about what the request it checks does).
         self._table: list[str] | None = None
 
     def snapshot(self) -> list[str]:
@@ -747,7 +747,7 @@ def serving(dynamodb_endpoint: str) -> Iterator[Coordinator]:
         yield Coordinator(url, table, dynamodb, _find_serve_log(table))
 
 
-# The two phases run on a server and table each: a Scan of moto costs about 1.5 ms an item, and
+# The two phases run on a server and table each: every exchange Scans the table, and
 # the lifecycle table leaves dozens of items (groups with hostile ids) behind.
 @pytest.fixture(scope="module")
 def lifecycle_coordinator(dynamodb_endpoint: str) -> Iterator[Coordinator]:

@@ -43,8 +43,8 @@ MEMBERS = 250
 
 
 # Long enough that no member's session or the barrier runs out while a test drives hundreds of
-# joins one after another on a slow or busy machine (at 30 s, a full CI run's late, loaded moto
-# let the 250-member rejoin outlive the sessions).
+# joins one after another on a slow or busy machine (at 30 s, a full CI run's late, loaded
+# endpoint let the 250-member rejoin outlive the sessions).
 SESSION_MS = 300_000
 REBALANCE_MS = 600_000
 

@@ -25,8 +25,8 @@ HB = "consumer-group-heartbeat"
 
 @pytest.fixture(scope="module")
 def consumer_served(service_endpoint: str | None) -> Iterator[str]:
-    """A coordinator on a table of this module's own: moto's TransactWriteItems deep-copies
-    the whole table per item, so a table shared with every other module slows each join."""
+    """A coordinator on a table of this module's own (a listing of groups here lists only
+    this module's)."""
     with running_service(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
         yield url
 

@@ -27,7 +27,7 @@ HB = "consumer-group-heartbeat"
 # Full match: the topic names that end with "x". Python's `re` takes 2 s on a 14-character
 # name and about 3.4 times longer per added character; RE2 takes microseconds.
 PATHOLOGICAL = "(.*.*)*x"
-# Generous bounds for a busy 2-core machine running moto: a request normally takes tens of
+# Generous bounds for a busy 2-core machine: a request normally takes tens of
 # milliseconds. With backtracking, the 30-character names below would take days.
 QUICK_REQUEST_S = 10.0
 QUICK_SWEEP_S = 10.0

@@ -1,8 +1,8 @@
 """A 5,000-member consumer group over 100,000 partitions (bounded items), and what a
 join costs as the group grows.
 
-Driving 5,000 joins over HTTP would take minutes on moto (whose TransactWriteItems deep-copies
-the whole table once per item), so this runs the store and service code on the in-memory
+Driving 5,000 joins over HTTP would take minutes, so this runs the store and service code on
+the in-memory
 DynamoDB of groupcoord/store/memory.py, which enforces the item and transaction limits.
 The group is grown in the store directly (member items written as if the members had joined
 while an install was running, which is what a burst of joins leaves behind), then the real

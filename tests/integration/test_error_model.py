@@ -7,7 +7,9 @@ import uuid
 
 import pytest
 
-from groupcoord.http.apis import API_NAMES
+from groupcoord.http.apis import API_NAMES, DEFAULT_ROUTE_FUNCTION
+from groupcoord.http.handler import make_api_handler
+from groupcoord.local.events import LambdaContext, http_api_event, route_for
 from groupcoord.models.limits import CLIENT_ID_MAX_CHARS
 from tests.support.api import Api
 
@@ -88,12 +90,26 @@ def test_paths_outside_v1_are_404(api: Api) -> None:
     assert answer.json()["errorCode"] == 42
 
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
-def test_methods_other_than_post_are_405(api: Api, method: str) -> None:
-    answer = api.call("metadata", {}, method=method)
-    assert answer.status == 405
-    assert answer.headers.get("Allow") == "POST"
-    assert answer.body["errorCode"] == 42
+@pytest.mark.parametrize("api_name", sorted(API_NAMES))
+def test_methods_other_than_post_are_405_on_every_api(api: Api, api_name: str) -> None:
+    for method in ("GET", "PUT", "DELETE", "PATCH"):
+        answer = api.call(api_name, {}, method=method)
+        assert answer.status == 405, (method, answer.status, answer.body)
+        assert answer.headers.get("Allow") == "POST"
+        assert answer.body["errorCode"] == 42
+
+
+@pytest.mark.parametrize("api_name", sorted(API_NAMES))
+def test_methods_other_than_post_are_405_as_deployed(api_name: str) -> None:
+    """API Gateway routes only `POST /v1/<api>` to the API's function: a GET comes by the
+    `$default` route to the admin function, which answers 405 for any API's path."""
+    route, function = route_for("GET", f"/v1/{api_name}")
+    assert (route, function) == ("$default", DEFAULT_ROUTE_FUNCTION)
+    event = http_api_event("GET", f"/v1/{api_name}", b"", {})
+    answer = make_api_handler(function)(event, LambdaContext(function))
+    assert answer["statusCode"] == 405, answer
+    assert answer["headers"]["Allow"] == "POST"
+    assert json.loads(answer["body"])["errorCode"] == 42
 
 
 def test_correlation_id_is_echoed_and_throttle_time_is_present(api: Api) -> None:

@@ -1,7 +1,7 @@
 """offset-commit with `writes` (docs/exactly-once.md): the offsets and the client's DynamoDB
 writes on sink tables land in one transaction under the commit's fence, or nothing does; a
 retry with the same idempotencyKey never applies them twice; the limits and the refusals are
-clear. On both backends: the in-memory store (in process) and moto's DynamoDB API (`serve`).
+clear. On both backends: the in-memory store (in process) and DynamoDB Local (`serve`).
 """
 
 from __future__ import annotations

@@ -145,6 +145,11 @@ def test_the_answer_past_the_deadline(coordinator: InProcessCoordinator, held: H
     assert answer.headers["Retry-After"] == "0"
     assert answer.headers["Kafka-Correlation-Id"] == "c-1"
     assert answer.json()["errorCode"] == 7  # REQUEST_TIMED_OUT
+    # The commit had only read (its fence) when its deadline passed: the answer says so.
+    assert answer.json()["errorMessage"] == (
+        "the request's deadline passed while it was reading, before it wrote anything: "
+        "nothing was written; retry"
+    )
     assert isinstance(held.outcome[0], DeadlinePassed)
     assert committed(transport, group, topic) == 1
 

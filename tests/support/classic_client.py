@@ -54,8 +54,8 @@ FAST_SETTINGS = {
     "group.initial.rebalance.delay.ms": "200",
     "group.min.session.timeout.ms": "100",
     "groupcoord.barrier.hold.ms": "300",
-    # Each sweep queries every deadline shard of the shared (serialized) moto server: sweeping
-    # every 100 ms would take a good part of its capacity away from the tests.
+    # Each sweep queries every deadline shard of the shared DynamoDB endpoint: sweeping every
+    # 100 ms would take a good part of its capacity away from the tests.
     "groupcoord.sweep.interval.ms": "500",
 }
 

@@ -52,7 +52,6 @@ class InProcessCoordinator:
         self.coordinator = LocalCoordinator(
             Settings.from_mapping(mapping),
             port=0,
-            in_memory=store is None,
             store=store,
             principal_header=principal_header,
         ).start()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from groupcoord import clock, deadline
+from groupcoord import clock, deadline, faults
 from groupcoord.client import transport
 from groupcoord.client.transport import Transport
 from groupcoord.settings import Settings
@@ -150,6 +150,29 @@ def test_a_retry_past_the_deadline_is_not_sent(
         store.put({**key("a"), "v": 1})
     assert client.sent == ["put_item"]
     assert store.get(key("a"), consistent=True) is None
+
+
+def test_the_refusal_says_whether_the_request_had_written(
+    now: list[int], dynamo: tuple[Dynamo, Recording]
+) -> None:
+    store, _ = dynamo
+    with faults.request_scope(Settings()), deadline.scoped(1_000):
+        now[0] = 1_001
+        store.get(key("a"), consistent=True)  # reading, late: not refused
+        with pytest.raises(DeadlinePassed) as reading:
+            store.put({**key("a"), "v": 1})
+    assert reading.value.writes_sent == 0
+    assert reading.value.doing().startswith("while it was reading, before it wrote anything")
+    now[0] = 1_000
+    with faults.request_scope(Settings()), deadline.scoped(1_000):
+        store.put({**key("a"), "v": 1})
+        store.put({**key("b"), "v": 1})
+        now[0] = 1_001
+        with pytest.raises(DeadlinePassed) as writing:
+            store.update(Update(key("a"), "SET v = :v", values={":v": 2}))
+    assert writing.value.writes_sent == 2
+    assert writing.value.operation == "update_item"
+    assert writing.value.doing().startswith("after 2 of its writes: the next was not sent")
 
 
 def test_no_deadline_no_gate(now: list[int], dynamo: tuple[Dynamo, Recording]) -> None:

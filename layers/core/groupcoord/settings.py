@@ -54,6 +54,9 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     # Heartbeats after a session renewal that are answered from reads alone, without writing
     # the member's deadline (core/session_renewal.py); 0 writes it on every heartbeat.
     "groupcoord.session.renewal.skips": ("session_renewal_skips", 2),
+    # For fault tests only: this deployment's clock runs this many ms ahead (or, negative,
+    # behind) the system's, as a Lambda host's may (groupcoord/clock.py, docs/sessions.md).
+    "groupcoord.fault.clock.offset.ms": ("fault_clock_offset_ms", 0),
 }
 _BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
     # Off: every principal may do everything, as a Kafka cluster without an authorizer.
@@ -76,6 +79,7 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
 # A silent member outlives its session by up to (skips + 1/2) heartbeat intervals, and by no
 # more than a third of it (core/session_renewal.py).
 SESSION_RENEWAL_SKIPS_MAX = 4
+CLOCK_OFFSET_MAX_MS = 3_600_000
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
@@ -112,6 +116,7 @@ class Settings:
     acl_cache_ms: int = 5000
     sink_idempotency_ms: int = 86_400_000
     session_renewal_skips: int = 2
+    fault_clock_offset_ms: int = 0
     authorizer_enabled: bool = False
     allow_everyone_if_no_acl_found: bool = False
     super_users: str = ""
@@ -222,6 +227,10 @@ class Settings:
             raise SettingsError("groupcoord.acl.cache.ms must be at least 0")
         if self.conversion_lease_ms < 1:
             raise SettingsError("groupcoord.conversion.lease.ms must be at least 1")
+        if abs(self.fault_clock_offset_ms) > CLOCK_OFFSET_MAX_MS:
+            raise SettingsError(
+                f"groupcoord.fault.clock.offset.ms must be within ±{CLOCK_OFFSET_MAX_MS}"
+            )
         if not 0 <= self.session_renewal_skips <= SESSION_RENEWAL_SKIPS_MAX:
             raise SettingsError(
                 f"groupcoord.session.renewal.skips must be from 0 to {SESSION_RENEWAL_SKIPS_MAX}"

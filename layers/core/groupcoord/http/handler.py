@@ -15,7 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from .. import runtime
+from .. import clock, runtime
 from ..observability import logger, metrics, tracer
 
 if TYPE_CHECKING:
@@ -35,7 +35,9 @@ def make_api_handler(function_name: str) -> LambdaHandler:
     @metrics.log_metrics
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         logger.append_keys(function=function_name)
-        return app.resolve(event, context)
+        settings, _ = runtime.current()
+        with clock.shifted(settings.fault_clock_offset_ms):
+            return app.resolve(event, context)
 
     return lambda_handler
 
@@ -58,13 +60,14 @@ def make_sweeper_handler(budget_ms: int | None = None) -> LambdaHandler:
         # reaches every group type's code, which the init need not load.
         from ..service.sweep import Budget, sweep
 
-        _, store = runtime.current()
+        settings, store = runtime.current()
         allowed_ms = (
             budget_ms
             if budget_ms is not None
             else context.get_remaining_time_in_millis() - SWEEP_SAFETY_MS
         )
-        report = sweep(store, runtime.now_ms(), budget=Budget.of_ms(max(0, allowed_ms)))
+        with clock.shifted(settings.fault_clock_offset_ms):
+            report = sweep(store, runtime.now_ms(), budget=Budget.of_ms(max(0, allowed_ms)))
         _record_sweep(report)
         if report.overdue or report.remaining:
             logger.info("sweep done", extra=report.as_dict())

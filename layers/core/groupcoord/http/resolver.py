@@ -256,6 +256,11 @@ def build_resolver(function: str) -> Resolver:
 
     def dispatch(event: HttpEvent, lambda_context: Any, name: str) -> Response:
         api = served.get(name)
+        method = event.method
+        # Any other method on an API's path is 405, whichever function it reached (API
+        # Gateway routes only POST /v1/<api> to the API's own: the rest comes by $default).
+        if method != "POST" and name in API_BY_NAME:
+            raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
         if api is None:
             where = (
                 ""
@@ -263,9 +268,6 @@ def build_resolver(function: str) -> Resolver:
                 else f" (the {API_BY_NAME[name].function} function serves it)"
             )
             raise ClientError(404, f"unknown API {name!r}{where}; APIs are POST /v1/<api>")
-        method = event.method
-        if method != "POST":
-            raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
         raw = _read_body(event)
         request_model, handler = load(name)
         if not raw.strip():
@@ -340,7 +342,7 @@ def build_resolver(function: str) -> Resolver:
         headers = _echoed(event, {"Retry-After": "0"})
         return error_response(
             503,
-            "the request's deadline passed before it could write; retry",
+            f"the request's deadline passed {error.doing()}; retry",
             headers,
             Errors.REQUEST_TIMED_OUT,
         )

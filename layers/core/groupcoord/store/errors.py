@@ -52,7 +52,22 @@ class TransactionCanceled(StoreError):
 class DeadlinePassed(StoreError):
     """A write was due to start after the request's deadline (groupcoord/deadline.py): it was
     not sent. The client has given up on the request, or is about to; a write landing now could
-    land after its next request and undo it."""
+    land after its next request and undo it. `writes_sent` is how many write calls the request
+    had sent before (0: it was still reading)."""
+
+    def __init__(self, operation: str, writes_sent: int) -> None:
+        super().__init__(f"DynamoDB {operation} not sent: the request's deadline has passed")
+        self.operation = operation
+        self.writes_sent = writes_sent
+
+    def doing(self) -> str:
+        """What the request was doing when its deadline passed, for its answer."""
+        if self.writes_sent == 0:
+            return "while it was reading, before it wrote anything: nothing was written"
+        return (
+            f"after {self.writes_sent} of its writes: the next was not sent, and the next "
+            "request completes or rolls back what this one began"
+        )
 
 
 class SinkWritesRefused(StoreError):

@@ -4,20 +4,21 @@
 DynamoDB gateway, `dynamo.Dynamo`, so that serialization, retries and usage accounting are the
 production code's: `Store(Dynamo(MemoryDynamoClient(), table), settings)` is the whole store,
 in memory. The store has two adapters, this one and DynamoDB's (`dynamo.make_client`), and both
-pass one contract suite (tests/contract/test_dynamo_contract.py, which runs it against moto's
-DynamoDB API as well).
+pass one contract suite (tests/contract/test_dynamo_contract.py, which runs it against Amazon's
+DynamoDB Local as well).
 
 It implements the operations `Dynamo` calls (CreateTable and DescribeTable, GetItem, PutItem,
 UpdateItem and DeleteItem with conditions, TransactWriteItems, BatchGetItem, BatchWriteItem,
 Query on the table and its secondary indexes, Scan) with DynamoDB's rules:
 
-- every request is atomic: requests are served one at a time under a lock (as the serialized
-  moto server does), so a condition is checked and its write made as one step;
+- every request is atomic: requests are served one at a time under a lock, so a condition is
+  checked and its write made as one step;
 - a transaction is all or nothing, holds 1 to 100 distinct items, and is cancelled with one
   reason per item (and the old item of a failed condition, when
   ReturnValuesOnConditionCheckFailure asks for it, as for a single write);
 - an item is at most 400 KB (measured with the store's capacity.item_size); its key attributes
-  are present, of their declared type and not empty, and so are the key attributes of an index
+  are present, of their declared type, not empty and within DynamoDB's key sizes (2,048 bytes
+  a partition key, 1,024 a sort key), and so are the key attributes of an index
   when the item has them; a key attribute cannot be updated;
 - expressions follow DynamoDB's grammar and typing: comparisons (a number never equals a
   boolean; an order between different types is false), BETWEEN, IN, AND / OR / NOT,
@@ -35,15 +36,9 @@ sorted by sort key, up to date on every write: a Query costs O(log n + items ret
 O(table), so the sweeper's queries of the deadline index every second stay fast however large
 the table is.
 
-Where moto (the tests' DynamoDB endpoint) and DynamoDB differ, this follows DynamoDB, so those
-cases are not in the contract suite: a boolean never equals a number; an order between values
-of different types is false; an index key attribute of the wrong type is refused; DeleteItem
-refuses a key with an empty part, as the other requests do; BatchWriteItem refuses a put and a
-delete of one key; ExpressionAttributeNames and Values are refused on a request without
-expressions, and unused Values in a transaction; a Query page that ends on its Limit carries a
-LastEvaluatedKey; a reversed BETWEEN, a key condition value of the wrong type and an unknown
-index are ValidationExceptions (moto answers some of these with an empty page, another error or
-a 500). What it does not implement (ProjectionExpression, FilterExpression, ReturnValues
+Where DynamoDB Local (the tests' DynamoDB endpoint) is laxer than DynamoDB, this follows
+DynamoDB: reserved words must go through ExpressionAttributeNames (the contract suite names the
+difference). What it does not implement (ProjectionExpression, FilterExpression, ReturnValues
 UPDATED_*, ClientRequestToken, size() and the other functions) raises NotImplementedError
 rather than behaving differently.
 
@@ -70,6 +65,8 @@ from . import capacity
 from .dynamo import deserialize, serialize
 
 ITEM_LIMIT = 400 * 1024
+PARTITION_KEY_LIMIT = 2048
+SORT_KEY_LIMIT = 1024
 PAGE_LIMIT = 1024 * 1024  # Query and Scan
 BATCH_GET_RESPONSE_LIMIT = 16 * 1024 * 1024
 TRANSACTION_LIMIT = 100
@@ -766,6 +763,17 @@ class _Index:
         return {name: item[name] for name in self.projected if name in item}
 
 
+def _too_long(value: Any, sort_key: bool) -> bool:
+    """A string or binary key value over DynamoDB's bound (its UTF-8 bytes)."""
+    if isinstance(value, str):
+        size = len(value.encode("utf-8"))
+    elif isinstance(value, bytes | bytearray):
+        size = len(value)
+    else:
+        return False  # a number
+    return size > (SORT_KEY_LIMIT if sort_key else PARTITION_KEY_LIMIT)
+
+
 class _Table:
     def __init__(self, definition: dict[str, Any]) -> None:
         self.name: str = definition["TableName"]
@@ -798,6 +806,10 @@ class _Table:
             self._check_key_value(name, attrs[name])
         return tuple(attrs[name] for name in self.key_names)
 
+    @property
+    def range_key(self) -> str | None:
+        return self.primary.range_key
+
     def _check_key_value(self, name: str, value: Any, index: str | None = None) -> None:
         expected, actual = self.types[name], _kind(value)
         if actual != expected and index is None:
@@ -809,6 +821,11 @@ class _Table:
             raise _invalid(
                 "One or more parameter values were invalid: Type mismatch for Index Key "
                 f"{name} Expected: {expected} Actual: {actual} IndexName: {index}"
+            )
+        if actual in ("S", "B") and index is None and _too_long(value, name == self.range_key):
+            raise _invalid(
+                "Hash primary key values must be under 2048 bytes, and range primary key "
+                "values must be under 1024 bytes"
             )
         if actual in ("S", "B") and not value and index is None:
             raise _invalid(
@@ -1205,6 +1222,11 @@ class MemoryDynamoClient:
             else:
                 raise _invalid(f"Query condition missed key schema element: {index.hash_key}")
             for value in operands:
+                if attribute[0] == index.range_key and _too_long(value, sort_key=True):
+                    raise _invalid(
+                        "One or more parameter values were invalid: Aggregated size of all "
+                        "range keys has exceeded the size limit of 1024 bytes"
+                    )
                 if _kind(value) != table.types[attribute[0]]:
                     raise _invalid(
                         "One or more parameter values were invalid: Condition parameter type "

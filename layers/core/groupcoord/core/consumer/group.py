@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ...models.limits import REGEX_MAX_CHARS
+from ..timer_checks import CLAIM_FROM_MEMBERS
 from ..topics import compile_regex, regex_error
 from .assignment import Assignment, normalize
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
 from .model import ASSIGNING, EMPTY, RECONCILING, STABLE
-from .reconciliation import MemberState, is_lost_response
+from .reconciliation import MemberAssignment, MemberState, is_lost_response
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,33 @@ def group_state(
         if m.epoch != target_epoch or m.state is not MemberState.STABLE:
             return RECONCILING
     return STABLE
+
+
+# Below this many members a member's last reconciliation step reads the group's members to
+# settle its listed state at once; a bigger group's is refreshed by its next check, at most
+# two heartbeat intervals later (every member's step reading 100 members would cost more than
+# the listing is worth). The bound timer checks use for the same trade (core/timer_checks.py).
+SETTLED_AT_ONCE_BELOW = CLAIM_FROM_MEMBERS
+
+
+def may_settle(
+    group_state_listed: str,
+    member_count: int,
+    target_epoch: int,
+    before: MemberAssignment,
+    after: MemberAssignment,
+) -> bool:
+    """Whether a member's step may have made its group Stable (as Kafka's state is, at once):
+    it reached STABLE at the target epoch just now, its group is listed Reconciling, and the
+    group is small enough to read whole."""
+    reached = after.state is MemberState.STABLE and after.epoch == target_epoch
+    was = before.state is MemberState.STABLE and before.epoch == target_epoch
+    return (
+        reached
+        and not was
+        and group_state_listed == RECONCILING
+        and member_count < SETTLED_AT_ONCE_BELOW
+    )
 
 
 def apply_request(

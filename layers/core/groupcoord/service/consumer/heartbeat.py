@@ -12,6 +12,7 @@ conditioned on its version; a lost race is re-read (consistently) and decided ag
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 
@@ -24,6 +25,8 @@ from ...core.consumer.group import (
     Refusal,
     apply_request,
     check_member_epoch,
+    group_state,
+    may_settle,
     owned_partitions,
     validate_heartbeat,
 )
@@ -450,11 +453,26 @@ class _Heartbeat:
         )
         if plan.writes:
             self.cs.write_member(group, plan.member)
+            if may_settle(
+                group.state, group.member_count, group.target_epoch, plan.before, plan.after
+            ):
+                self._settle_listed_state(group, plan.member)
         if plan.refusal is not None:
             raise Answer(plan.refusal)
         if plan.lower_group_deadline_to is not None:
             self._lower_group_deadline(group, plan.lower_group_deadline_to)
         return self._response(plan)
+
+    def _settle_listed_state(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """The group's state as Kafka would answer it now that `member` is STABLE, written to
+        the group item (what list-groups shows) when it changed. Best effort: a group that
+        moved meanwhile is left to its next check."""
+        others = [] if group.member_count == 1 else self.cs.members(group)
+        members = [m for m in others if m.member_id != member.member_id] + [member]
+        state = group_state(len(members), group.group_epoch, group.target_epoch, members)
+        if state != group.state:
+            with contextlib.suppress(Conflict):
+                self.cs.update_group(group, replace(group, state=state))
 
     def _lower_group_deadline(self, group: ConsumerGroup, deadline: int) -> None:
         """A rebalance timeout earlier than the group's next check: check earlier. Best effort:
