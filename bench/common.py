@@ -767,10 +767,10 @@ def write_section(key: str, title: str, command: str, body: str) -> Path:
     header = (
         "# Performance\n\n"
         "Measured by the scripts in `bench/` (see `bench/README.md`); each section is rewritten "
-        "by its script. DynamoDB runs as Amazon's DynamoDB Local here (sections measured before "
-        "2026-12-02: moto; the scale section: an in-memory stand-in, see there), so request "
-        "counts and capacity units are exact, while times are those of this machine, not of "
-        "AWS.\n\n"
+        "by its script. DynamoDB runs as Amazon's DynamoDB Local here (a section whose machine "
+        "line names moto was measured on moto, before the benchmarks moved; the scale section: "
+        "an in-memory stand-in, see there), so request counts and capacity units are exact, "
+        "while times are those of this machine, not of AWS.\n\n"
     )
     out = header + "".join(f"<!-- bench:{k} -->\n{sections[k]}<!-- /bench:{k} -->\n" for k in order)
     out += trailer

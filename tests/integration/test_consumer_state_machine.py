@@ -32,6 +32,7 @@ from groupcoord.models.consumer import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
 )
+from groupcoord.service import races
 from groupcoord.service.consumer import heartbeat
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.describe import consumer_group_describe
@@ -48,11 +49,20 @@ TP = tuple[str, int]
 
 
 class Clock:
+    """The store's clock (groupcoord/clock.py's port), moved by the machine's rules and by the
+    waits of the code under test."""
+
     def __init__(self) -> None:
         self.now = 1_700_000_000_000
 
     def ms(self) -> int:
         return self.now
+
+    def now_ms(self) -> int:
+        return self.now
+
+    def monotonic_s(self) -> float:
+        return self.now / 1000
 
     def sleep(self, seconds: float) -> None:
         self.now += int(seconds * 1000)
@@ -87,7 +97,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.clock = Clock()
         self.client = MemoryDynamoClient()
         cfg = Settings.from_mapping({"groupcoord.table.name": "sm"})
-        self.store = Store(Dynamo(self.client, cfg.table_name), cfg)
+        self.store = Store(Dynamo(self.client, cfg.table_name, clock=self.clock), cfg)
         self.store.ensure_table()
         self.cs = self.store.consumer
         self.group = "g"
@@ -97,8 +107,8 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         self.patches = pytest.MonkeyPatch()
         self.controlled_clock = clock.use(self.clock.ms)
         self.controlled_clock.__enter__()
-        self.patches.setattr(heartbeat.time, "sleep", self.clock.sleep)
-        self.patches.setattr(heartbeat, "back_off", lambda attempt: None)
+        # A lost race retries at once: the random pause would move the clock at random.
+        self.patches.setattr(races, "back_off", lambda clock, attempt: None)
 
     def teardown(self) -> None:
         self.patches.undo()

@@ -1,6 +1,6 @@
-"""A request's write deadline: the time (groupcoord.clock, ms) after which it must not start any
-more writes. The HTTP layer scopes it around a request (from the client's
-`Groupcoord-Timeout-Ms` header and the Lambda's remaining time); the store adapter
+"""A request's write deadline: the time (ms on the request's clock, groupcoord/clock.py) after
+which it must not start any more writes. The HTTP layer scopes it around a request (from the
+client's `Groupcoord-Timeout-Ms` header and the Lambda's remaining time); the store adapter
 (store/dynamo.py) refuses to send a write past it. Here, at the package root, so that the
 store reads it without importing the HTTP layer.
 
@@ -16,7 +16,7 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from . import clock
+from .clock import SYSTEM, Clock
 
 HEADER = "Groupcoord-Timeout-Ms"
 MIN_TIMEOUT_MS = 1
@@ -28,15 +28,16 @@ client to API Gateway (where receipt is measured): an assumption, with room to s
 retry of the adapter is a new start, gated itself. The client asks for its attempt timeout
 minus this; the server stops starting writes this long before the Lambda's own timeout."""
 
-_deadline: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "write_deadline", default=None
+_deadline: contextvars.ContextVar[tuple[int | None, Clock]] = contextvars.ContextVar(
+    "write_deadline", default=(None, SYSTEM)
 )
 
 
 @contextmanager
-def scoped(at_ms: int | None) -> Iterator[None]:
-    """No write may start after `at_ms` (clock ms) inside the block; None: no deadline."""
-    token = _deadline.set(at_ms)
+def scoped(at_ms: int | None, clock: Clock = SYSTEM) -> Iterator[None]:
+    """No write may start after `at_ms` (ms on `clock`, the request's) inside the block; None:
+    no deadline."""
+    token = _deadline.set((at_ms, clock))
     try:
         yield
     finally:
@@ -45,12 +46,12 @@ def scoped(at_ms: int | None) -> Iterator[None]:
 
 def current() -> int | None:
     """The deadline in force, or None."""
-    return _deadline.get()
+    return _deadline.get()[0]
 
 
 def passed() -> bool:
-    """Whether a deadline is in force and the clock is past it."""
-    at_ms = _deadline.get()
+    """Whether a deadline is in force and its clock is past it."""
+    at_ms, clock = _deadline.get()
     return at_ms is not None and clock.now_ms() > at_ms
 
 

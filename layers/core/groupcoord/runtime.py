@@ -59,4 +59,4 @@ def current() -> tuple[Settings, Store]:
 
 
 def now_ms() -> int:
-    return clock.now_ms()
+    return clock.SYSTEM.now_ms()

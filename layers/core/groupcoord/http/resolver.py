@@ -289,14 +289,14 @@ def build_resolver(function: str) -> Resolver:
                 400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters"
             )
         _API.set(name)
-        now = runtime.now_ms()
+        now = store.clock.now_ms()
         write_deadline = _write_deadline(event, lambda_context, now)
         host = event.source_ip
         principal = _principal(event.raw_event)
         # The request's own write count, for its deployment's `write.<n>.*` crash points.
         with (
             capacity.metered() as usage,
-            deadline.scoped(write_deadline),
+            deadline.scoped(write_deadline, store.clock),
             faults.request_scope(settings),
         ):
             # Inside the meter: a due check of the ACLs is the request's cost too.

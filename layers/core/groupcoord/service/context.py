@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from ..clock import Clock
 from ..settings import Settings
 from .authorization import EVERYONE, Caller
 
@@ -26,6 +27,11 @@ class ApiContext:
     correlation_id: str | None = None
     # Who is calling, and what they may do (service/authorization.py).
     caller: Caller = EVERYONE
+
+    @property
+    def clock(self) -> Clock:
+        """The deployment's clock (the store's): what a request reads again or sleeps on."""
+        return self.store.clock
 
     @property
     def host_and_port(self) -> tuple[str, int]:

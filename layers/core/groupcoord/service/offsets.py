@@ -48,7 +48,7 @@ from .context import ApiContext
 from .group_types import group_type_of
 from .offset_fencing import commit_fence
 from .offset_retention import arm, is_expired
-from .races import RACE_ATTEMPTS, back_off
+from .races import retry_on_race
 from .topic_lookup import resolve_topic
 
 
@@ -207,7 +207,8 @@ def _commit(
     sink: SinkBatch | None = None,
 ) -> tuple[Errors, FailedWrite | None]:
     store = ctx.store.offsets
-    for attempt in range(RACE_ATTEMPTS):
+
+    def once(_: int) -> tuple[Errors, FailedWrite | None]:
         item = _group_item(ctx, request.group_id)
         fence = commit_fence(ctx, item, request)
         if fence.error is not None:
@@ -215,9 +216,6 @@ def _commit(
         try:
             assert fence.guard is not None
             store.commit(request.group_id, offsets, fence.guard, sink)
-        except Fenced:  # the group moved between read and write: decide again on what is there
-            back_off(attempt)
-            continue
         except AlreadyApplied:
             pass  # a retry of a commit that landed: answered as it was
         except KeyReused:
@@ -234,8 +232,13 @@ def _commit(
             raise BadRequest("writes", f"DynamoDB refused the transaction: {refused}") from None
         arm(ctx, item, request.group_id)
         return Errors.NONE, None
-    fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
-    return fence.error or Errors.REBALANCE_IN_PROGRESS, None
+
+    def busy() -> tuple[Errors, FailedWrite | None]:
+        fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
+        return fence.error or Errors.REBALANCE_IN_PROGRESS, None
+
+    # Fenced: the group moved between read and write; decide again on what is there.
+    return retry_on_race(ctx.clock, once, lost=(Fenced,), busy=busy)
 
 
 # --- a commit's sink writes (docs/exactly-once.md) ---

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from time import monotonic
 from typing import Any
 
 from .. import faults
+from ..clock import SYSTEM
 from ..core.sweeping import Attempt, next_attempt
 from ..observability import logger
 from ..store import schema
@@ -50,15 +50,16 @@ DEFAULT_MARGIN_MS = 1_000
 
 @dataclass(frozen=True)
 class Budget:
-    """The wall time a sweep may take, ending at `ends_at` on `timer` (the monotonic clock, in
-    seconds): a Lambda times out in real time, whatever clock.py reads (a test's controlled
-    clock may stand still); a test passes a timer of its own, so that what a sweep gets
-    through does not depend on the machine's speed. A sweep takes no new item once less than
-    `margin_ms` is left, or less than its slowest item so far took (timed on `timer` too)."""
+    """The wall time a sweep may take, ending at `ends_at` on `timer` (the system's monotonic
+    clock, in seconds): a Lambda times out in real time, whatever the store's clock reads (a
+    test's controlled clock may stand still); a test passes a timer of its own, so that what a
+    sweep gets through does not depend on the machine's speed. A sweep takes no new item once
+    less than `margin_ms` is left, or less than its slowest item so far took (timed on `timer`
+    too)."""
 
     ends_at: float
     margin_ms: float = DEFAULT_MARGIN_MS
-    timer: Callable[[], float] = monotonic
+    timer: Callable[[], float] = SYSTEM.monotonic_s
 
     @classmethod
     def of_ms(
@@ -67,7 +68,7 @@ class Budget:
         margin_ms: float = DEFAULT_MARGIN_MS,
         timer: Callable[[], float] | None = None,
     ) -> Budget:
-        timer = monotonic if timer is None else timer
+        timer = SYSTEM.monotonic_s if timer is None else timer
         return cls(timer() + budget_ms / 1000, margin_ms, timer)
 
     def left_ms(self) -> float:
@@ -106,7 +107,7 @@ def _sweep(store: Store, now_ms: int, budget: Budget | None) -> SweepReport:
     report = SweepReport()
     scan = store.deadlines.overdue(now_ms)
     slowest_ms = 0.0
-    timer = budget.timer if budget is not None else monotonic
+    timer = budget.timer if budget is not None else store.clock.monotonic_s
     for item in scan:
         if budget is not None and budget.left_ms() < max(budget.margin_ms, slowest_ms):
             report.remaining = True

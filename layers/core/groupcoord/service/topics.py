@@ -42,7 +42,7 @@ from ..models.topics import (
 from ..store.topics import TopicAlreadyExists, TopicChanged
 from ..topic_ids import ZERO_UUID, new_topic_id
 from .context import ApiContext
-from .races import RACE_ATTEMPTS, back_off
+from .races import retry_on_race
 
 NODE_ID = 0
 CLUSTER_ID = "groupcoord"
@@ -313,7 +313,7 @@ def create_partitions(
 
 
 def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusal | None:
-    for attempt in range(RACE_ATTEMPTS):
+    def once(_: int) -> Refusal | None:
         record = ctx.store.topics.get(name)
         if record is None:
             return Refusal(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
@@ -322,12 +322,12 @@ def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusa
         )
         if refusal is not None or validate_only:
             return refusal
-        try:
-            ctx.store.topics.grow(record, count, ctx.now_ms)
-            return None
-        except TopicChanged:  # grown or deleted meanwhile: decide again on what is there now
-            back_off(attempt)
-    return Refusal(Errors.UNKNOWN_SERVER_ERROR, f"The topic '{name}' kept changing; retry.")
+        ctx.store.topics.grow(record, count, ctx.now_ms)
+        return None
+
+    # A topic grown or deleted meanwhile: decide again on what is there now.
+    busy = Refusal(Errors.UNKNOWN_SERVER_ERROR, f"The topic '{name}' kept changing; retry.")
+    return retry_on_race(ctx.clock, once, lost=(TopicChanged,), busy=lambda: busy)
 
 
 # ApiError(TOPIC_AUTHORIZATION_FAILED): the error's own message.
@@ -376,7 +376,8 @@ def _delete(
         assert name is not None
         if not may(AclOperation.DESCRIBE, name):
             return _DELETE_DENIED, None  # before it is read: existence stays private
-    for attempt in range(RACE_ATTEMPTS):
+
+    def once(_: int) -> tuple[Refusal | None, TopicRecord | None]:
         if topic_id is not None:
             record = ctx.store.topics.get_by_id(topic_id)
             if record is None:
@@ -398,9 +399,8 @@ def _delete(
             # for by id is named only to who may describe it.
             describable = topic_id is not None and may(AclOperation.DESCRIBE, record.name)
             return _DELETE_DENIED, record if describable else None
-        try:
-            ctx.store.topics.delete(record, ctx.now_ms)
-            return None, record
-        except TopicChanged:
-            back_off(attempt)
-    return Refusal(Errors.UNKNOWN_SERVER_ERROR, "The topic kept changing; retry."), None
+        ctx.store.topics.delete(record, ctx.now_ms)
+        return None, record
+
+    busy = Refusal(Errors.UNKNOWN_SERVER_ERROR, "The topic kept changing; retry.")
+    return retry_on_race(ctx.clock, once, lost=(TopicChanged,), busy=lambda: (busy, None))

@@ -380,15 +380,16 @@ def barrier_id(group: ClassicGroup) -> str:
 
 
 class ClassicGroupStore:
-    def __init__(self, dynamo: Dynamo, deadline_shards: int) -> None:
+    def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
         self.dynamo = dynamo
         self.deadline_shards = deadline_shards
+        self.conversions = conversions
 
     # --- reads ---
 
     def group_item(self, group_id: str, *, consistent: bool = True) -> dict[str, Any] | None:
         # Through Conversions: an interrupted protocol conversion is finished first.
-        return Conversions(self.dynamo).read_group_item(group_id, consistent=consistent)
+        return self.conversions.read_group_item(group_id, consistent=consistent)
 
     def members(self, group: ClassicGroup, *, payloads: bool) -> list[ClassicMember]:
         """Every member, read consistently; with `payloads`, with their metadata and

@@ -243,15 +243,16 @@ def _member_condition(m: ConsumerGroupMember) -> tuple[str, dict[str, str], dict
 
 
 class ConsumerGroupStore:
-    def __init__(self, dynamo: Dynamo, deadline_shards: int) -> None:
+    def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
         self.dynamo = dynamo
         self.deadline_shards = deadline_shards
+        self.conversions = conversions
 
     # --- reads ---
 
     def group_item(self, group_id: str, *, consistent: bool) -> dict[str, Any] | None:
         # Through Conversions: an interrupted protocol conversion is finished first.
-        return Conversions(self.dynamo).read_group_item(group_id, consistent=consistent)
+        return self.conversions.read_group_item(group_id, consistent=consistent)
 
     def member(
         self, group: ConsumerGroup, member_id: str, *, consistent: bool

@@ -31,13 +31,11 @@ bump, such as session deadlines, is rewritten by the conversion anyway).
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import clock
 from . import schema
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
 from .errors import Conflict
@@ -91,9 +89,10 @@ def _marker(token: str, phase: str, until: int, lease_ms: int) -> dict[str, Any]
 class Conversions:
     """Runs conversions and finishes the ones a crash interrupted."""
 
-    def __init__(self, dynamo: Dynamo, lease_ms: int = 15_000) -> None:
+    def __init__(self, dynamo: Dynamo, lease_ms: int) -> None:
         self.dynamo = dynamo
         self.lease_ms = lease_ms
+        self.clock = dynamo.clock
 
     # --- reads ---
 
@@ -115,7 +114,7 @@ class Conversions:
             if item is None or MARKER not in item:
                 return item
             marker = item[MARKER]
-            now = clock.now_ms()
+            now = self.clock.now_ms()
             if marker["phase"] == STAGING:
                 if int(marker["until"]) > now:
                     return item
@@ -125,10 +124,10 @@ class Conversions:
             else:
                 # Another request is applying: wait for it, a little longer than its lease.
                 if deadline is None:
-                    deadline = time.monotonic() + int(marker["leaseMs"]) / 1000 + 1
-                if time.monotonic() > deadline:
+                    deadline = self.clock.monotonic_s() + int(marker["leaseMs"]) / 1000 + 1
+                if self.clock.monotonic_s() > deadline:
                     raise ConversionInProgress(group_id)
-                time.sleep(WAIT_POLL_S)
+                self.clock.sleep(WAIT_POLL_S)
             item = None
 
     # --- the conversion ---
@@ -161,7 +160,7 @@ class Conversions:
         self._apply(gid, token, checkpoint)
 
     def _until(self) -> int:
-        return clock.now_ms() + self.lease_ms
+        return self.clock.now_ms() + self.lease_ms
 
     def _begin(self, group_id: str, version: int) -> str:
         token = uuid.uuid4().hex[:16]
@@ -183,7 +182,7 @@ class Conversions:
         return token
 
     def _stage(self, group_id: str, token: str, writes: Sequence[Put | Delete]) -> None:
-        expires = clock.now_ms() // 1000 + STAGED_TTL_S
+        expires = self.clock.now_ms() // 1000 + STAGED_TTL_S
         staged = []
         for index, write in enumerate(writes):
             item: dict[str, Any] = {
@@ -269,7 +268,7 @@ class Conversions:
                     "SET #c.#until = :until",
                     names={"#c": MARKER, "#until": "until", "#token": "token"},
                     values={
-                        ":until": clock.now_ms() + int(marker["leaseMs"]),
+                        ":until": self._until(),
                         ":seen": int(marker["until"]),
                         ":token": marker["token"],
                     },

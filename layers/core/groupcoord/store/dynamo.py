@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -22,6 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError, ParamValidationError
 
 from .. import deadline, faults
+from ..clock import SYSTEM, Clock
 from . import capacity, schema
 from .errors import (  # noqa: F401 - re-exported: the adapter's callers in store/ use them
     ConditionFailed,
@@ -228,10 +228,15 @@ def make_client(endpoint_url: str | None = None, region: str | None = None) -> A
 class Dynamo:
     """DynamoDB operations on one table, with retries and usage accounting."""
 
-    def __init__(self, client: Any, table_name: str, max_attempts: int = 5) -> None:
+    def __init__(
+        self, client: Any, table_name: str, max_attempts: int = 5, clock: Clock = SYSTEM
+    ) -> None:
         self.client = client
         self.table_name = table_name
         self.max_attempts = max_attempts
+        # The store's clock (Store.clock): what retries pause on, and what a Store on this
+        # adapter hands its requests.
+        self.clock = clock
 
     # --- the call loop ---
 
@@ -255,13 +260,16 @@ class Dynamo:
                         f"DynamoDB {operation} still throttled or conflicting after "
                         f"{attempt} attempts"
                     ) from error
-                # Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter").
-                time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                self._pause(attempt)
                 continue
             if usage is not None:
                 self._record_reported(usage, response.get("ConsumedCapacity"))
             return response
         raise AssertionError("unreachable")
+
+    def _pause(self, attempt: int) -> None:
+        """Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter")."""
+        self.clock.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
 
     @staticmethod
     def _retryable(error: ClientError) -> bool:
@@ -419,7 +427,7 @@ class Dynamo:
                     break
                 if attempt > self.max_attempts:
                     raise StoreThrottled("DynamoDB BatchGetItem left keys unprocessed")
-                time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                self._pause(attempt)
         return found
 
     # --- single-item writes ---
@@ -636,7 +644,7 @@ class Dynamo:
                         break
                     if attempt > self.max_attempts:
                         raise StoreThrottled("DynamoDB BatchWriteItem left items unprocessed")
-                    time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+                    self._pause(attempt)
 
     # --- table management (serve and tests) ---
 

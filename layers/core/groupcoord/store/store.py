@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..clock import SYSTEM, Clock
 from ..settings import Settings
 from . import schema
 from .acls import AclStore
@@ -22,13 +23,18 @@ class Store:
     def __init__(self, dynamo: Dynamo, settings: Settings) -> None:
         self.dynamo = dynamo
         self.settings = settings
+        # The deployment's clock (groupcoord/clock.py): its adapter's, which its retries pause
+        # on; its requests read and sleep on it too (ApiContext.clock).
+        self.clock = dynamo.clock
         self.topics = TopicRegistry(dynamo, settings.deadline_shards)
         self.groups = GroupDirectory(dynamo)
         self.cleanups = GroupCleanups(dynamo, settings.deadline_shards)
         self.coordinator = CoordinatorRecord(dynamo)
+        # One for every reader of a group item: a reader that takes over an abandoned
+        # conversion holds it on this deployment's lease.
         self.conversions = Conversions(dynamo, settings.conversion_lease_ms)
-        self.classic = ClassicGroupStore(dynamo, settings.deadline_shards)
-        self.consumer = ConsumerGroupStore(dynamo, settings.deadline_shards)
+        self.classic = ClassicGroupStore(dynamo, settings.deadline_shards, self.conversions)
+        self.consumer = ConsumerGroupStore(dynamo, settings.deadline_shards, self.conversions)
         self.offsets = OffsetStore(dynamo, settings.deadline_shards)
         self.retention = RetentionStore(dynamo, settings.deadline_shards)
         self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)
@@ -42,11 +48,13 @@ class Store:
         return cls(Dynamo(client, settings.table_name, settings.store_max_attempts), settings)
 
     @classmethod
-    def in_memory(cls, settings: Settings) -> Store:
+    def in_memory(cls, settings: Settings, clock: Clock = SYSTEM) -> Store:
         """The store on its in-memory adapter (store/memory.py): tests, benchmarks, demos."""
         from .memory import MemoryDynamoClient
 
-        dynamo = Dynamo(MemoryDynamoClient(), settings.table_name, settings.store_max_attempts)
+        dynamo = Dynamo(
+            MemoryDynamoClient(), settings.table_name, settings.store_max_attempts, clock
+        )
         return cls(dynamo, settings)
 
     def ensure_table(self) -> bool:

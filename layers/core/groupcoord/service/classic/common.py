@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ... import clock
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -34,11 +32,10 @@ from ...store.classic_groups import (
     MemberUpdate,
     group_from_item,
 )
-from ...store.errors import Conflict
 from ...store.groups import header
 from ...store.store import Store
 from ..context import ApiContext
-from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..races import GroupBusy, retry_on_race
 
 # How long a claimed timer check keeps other requests from scanning the same group.
 CHECK_CLAIM_MS = 2_000
@@ -119,22 +116,22 @@ def settle(
     barrier's join counters (a read unit per member shard) and close it if every member has
     joined; the requests that count or uncount a join ask for it, the others do not."""
     groups = store.classic
-    for attempt in range(RACE_ATTEMPTS):
-        transition = _due_transition(store, groups, group, now, count_joins)
-        if transition is None:
-            return group
-        try:
-            committed = groups.commit(transition)
-        except Conflict:
-            back_off(attempt)
+
+    def once(attempt: int) -> ClassicGroup:
+        current = group
+        if attempt > 0:  # lost a race: decide again on the group as it now stands
             fresh = load(store, group.group_id)
             if fresh is None:
                 return group
-            group = fresh
-            continue
-        _sync_subscriptions(store, group, committed)
+            current = fresh
+        transition = _due_transition(store, groups, current, now, count_joins)
+        if transition is None:
+            return current
+        committed = groups.commit(transition)
+        _sync_subscriptions(store, current, committed)
         return committed
-    raise GroupBusy(group.group_id)
+
+    return retry_on_race(store.clock, once)
 
 
 def _due_transition(
@@ -269,20 +266,21 @@ def wait_for(
         return known
     plan = hold_plan(known.member_count, ctx.settings.barrier_hold_ms)
     interval = plan.poll_interval_s
-    deadline = time.monotonic() + plan.hold_ms / 1000
+    clock = ctx.clock
+    deadline = clock.monotonic_s() + plan.hold_ms / 1000
     group = known
     while True:
-        left = deadline - time.monotonic()
+        left = deadline - clock.monotonic_s()
         if left <= MIN_POLL_INTERVAL_S:  # the last poll was at the end of the hold
             return None
-        time.sleep(min(left, _until_due_s(group, interval)))
+        clock.sleep(min(left, _until_due_s(group, interval, clock.now_ms())))
         # Polls read eventually consistently (half the cost, and 2x the per-key read limit);
         # an answer is only ever built from a consistent read.
         polled = _load_classic(ctx, group_id, consistent=False)
         if polled is None:
             return None
         group = polled
-        if done(group) or _is_due(group):
+        if done(group) or _is_due(group, clock.now_ms()):
             fresh = _load_classic(ctx, group_id, consistent=True)
             if fresh is None:
                 return None
@@ -303,20 +301,20 @@ def _load_classic(ctx: ApiContext, group_id: str, *, consistent: bool) -> Classi
         raise GroupBusy(group_id) from None
 
 
-def _is_due(group: ClassicGroup) -> bool:
+def _is_due(group: ClassicGroup, now: int) -> bool:
     return (
-        (group.next_check_ms is not None and clock.now_ms() >= group.next_check_ms)
+        (group.next_check_ms is not None and now >= group.next_check_ms)
         or group.topics_changed()
-        or barrier_due(group, clock.now_ms())
+        or barrier_due(group, now)
     )
 
 
-def _until_due_s(group: ClassicGroup, interval_s: float) -> float:
+def _until_due_s(group: ClassicGroup, interval_s: float, now: int) -> float:
     """How long a held request sleeps before reading the group again: the poll interval, or
     less when one of the group's timers (the initial delay, a deadline) falls due sooner."""
     if group.next_check_ms is None:
         return interval_s
-    due_in = (group.next_check_ms - clock.now_ms()) / 1000
+    due_in = (group.next_check_ms - now) / 1000
     if due_in >= interval_s:
         return interval_s
     # One request settles a due timer; in a big group the others' wake-ups spread over their

@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from ... import clock
 from ...core.acls import AclOperation
 from ...core.classic.joining import (
     HandOutMemberId,
@@ -41,7 +40,7 @@ from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
-from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..races import GroupBusy, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
 from .common import (
     NotClassic,
@@ -124,47 +123,43 @@ def _join(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Acc
 
 def _register(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Registered:
     """Record the join; returns a final response or the registration."""
-    for attempt in range(RACE_ATTEMPTS):
-        now = clock.now_ms()
-        try:
-            group = load(ctx.store, request.group_id)
-        except NotClassic as other:
-            # An Empty consumer group is replaced by a new member's join (whatever the
-            # migration policy); a known member id, or a group with members, is not ours.
-            if request.member_id or not is_empty_consumer_group(other.item):
-                raise
-            try:
-                replace_empty_consumer_group(ctx.store, other.item, now)
-            except Conflict:
-                back_off(attempt)
-            continue
-        if group is None:
-            # Created by this join if the plan writes it (a member id it names is unknown: 25).
-            group = ClassicGroup(
-                group_id=request.group_id,
-                member_shards=ctx.settings.member_shards,
-                created_at_ms=now,
-                empty_since_ms=now,
-            )
-            expected: int | None = None
-        else:
-            group = settle(ctx.store, group, now)
-            expected = group.version
-        try:
-            facts = _read_facts(request, ctx, group, expected is not None, now)
-            joiner = Joiner(
-                request,
-                ctx.client_id,
-                ctx.client_host,
-                principal=ctx.caller.principal,
-                owners_enforced=ctx.caller.bound_to_own_members,
-            )
-            # A fresh id for a new member, drawn whether or not the plan hands one out.
-            plan = plan_join(joiner, facts, now, ctx.settings, new_member_id(ctx.client_id))
-            return _carry_out(request, ctx, group, expected, plan, now)
-        except Conflict:
-            back_off(attempt)
-    raise GroupBusy(request.group_id)
+    return retry_on_race(ctx.clock, lambda _: _register_once(request, ctx))
+
+
+def _register_once(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Registered:
+    now = ctx.clock.now_ms()
+    try:
+        group = load(ctx.store, request.group_id)
+    except NotClassic as other:
+        # An Empty consumer group is replaced by a new member's join (whatever the
+        # migration policy); a known member id, or a group with members, is not ours.
+        if request.member_id or not is_empty_consumer_group(other.item):
+            raise
+        replace_empty_consumer_group(ctx.store, other.item, now)
+        raise Conflict(request.group_id) from None  # replaced: decide again on what is there
+    if group is None:
+        # Created by this join if the plan writes it (a member id it names is unknown: 25).
+        group = ClassicGroup(
+            group_id=request.group_id,
+            member_shards=ctx.settings.member_shards,
+            created_at_ms=now,
+            empty_since_ms=now,
+        )
+        expected: int | None = None
+    else:
+        group = settle(ctx.store, group, now)
+        expected = group.version
+    facts = _read_facts(request, ctx, group, expected is not None, now)
+    joiner = Joiner(
+        request,
+        ctx.client_id,
+        ctx.client_host,
+        principal=ctx.caller.principal,
+        owners_enforced=ctx.caller.bound_to_own_members,
+    )
+    # A fresh id for a new member, drawn whether or not the plan hands one out.
+    plan = plan_join(joiner, facts, now, ctx.settings, new_member_id(ctx.client_id))
+    return _carry_out(request, ctx, group, expected, plan, now)
 
 
 def _read_facts(
@@ -276,7 +271,7 @@ def _respond_when_joined(
     # Kafka restarts a member's session timer when it answers its join: the time spent at
     # the barrier (and in delivering this answer) must not count against the session.
     try:
-        member = ctx.store.classic.restart_session(group, member_id, clock.now_ms())
+        member = ctx.store.classic.restart_session(group, member_id, ctx.clock.now_ms())
     except ConditionFailed:  # not (or no longer) a member
         return _error(request, Errors.UNKNOWN_MEMBER_ID, member_id=member_id)
     return _response(ctx, group, member)

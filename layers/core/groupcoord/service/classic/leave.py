@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ... import clock
 from ...core.acls import AclOperation
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
@@ -16,10 +15,9 @@ from ...core.classic.rules import next_check_ms, remove_members, uncounted_joins
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
 from ...store.classic_groups import ClassicTransition
-from ...store.errors import Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
-from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..races import GroupBusy, retry_on_race
 from ..refusals import group_refusal
 from .common import (
     NotClassic,
@@ -37,12 +35,7 @@ def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
     if not request.group_id:
         return LeaveGroupResponse(error_code=Errors.INVALID_GROUP_ID)
     try:
-        for attempt in range(RACE_ATTEMPTS):
-            try:
-                return _leave(request, ctx)
-            except Conflict:
-                back_off(attempt)
-        raise GroupBusy(request.group_id)
+        return retry_on_race(ctx.clock, lambda _: _leave(request, ctx))
     except NotClassic as other:
         if is_consumer_group(other.item):
             return mixed_leave(request, ctx)  # classic-protocol members of a consumer group
@@ -87,7 +80,7 @@ def _next_check(
 
 
 def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
-    now = clock.now_ms()
+    now = ctx.clock.now_ms()
     group = load(ctx.store, request.group_id)
     if group is None:
         return _unknown(request)

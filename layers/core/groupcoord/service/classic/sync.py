@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ... import clock
 from ...core.acls import AclOperation
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
@@ -22,7 +21,7 @@ from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
-from ..races import RACE_ATTEMPTS, GroupBusy, back_off
+from ..races import GroupBusy, retry_on_race
 from ..refusals import group_refusal
 from .common import (
     NotClassic,
@@ -83,41 +82,46 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
         return refused
     if not request.group_id:
         return _error(Errors.INVALID_GROUP_ID)
-    groups = ctx.store.classic
     try:
-        for attempt in range(RACE_ATTEMPTS):
-            now = clock.now_ms()
-            group = load(ctx.store, request.group_id)
-            if group is not None:
-                group = settle(ctx.store, group, now)
-            member, refusal = _check(request, ctx, group)
-            if refusal is not None:
-                return _error(refusal)
-            assert group is not None and member is not None
-            deadline = now + member.expiry_ms
-            try:
-                if group.state == STABLE:
-                    if member.synced_generation != group.generation:
-                        groups.mark_synced(group, member.member_id, deadline)
-                    else:
-                        groups.renew_session(group, member.member_id, deadline)
-                    return _answer(ctx, group, member)
-                if group.state != COMPLETING_REBALANCE:
-                    return _error(Errors.REBALANCE_IN_PROGRESS)
-                if group.leader == member.member_id:
-                    return _leader_sync(request, ctx, group, member, now)
-                groups.mark_synced(group, member.member_id, deadline)
-            except (Conflict, ConditionFailed):
-                back_off(attempt)  # the group or the member changed since the read
-                continue
-            return _follower_waits(request, ctx, member.member_id, group)
+        # A write that lost a race: the group or the member changed since the read.
+        return retry_on_race(
+            ctx.clock,
+            lambda _: _sync(request, ctx),
+            lost=(Conflict, ConditionFailed),
+            busy=lambda: _error(Errors.REBALANCE_IN_PROGRESS),
+        )
     except NotClassic as other:
         if is_consumer_group(other.item):
             return mixed_sync(request, ctx)  # a classic-protocol member of a consumer group
         return _error(Errors.UNKNOWN_MEMBER_ID)
     except GroupBusy:
         return _error(Errors.REBALANCE_IN_PROGRESS)
-    return _error(Errors.REBALANCE_IN_PROGRESS)
+
+
+def _sync(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse | Accepted:
+    """One attempt: read the group, settle what is due, decide and write."""
+    groups = ctx.store.classic
+    now = ctx.clock.now_ms()
+    group = load(ctx.store, request.group_id)
+    if group is not None:
+        group = settle(ctx.store, group, now)
+    member, refusal = _check(request, ctx, group)
+    if refusal is not None:
+        return _error(refusal)
+    assert group is not None and member is not None
+    deadline = now + member.expiry_ms
+    if group.state == STABLE:
+        if member.synced_generation != group.generation:
+            groups.mark_synced(group, member.member_id, deadline)
+        else:
+            groups.renew_session(group, member.member_id, deadline)
+        return _answer(ctx, group, member)
+    if group.state != COMPLETING_REBALANCE:
+        return _error(Errors.REBALANCE_IN_PROGRESS)
+    if group.leader == member.member_id:
+        return _leader_sync(request, ctx, group, member, now)
+    groups.mark_synced(group, member.member_id, deadline)
+    return _follower_waits(request, ctx, member.member_id, group)
 
 
 def _leader_sync(
@@ -182,7 +186,7 @@ def _follower_waits(
         return _error(Errors.REBALANCE_IN_PROGRESS)
     # As Kafka does when it propagates the assignment: the session restarts with the answer.
     try:
-        member = ctx.store.classic.restart_session(group, member_id, clock.now_ms())
+        member = ctx.store.classic.restart_session(group, member_id, ctx.clock.now_ms())
     except ConditionFailed:  # removed meanwhile
         return _error(Errors.UNKNOWN_MEMBER_ID)
     return _answer(ctx, group, member)

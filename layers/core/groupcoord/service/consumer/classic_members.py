@@ -60,7 +60,7 @@ from ...store.consumer_groups import ConsumerGroup, group_from_item
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext
-from ..races import RACE_ATTEMPTS, back_off
+from ..races import GroupBusy, retry_on_race
 from .common import reload
 from .downgrade import maybe_downgrade
 from .heartbeat import Answer, _Heartbeat
@@ -247,30 +247,28 @@ def mixed_join(
             for t, ps in sorted(owned.items())
         ],
     )
-    for attempt in range(RACE_ATTEMPTS):
-        try:
-            answer = _ClassicJoin(as_consumer, ctx, metadata).run()
-        except Downgraded:
-            return None
-        except NotMixed:
-            return _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
-        except Answer as refused:
-            return _join_error(request, refused.refusal.error, member_id=member_id)
-        except Conflict:
-            back_off(attempt)
-            continue
-        if answer.error_code:
-            return _join_error(request, Errors(answer.error_code), member_id=member_id)
-        return JoinGroupResponse(
-            generation_id=answer.member_epoch,
-            protocol_type=CONSUMER_PROTOCOL_TYPE,
-            protocol_name=metadata.protocol_name,
-            leader="",
-            member_id=member_id,
-            members=[],
-            heartbeat_interval_ms=metadata.heartbeat_interval_ms,
-        )
-    return _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
+    busy = _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
+    try:
+        answer = retry_on_race(ctx.clock, lambda _: _ClassicJoin(as_consumer, ctx, metadata).run())
+    except GroupBusy:
+        return busy
+    except Downgraded:
+        return None
+    except NotMixed:
+        return busy
+    except Answer as refused:
+        return _join_error(request, refused.refusal.error, member_id=member_id)
+    if answer.error_code:
+        return _join_error(request, Errors(answer.error_code), member_id=member_id)
+    return JoinGroupResponse(
+        generation_id=answer.member_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+        protocol_name=metadata.protocol_name,
+        leader="",
+        member_id=member_id,
+        members=[],
+        heartbeat_interval_ms=metadata.heartbeat_interval_ms,
+    )
 
 
 # --- what sync, heartbeat and leave share ---
@@ -404,33 +402,29 @@ def mixed_heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResp
 def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
     """The member leaves (group epoch bump), on the versions read; retried on races."""
     cs = ctx.store.consumer
-    for attempt in range(RACE_ATTEMPTS):
+
+    def once(_: int) -> None:
         group = reload(cs, group_id)
         if group is None:
             return
         member = cs.member(group, member_id, consistent=True)
         if member is None:
             return
-        try:
-            # The downgrade (Kafka fences leaving classic members the same way): a group
-            # left with classic-protocol members only becomes a classic group.
-            if downgrade_enabled(ctx.settings.group_consumer_migration_policy) and maybe_downgrade(
-                ctx.store, group, [member], cs.members(group), ctx.now_ms
-            ):
-                return
-        except Conflict:
-            back_off(attempt)
-            continue
-        try:
-            group = cs.update_group(
-                group, group.with_members(-1), extra=cs.remove_member_items(group, member)
-            )
-        except Conflict:
-            back_off(attempt)
-            continue
+        # The downgrade (Kafka fences leaving classic members the same way): a group left
+        # with classic-protocol members only becomes a classic group.
+        if downgrade_enabled(ctx.settings.group_consumer_migration_policy) and maybe_downgrade(
+            ctx.store, group, [member], cs.members(group), ctx.now_ms
+        ):
+            return
+        group = cs.update_group(
+            group, group.with_members(-1), extra=cs.remove_member_items(group, member)
+        )
         ensure_target(ctx.store, group)
-        return
-    raise Conflict(group_id)
+
+    def busy() -> None:
+        raise Conflict(group_id)
+
+    retry_on_race(ctx.clock, once, busy=busy)
 
 
 def mixed_leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:

@@ -13,10 +13,8 @@ conditioned on its version; a lost race is re-read (consistently) and decided ag
 from __future__ import annotations
 
 import contextlib
-import time
 from dataclasses import replace
 
-from ... import clock
 from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, union
 from ...core.consumer.group import (
@@ -58,7 +56,7 @@ from ...store.consumer_groups import ConsumerGroupStore, group_from_item
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext
-from ..races import RACE_ATTEMPTS, back_off
+from ..races import DecideAgain, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
 from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, reload, session_timeout_ms
 from .downgrade import maybe_downgrade
@@ -106,7 +104,8 @@ def consumer_group_heartbeat(
     refusal = validate_heartbeat(request, ctx.settings.consumer_assignors)
     if refusal is not None:
         return _error(request, refusal)
-    for attempt in range(RACE_ATTEMPTS):
+
+    def once(attempt: int) -> ConsumerGroupHeartbeatResponse:
         consistent = attempt > 0
         try:
             return _Heartbeat(request, ctx, consistent=consistent).run()
@@ -116,12 +115,10 @@ def consumer_group_heartbeat(
             # Decided on an eventually consistent read of the group, which may lag a write
             # of the last second (a group just created, a member's epoch just bumped): an
             # error is only answered once consistent reads confirm it.
-        except Conflict:
-            back_off(attempt)
-    return _error(
-        request,
-        Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat."),
-    )
+            raise DecideAgain() from None
+
+    busy = Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat.")
+    return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
 
 
 def _unknown_member(member_id: str, group_id: str) -> Answer:
@@ -370,9 +367,10 @@ class _Heartbeat:
         heartbeat) covers this change; only a group that has no target at all yet is waited
         for, so that a joiner never gets epoch 0 back."""
         group, installed = ensure_target_installed(self.ctx.store, group, self.batched_installs)
+        clock = self.ctx.clock
         waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
         while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
-            time.sleep(0.05)
+            clock.sleep(0.05)
             group, installed = ensure_target_installed(
                 self.ctx.store, self._reload(group), self.batched_installs
             )

@@ -28,7 +28,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ... import clock
 from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
@@ -82,7 +81,7 @@ def ensure_target_installed(
     for _ in range(INSTALL_ATTEMPTS):
         if group.group_epoch <= group.target_epoch:
             return group, None
-        now = clock.now_ms()
+        now = store.clock.now_ms()
         if group.install_id is not None and group.install_until > now:
             return group, None
         if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
@@ -204,11 +203,11 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
                 by_id[m.member_id] = replace(
                     written, target_epoch=epoch, target_version=m.target_version + 1
                 )
-        cs.write_targets(group, install_id, updates, lambda: clock.now_ms() + LEASE_MS)
+        cs.write_targets(group, install_id, updates, lambda: store.clock.now_ms() + LEASE_MS)
         installed = replace(
             group,
             target_epoch=epoch,
-            assigned_at=clock.now_ms(),
+            assigned_at=store.clock.now_ms(),
             assignor_name=assignor,
             subscribed_topics=tuple(names),
             subscribed_regex=regex,
