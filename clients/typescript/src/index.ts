@@ -17,6 +17,6 @@ export {
   errorName,
 } from "./errors.js";
 export { Transport, type CallOptions, type Reply, type TransportOptions } from "./transport.js";
-export { listGroupsAllPages, metadataAllPages, type Call } from "./paging.js";
+export { listGroupsAllPages, metadataAllPages, type Call, type PageOptions } from "./paging.js";
 export * as sink from "./sink.js";
 export type { Write } from "./sink.js";

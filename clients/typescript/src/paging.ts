@@ -10,10 +10,16 @@ import type { Json } from "./validate.js";
  * transport.call(api, body).then((r) => r.body)`). */
 export type Call = (api: string, body: Json) => Promise<Json>;
 
+export interface PageOptions {
+  /** The most entries a page holds (metadata: partitions, at most 2,000; list-groups: groups,
+   * at most 1,000); default the coordinator's. */
+  pageSize?: number;
+}
+
 /** metadata of `topics` (null: every topic) over all its pages, a topic cut between two pages
  * joined into one entry. */
-export async function metadataAllPages(call: Call, topics: Json[] | null = null): Promise<Json> {
-  const request: Json = { topics };
+export async function metadataAllPages(call: Call, topics: Json[] | null = null, options: PageOptions = {}): Promise<Json> {
+  const request: Json = { topics, ...(options.pageSize ? { responsePartitionLimit: options.pageSize } : {}) };
   let answer = await call("metadata", request);
   const merged: Json[] = [];
   for (;;) {
@@ -26,8 +32,15 @@ export async function metadataAllPages(call: Call, topics: Json[] | null = null)
 
 /** list-groups with Kafka's statesFilter / typesFilter over all its pages (an error answer of
  * a page as it is). */
-export async function listGroupsAllPages(call: Call, states: string[] = [], types: string[] = []): Promise<Json> {
-  const request: Json = { statesFilter: states, typesFilter: types };
+export async function listGroupsAllPages(
+  call: Call,
+  options: PageOptions & { states?: string[]; types?: string[] } = {},
+): Promise<Json> {
+  const request: Json = {
+    statesFilter: options.states ?? [],
+    typesFilter: options.types ?? [],
+    ...(options.pageSize ? { limit: options.pageSize } : {}),
+  };
   let answer = await call("list-groups", request);
   const groups: Json[] = [];
   for (;;) {

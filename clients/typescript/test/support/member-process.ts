@@ -5,13 +5,14 @@
 //
 // Prints one JSON line per listener call ({"kind", "partitions", "at"}) and per command's
 // outcome; reads commands from stdin:
-//   {"cmd": "commit", "offset": n}   commit n for every owned partition
-//   {"cmd": "freeze-then-commit", "offset": n}   stop polling, SIGSTOP itself, and once
-//       continued commit n for what it owned (a zombie's commit)
+//   {"cmd": "commit", "offset": n, "writes"?: [...]}   commit n for every owned partition
+//   {"cmd": "freeze-then-commit", "offset": n, "writes"?: [...]}   stop polling, SIGSTOP
+//       itself, and once continued commit n for what it owned (a zombie's commit); with
+//       writes, then commit the writes alone too ({"writesAlone": ...})
 //   {"cmd": "close"}   close (leave) and exit
 
 import { createInterface } from "node:readline";
-import { GroupMember, type GroupMemberOptions, type TopicPartition } from "../../src/index.js";
+import { GroupMember, type GroupMemberOptions, type TopicPartition, type Write } from "../../src/index.js";
 
 interface Config {
   url: string;
@@ -38,27 +39,28 @@ const loop = (async () => {
   }
 })();
 
-async function commit(partitions: TopicPartition[], offset: number): Promise<void> {
+async function commit(partitions: TopicPartition[], offset: number, writes?: Write[], what = "commit"): Promise<void> {
   try {
-    await member.commit(partitions.map((tp) => ({ ...tp, offset })));
-    say({ commit: "ok", partitions });
+    await member.commit(partitions.map((tp) => ({ ...tp, offset })), writes ? { writes } : {});
+    say({ [what]: "ok", partitions });
   } catch (error) {
     const e = error as { name?: string; error?: number };
-    say({ commit: "failed", errorClass: e.name, errorCode: e.error, message: String(error) });
+    say({ [what]: "failed", errorClass: e.name, errorCode: e.error, message: String(error) });
   }
 }
 
 createInterface({ input: process.stdin }).on("line", async (line) => {
-  const command = JSON.parse(line) as { cmd: string; offset?: number };
+  const command = JSON.parse(line) as { cmd: string; offset?: number; writes?: Write[] };
   if (command.cmd === "commit") {
-    await commit(member.assignment(), command.offset ?? 0);
+    await commit(member.assignment(), command.offset ?? 0, command.writes);
   } else if (command.cmd === "freeze-then-commit") {
     polling = false;
     await loop;
     const owned = member.assignment();
     say({ frozen: owned });
     process.kill(process.pid, "SIGSTOP"); // returns once someone sends SIGCONT
-    await commit(owned, command.offset ?? 0);
+    await commit(owned, command.offset ?? 0, command.writes);
+    if (command.writes) await commit([], 0, command.writes, "writesAlone");
   } else if (command.cmd === "close") {
     polling = false;
     await loop;

@@ -91,7 +91,7 @@ function memberProcess(url: string, group: string, options: GroupMemberOptions):
 }
 
 /** What a member process owns, from its listener's lines. */
-function ownedBy(child: JsonLinesProcess): TopicPartition[] {
+export function ownedBy(child: JsonLinesProcess): TopicPartition[] {
   const owned = new Map<string, TopicPartition>();
   for (const m of child.messages) {
     const partitions = (m.partitions ?? []) as TopicPartition[];
