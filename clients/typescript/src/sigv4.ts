@@ -13,7 +13,7 @@ const PACKAGES = ["@smithy/signature-v4", "@aws-sdk/credential-provider-node"];
 
 export const SIGNER_MISSING =
   "signing requests with SigV4 (an https URL, or sign: true) needs the packages " +
-  `${PACKAGES.join(" and ")} (dependencies of groupcoord: reinstall it without --omit, or pass ` +
+  `${PACKAGES.join(" and ")} (dependencies of groupcoord: install them beside it, or pass ` +
   "sign: false for an endpoint without IAM auth)";
 
 /** Throws GroupcoordError naming the packages when they cannot be found. */
