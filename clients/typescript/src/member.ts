@@ -56,6 +56,7 @@ export class GroupMember {
   private closeRequested = false;
   private closed = false;
   private polling = false;
+  private inListener = false;
   private fatal: unknown;
   private listenerError: unknown;
   private lastOk = now();
@@ -118,7 +119,7 @@ export class GroupMember {
       throw new RangeError(`timeoutMs must be a finite number >= 0, got ${String(timeoutMs)}`);
     }
     this.checkUsable();
-    if (this.polling) throw new Error("poll() is already running: await it before calling poll() again");
+    if (this.polling) throw new Error("poll() is already running (or a listener callback called it): await it first");
     this.polling = true;
     try {
       this.heartbeats ??= this.heartbeatLoop().catch((error: unknown) => {
@@ -222,6 +223,8 @@ export class GroupMember {
    * static member leaves temporarily: the coordinator keeps its partitions for its return
    * until its session times out, without a rebalance. Idempotent. */
   close(): Promise<void> {
+    // The callback runs under the lock close() needs: awaiting close() there would never end.
+    if (this.inListener) return Promise.reject(new Error("close() inside a rebalance listener callback: call it after poll() resolves"));
     this.closing ??= this.shutDown();
     return this.closing;
   }
@@ -375,10 +378,13 @@ export class GroupMember {
     const listener = this.settings.listener;
     const callback = listener[kind];
     if (callback === undefined) return;
+    this.inListener = true;
     try {
       await callback.call(listener, partitions.toArray());
     } catch (error) {
       this.listenerError ??= error;
+    } finally {
+      this.inListener = false;
     }
   }
 

@@ -73,11 +73,13 @@ export async function twoMembersShareATopic(url: string, mode: ProtocolMode): Pr
     assert.deepEqual(sorted(revoked), eager ? sorted(everything) : sorted(b.owned));
 
     await a.member.commit(a.owned.map((tp) => ({ ...tp, offset: 100 + tp.partition })));
+    // commitAsync() calls land in call order: the last one's offsets stay.
+    await Promise.all([1, 2, 3].map((k) => a.member.commitAsync(a.owned.map((tp) => ({ ...tp, offset: 100 * k + tp.partition })))));
     const seen = await b.member.committed(everything);
     const aOwns = new Set(a.owned.map(key));
     assert.deepEqual(
       seen,
-      everything.map((tp) => ({ ...tp, offset: aOwns.has(key(tp)) ? 100 + tp.partition : null })),
+      everything.map((tp) => ({ ...tp, offset: aOwns.has(key(tp)) ? 300 + tp.partition : null })),
     );
     noErrors(members);
   } finally {
