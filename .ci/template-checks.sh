@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Checks template.yaml without an AWS account:
+# Checks template.yaml without an AWS account, for both front doors (FrontDoor HttpApi, the
+# default, and FunctionUrl: the same template with that parameter's default changed, written to
+# a temporary file, since neither cfn-lint nor sam validate takes parameter values):
 #   1. cfn-lint template.yaml                    (from $VENV/bin, else PATH)
 #   2. sam validate --lint                       (SAM CLI in its own virtualenv)
 #   3. sam build into a temporary directory; checks the built layer (layers/core/Makefile): the
@@ -34,7 +36,17 @@ step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - started))"; }
 die() { printf 'template-checks: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. cfn-lint -------------------------------------------------------------------------------
-step "cfn-lint template.yaml"
+# The FunctionUrl variant: only FrontDoor's Default differs.
+variant_dir="$(mktemp -d)"
+trap 'rm -rf "$variant_dir"' EXIT
+function_url_template="$variant_dir/template-function-url.yaml"
+awk '/^  FrontDoor:/ {found = 1}
+     found && /^    Default: HttpApi$/ {sub(/HttpApi/, "FunctionUrl"); found = 0}
+     {print}' template.yaml >"$function_url_template"
+grep -A 3 '^  FrontDoor:' "$function_url_template" | grep -q 'Default: FunctionUrl' \
+    || die "could not write the FunctionUrl variant of template.yaml"
+
+step "cfn-lint template.yaml (FrontDoor HttpApi and FunctionUrl)"
 if [[ -n "${VENV:-}" && -x "$VENV/bin/cfn-lint" ]]; then
     cfn_lint="$VENV/bin/cfn-lint"
 elif command -v cfn-lint >/dev/null 2>&1; then
@@ -44,7 +56,8 @@ else
 fi
 "$cfn_lint" --version
 "$cfn_lint" template.yaml
-echo "cfn-lint: no findings"
+"$cfn_lint" "$function_url_template"
+echo "cfn-lint: no findings (both front doors)"
 
 if [[ "${SKIP_SAM:-0}" == "1" ]]; then
     echo "SKIP_SAM=1: skipping sam validate and sam build"
@@ -63,8 +76,9 @@ fi
 sam="$sam_venv/bin/sam"
 "$sam" --version
 
-step "sam validate --lint"
+step "sam validate --lint (FrontDoor HttpApi and FunctionUrl)"
 "$sam" validate --lint --template-file template.yaml
+"$sam" validate --lint --template-file "$function_url_template"
 
 # --- 3. sam build ------------------------------------------------------------------------------
 # sam build runs the python3.12 runtime's builder with a local python3.12: take pyenv's newest
@@ -93,8 +107,9 @@ if [[ -z "$python312" ]]; then
 fi
 echo "python3.12 for sam build: $("$python312" -c 'import sys; print(sys.version.split()[0])')"
 
+# One build serves both front doors: sam builds every function, whatever its condition.
 build_dir="$(mktemp -d)"
-trap 'rm -rf "$build_dir"' EXIT
+trap 'rm -rf "$build_dir" "$variant_dir"' EXIT
 
 step "sam build --build-dir $build_dir"
 PATH="$(dirname "$python312"):$PATH" "$sam" build \
@@ -223,9 +238,9 @@ import app
 
 assert callable(app.lambda_handler)
 name = sys.argv[1].removesuffix("Function").lower()
-from groupcoord.http.apis import APIS
+from groupcoord.http.apis import APIS, serves
 
-loaded = [(api.request, api.response, api.handler()) for api in APIS if api.function == name]
+loaded = [(api.request, api.response, api.handler()) for api in APIS if serves(name, api)]
 if name == "sweeper":
     import groupcoord.service.sweep  # noqa: F401 - what its first run loads
     loaded.append(("sweep",))
