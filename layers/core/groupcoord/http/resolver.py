@@ -29,12 +29,8 @@ from ..core.principals import ANONYMOUS, principal_from_header, principal_from_i
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
 from ..observability import logger, metrics
-from ..service.authorization import caller_of
-from ..service.context import ApiContext
-from ..service.handlers_types import Accepted
 from ..store import capacity
-from ..store.conversion import ConversionInProgress
-from ..store.errors import DeadlinePassed, StoreThrottled
+from ..store.errors import ConversionInProgress, DeadlinePassed, StoreThrottled
 from .apis import API_BY_NAME, APIS, serves
 
 if TYPE_CHECKING:
@@ -277,8 +273,13 @@ def build_resolver(function: str) -> Resolver:
         if not raw.strip():
             # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
-        # pydantic with the first request, as the models: not at init (docs/performance.md).
+        # pydantic with the first request, as the models, and so the request's caller (its
+        # ACL types) and context: not at init (docs/performance.md, "Cold start").
         from pydantic import ValidationError
+
+        from ..service.authorization import caller_of
+        from ..service.context import ApiContext
+        from ..service.handlers_types import Accepted
 
         try:
             request = request_model.model_validate_json(raw)
