@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Checks template.yaml without an AWS account:
+# Checks template.yaml without an AWS account, for both front doors (FrontDoor HttpApi, the
+# default, and FunctionUrl: the same template with that parameter's default changed, written to
+# a temporary file, since neither cfn-lint nor sam validate takes parameter values):
 #   1. cfn-lint template.yaml                    (from $VENV/bin, else PATH)
 #   2. sam validate --lint                       (SAM CLI in its own virtualenv)
 #   3. sam build into a temporary directory; checks the built layer (layers/core/Makefile): the
-#      server code without the client, `serve` and the command line, exactly the distributions
+#      server code without the client, `serve` and the command line, the bytecode of every
+#      module (unchecked-hash, CPython 3.12; compiled again, the same bytes), exactly the distributions
 #      layers/core/requirements.txt pins (each pin with --hash lines; the build installed them
 #      with --require-hashes), wheels for the template's BuildArchitecture (arm64); then
 #      imports every built handler under python3.12, the way Lambda would (no site-packages,
@@ -34,7 +37,17 @@ step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - started))"; }
 die() { printf 'template-checks: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. cfn-lint -------------------------------------------------------------------------------
-step "cfn-lint template.yaml"
+# The FunctionUrl variant: only FrontDoor's Default differs.
+variant_dir="$(mktemp -d)"
+trap 'rm -rf "$variant_dir"' EXIT
+function_url_template="$variant_dir/template-function-url.yaml"
+awk '/^  FrontDoor:/ {found = 1}
+     found && /^    Default: HttpApi$/ {sub(/HttpApi/, "FunctionUrl"); found = 0}
+     {print}' template.yaml >"$function_url_template"
+grep -A 3 '^  FrontDoor:' "$function_url_template" | grep -q 'Default: FunctionUrl' \
+    || die "could not write the FunctionUrl variant of template.yaml"
+
+step "cfn-lint template.yaml (FrontDoor HttpApi and FunctionUrl)"
 if [[ -n "${VENV:-}" && -x "$VENV/bin/cfn-lint" ]]; then
     cfn_lint="$VENV/bin/cfn-lint"
 elif command -v cfn-lint >/dev/null 2>&1; then
@@ -44,7 +57,8 @@ else
 fi
 "$cfn_lint" --version
 "$cfn_lint" template.yaml
-echo "cfn-lint: no findings"
+"$cfn_lint" "$function_url_template"
+echo "cfn-lint: no findings (both front doors)"
 
 if [[ "${SKIP_SAM:-0}" == "1" ]]; then
     echo "SKIP_SAM=1: skipping sam validate and sam build"
@@ -63,8 +77,9 @@ fi
 sam="$sam_venv/bin/sam"
 "$sam" --version
 
-step "sam validate --lint"
+step "sam validate --lint (FrontDoor HttpApi and FunctionUrl)"
 "$sam" validate --lint --template-file template.yaml
+"$sam" validate --lint --template-file "$function_url_template"
 
 # --- 3. sam build ------------------------------------------------------------------------------
 # sam build runs the python3.12 runtime's builder with a local python3.12: take pyenv's newest
@@ -93,8 +108,9 @@ if [[ -z "$python312" ]]; then
 fi
 echo "python3.12 for sam build: $("$python312" -c 'import sys; print(sys.version.split()[0])')"
 
+# One build serves both front doors: sam builds every function, whatever its condition.
 build_dir="$(mktemp -d)"
-trap 'rm -rf "$build_dir"' EXIT
+trap 'rm -rf "$build_dir" "$variant_dir"' EXIT
 
 step "sam build --build-dir $build_dir"
 PATH="$(dirname "$python312"):$PATH" "$sam" build \
@@ -114,9 +130,44 @@ for left_out in client local dashboard cli.py admin_cli.py; do
     [[ ! -e "$layer_dir/python/groupcoord/$left_out" ]] \
         || die "the built layer holds groupcoord/$left_out (layers/core/Makefile: NOT_IN_LAYER)"
 done
-if [[ -n "$(find "$layer_dir/python/groupcoord" -name __pycache__ -print -quit)" ]]; then
-    die "the built layer holds __pycache__ folders"
-fi
+# Bytecode (layers/core/Makefile, target bytecode): every module of the layer compiled for
+# CPython 3.12 as unchecked-hash .pyc (Lambda's /opt is read-only: without them each cold start
+# compiles what it imports), and reproducible: compiling a copy of the layer's sources again
+# gives the same bytes.
+"$python312" -S - "$layer_dir/python" <<'PY' || die "the built layer's bytecode is missing or stale (see above)"
+import importlib.util
+import sys
+from pathlib import Path
+
+layer = Path(sys.argv[1])
+missing, checked = [], 0
+for source in layer.rglob("*.py"):
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    if not cached.name.endswith(".cpython-312.pyc") or not cached.is_file():
+        missing.append(str(source.relative_to(layer)))
+        continue
+    header = cached.read_bytes()[:16]
+    flags = int.from_bytes(header[4:8], "little")
+    # 0b01: hash-based, source not checked (unchecked-hash); the magic: this interpreter's.
+    if header[:4] != importlib.util.MAGIC_NUMBER or flags != 0b01:
+        missing.append(f"{cached.relative_to(layer)} (not an unchecked-hash 3.12 .pyc)")
+    checked += 1
+for problem in missing[:10]:
+    print(f"layer bytecode: {problem}", file=sys.stderr)
+if missing:
+    sys.exit(f"layer bytecode: {len(missing)} module(s) without their .pyc")
+print(f"layer bytecode: {checked} modules, each with its unchecked-hash cpython-312 .pyc")
+PY
+rebuilt="$build_dir/bytecode-again"
+mkdir -p "$rebuilt"
+cp -R "$layer_dir/python" "$rebuilt/python"
+find "$rebuilt/python" -name __pycache__ -prune -exec rm -rf {} +
+make -s -C layers/core bytecode ARTIFACTS_DIR="$rebuilt" BYTECODE_PYTHON="$python312" \
+    || die "compiling the layer's bytecode again failed"
+diff -r -q "$layer_dir/python" "$rebuilt/python" >/dev/null \
+    || die "compiling the layer's sources again gave other bytecode: not reproducible"
+echo "layer bytecode: compiled again from a copy of the sources, the same bytes"
+rm -rf "$rebuilt"
 # Exactly the pinned distributions (each pin carrying its hashes), and wheels for <arch>.
 check_layer() { # <layer python dir> <arch>
 "$python312" -S - "$1" layers/core/requirements.txt "$2" <<'PY' \
@@ -223,9 +274,9 @@ import app
 
 assert callable(app.lambda_handler)
 name = sys.argv[1].removesuffix("Function").lower()
-from groupcoord.http.apis import APIS
+from groupcoord.http.apis import APIS, serves
 
-loaded = [(api.request, api.response, api.handler()) for api in APIS if api.function == name]
+loaded = [(api.request, api.response, api.handler()) for api in APIS if serves(name, api)]
 if name == "sweeper":
     import groupcoord.service.sweep  # noqa: F401 - what its first run loads
     loaded.append(("sweep",))

@@ -1,5 +1,8 @@
 """Cost model: $ per member-month at a 5 s heartbeat on AWS, next to a Kinesis Client Library
-style lease table (one conditional write per lease every ~3.3 s) for the same partitions.
+style lease table (one conditional write per lease every ~3.3 s) for the same partitions, for
+both front doors of template.yaml (FrontDoor): the HTTP API, which charges per request, and the
+router's function URL, which charges nothing of its own (Lambda's request and duration charges
+only). The same heartbeat runs behind either: only the front door's line differs.
 
     python -m bench.cost_model [--no-write]
 
@@ -75,6 +78,8 @@ PRICES_AS_OF = "list prices as known in mid-2025 (DynamoDB after its Nov 2024 on
 # us-east-1 list prices in USD. They must be checked against the AWS pricing pages.
 PRICES = {
     "API Gateway HTTP API, per request (first 300 M / month)": 1.00 / 1e6,
+    # Function URLs have no price of their own: a request is billed as a Lambda invocation.
+    "Lambda function URL, per request (beyond Lambda's own charges)": 0.0,
     "Lambda, per request": 0.20 / 1e6,
     "Lambda, per GB-second (arm64)": 0.0000133334,
     "Lambda, per GB-second (x86_64)": 0.0000166667,
@@ -82,6 +87,10 @@ PRICES = {
     "DynamoDB on-demand, per read request unit": 0.125 / 1e6,
 }
 API_GATEWAY = PRICES["API Gateway HTTP API, per request (first 300 M / month)"]
+FUNCTION_URL = PRICES["Lambda function URL, per request (beyond Lambda's own charges)"]
+# template.yaml's FrontDoor values -> (name in the tables, $ per request of the front door).
+HTTP_API_DOOR, FUNCTION_URL_DOOR = "HTTP API", "function URL"
+FRONT_DOORS = {HTTP_API_DOOR: API_GATEWAY, FUNCTION_URL_DOOR: FUNCTION_URL}
 LAMBDA_REQUEST = PRICES["Lambda, per request"]
 WRU = PRICES["DynamoDB on-demand, per write request unit"]
 RRU = PRICES["DynamoDB on-demand, per read request unit"]
@@ -92,7 +101,9 @@ KCL_RENEWAL_S = 10.0 / 3  # KCL: failoverTimeMillis 10 s, renewals every third o
 # (members, partitions) deployments to compare.
 DEPLOYMENTS = ((10, 1_000), (100, 1_000), (1_000, 1_000), (1_000, 10_000), (5_000, 100_000))
 FULL_VCPU_MB = 1769  # Lambda: a function gets one vCPU's worth of CPU at this memory size
-TARGET_USD = 1.00  # the issue's target: $ per member-month at a 5 s heartbeat
+TARGET_USD = 1.00  # issue #31's target: $ per member-month at a 5 s heartbeat (HTTP API)
+HTTP_API_GOAL_USD = 0.80  # issue #32's goal for the HTTP API rows
+FUNCTION_URL_TARGET_USD = 0.40  # issue #32's target for the function URL rows
 # A verdict whose break-even billed duration is this close to the measured one is flagged: the
 # in-process durations of this machine vary from run to run by about as much.
 CLOSE_MS = 5.0
@@ -324,14 +335,52 @@ def per_heartbeat(
     duration_ms: float,
     gb_s_price: float = LAMBDA_GB_S,
     memory_gb: float = MEMORY_GB,
+    front_door: float = API_GATEWAY,
 ) -> dict[str, float]:
     return {
-        "API Gateway": API_GATEWAY,
+        "front door": front_door,
         "Lambda requests": LAMBDA_REQUEST,
         "Lambda duration": duration_ms / 1000 * memory_gb * gb_s_price,
         "DynamoDB writes": write_units * WRU,
         "DynamoDB reads": read_units * RRU,
     }
+
+
+def front_door_verdict(
+    by_door: dict[tuple[str, int, int, str], float],
+    sizes: dict[str, list[int]],
+    skips_shown: tuple[int, ...],
+) -> str:
+    """Issue #32's targets, per front door and measured size, at the default skips."""
+    parts = []
+    for door, target in (
+        (FUNCTION_URL_DOOR, FUNCTION_URL_TARGET_USD),
+        (HTTP_API_DOOR, HTTP_API_GOAL_USD),
+    ):
+        figures = []
+        for protocol in SCENARIOS:
+            for members in sizes[protocol]:
+                cost = by_door[protocol, members, RENEWAL_SKIPS, door]
+                verdict = "meets" if cost <= target else f"misses by ${cost - target:.4f}"
+                figures.append(f"{protocol}, {members:,} members ${cost:.4f} ({verdict})")
+        parts.append(f"behind the {door}, at or under ${target:.2f}: " + "; ".join(figures))
+    exact = ""
+    if 0 in skips_shown and RENEWAL_SKIPS:
+        worst = max(v for (_, _, k, d), v in by_door.items() if k == 0 and d == FUNCTION_URL_DOOR)
+        exact = (
+            f" At skips 0 (Kafka's exact session timing) the function URL rows cost up to "
+            f"${worst:.4f}."
+        )
+    return (
+        "**Front doors (issue #32)**, per member-month at a 5 s heartbeat with the template's "
+        f"Lambda and the default skips ({RENEWAL_SKIPS}), timer checks included: "
+        + "; ".join(parts)
+        + ". The heartbeat is the same behind either (the router runs the handlers the API "
+        "functions run, on the same layer); only the front door's charge differs: "
+        f"${API_GATEWAY * 1e6:.2f} per million requests for the HTTP API, none of its own for "
+        "a function URL (its requests are Lambda invocations, billed as Lambda requests and "
+        "duration either way)." + exact
+    )
 
 
 def usd(value: float) -> str:
@@ -445,7 +494,10 @@ def main(argv: list[str] | None = None) -> None:
         return costs
 
     model_rows = []
+    # (protocol, members, skips): $ per member-month behind the HTTP API; `by_door` adds the
+    # front door as a fourth key (the heartbeat is the same, only the front door's line differs).
     total: dict[tuple[str, int, int], float] = {}
+    by_door: dict[tuple[str, int, int, str], float] = {}
     timer_share: dict[tuple[str, int, int], float] = {}
     for protocol in SCENARIOS:
         for members in sizes[protocol]:
@@ -456,24 +508,27 @@ def main(argv: list[str] | None = None) -> None:
                 timer_share[protocol, members, skips] = share
                 read, write = units(protocol, members, skips)
                 default = " (default)" if skips == RENEWAL_SKIPS else ""
-                model_rows.append(
-                    (
-                        f"{protocol}, {members:,} members",
-                        f"{skips}{default}",
-                        f"{read:.3f}",
-                        f"{write:.3f}",
-                        *(usd(v) for v in costs.values()),
-                        f"**{usd(total[protocol, members, skips])}**",
-                        usd(share),
+                for door, price in FRONT_DOORS.items():
+                    behind = {**costs, "front door": price * beats_per_month}
+                    by_door[protocol, members, skips, door] = sum(behind.values())
+                    model_rows.append(
+                        (
+                            f"{protocol}, {members:,} members, {door}",
+                            f"{skips}{default}",
+                            f"{read:.3f}",
+                            f"{write:.3f}",
+                            *(usd(v) for v in behind.values()),
+                            f"**{usd(sum(behind.values()))}**",
+                            usd(share),
+                        )
                     )
-                )
     model_table = table(
         (
             "per member-month",
             "session.renewal.skips",
             "RCU / heartbeat",
             "WCU / heartbeat",
-            "API Gateway",
+            "front door (API Gateway / function URL)",
             "Lambda requests",
             "Lambda duration",
             "DynamoDB writes",
@@ -826,6 +881,7 @@ def main(argv: list[str] | None = None) -> None:
         "measured time is an estimate, not a bound either way. On this shared 2-core machine "
         "it varies from run to run.",
         target,
+        front_door_verdict(by_door, sizes, skips_shown),
         per_group,
         "Group timer checks: a group's expiry check (classic) or scan (consumer protocol) runs "
         "in one heartbeat when the group's next check (`dl`, its earliest session deadline) has "

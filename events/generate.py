@@ -1,5 +1,7 @@
 """Writes the sample events of this directory: one API Gateway HTTP API (payload 2.0) event per
-API (`<api>.json`) and the sweeper's EventBridge Scheduled Event (`sweeper-schedule.json`).
+API (`<api>.json`), one Lambda function URL event per API (`function-url/<api>.json`, the
+router's, FrontDoor=FunctionUrl) and the sweeper's EventBridge Scheduled Event
+(`sweeper-schedule.json`).
 
     python events/generate.py            # rewrite the files next to this script
     python events/generate.py --out DIR  # write them elsewhere (the tests compare)
@@ -8,6 +10,8 @@ The output is deterministic (fixed request ids and times), so regenerating chang
 unless the code or the bodies below changed. Use the files with, e.g.:
 
     sam local invoke AdminFunction -e events/metadata.json
+    sam local invoke RouterFunction -e events/function-url/heartbeat.json \
+        --parameter-overrides FrontDoor=FunctionUrl
     sam local invoke SweeperFunction -e events/sweeper-schedule.json
 """
 
@@ -29,15 +33,19 @@ except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "layers" / "core"))
 
 from groupcoord.http.apis import API_BY_NAME, API_NAMES
-from groupcoord.local.events import http_api_event, scheduled_event
+from groupcoord.local.events import function_url_event, http_api_event, scheduled_event
 
 HERE = Path(__file__).resolve().parent
 SWEEPER_EVENT = "sweeper-schedule"
+FUNCTION_URL_DIR = "function-url"
 
 # Fixed values, so that the files are the same every time they are generated.
 TIME = datetime(2025, 1, 15, 12, 0, 0, tzinfo=UTC)
 API_ID = "a1b2c3d4e5"
 DOMAIN_NAME = f"{API_ID}.execute-api.us-east-1.amazonaws.com"
+# A function URL's id is 32 lower-case letters and digits.
+URL_ID = "abcdefghij0123456789klmnopqrstuv"
+URL_DOMAIN_NAME = f"{URL_ID}.lambda-url.us-east-1.on.aws"
 SOURCE_IP = "203.0.113.25"  # TEST-NET-3 (RFC 5737)
 USER_AGENT = "groupcoord-client/0.1.0 (python)"
 CLIENT_ID = "orders-service-1"
@@ -252,16 +260,20 @@ BODIES: dict[str, dict[str, Any]] = {
 }
 
 
-def api_event(api: str) -> dict[str, Any]:
+def api_event(api: str, front_door: str = "HttpApi") -> dict[str, Any]:
+    """The sample request of `api` as API Gateway's HTTP API (`HttpApi`) or the router's
+    function URL (`FunctionUrl`) hands it to the function."""
     body = json.dumps(BODIES[api]).encode("utf-8")
     # Checked here so that a bad sample never gets written.
     API_BY_NAME[api].request.model_validate_json(body)
-    request_id = str(uuid.uuid5(NAMESPACE, api))
+    function_url = front_door == "FunctionUrl"
+    domain_name = URL_DOMAIN_NAME if function_url else DOMAIN_NAME
+    request_id = str(uuid.uuid5(NAMESPACE, f"{front_door}/{api}" if function_url else api))
     trace_id = f"Root=1-{int(TIME.timestamp()):08x}-{request_id.replace('-', '')[:24]}"
     headers = {
         "content-length": str(len(body)),
         "content-type": "application/json",
-        "host": DOMAIN_NAME,
+        "host": domain_name,
         "kafka-client-id": CLIENT_ID,
         "kafka-correlation-id": "7",
         "user-agent": USER_AGENT,
@@ -270,16 +282,25 @@ def api_event(api: str) -> dict[str, Any]:
         "x-forwarded-port": "443",
         "x-forwarded-proto": "https",
     }
-    event = http_api_event(
-        "POST",
-        f"/v1/{api}",
-        body,
-        headers,
-        source_ip=SOURCE_IP,
-        domain_name=DOMAIN_NAME,
-    )
+    if function_url:
+        # What a function URL adds of the TLS session.
+        headers["x-amzn-tls-cipher-suite"] = "TLS_AES_128_GCM_SHA256"
+        headers["x-amzn-tls-version"] = "TLSv1.3"
+        event = function_url_event(
+            "POST",
+            f"/v1/{api}",
+            body,
+            headers,
+            source_ip=SOURCE_IP,
+            domain_name=domain_name,
+            account_id=ACCOUNT,  # the function's owner: the caller's own account
+        )
+    else:
+        event = http_api_event(
+            "POST", f"/v1/{api}", body, headers, source_ip=SOURCE_IP, domain_name=domain_name
+        )
+        event["requestContext"]["apiId"] = API_ID
     context = event["requestContext"]
-    context["apiId"] = API_ID
     context["requestId"] = request_id
     context["time"] = TIME.strftime("%d/%b/%Y:%H:%M:%S +0000")
     context["timeEpoch"] = int(TIME.timestamp() * 1000)
@@ -301,6 +322,8 @@ def all_events() -> dict[str, dict[str, Any]]:
         raise SystemExit(f"no sample body for: {', '.join(sorted(missing))}")
     events = {api: api_event(api) for api in API_NAMES}
     events[SWEEPER_EVENT] = sweeper_event()
+    for api in API_NAMES:
+        events[f"{FUNCTION_URL_DIR}/{api}"] = api_event(api, "FunctionUrl")
     return events
 
 
@@ -312,10 +335,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE, help="directory to write into")
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    for stem, event in all_events().items():
+    (args.out / FUNCTION_URL_DIR).mkdir(parents=True, exist_ok=True)
+    events = all_events()
+    for stem, event in events.items():
         (args.out / f"{stem}.json").write_text(render(event))
-    print(f"wrote {len(API_NAMES) + 1} events to {args.out}")
+    print(f"wrote {len(events)} events to {args.out}")
 
 
 if __name__ == "__main__":

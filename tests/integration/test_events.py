@@ -92,9 +92,11 @@ def test_sweeper_event_is_an_eventbridge_scheduled_event() -> None:
 
 
 def test_regenerating_gives_the_same_files(tmp_path: Path) -> None:
+    """The HTTP API's events here, the function URL's in function-url/ (test_function_url.py)."""
     generator().main(["--out", str(tmp_path)])
-    written = sorted(p.name for p in tmp_path.glob("*.json"))
-    assert written == sorted(p.name for p in EVENTS.glob("*.json"))
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.json"))
+    assert written == sorted(str(p.relative_to(EVENTS)) for p in EVENTS.rglob("*.json"))
+    assert any(name.startswith("function-url/") for name in written)
     for name in written:
         assert (tmp_path / name).read_text() == (EVENTS / name).read_text(), name
 

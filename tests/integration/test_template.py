@@ -3,7 +3,9 @@
 - The SAM template is transformed to CloudFormation with aws-sam-translator.
 - The DynamoDB table is created by moto's CloudFormation and compared with
   `groupcoord.store.schema.table_definition()`.
-- The HTTP API's routes are compared with `groupcoord.http.apis.APIS`.
+- The HTTP API's routes are compared with `groupcoord.http.apis.APIS`; both front doors
+  (FrontDoor HttpApi and FunctionUrl) are checked as CloudFormation would deploy them, with
+  the conditions evaluated (`_deployed`).
 - Each function's CodeUri + Handler is imported the way Lambda imports it (code directory and
   layer on sys.path, the template's environment) in a fresh interpreter.
 - Every environment variable is a known setting, and the parameter defaults are the code's.
@@ -27,7 +29,7 @@ from moto import mock_aws
 from samtranslator.translator.transform import transform
 from samtranslator.yaml_helper import yaml_parse
 
-from groupcoord.http.apis import DEFAULT_ROUTE_FUNCTION, FUNCTION_APIS
+from groupcoord.http.apis import APIS, DEFAULT_ROUTE_FUNCTION, FUNCTION_APIS, ROUTER
 from groupcoord.settings import Settings, env_var_name
 from groupcoord.store import schema
 
@@ -65,8 +67,12 @@ ALLOWED_DYNAMODB_ACTIONS = {
 # Every other function reads the table only. "*" would mean any index of the table.
 INDEX_READERS = {
     "admin": {schema.LISTING_INDEX},
+    ROUTER: {schema.LISTING_INDEX},
     "sweeper": {schema.DEADLINE_INDEX},
 }
+# The functions an offset-commit runs in, so the only ones that may write the sink tables.
+COMMITTERS = {"offsets", ROUTER}
+FRONT_DOORS = ("HttpApi", "FunctionUrl")
 EXPECTED_MANAGED_POLICIES = {
     "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
     "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess",
@@ -145,7 +151,10 @@ def _sub_refs(value: Any) -> set[str]:
                 refs.add(inner[0] if isinstance(inner, list) else inner.split(".")[0])
             elif key == "Fn::Sub":
                 text = inner[0] if isinstance(inner, list) else inner
-                refs |= {m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text)}
+                # Fn::Sub's own variables (its second argument) are no references.
+                own = set(inner[1]) if isinstance(inner, list) else set()
+                named = {m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text)}
+                refs |= named - own
                 if isinstance(inner, list):
                     refs |= _sub_refs(inner[1])
             else:
@@ -165,8 +174,8 @@ def _table_logical_id(cfn: dict[str, Any]) -> str:
 # --- the inventory ---------------------------------------------------------------------------
 
 
-def test_one_function_per_api_group_plus_the_sweeper(functions):
-    assert set(functions) == {*FUNCTION_APIS, "sweeper"}
+def test_one_function_per_api_group_the_router_and_the_sweeper(functions):
+    assert set(functions) == {*FUNCTION_APIS, ROUTER, "sweeper"}
 
 
 def test_functions_runtime_timeouts_and_tracing(cfn, functions):
@@ -356,6 +365,7 @@ def _integration_function(operation: dict[str, Any]) -> str:
 
 
 def test_routes_are_post_v1_api_on_the_serving_function(cfn, functions):
+    cfn = _deployed(cfn, {"FrontDoor": "HttpApi"})
     ((api_id, api),) = _resources(cfn, "AWS::ApiGatewayV2::Api").items()
     body = api["Properties"]["Body"]
     routes: dict[str, str] = {}
@@ -390,10 +400,15 @@ def test_routes_are_post_v1_api_on_the_serving_function(cfn, functions):
 
 def test_api_url_output(cfn):
     (api_id,) = _resources(cfn, "AWS::ApiGatewayV2::Api")
-    assert cfn["Outputs"]["ApiUrl"]["Value"] == {
+    http_api = _deployed(cfn, {"FrontDoor": "HttpApi"})
+    assert http_api["Outputs"]["ApiUrl"]["Value"] == {
         "Fn::Sub": f"https://${{{api_id}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"
     }
-    assert cfn["Outputs"]["TableName"]["Value"] == {"Ref": _table_logical_id(cfn)}
+    (url_id,) = _resources(cfn, "AWS::Lambda::Url")
+    function_url = _deployed(cfn, {"FrontDoor": "FunctionUrl"})
+    assert function_url["Outputs"]["ApiUrl"]["Value"] == {"Fn::GetAtt": [url_id, "FunctionUrl"]}
+    for stack in (http_api, function_url):
+        assert stack["Outputs"]["TableName"]["Value"] == {"Ref": _table_logical_id(cfn)}
 
 
 # --- (c) every handler imports the way Lambda imports it ---------------------------------------
@@ -416,7 +431,45 @@ def _at_defaults(cfn: dict[str, Any], value: Any, parameters: dict[str, str]) ->
             condition, when_true, when_false = args
             held = _at_defaults(cfn, cfn["Conditions"][condition], parameters)
             return _at_defaults(cfn, when_true if held else when_false, parameters)
+        if function == "Fn::Join" and isinstance(args[1], dict) and "Ref" in args[1]:
+            listed = str(_at_defaults(cfn, args[1], parameters))
+            return args[0].join(v.strip() for v in listed.split(",") if v.strip())
     return value
+
+
+_NO_VALUE = {"Ref": "AWS::NoValue"}
+
+
+def _chosen(value: Any, held: dict[str, bool]) -> Any:
+    """`value` with every Fn::If replaced by the branch its condition picks, and AWS::NoValue
+    dropped from objects and lists, as CloudFormation resolves them."""
+    if isinstance(value, dict):
+        if set(value) == {"Fn::If"}:
+            condition, when_true, when_false = value["Fn::If"]
+            return _chosen(when_true if held[condition] else when_false, held)
+        picked = {k: _chosen(v, held) for k, v in value.items()}
+        return {k: v for k, v in picked.items() if v != _NO_VALUE}
+    if isinstance(value, list):
+        return [v for v in (_chosen(v, held) for v in value) if v != _NO_VALUE]
+    return value
+
+
+def _deployed(cfn: dict[str, Any], parameters: dict[str, str]) -> dict[str, Any]:
+    """The stack CloudFormation would create with these parameter values (the others at their
+    defaults): resources and outputs whose condition is false left out, every Fn::If
+    resolved."""
+    held = {
+        name: bool(_at_defaults(cfn, {"Condition": name}, parameters)) for name in cfn["Conditions"]
+    }
+    kept = {
+        section: {
+            name: _chosen({k: v for k, v in item.items() if k != "Condition"}, held)
+            for name, item in cfn.get(section, {}).items()
+            if held.get(item.get("Condition", ""), True)
+        }
+        for section in ("Resources", "Outputs")
+    }
+    return {**cfn, **kept, "Conditions": held}
 
 
 def _resolved_environment(
@@ -563,7 +616,7 @@ def test_function_roles_are_least_privilege(cfn, functions):
         # The offsets function's sink writes: only with sink tables, only on them.
         sink_writes = [s for s in statements if "Fn::If" in s]
         statements = [s for s in statements if "Fn::If" not in s]
-        if name == "offsets":
+        if name in COMMITTERS:
             assert sink_writes == [
                 {
                     "Fn::If": [
@@ -712,12 +765,22 @@ def test_the_table_is_capped_and_protected_by_parameters(cfn):
         assert cfn["Parameters"][parameter]["Default"] > 0  # capped unless asked otherwise
 
 
+@pytest.mark.parametrize("front_door", FRONT_DOORS)
 def test_alarms_on_throttled_functions_failed_sweeps_and_a_sweeper_that_does_not_run(
-    cfn, functions
+    cfn, functions, front_door
 ):
+    cfn = _deployed(cfn, {"FrontDoor": front_door})
     alarms = _resources(cfn, "AWS::CloudWatch::Alarm")
     watched = [m for a in alarms.values() for m in _alarm_metrics(a)]
-    for logical_id in functions.values():
+    deployed = [i for i in functions.values() if i in cfn["Resources"]]
+    (throttles,) = [a for a in alarms.values() if "Expression" in str(a) and "Throttles" in str(a)]
+    queries = throttles["Properties"]["Metrics"]
+    (expression,) = [m["Expression"] for m in queries if "Expression" in m]
+    ids = {m["Id"] for m in queries if "MetricStat" in m}
+    # The sum adds each deployed function's throttles once, and names no metric left out.
+    assert set(re.findall(r"FILL\((\w+),0\)", expression)) == ids
+    assert len(ids) == len(deployed)
+    for logical_id in deployed:
         assert ("AWS/Lambda", "Throttles", {"FunctionName": {"Ref": logical_id}}) in watched
     for metric in ("SweepFailed", "SweepQuarantined", "SweepDeferred"):
         assert ("groupcoord", metric, {"service": "groupcoord"}) in watched, metric
@@ -766,7 +829,7 @@ def test_tracing_parameter(sam_template, functions, mode):
 # --- sink tables (docs/exactly-once.md) -------------------------------------------------------
 
 
-def test_sink_tables_reach_only_the_offsets_function(cfn, functions):
+def test_sink_tables_reach_only_the_functions_that_commit_offsets(cfn, functions):
     arns = (
         "arn:aws:dynamodb:us-east-1:123456789012:table/counts,"
         "arn:aws:dynamodb:us-east-1:123456789012:table/totals"
@@ -778,5 +841,93 @@ def test_sink_tables_reach_only_the_offsets_function(cfn, functions):
     }
     for name, logical_id in functions.items():
         settings = Settings.from_env(_resolved_environment(cfn, logical_id, parameters))
-        expected = {"counts", "totals"} if name == "offsets" else set()
+        expected = {"counts", "totals"} if name in COMMITTERS else set()
         assert settings.sink_table_names == expected, name
+
+
+# --- the front doors: FrontDoor HttpApi (the default) or FunctionUrl --------------------------
+
+
+def test_front_door_parameter(cfn):
+    parameter = cfn["Parameters"]["FrontDoor"]
+    assert parameter["Default"] == "HttpApi"
+    assert set(parameter["AllowedValues"]) == set(FRONT_DOORS)
+
+
+@pytest.mark.parametrize("front_door", FRONT_DOORS)
+def test_each_front_door_refers_only_to_what_it_deploys(cfn, front_door):
+    """With the conditions evaluated, no resource or output names a resource the stack leaves
+    out (CloudFormation would refuse the template)."""
+    stack = _deployed(cfn, {"FrontDoor": front_door})
+    known = set(stack["Resources"]) | set(stack["Parameters"])
+    for section in ("Resources", "Outputs"):
+        for name, item in stack[section].items():
+            dangling = {r for r in _sub_refs(item) if not r.startswith("AWS::")} - known
+            dangling |= set(_as_list(item.get("DependsOn", []))) - known
+            assert not dangling, (front_door, name, sorted(dangling))
+
+
+def test_the_http_api_front_door_routes_to_three_functions_and_has_no_url(cfn, functions):
+    stack = _deployed(cfn, {"FrontDoor": "HttpApi"})
+    deployed = {name for name, logical_id in functions.items() if logical_id in stack["Resources"]}
+    assert deployed == {*FUNCTION_APIS, "sweeper"}
+    assert len(_resources(stack, "AWS::ApiGatewayV2::Api")) == 1
+    assert not _resources(stack, "AWS::Lambda::Url")
+
+
+def test_the_function_url_front_door_is_one_iam_url_on_the_router(cfn, functions):
+    stack = _deployed(cfn, {"FrontDoor": "FunctionUrl"})
+    deployed = {name for name, logical_id in functions.items() if logical_id in stack["Resources"]}
+    assert deployed == {ROUTER, "sweeper"}
+    assert not [k for k, v in stack["Resources"].items() if v["Type"].startswith("AWS::ApiGateway")]
+    (url,) = _resources(stack, "AWS::Lambda::Url").values()
+    assert url["Properties"]["AuthType"] == "AWS_IAM"
+    assert url["Properties"]["TargetFunctionArn"] == {"Ref": functions[ROUTER]}
+    # No resource policy opens the URL: a caller needs an identity policy of this account.
+    router_permissions = [
+        p
+        for p in _resources(stack, "AWS::Lambda::Permission").values()
+        if p["Properties"]["FunctionName"] in ({"Ref": functions[ROUTER]},)
+    ]
+    assert router_permissions == []
+    # The router answers the whole contract, as the HTTP API's routes do.
+    from groupcoord.http.apis import serves
+
+    assert [api.name for api in APIS if serves(ROUTER, api)] == [api.name for api in APIS]
+    watched = [
+        m for a in _resources(stack, "AWS::CloudWatch::Alarm").values() for m in _alarm_metrics(a)
+    ]
+    assert ("AWS/Lambda", "Url5xxCount", {"FunctionName": {"Ref": functions[ROUTER]}}) in watched
+    assert not [m for m in watched if m[0] == "AWS/ApiGateway"]
+
+
+def _grants(cfn: dict[str, Any], logical_id: str) -> set[tuple[str, str]]:
+    """(action, resource) pairs the function's role allows, its Fn::If statements kept."""
+    role_ref = cfn["Resources"][logical_id]["Properties"]["Role"]
+    role = cfn["Resources"][role_ref["Fn::GetAtt"][0]]["Properties"]
+    found = set()
+    for policy in role["Policies"]:
+        for statement in policy["PolicyDocument"]["Statement"]:
+            if "Fn::If" in statement:
+                statement = statement["Fn::If"][1]
+            for action in _as_list(statement["Action"]):
+                for resource in _as_list(statement["Resource"]):
+                    found.add((action, json.dumps(resource, sort_keys=True)))
+    return found
+
+
+def test_the_routers_role_is_the_union_of_the_api_functions_roles(cfn, functions):
+    """One function serves every API, so its role holds what each API function's did and no
+    more (docs/deploying.md, "Front door": what a router gives up)."""
+    union = set().union(*(_grants(cfn, functions[name]) for name in FUNCTION_APIS))
+    assert _grants(cfn, functions[ROUTER]) == union
+
+
+def test_the_routers_reserved_concurrency_stands_in_for_the_stages_rate_limit(cfn):
+    """A function URL has no throttling of its own; Lambda caps a URL's requests per second at
+    10 x the function's reserved concurrency, so the default caps it as the stage's rate."""
+    parameters = cfn["Parameters"]
+    assert (
+        10 * parameters["RouterReservedConcurrency"]["Default"]
+        == parameters["ApiThrottlingRateLimit"]["Default"]
+    )

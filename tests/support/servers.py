@@ -45,6 +45,7 @@ class InProcessCoordinator:
         settings: dict[str, str] | None = None,
         store: Store | None = None,
         principal_header: str | None = None,
+        front_door: str = "HttpApi",
     ):
         mapping = {"groupcoord.table.name": unique_table(), **(settings or {})}
         if store is not None:  # the other deployment's table
@@ -54,6 +55,7 @@ class InProcessCoordinator:
             port=0,
             store=store,
             principal_header=principal_header,
+            front_door=front_door,
         ).start()
         self.url = self.coordinator.url
         self.store = self.coordinator.store
@@ -67,10 +69,12 @@ def running_coordinator(
     settings: dict[str, str] | None = None,
     store: Store | None = None,
     principal_header: str | None = None,
+    front_door: str = "HttpApi",
 ) -> Iterator[InProcessCoordinator]:
     """An in-process coordinator (InProcessCoordinator); with `store`, on that store's table
-    (e.g. a second deployment with a crash point, beside the first)."""
-    coordinator = InProcessCoordinator(settings, store, principal_header)
+    (e.g. a second deployment with a crash point, beside the first); `front_door` as
+    template.yaml's FrontDoor (FunctionUrl: every API on the router, function URL events)."""
+    coordinator = InProcessCoordinator(settings, store, principal_header, front_door)
     try:
         yield coordinator
     finally:

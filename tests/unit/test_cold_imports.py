@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcoord.http.apis import APIS, FUNCTION_APIS
+from groupcoord.http.apis import APIS, FUNCTION_APIS, ROUTER, serves
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "core"
@@ -27,7 +27,7 @@ _PROBE = "import json, sys, app; print(json.dumps(sorted(sys.modules)))"
 _PROBE_REQUESTS = """
 import json, sys, app
 from groupcoord import runtime
-from groupcoord.http.apis import FUNCTION_APIS
+from groupcoord.http.apis import APIS, serves
 from groupcoord.local.events import LambdaContext, http_api_event
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
@@ -35,7 +35,7 @@ store = Store.in_memory(Settings())
 store.ensure_table()
 runtime.configure(store.settings, store)
 function = sys.argv[1]
-for api in FUNCTION_APIS[function]:
+for api in [api.name for api in APIS if serves(function, api)]:
     event = http_api_event("POST", f"/v1/{api}", b"{}", {"content-type": "application/json"})
     app.lambda_handler(event, LambdaContext(function))
 print(json.dumps(sorted(sys.modules)))
@@ -97,7 +97,7 @@ def _loaded(modules: frozenset[str], package: str) -> set[str]:
 
 
 def test_the_functions_are_the_api_functions_and_the_sweeper() -> None:
-    assert set(FUNCTIONS) == {*FUNCTION_APIS, "sweeper"}
+    assert set(FUNCTIONS) == {*FUNCTION_APIS, ROUTER, "sweeper"}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -110,26 +110,27 @@ def test_nothing_that_can_wait_is_imported(function: str) -> None:
 @pytest.mark.parametrize("requests", [False, True], ids=["import", "first-requests"])
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_a_function_imports_no_other_functions_api_code(function: str, requests: bool) -> None:
-    if requests and function not in FUNCTION_APIS:
+    if requests and function == "sweeper":
         pytest.skip("the sweeper answers no API")
-    own = {api.service for api in APIS if api.function == function}
+    own = {api.service for api in APIS if serves(function, api)}
     others = {
         _service_module(api.service)
         for api in APIS
-        if api.function != function and api.service not in own
+        if not serves(function, api) and api.service not in own
     }
     others -= {_service_module(s) for s in own}
     others -= {f"groupcoord.service.{m}" for m in SHARED_SERVICES.get(function, set())}
     assert sorted(others & imported(function, requests=requests)) == []
 
 
-@pytest.mark.parametrize("function", sorted(FUNCTION_APIS))
+@pytest.mark.parametrize("function", [*sorted(FUNCTION_APIS), ROUTER])
 def test_an_api_is_loaded_by_its_first_request(function: str) -> None:
     """An API function's init is the plumbing its APIs share (routing, validation, the
-    caller); an API's service and messages come with its first request."""
+    caller); an API's service and messages come with its first request. The router, which
+    serves every API, loads none of them at init either."""
     at_init, answered = imported(function), imported(function, requests=True)
     for api in APIS:
-        if api.function == function:
+        if serves(function, api):
             assert _service_module(api.service) not in at_init, api.name
             assert _service_module(api.service) in answered, api.name
             assert api.request.__module__ in answered, api.name

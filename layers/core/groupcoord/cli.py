@@ -78,6 +78,14 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "a request without it is User:ANONYMOUS. Never put such a header in front of a "
         "deployment: anyone can send it",
     )
+    serve.add_argument(
+        "--front-door",
+        choices=("HttpApi", "FunctionUrl"),
+        default="HttpApi",
+        help="which of template.yaml's front doors to stand in for: HttpApi (default: each "
+        "route's function, API Gateway's events) or FunctionUrl (every API on the router "
+        "function, function URL events)",
+    )
     serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
     serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
 
@@ -107,7 +115,9 @@ def _dashboard_parser(sub: argparse._SubParsersAction) -> None:
         help="sign with SigV4 (default: unless the endpoint is a loopback address)",
     )
     signing.add_argument("--no-sign", dest="sign", action="store_const", const=False)
-    dashboard.add_argument("--region", help="the API's AWS region (default: the profile's)")
+    dashboard.add_argument(
+        "--region", help="the API's AWS region (default: the URL's, else the profile's)"
+    )
     dashboard.add_argument(
         "--interval-ms",
         type=int,
@@ -246,6 +256,7 @@ def _serve(args: argparse.Namespace) -> int:
             data_dir=args.data_dir,
             access_log=args.access_log,
             principal_header=args.principal_header,
+            front_door=args.front_door,
         )
     except Missing as missing:
         print(f"groupcoord serve: {missing}", file=sys.stderr)

@@ -20,12 +20,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..models.base import KafkaMessage, KafkaResponse
 
-# The Lambda functions. Group membership is the hot path (heartbeats): kept apart so that it
-# scales and is billed alone. The admin function also answers the API's $default route (404).
+# The Lambda functions behind the HTTP API (template.yaml, FrontDoor=HttpApi). Group
+# membership is the hot path (heartbeats): kept apart so that it scales and is billed alone.
+# The admin function also answers the API's $default route (404).
 MEMBERSHIP = "membership"
 OFFSETS = "offsets"
 ADMIN = "admin"
 DEFAULT_ROUTE_FUNCTION = ADMIN
+# Behind a function URL (FrontDoor=FunctionUrl) one function serves every API: a function URL
+# has no routes, so one URL answers the whole `/v1/<api>` contract (docs/deploying.md says why
+# one router rather than a URL per function).
+ROUTER = "router"
 
 # (request, ApiContext) -> a Kafka response, or service.handlers_types.Accepted (a 202).
 Handler = Callable[[Any, Any], Any]
@@ -131,3 +136,8 @@ FUNCTION_APIS: dict[str, tuple[str, ...]] = {
     function: tuple(api.name for api in APIS if api.function == function)
     for function in (MEMBERSHIP, OFFSETS, ADMIN)
 }
+
+
+def serves(function: str, api: Api) -> bool:
+    """Whether this Lambda function answers the API: its own APIs, or all of them (ROUTER)."""
+    return function == ROUTER or api.function == function

@@ -29,13 +29,9 @@ from ..core.principals import ANONYMOUS, principal_from_header, principal_from_i
 from ..errors import BadRequest, Errors
 from ..models.limits import CLIENT_ID_MAX_CHARS
 from ..observability import logger, metrics
-from ..service.authorization import caller_of
-from ..service.context import ApiContext
-from ..service.handlers_types import Accepted
 from ..store import capacity
-from ..store.conversion import ConversionInProgress
-from ..store.errors import DeadlinePassed, StoreThrottled
-from .apis import API_BY_NAME, APIS
+from ..store.errors import ConversionInProgress, DeadlinePassed, StoreThrottled
+from .apis import API_BY_NAME, APIS, serves
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -102,8 +98,10 @@ def error_response(
 
 
 class HttpEvent:
-    """What the resolver reads of an HTTP API (payload 2.0) event. Header names are matched
-    without regard to case, as Powertools' event did (API Gateway sends them lower case)."""
+    """What the resolver reads of an HTTP API (payload 2.0) event, or of a function URL's,
+    which has the same shape (routeKey and stage `$default`, the URL's own domainName, the
+    caller's IAM identity in requestContext.authorizer.iam). Header names are matched without
+    regard to case, as Powertools' event did (both send them lower case)."""
 
     def __init__(self, raw_event: dict[str, Any]) -> None:
         self.raw_event = raw_event
@@ -161,10 +159,11 @@ def _endpoint(event: HttpEvent, configured: str) -> str:
 
 
 def _principal(event: dict[str, Any]) -> str:
-    """The caller as a Kafka principal: API Gateway's IAM identity (`User:<role or user ARN>`),
-    or the `principal` a Lambda authorizer put in its context (`serve --principal-header`
-    does so); `User:ANONYMOUS` without either. API Gateway writes the request context: a
-    client cannot."""
+    """The caller as a Kafka principal: the IAM identity API Gateway or a function URL
+    verified (`requestContext.authorizer.iam`, the same object in both: `User:<role or user
+    ARN>`), or the `principal` a Lambda authorizer put in its context (`serve
+    --principal-header` does so); `User:ANONYMOUS` without either. API Gateway or Lambda's
+    URL service writes the request context: a client cannot."""
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
     try:
         if authorizer.get("iam"):
@@ -187,10 +186,12 @@ def _write_deadline(event: HttpEvent, lambda_context: Any, now_ms: int) -> int |
         raise ClientError(400, f"{deadline.HEADER} header: {error}") from None
     remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
     remaining_ms = int(remaining()) if callable(remaining) else None
-    # Receipt is when API Gateway took the request (requestContext.timeEpoch), not now: a cold
-    # start or a slow hop to the function must not stretch the client's budget. The lag is
-    # measured on the system clock, as API Gateway's is, and taken off the server's clock (a
-    # test's controlled clock included); at most API Gateway's 30 s integration timeout.
+    # Receipt is when API Gateway or the function URL took the request
+    # (requestContext.timeEpoch, in both events), not now: a cold start or a slow hop to the
+    # function must not stretch the client's budget. The lag is measured on the system clock,
+    # as theirs is, and taken off the server's clock (a test's controlled clock included); at
+    # most 30 s (API Gateway's integration timeout; a function URL waits at most the
+    # function's 29 s timeout).
     # The lag counts against the client's budget only: the function's remaining time is
     # measured from now.
     received = (event.raw_event.get("requestContext") or {}).get("timeEpoch")
@@ -238,9 +239,10 @@ class Resolver:
 
 
 def build_resolver(function: str) -> Resolver:
-    """The resolver of one Lambda function: it answers its own APIs (http/apis.py) and 404
-    for any other path, as API Gateway's routes would."""
-    served = {api.name: api for api in APIS if api.function == function}
+    """The resolver of one Lambda function: it answers its own APIs (http/apis.py; the router
+    behind a function URL answers all) and 404 for any other path, as API Gateway's routes
+    would."""
+    served = {api.name: api for api in APIS if serves(function, api)}
     # An API's messages and service are imported by its first request (Python's import lock
     # makes a concurrent first request wait for the import), never those of another
     # function's APIs: the function's init is only the plumbing every API shares
@@ -273,8 +275,13 @@ def build_resolver(function: str) -> Resolver:
         if not raw.strip():
             # An empty body is not JSON: every API takes at least `{}`.
             raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
-        # pydantic with the first request, as the models: not at init (docs/performance.md).
+        # pydantic with the first request, as the models, and so the request's caller (its
+        # ACL types) and context: not at init (docs/performance.md, "Cold start").
         from pydantic import ValidationError
+
+        from ..service.authorization import caller_of
+        from ..service.context import ApiContext
+        from ..service.handlers_types import Accepted
 
         try:
             request = request_model.model_validate_json(raw)

@@ -1,5 +1,6 @@
-"""API Gateway HTTP API (payload 2.0) and EventBridge events, as AWS builds them, so that
-`groupcoord serve` and the tests run the Lambda handlers on the events they get in AWS."""
+"""API Gateway HTTP API (payload 2.0), Lambda function URL and EventBridge events, as AWS
+builds them, so that `groupcoord serve` and the tests run the Lambda handlers on the events
+they get in AWS."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from ..http.apis import API_FUNCTION, DEFAULT_ROUTE_FUNCTION
 
 LOCAL_ACCOUNT = "000000000000"
 LOCAL_REGION = "us-east-1"
+# The front doors of template.yaml (its FrontDoor parameter).
+HTTP_API, FUNCTION_URL = "HttpApi", "FunctionUrl"
+FRONT_DOORS = (HTTP_API, FUNCTION_URL)
 
 
 def route_for(method: str, path: str) -> tuple[str, str]:
@@ -34,9 +38,59 @@ def http_api_event(
     domain_name: str = "127.0.0.1:8080",
     query_string: str = "",
 ) -> dict[str, Any]:
-    now = time.time()
     route_key, _ = route_for(method, path)
     lowered = {k.lower(): v for k, v in headers.items()}
+    return _payload_v2(method, path, body, lowered, route_key, source_ip, domain_name, query_string)
+
+
+def function_url_event(
+    method: str,
+    path: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    source_ip: str = "127.0.0.1",
+    domain_name: str = "127.0.0.1:8080",
+    query_string: str = "",
+    account_id: str = LOCAL_ACCOUNT,
+) -> dict[str, Any]:
+    """A function URL's event: the HTTP API's payload 2.0 shape, but a URL has no routes
+    (routeKey `$default` whatever the path) and its requestContext names the account that
+    owns the function (`anonymous` without IAM auth); the caller's IAM identity, with
+    AuthType AWS_IAM, is in requestContext.authorizer.iam as API Gateway puts it."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    event = _payload_v2(
+        method, path, body, lowered, "$default", source_ip, domain_name, query_string
+    )
+    event["requestContext"]["accountId"] = account_id
+    event["requestContext"]["apiId"] = domain_name.split(".")[0]
+    content_type = lowered.get("content-type", "").split(";")[0].strip().lower()
+    if body and not event["isBase64Encoded"] and not _is_text(content_type):
+        # A function URL hands over any body whose type is not text base64 encoded.
+        event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode("ascii"), True
+    return event
+
+
+def _is_text(content_type: str) -> bool:
+    return content_type.startswith("text/") or content_type in _TEXT_TYPES
+
+
+_TEXT_TYPES = frozenset(
+    ["application/json", "application/javascript", "application/xml", "application/yaml"]
+)
+
+
+def _payload_v2(
+    method: str,
+    path: str,
+    body: bytes,
+    lowered: dict[str, str],
+    route_key: str,
+    source_ip: str,
+    domain_name: str,
+    query_string: str,
+) -> dict[str, Any]:
+    now = time.time()
     try:
         text: str | None = body.decode("utf-8")
         is_base64 = False

@@ -1,5 +1,6 @@
-"""`groupcoord serve`: the Lambda handlers behind a local HTTP endpoint, as API Gateway would
-call them, plus the sweeper on a timer, as the EventBridge schedule would run it."""
+"""`groupcoord serve`: the Lambda handlers behind a local HTTP endpoint, as API Gateway (or,
+with front_door FunctionUrl, the router's function URL) would call them, plus the sweeper on
+a timer, as the EventBridge schedule would run it."""
 
 from __future__ import annotations
 
@@ -16,13 +17,22 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from .. import runtime
-from ..http.apis import FUNCTION_APIS
+from ..http.apis import FUNCTION_APIS, ROUTER
 from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
 from ..observability import logger
 from ..settings import Settings
 from ..store.store import Store
 from .dynamodb_local import DynamoDBLocal
-from .events import LambdaContext, http_api_event, route_for, scheduled_event
+from .events import (
+    FRONT_DOORS,
+    FUNCTION_URL,
+    HTTP_API,
+    LambdaContext,
+    function_url_event,
+    http_api_event,
+    route_for,
+    scheduled_event,
+)
 
 
 def _ensure_fake_credentials() -> None:
@@ -33,7 +43,9 @@ def _ensure_fake_credentials() -> None:
 
 
 class LocalGateway:
-    """A WSGI app that turns HTTP requests into API Gateway v2 events for the handlers."""
+    """A WSGI app that turns HTTP requests into the events of the stack's front door for the
+    handlers: API Gateway v2 events to the function each route names (HttpApi), or function
+    URL events to the router (FunctionUrl)."""
 
     def __init__(
         self,
@@ -41,19 +53,27 @@ class LocalGateway:
         settings: Settings,
         store: Store,
         principal_header: str | None = None,
+        front_door: str = HTTP_API,
     ) -> None:
+        if front_door not in FRONT_DOORS:
+            raise ValueError(f"front door {front_door!r} is not one of {', '.join(FRONT_DOORS)}")
         self.domain_name = domain_name
         self.settings = settings
         self.store = store
         self.principal_header = principal_header.lower() if principal_header else None
+        self.front_door = front_door
+        functions = (ROUTER,) if front_door == FUNCTION_URL else tuple(FUNCTION_APIS)
         self.handlers: dict[str, LambdaHandler] = {
-            name: make_api_handler(name) for name in FUNCTION_APIS
+            name: make_api_handler(name) for name in functions
         }
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         request = Request(environ)
-        _, function = route_for(request.method, request.path)
-        event = http_api_event(
+        if self.front_door == FUNCTION_URL:
+            function, make_event = ROUTER, function_url_event
+        else:
+            function, make_event = route_for(request.method, request.path)[1], http_api_event
+        event = make_event(
             request.method,
             request.path,
             request.get_data(cache=False),
@@ -144,6 +164,7 @@ class LocalCoordinator:
         access_log: bool = False,
         store: Store | None = None,
         principal_header: str | None = None,
+        front_door: str = HTTP_API,
     ) -> None:
         """`embedded` is the store without an endpoint or a shared `store`: "memory" (the
         in-memory adapter) or "dynamodb-local" (DynamoDB Local as a child process, its data in
@@ -154,7 +175,9 @@ class LocalCoordinator:
             self.dynamodb_local = DynamoDBLocal(data_dir).start()
             endpoint = self.dynamodb_local.url
         try:
-            self._build(settings, host, port, endpoint, store, access_log, principal_header)
+            self._build(
+                settings, host, port, endpoint, store, access_log, principal_header, front_door
+            )
         except BaseException:
             if self.dynamodb_local is not None:
                 self.dynamodb_local.stop()  # never left running
@@ -169,6 +192,7 @@ class LocalCoordinator:
         store: Store | None,
         access_log: bool,
         principal_header: str | None,
+        front_door: str,
     ) -> None:
         if endpoint is not None and endpoint.startswith(
             ("http://127.", "http://localhost", "http://[::1]")
@@ -189,7 +213,10 @@ class LocalCoordinator:
         else:
             self.store = Store.connect(settings, endpoint_url=endpoint)
         self.store.ensure_table()
-        gateway = LocalGateway(f"{bound_host}:{bound_port}", settings, self.store, principal_header)
+        gateway = LocalGateway(
+            f"{bound_host}:{bound_port}", settings, self.store, principal_header, front_door
+        )
+        self.front_door = front_door
         # The dashboard at /ui, reading this coordinator over its own HTTP API (unsigned).
         self.http.app = DispatcherMiddleware(
             gateway, {"/ui": _dashboard(self.url, f"{bound_host}:{bound_port}", bound_port)}
@@ -204,7 +231,8 @@ class LocalCoordinator:
             where = f"data in {kept}" if kept is not None else "in memory"
             store = f"DynamoDB Local at {store}, {where}"
         return (
-            f"groupcoord serving {self.url}/v1 (DynamoDB: {store}, table "
+            f"groupcoord serving {self.url}/v1 behind a local {self.front_door} (DynamoDB: "
+            f"{store}, table "
             f"{self.settings.table_name}); Ctrl-C stops"
         )
 

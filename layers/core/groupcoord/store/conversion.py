@@ -38,7 +38,7 @@ from typing import Any
 
 from . import schema
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
-from .errors import Conflict
+from .errors import Conflict, ConversionInProgress
 
 MARKER = "conversion"
 STAGING = "staging"
@@ -54,14 +54,6 @@ STAGED_TTL_S = 24 * 3600
 WAIT_POLL_S = 0.05
 
 Checkpoint = Callable[[str], None]
-
-
-class ConversionInProgress(Exception):
-    """Another request is applying a conversion of this group and did not finish in time."""
-
-    def __init__(self, group_id: str, retry_after_s: int = 1) -> None:
-        super().__init__(f"group {group_id} is being converted between protocols; retry")
-        self.retry_after_s = retry_after_s
 
 
 def _no_checkpoint(_: str) -> None:

@@ -74,3 +74,13 @@ class SinkWritesRefused(StoreError):
     """DynamoDB refused a transaction because of the writes a client asked for (an expression
     it cannot parse, a key that does not fit the sink table's schema, a missing table, one
     item named twice): nothing was written; the client's mistake, answered 400."""
+
+
+class ConversionInProgress(Exception):
+    """Another request is applying a conversion of this group and did not finish in time
+    (store/conversion.py). Here, with the other errors an API answers, so that the resolver
+    names it without importing the conversion and the DynamoDB layer at a function's init."""
+
+    def __init__(self, group_id: str, retry_after_s: int = 1) -> None:
+        super().__init__(f"group {group_id} is being converted between protocols; retry")
+        self.retry_after_s = retry_after_s
