@@ -51,6 +51,10 @@ from .transport import Reply, Transport
 COMMIT_ATTEMPTS = 3
 
 
+# How often the heartbeat thread looks again while the member is not joined (before the first
+# poll, while lost or failed): it has nothing to send then.
+IDLE_BEAT_CHECK_S = 0.05
+
 class RebalanceListener(Protocol):
     """Called on the thread that calls poll() (or close()). Each method gets a non-empty set.
 
@@ -550,7 +554,10 @@ class GroupMember:
             if time.monotonic() < next_beat:
                 continue
             if not self._joined or self._lost or self._fatal is not None:
-                continue  # poll() has the next move
+                # poll() has the next move: look again in a moment (a next_beat left in the
+                # past would make this loop spin on wait(0)).
+                next_beat = time.monotonic() + IDLE_BEAT_CHECK_S
+                continue
             if not self._lock.acquire(timeout=0.05):
                 continue  # poll() is rebalancing or running the listener
             started = time.monotonic()
