@@ -55,6 +55,7 @@ COMMIT_ATTEMPTS = 3
 # poll, while lost or failed): it has nothing to send then.
 IDLE_BEAT_CHECK_S = 0.05
 
+
 class RebalanceListener(Protocol):
     """Called on the thread that calls poll() (or close()). Each method gets a non-empty set.
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import Errors
+from .classic.identity import identity_error
 from .classic.model import COMPLETING_REBALANCE, ClassicGroup, ClassicMember
 from .consumer.member import ConsumerGroupMember
 
@@ -37,16 +38,10 @@ def classic_membership_error(
     instance_id: str | None,
     instance_owner: str | None,
 ) -> Errors | None:
-    """Why a classic member's request (heartbeat, commit) is refused for who it is: an unknown
-    or pending member id is 25, or 82 when its instance id belongs to another member; a member
-    that names another instance id than its own is 82. None: it is the member it says.
-    `instance_owner` is the member id owning `instance_id`, read when the member is unknown."""
-    if member is None or member.pending:
-        fenced = instance_owner is not None and instance_owner != member_id
-        return Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
-    if instance_id and member.instance_id != instance_id:
-        return Errors.FENCED_INSTANCE_ID
-    return None
+    """Why a classic member's heartbeat or commit is refused for who it is (the identity rule,
+    core/classic/identity.py, without the ownership check: the heartbeat checks it in its
+    write, a commit in its fence). None: it is the member it says."""
+    return identity_error(member, member_id, instance_id, instance_owner)
 
 
 def classic_commit_error(

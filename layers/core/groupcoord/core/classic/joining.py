@@ -15,6 +15,7 @@ from ...errors import Errors
 from ...models.classic import JoinGroupRequest
 from ...settings import Settings
 from ..ownership import may_act_as
+from .identity import identity_error
 from .model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
@@ -221,15 +222,17 @@ def plan_join(
             # Gone, though the group's timer check that removes it may not have run yet (it
             # can be claimed by another request, or the sweeper, still reading the members).
             existing = None
-        if existing is None:
-            owner = facts.instance_owner
-            fenced = owner is not None and owner != request.member_id
-            error = Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
+        # A pending id may rejoin (the two-step join), so pending counts as a member here.
+        error = identity_error(
+            existing,
+            request.member_id,
+            instance,
+            facts.instance_owner,
+            may_act_as=joiner.may_act_as,
+            pending_is_member=True,
+        )
+        if error is not None:
             return Refuse(error, request.member_id)
-        if not joiner.may_act_as(existing):
-            return Refuse(Errors.GROUP_AUTHORIZATION_FAILED, request.member_id)
-        if instance and existing.instance_id != instance:
-            return Refuse(Errors.FENCED_INSTANCE_ID, request.member_id)
     elif instance and facts.old_static is not None:
         if not joiner.may_act_as(facts.old_static):  # another principal's static instance
             return Refuse(Errors.GROUP_AUTHORIZATION_FAILED, request.member_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.acls import AclOperation
+from ...core.classic.identity import identity_error, needs_instance_owner
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
@@ -79,38 +80,48 @@ def _next_check(
     return min(bounds) if bounds else None
 
 
+def _leaver(
+    ctx: ApiContext, group: ClassicGroup, member_id: str, instance: str | None
+) -> tuple[ClassicMember | None, Errors]:
+    """The member one entry of a leave names (a pending id may leave too), or why not."""
+    groups = ctx.store.classic
+    owner = None
+    if member_id:
+        member = groups.member(group, member_id)
+        if instance and needs_instance_owner(member, pending_is_member=True):
+            owner = groups.instance_owner(group.group_id, instance)
+    elif instance:
+        # An admin removal of a static member by its instance id alone.
+        owner = groups.instance_owner(group.group_id, instance)
+        member = groups.member(group, owner) if owner else None
+        if member is None:
+            return None, Errors.UNKNOWN_MEMBER_ID
+        member_id = member.member_id
+    else:
+        return None, Errors.UNKNOWN_MEMBER_ID
+    error = identity_error(
+        member,
+        member_id,
+        instance,
+        owner,
+        may_act_as=lambda m: ctx.caller.may_act_as(m.principal),
+        pending_is_member=True,
+    )
+    return (None, error) if error is not None else (member, Errors.NONE)
+
+
 def _leave(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:
     now = ctx.clock.now_ms()
     group = load(ctx.store, request.group_id)
     if group is None:
         return _unknown(request)
     group = settle(ctx.store, group, now)
-    groups = ctx.store.classic
     results: list[LeaveGroupMemberResponse] = []
     leaving: dict[str, ClassicMember] = {}
     for identity in request.members:
         instance = identity.group_instance_id
         member_id = identity.member_id
-        error = Errors.NONE
-        member = None
-        if member_id:
-            member = groups.member(group, member_id)
-            if member is None:
-                owner = groups.instance_owner(group.group_id, instance) if instance else None
-                fenced = owner is not None and owner != member_id
-                error = Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
-            elif instance and member.instance_id != instance:
-                error, member = Errors.FENCED_INSTANCE_ID, None
-        elif instance:
-            # An admin removal of a static member by its instance id alone.
-            owner = groups.instance_owner(group.group_id, instance)
-            member = groups.member(group, owner) if owner else None
-            if member is None:
-                error = Errors.UNKNOWN_MEMBER_ID
-        else:
-            error = Errors.UNKNOWN_MEMBER_ID
-        if member is not None and not ctx.caller.may_act_as(member.principal):
-            error, member = Errors.GROUP_AUTHORIZATION_FAILED, None
+        member, error = _leaver(ctx, group, member_id, instance)
         if member is not None:
             leaving[member.member_id] = member
         results.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.acls import AclOperation
+from ...core.classic.identity import identity_error, needs_instance_owner
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -45,14 +46,19 @@ def _check(
     groups = ctx.store.classic
     member = groups.member(group, request.member_id)
     instance = request.group_instance_id
-    if member is None or member.pending:
-        owner = groups.instance_owner(group.group_id, instance) if instance else None
-        fenced = owner is not None and owner != request.member_id
-        return None, Errors.FENCED_INSTANCE_ID if fenced else Errors.UNKNOWN_MEMBER_ID
-    if not ctx.caller.may_act_as(member.principal):
-        return None, Errors.GROUP_AUTHORIZATION_FAILED
-    if instance and member.instance_id != instance:
-        return None, Errors.FENCED_INSTANCE_ID
+    owner = None
+    if instance and needs_instance_owner(member):
+        owner = groups.instance_owner(group.group_id, instance)
+    error = identity_error(
+        member,
+        request.member_id,
+        instance,
+        owner,
+        may_act_as=lambda m: ctx.caller.may_act_as(m.principal),
+    )
+    if error is not None:
+        return None, error
+    assert member is not None
     if request.generation_id != group.generation:
         return None, Errors.ILLEGAL_GENERATION
     if (request.protocol_type is not None and request.protocol_type != group.protocol_type) or (
