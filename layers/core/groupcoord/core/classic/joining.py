@@ -211,58 +211,98 @@ def member_template(joiner: Joiner, member_id: str, now: int) -> ClassicMember:
 def plan_join(
     joiner: Joiner, facts: JoinFacts, now: int, settings: Settings, new_member_id: str
 ) -> JoinPlan:
-    """What a join does, given what was read. `new_member_id` is the id a new member (or a
-    static member's replacement) gets."""
+    """What a join does, given what was read, along Kafka's lines (classicGroupJoin): a known
+    member id (a pending one's rejoin included), a new static member (or the replacement of
+    the instance's old member id), a new dynamic member. `new_member_id` is the id a new
+    member (or a static member's replacement) gets."""
     request = joiner.request
-    group = facts.group
-    instance = request.group_instance_id
-    existing = facts.existing
     if request.member_id:
-        if existing is not None and pending_expired(existing, now):
-            # Gone, though the group's timer check that removes it may not have run yet (it
-            # can be claimed by another request, or the sweeper, still reading the members).
-            existing = None
-        # A pending id may rejoin (the two-step join), so pending counts as a member here.
-        error = identity_error(
-            existing,
-            request.member_id,
-            instance,
-            facts.instance_owner,
-            may_act_as=joiner.may_act_as,
-            pending_is_member=True,
-        )
-        if error is not None:
-            return Refuse(error, request.member_id)
-    elif instance and facts.old_static is not None:
-        if not joiner.may_act_as(facts.old_static):  # another principal's static instance
-            return Refuse(Errors.GROUP_AUTHORIZATION_FAILED, request.member_id)
-        return _plan_static_replacement(joiner, facts, facts.old_static, now, new_member_id)
+        return _plan_existing_member(joiner, facts, now, settings)
+    if request.group_instance_id:
+        if facts.old_static is not None:
+            if not joiner.may_act_as(facts.old_static):  # another principal's instance
+                return Refuse(Errors.GROUP_AUTHORIZATION_FAILED, request.member_id)
+            return _plan_static_replacement(joiner, facts, facts.old_static, now, new_member_id)
+        return _plan_new_static_member(joiner, facts, now, settings, new_member_id)
+    return _plan_new_dynamic_member(joiner, facts, now, settings, new_member_id)
+
+
+def _refuses_protocols(joiner: Joiner, group: ClassicGroup, replacing: int) -> Refuse | None:
+    request = joiner.request
     names = [p.name for p in request.protocols]
-    replacing = 1 if existing is not None and not existing.pending else 0
     if not supports_protocols(group, request.protocol_type, names, replacing=replacing):
         return Refuse(Errors.INCONSISTENT_GROUP_PROTOCOL, request.member_id)
+    return None
 
-    if existing is None and not instance:
-        # Kafka's two-step join: hand out an id, remember it as pending until it rejoins.
-        if group.member_count >= settings.group_max_size:
-            return Refuse(Errors.GROUP_MAX_SIZE_REACHED, request.member_id)
-        # A pending id lives for the session timeout of its first join.
-        member = replace(
-            member_template(joiner, new_member_id, now),
-            pending=True,
-            session_deadline_ms=now + request.session_timeout_ms,
-        )
-        next_check = min(
-            t for t in (group.next_check_ms, member.session_deadline_ms) if t is not None
-        )
-        return HandOutMemberId(replace(group, next_check_ms=next_check), member)
 
-    is_new = existing is None or existing.pending
-    member_id = existing.member_id if existing is not None else new_member_id
-    member = member_template(joiner, member_id, now)
-    if existing is not None:  # it stays its creator's
-        member = replace(member, principal=existing.principal or member.principal)
-    if existing is not None and not existing.pending:
+def _full(joiner: Joiner, group: ClassicGroup, settings: Settings) -> Refuse | None:
+    if group.member_count >= settings.group_max_size:
+        return Refuse(Errors.GROUP_MAX_SIZE_REACHED, joiner.request.member_id)
+    return None
+
+
+def _plan_new_dynamic_member(
+    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings, new_member_id: str
+) -> JoinPlan:
+    """Kafka's two-step join: hand out an id, remember it as pending until it rejoins."""
+    group = facts.group
+    refused = _refuses_protocols(joiner, group, replacing=0) or _full(joiner, group, settings)
+    if refused is not None:
+        return refused
+    # A pending id lives for the session timeout of its first join.
+    member = replace(
+        member_template(joiner, new_member_id, now),
+        pending=True,
+        session_deadline_ms=now + joiner.request.session_timeout_ms,
+    )
+    next_check = min(t for t in (group.next_check_ms, member.session_deadline_ms) if t is not None)
+    return HandOutMemberId(replace(group, next_check_ms=next_check), member)
+
+
+def _plan_new_static_member(
+    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings, new_member_id: str
+) -> JoinPlan:
+    """A static member whose instance id the group does not know: joins at once."""
+    group = facts.group
+    refused = _refuses_protocols(joiner, group, replacing=0)
+    if refused is not None:
+        return refused
+    member = member_template(joiner, new_member_id, now)
+    refused = _full(joiner, group, settings)
+    if refused is not None:
+        return refused
+    return _write_join(joiner, group, None, member, True, now, settings)
+
+
+def _plan_existing_member(
+    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings
+) -> JoinPlan:
+    """A join under a member id: a pending id's rejoin (it becomes a member), or a member's."""
+    request = joiner.request
+    group = facts.group
+    existing = facts.existing
+    if existing is not None and pending_expired(existing, now):
+        # Gone, though the group's timer check that removes it may not have run yet (it can
+        # be claimed by another request, or the sweeper, still reading the members).
+        existing = None
+    # A pending id may rejoin (the two-step join), so pending counts as a member here.
+    error = identity_error(
+        existing,
+        request.member_id,
+        request.group_instance_id,
+        facts.instance_owner,
+        may_act_as=joiner.may_act_as,
+        pending_is_member=True,
+    )
+    if error is not None:
+        return Refuse(error, request.member_id)
+    assert existing is not None
+    refused = _refuses_protocols(joiner, group, replacing=0 if existing.pending else 1)
+    if refused is not None:
+        return refused
+    member = member_template(joiner, existing.member_id, now)
+    member = replace(member, principal=existing.principal or member.principal)  # its creator's
+    if not existing.pending:
         # (Its assignment stays on its payload item: a join writes only the protocols there.)
         member = replace(
             member,
@@ -271,58 +311,76 @@ def plan_join(
             joined_at_ms=existing.joined_at_ms,
             synced_generation=existing.synced_generation,
         )
-    if is_new and group.member_count >= settings.group_max_size:
-        return Refuse(Errors.GROUP_MAX_SIZE_REACHED, request.member_id)
-
+    if existing.pending:
+        refused = _full(joiner, group, settings)
+        if refused is not None:
+            return refused
     # Told from the digest on the member item: the metadata itself is on the payload item.
-    new_metadata = (
-        existing is None or existing.pending or existing.protocols_digest != member.protocols_digest
-    )
-    changed = new_metadata or (
-        existing is not None and existing.protocol_type != member.protocol_type
-    )
-    if not is_new and not changed:
-        # A known member that re-sends its join with unchanged metadata: after the barrier
-        # closed (a poll after 202, or a follower rejoining in Stable) it gets the current
-        # generation; while the barrier is open its join stays registered.
-        closed = member.joined_generation == group.generation and (
-            group.state == COMPLETING_REBALANCE
-            or (group.state == STABLE and group.leader != member.member_id)
-        )
-        still_open = (
-            group.state == PREPARING_REBALANCE and member.joined_generation == group.generation + 1
-        )
-        if closed or still_open:
-            return Renew(member_id, member.joined_generation, now + member.expiry_ms)
-
+    new_metadata = existing.pending or existing.protocols_digest != member.protocols_digest
+    changed = new_metadata or existing.protocol_type != member.protocol_type
+    if not existing.pending and not changed:
+        renewed = _renewal_of_unchanged_join(group, member, now)
+        if renewed is not None:
+            return renewed
     if _joins_without_group_write(group, existing, member):
         pending_generation = group.pending_generation
         member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
         return JoinOpenBarrier(member, new_metadata, pending_generation)
+    return _write_join(joiner, group, existing, member, new_metadata, now, settings)
 
+
+def _renewal_of_unchanged_join(
+    group: ClassicGroup, member: ClassicMember, now: int
+) -> Renew | None:
+    """A known member that re-sends its join with unchanged metadata: after the barrier
+    closed (a poll after 202, or a follower rejoining in Stable) it gets the current
+    generation; while the barrier is open its join stays registered."""
+    closed = member.joined_generation == group.generation and (
+        group.state == COMPLETING_REBALANCE
+        or (group.state == STABLE and group.leader != member.member_id)
+    )
+    still_open = (
+        group.state == PREPARING_REBALANCE and member.joined_generation == group.generation + 1
+    )
+    if closed or still_open:
+        return Renew(member.member_id, member.joined_generation, now + member.expiry_ms)
+    return None
+
+
+def _write_join(
+    joiner: Joiner,
+    group: ClassicGroup,
+    existing: ClassicMember | None,
+    member: ClassicMember,
+    new_metadata: bool,
+    now: int,
+    settings: Settings,
+) -> WriteJoin:
+    """A join written with the group item: a new member counted in, or a known member's new
+    metadata or timeout; the rebalance starts (or the initial delay extends) and the join is
+    counted for the barrier in the same transaction."""
     read = group
+    instance = joiner.request.group_instance_id
     put_instances: dict[str, str] = {}
+    is_new = existing is None or existing.pending
+    timeout = max(group.rebalance_timeout_ms, member.rebalance_timeout_ms)
     if is_new:
         counts = with_member_protocols(group.protocol_counts, added=member.protocol_names)
         group = replace(
             group,
             member_count=group.member_count + 1,
             protocol_counts=counts,
-            protocol_type=group.protocol_type or request.protocol_type,
-            rebalance_timeout_ms=max(group.rebalance_timeout_ms, member.rebalance_timeout_ms),
+            protocol_type=group.protocol_type or joiner.request.protocol_type,
+            rebalance_timeout_ms=timeout,
         )
         if instance:
-            put_instances[instance] = member_id
+            put_instances[instance] = member.member_id
     else:
         assert existing is not None
         counts = with_member_protocols(
             group.protocol_counts, added=member.protocol_names, removed=existing.protocol_names
         )
-        group = replace(
-            group,
-            protocol_counts=counts,
-            rebalance_timeout_ms=max(group.rebalance_timeout_ms, member.rebalance_timeout_ms),
-        )
+        group = replace(group, protocol_counts=counts, rebalance_timeout_ms=timeout)
     if group.state != PREPARING_REBALANCE:
         group = start_rebalance(group, now)
     if group.initial_delay_until_ms is not None:
@@ -330,19 +388,17 @@ def plan_join(
     pending_generation = group.pending_generation
     join_counts: tuple[tuple[str, int], ...] = ()
     if member.joined_generation != pending_generation:
-        join_counts = ((member_id, 1),)
+        join_counts = ((member.member_id, 1),)
         member = replace(member, joined_generation=pending_generation, joined_at_ms=now)
-    candidates = [
-        t
-        for t in (
-            group.next_check_ms,
-            group.join_deadline_ms,
-            group.initial_delay_until_ms,
-            member.session_deadline_ms,
-        )
-        if t is not None
-    ]
-    group = replace(group, next_check_ms=min(candidates), empty_since_ms=None)
+    timers = (
+        group.next_check_ms,
+        group.join_deadline_ms,
+        group.initial_delay_until_ms,
+        member.session_deadline_ms,
+    )
+    group = replace(
+        group, next_check_ms=min(t for t in timers if t is not None), empty_since_ms=None
+    )
     return WriteJoin(
         group=group,
         member=member,
