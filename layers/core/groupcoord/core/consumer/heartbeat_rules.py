@@ -8,6 +8,7 @@ plan. No I/O, no clock: the caller passes `now` and the session timeout in force
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
@@ -15,8 +16,73 @@ from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
 from .group import Refusal, is_full_request, owned_partitions
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
-from .model import EMPTY, STABLE, ConsumerGroup
+from .model import ASSIGNING, EMPTY, STABLE, ConsumerGroup
 from .reconciliation import MemberAssignment, MemberState, reconcile
+
+# --- the group a heartbeat acts on ---
+
+
+class GroupAccess(Enum):
+    """What a consumer-group heartbeat does with the group item it read."""
+
+    USE = "use"  # a consumer group: settle what is due and go on
+    CREATE = "create"  # none, or an Empty classic group (replaced): create the consumer group
+    UPGRADE = "upgrade"  # a classic group with members: an epoch-0 join upgrades it first
+
+
+def plan_group_access(
+    group_id: str, group_type: str | None, member_count: int, member_epoch: int
+) -> GroupAccess | Refusal:
+    """Kafka's getOrMaybeCreateConsumerGroup, with the protocols' migration: `group_type` is
+    the item's ("classic", "consumer"; None: no group). A missing group (or an Empty one of
+    the other type) is created only by a join; a classic group with members only upgraded by
+    one; anything else is 69."""
+    if group_type is None or (group_type == "classic" and member_count == 0):
+        if member_epoch != 0:
+            return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        return GroupAccess.CREATE
+    if group_type == "consumer":
+        return GroupAccess.USE
+    if member_epoch == 0 and group_type == "classic":
+        return GroupAccess.UPGRADE
+    return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+
+def after_topic_changes(group: ConsumerGroup, matter: bool) -> ConsumerGroup:
+    """The group once it has taken in the topic changes it had not seen: a new group epoch
+    (a new target due) when they change what its target is computed from, else only the
+    count seen (service/consumer/install.topic_changes_matter decides `matter`)."""
+    seen = replace(group, topic_changes_seen=group.topic_changes)
+    if not matter:
+        return seen
+    return replace(
+        seen,
+        group_epoch=group.group_epoch + 1,
+        state=ASSIGNING if group.member_count else EMPTY,
+    )
+
+
+# --- a join ---
+
+
+class JoinRoute(Enum):
+    """Kafka's consumerGroupHeartbeat for epoch 0: whom the join is about."""
+
+    TAKEOVER = "takeover"  # a static member rejoining under a new member id
+    NEW = "new"  # a member the group does not know
+    EXISTING = "existing"  # a member rejoining under its own id
+
+
+def plan_join_route(
+    member_id: str, member_known: bool, instance_owner: str | None, owner_known: bool
+) -> JoinRoute:
+    """`instance_owner` is the member id the request's instance id is claimed by (None: no
+    instance id, or unclaimed), `owner_known` whether that member still exists (a claim a
+    removed member left behind is no takeover)."""
+    if instance_owner is not None and instance_owner != member_id and owner_known:
+        return JoinRoute.TAKEOVER
+    return JoinRoute.EXISTING if member_known else JoinRoute.NEW
+
 
 # --- a new member ---
 

@@ -18,8 +18,6 @@ from dataclasses import replace
 from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, union
 from ...core.consumer.group import (
-    ASSIGNING,
-    EMPTY,
     Refusal,
     apply_request,
     check_member_epoch,
@@ -29,8 +27,13 @@ from ...core.consumer.group import (
     validate_heartbeat,
 )
 from ...core.consumer.heartbeat_rules import (
+    GroupAccess,
+    JoinRoute,
     ReconcilePlan,
+    after_topic_changes,
     needs_holdings_of_others,
+    plan_group_access,
+    plan_join_route,
     plan_new_member,
     plan_reconcile,
     plan_static_takeover,
@@ -158,29 +161,37 @@ class _Heartbeat:
     def _group(self) -> ConsumerGroup:
         gid = self.request.group_id
         item = self.cs.group_item(gid, consistent=self.consistent)
-        found = header(item) if item is not None else None
-        replaceable = found is not None and found.is_classic_group and found.member_count == 0
-        if item is None or replaceable:
-            if self.request.member_epoch != 0:
-                raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} not found."))
+        access = self._access(item)
+        if access is GroupAccess.CREATE:
             self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
             if item is not None:  # a replaced Empty classic group: its pending ids go
                 self.ctx.store.classic.delete_classic_leftovers(gid, header(item).member_shards)
             item = self.cs.group_item(gid, consistent=True)
-            if item is None:
-                raise Conflict(gid)
-        if not header(item).is_consumer_group:
-            if self.request.member_epoch == 0 and header(item).is_classic_group:
-                # An epoch-0 join upgrades a classic group with members (or is
-                # refused with 69); then it joins the consumer group as any new member.
-                why = upgrade_classic_group(self.ctx.store, item, self.now)
-                if why is not None:
-                    raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, why))
-                raise Conflict(gid)  # converted: decide again on the consumer group
-            raise Answer(
-                Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
-            )
+            access = self._access(item)
+            if access is GroupAccess.CREATE:
+                raise Conflict(gid)  # gone again, or replaced meanwhile: decide again
+        if access is GroupAccess.UPGRADE:
+            # An epoch-0 join upgrades a classic group with members (or is refused with 69);
+            # then it joins the consumer group as any new member.
+            assert item is not None
+            why = upgrade_classic_group(self.ctx.store, item, self.now)
+            if why is not None:
+                raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, why))
+            raise Conflict(gid)  # converted: decide again on the consumer group
+        assert item is not None
         return self._prepare(item)
+
+    def _access(self, item: dict | None) -> GroupAccess:
+        found = header(item) if item is not None else None
+        access = plan_group_access(
+            self.request.group_id,
+            found.group_type if found is not None else None,
+            found.member_count if found is not None else 0,
+            self.request.member_epoch,
+        )
+        if isinstance(access, Refusal):
+            raise Answer(access)
+        return access
 
     def _prepare(self, item: dict) -> ConsumerGroup:
         """Due expiries, topic changes and target installs of the consumer group `item`."""
@@ -189,15 +200,9 @@ class _Heartbeat:
             scanned = expire_consumer_group(self.ctx.store, item, self.now)
             group = scanned if scanned is not None else self._reload(group)
         if group.topic_changes != group.topic_changes_seen:
-            seen = replace(group, topic_changes_seen=group.topic_changes)
-            if topic_changes_matter(self.ctx.store, group, self.now):
-                # A subscribed topic was created, deleted or grown: a new target is due.
-                seen = replace(
-                    seen,
-                    group_epoch=group.group_epoch + 1,
-                    state=ASSIGNING if group.member_count else EMPTY,
-                )
-            group = self.cs.update_group(group, seen)
+            # A subscribed topic was created, deleted or grown: a new target may be due.
+            matter = topic_changes_matter(self.ctx.store, group, self.now)
+            group = self.cs.update_group(group, after_topic_changes(group, matter))
         if group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group, self.batched_installs)
         return group
@@ -288,15 +293,18 @@ class _Heartbeat:
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         req = self.request
         member = self._member(group, consistent=True)
-        owner_id = None
+        owner_id = owner = None
         if req.instance_id is not None:
             owner_id = self.cs.instance_owner(group, req.instance_id)
         if owner_id is not None and owner_id != req.member_id:
             owner = self.cs.member(group, owner_id, consistent=True)
-            if owner is not None:
-                return self._replace_static(group, self._owned(owner))
-        if member is None:
+        route = plan_join_route(req.member_id, member is not None, owner_id, owner is not None)
+        if route is JoinRoute.TAKEOVER:
+            assert owner is not None
+            return self._replace_static(group, self._owned(owner))
+        if route is JoinRoute.NEW:
             return self._add_member(group, owner_id)
+        assert member is not None
         updated, changed = self._apply(self._owned(member))
         if changed:
             items = self.cs.put_member_items(group, updated, new=False)
