@@ -12,6 +12,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
+from ..core.offset_commit import (
+    Next,
+    ResolvedTopic,
+    commit_answer,
+    judged_request,
+    next_step,
+    plan_partitions,
+    refused_answer,
+)
 from ..core.offsets import CommittedOffset
 from ..core.topics import TopicRecord
 from ..errors import BadRequest, Errors
@@ -20,8 +29,6 @@ from ..models.offsets import (
     FailedWrite,
     OffsetCommitRequest,
     OffsetCommitResponse,
-    OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic,
     OffsetDeleteRequest,
     OffsetDeleteResponse,
     OffsetDeleteResponsePartition,
@@ -80,114 +87,40 @@ def _authorized_topic(
 
 
 def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommitResponse:
-    """A rejected commit rejects the whole request; only denied topics (29), unknown partitions
-    (3 / 100) and oversized metadata (12) are answered per partition."""
+    """Read what the commit's decision needs (ACLs, topics, the group and its fence), ask
+    core/offset_commit.py, write (core/offset_commit.py says what Kafka answers per partition)."""
     if not ctx.caller.may_on_group(AclOperation.READ, request.group_id):
-        return _commit_refused(request, Errors.GROUP_AUTHORIZATION_FAILED)
+        return refused_answer(request, Errors.GROUP_AUTHORIZATION_FAILED)
     # WRITE on every table named before any is looked up: whether a name is a sink table is
     # told only to whoever may write it.
     if not all(
         ctx.caller.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, table)
         for table in _sink_tables(request)
     ):
-        return _commit_refused(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        return refused_answer(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     sink = _sink_batch(request, ctx) if request.writes else None
-    codes: list[list[Errors]] = []
-    names: list[tuple[str, str]] = []
-    offsets: list[CommittedOffset] = []
-    denied: set[int] = set()
-    for i, topic in enumerate(request.topics):
-        record, topic_error = _authorized_topic(
-            ctx, AclOperation.READ, topic.name, topic.topic_id, f"topics[{i}]"
+    resolved = [
+        ResolvedTopic(
+            *_authorized_topic(ctx, AclOperation.READ, topic.name, topic.topic_id, f"topics[{i}]")
         )
-        if topic_error == Errors.TOPIC_AUTHORIZATION_FAILED:
-            denied.add(i)
-        names.append(
-            (record.name, record.topic_id)
-            if record
-            else (topic.name or "", topic.topic_id or ZERO_UUID)
-        )
-        row: list[Errors] = []
-        for partition in topic.partitions:
-            code = topic_error
-            if record is not None and not 0 <= partition.partition_index < record.partitions:
-                code = Errors.UNKNOWN_TOPIC_OR_PARTITION
-            metadata = partition.committed_metadata or ""
-            if (
-                code == Errors.NONE
-                and len(metadata.encode()) > ctx.settings.offset_metadata_max_bytes
-            ):
-                code = Errors.OFFSET_METADATA_TOO_LARGE
-            if code == Errors.NONE and record is not None:
-                offsets.append(
-                    CommittedOffset(
-                        topic=record.name,
-                        topic_id=record.topic_id,
-                        partition=partition.partition_index,
-                        offset=partition.committed_offset,
-                        leader_epoch=partition.committed_leader_epoch,
-                        metadata=partition.committed_metadata,
-                        commit_timestamp_ms=ctx.now_ms,
-                    )
-                )
-            row.append(code)
-        codes.append(row)
-
-    # As in Kafka, the group's rule judges only the topics the caller may read (a consumer
-    # member's older-epoch commit looks at each partition's assignment).
-    judged = request
-    if denied:
-        kept = [t for i, t in enumerate(request.topics) if i not in denied]
-        judged = request.model_copy(update={"topics": kept})
-    failed_write: FailedWrite | None = None
+        for i, topic in enumerate(request.topics)
+    ]
+    plan = plan_partitions(
+        request,
+        resolved,
+        now_ms=ctx.now_ms,
+        metadata_max_bytes=ctx.settings.offset_metadata_max_bytes,
+    )
     if sink is not None:
-        _check_fits(offsets, sink)
-    if not request.group_id:
-        error = Errors.INVALID_GROUP_ID  # Kafka's answer to a commit to the empty group id
-    elif sink is not None and any(c != Errors.NONE for row in codes for c in row):
-        error = Errors.INVALID_TXN_STATE  # all or nothing: one refused partition refuses all
-    elif offsets or sink is not None:
-        error, failed_write = _commit(judged, ctx, offsets, sink)
-    else:
-        error = _check_only(judged, ctx)
-    if error != Errors.NONE:
-        codes = [[error if c == Errors.NONE else c for c in row] for row in codes]
-    return OffsetCommitResponse(
-        error_code=error,
-        failed_write=failed_write,
-        topics=[
-            OffsetCommitResponseTopic(
-                name=name,
-                topic_id=topic_id,
-                partitions=[
-                    OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=c)
-                    for p, c in zip(topic.partitions, row, strict=True)
-                ],
-            )
-            for topic, (name, topic_id), row in zip(request.topics, names, codes, strict=True)
-        ],
-    )
-
-
-def _commit_refused(request: OffsetCommitRequest, error: Errors) -> OffsetCommitResponse:
-    """Kafka's error response: every partition answers `error`, its topic as the request named
-    it (nothing read)."""
-    return OffsetCommitResponse(
-        error_code=error,
-        topics=[
-            OffsetCommitResponseTopic(
-                name=topic.name or "",
-                topic_id=topic.topic_id or ZERO_UUID,
-                partitions=[
-                    OffsetCommitResponsePartition(
-                        partition_index=p.partition_index, error_code=error
-                    )
-                    for p in topic.partitions
-                ],
-            )
-            for topic in request.topics
-        ],
-    )
+        _check_fits(plan.offsets, sink)
+    step = next_step(request, plan, sink is not None)
+    if isinstance(step, Errors):
+        return commit_answer(request, plan, step)
+    judged = judged_request(request, plan)
+    if step is Next.CHECK:
+        return commit_answer(request, plan, _check_only(judged, ctx))
+    error, failed_write = _commit(judged, ctx, plan.offsets, sink)
+    return commit_answer(request, plan, error, failed_write)
 
 
 def _group_item(ctx: ApiContext, group_id: str) -> dict[str, Any] | None:
