@@ -21,6 +21,7 @@ from ..core.offset_commit import (
     plan_partitions,
     refused_answer,
 )
+from ..core.offset_fetch import answer_all, answer_named, fetch_refused, fetchable, wanted_topic
 from ..core.offsets import CommittedOffset
 from ..core.topics import TopicRecord
 from ..errors import BadRequest, Errors
@@ -37,8 +38,6 @@ from ..models.offsets import (
     OffsetFetchRequestGroup,
     OffsetFetchResponse,
     OffsetFetchResponseGroup,
-    OffsetFetchResponsePartitions,
-    OffsetFetchResponseTopics,
 )
 from ..store.errors import SinkWritesRefused
 from ..store.groups import header
@@ -226,83 +225,43 @@ def offset_fetch(request: OffsetFetchRequest, ctx: ApiContext) -> OffsetFetchRes
 
 
 def _fetch_group(request: OffsetFetchRequestGroup, ctx: ApiContext) -> OffsetFetchResponseGroup:
-    if not ctx.caller.may_on_group(AclOperation.DESCRIBE, request.group_id):
-        return OffsetFetchResponseGroup(
-            group_id=request.group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED
-        )
+    """Read what one group's fetch needs (its ACLs, group item, offsets), ask
+    core/offset_fetch.py for the answer."""
+    group_id = request.group_id
+    if not ctx.caller.may_on_group(AclOperation.DESCRIBE, group_id):
+        return fetch_refused(group_id, Errors.GROUP_AUTHORIZATION_FAILED)
     store = ctx.store.offsets
-    item = _group_item(ctx, request.group_id)
+    item = _group_item(ctx, group_id)
     group_type = group_type_of(item) if item is not None else None
     check = group_type.check_fetch if group_type is not None else None
     if check is not None and item is not None:
         error = check(ctx, item, request)
         if error != Errors.NONE:
-            return OffsetFetchResponseGroup(group_id=request.group_id, error_code=error)
+            return fetch_refused(group_id, error)
     if request.topics is None:
-        committed = store.fetch_all(request.group_id) if item is not None else []
+        committed = store.fetch_all(group_id) if item is not None else []
         # Kafka leaves out, silently, the topics the caller may not describe.
-        committed = [
-            o
-            for o in committed
-            if not is_expired(item, o, ctx)
-            and ctx.caller.may_on_topic(AclOperation.DESCRIBE, o.topic)
-        ]
-        by_topic: dict[tuple[str, str], list[CommittedOffset]] = {}
-        for offset in committed:
-            by_topic.setdefault((offset.topic, offset.topic_id), []).append(offset)
-        return OffsetFetchResponseGroup(
-            group_id=request.group_id,
-            topics=[
-                OffsetFetchResponseTopics(
-                    name=name, topic_id=topic_id, partitions=[_fetched(o) for o in offsets]
-                )
-                for (name, topic_id), offsets in sorted(by_topic.items())
+        return answer_all(
+            group_id,
+            [
+                o
+                for o in committed
+                if not is_expired(item, o, ctx)
+                and ctx.caller.may_on_topic(AclOperation.DESCRIBE, o.topic)
             ],
         )
-    wanted: list[tuple[str, str, list[int], Errors]] = []
-    for i, topic in enumerate(request.topics):
-        record, error = _authorized_topic(
-            ctx, AclOperation.DESCRIBE, topic.name, topic.topic_id, f"groups.topics[{i}]"
+    wanted = [
+        wanted_topic(
+            topic,
+            *_authorized_topic(
+                ctx, AclOperation.DESCRIBE, topic.name, topic.topic_id, f"groups.topics[{i}]"
+            ),
         )
-        name = record.name if record else (topic.name or "")
-        topic_id = record.topic_id if record else (topic.topic_id or ZERO_UUID)
-        refused = (Errors.UNKNOWN_TOPIC_ID, Errors.TOPIC_AUTHORIZATION_FAILED)
-        code = error if error in refused else Errors.NONE
-        wanted.append((name, topic_id, list(topic.partition_indexes), code))
-    found = (
-        store.fetch(
-            request.group_id, [(n, p) for n, _, ps, c in wanted if c == Errors.NONE for p in ps]
-        )
-        if item is not None
-        else {}
-    )
-    found = {key: o for key, o in found.items() if not is_expired(item, o, ctx)}
-    return OffsetFetchResponseGroup(
-        group_id=request.group_id,
-        topics=[
-            OffsetFetchResponseTopics(
-                name=name,
-                topic_id=topic_id,
-                partitions=[
-                    _fetched(found[(name, p)])
-                    if (name, p) in found
-                    else OffsetFetchResponsePartitions(
-                        partition_index=p, committed_offset=-1, error_code=code
-                    )
-                    for p in partitions
-                ],
-            )
-            for name, topic_id, partitions, code in wanted
-        ],
-    )
-
-
-def _fetched(offset: CommittedOffset) -> OffsetFetchResponsePartitions:
-    return OffsetFetchResponsePartitions(
-        partition_index=offset.partition,
-        committed_offset=offset.offset,
-        committed_leader_epoch=offset.leader_epoch,
-        metadata=offset.metadata if offset.metadata is not None else "",
+        for i, topic in enumerate(request.topics)
+    ]
+    found = store.fetch(group_id, fetchable(wanted)) if item is not None else {}
+    return answer_named(
+        group_id, wanted, {key: o for key, o in found.items() if not is_expired(item, o, ctx)}
     )
 
 
