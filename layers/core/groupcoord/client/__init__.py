@@ -10,6 +10,7 @@ from .errors import (
     WriteConditionFailed,
 )
 from .member import GroupMember, RebalanceListener
+from .options import MemberOptions
 
 __all__ = [
     "CommitFailed",
@@ -18,6 +19,7 @@ __all__ = [
     "GroupMember",
     "GroupcoordError",
     "InvalidRequest",
+    "MemberOptions",
     "RebalanceListener",
     "TopicPartition",
     "WriteConditionFailed",

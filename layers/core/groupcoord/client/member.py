@@ -45,6 +45,7 @@ from .errors import (
     GroupcoordError,
     WriteConditionFailed,
 )
+from .options import MemberOptions
 from .paging import metadata_all_pages
 from .transport import Reply, Transport
 
@@ -104,45 +105,33 @@ class GroupMember:
         self,
         bootstrap_url: str,
         group_id: str,
-        *,
-        topics: Iterable[str] | None = None,
-        pattern: str | None = None,
-        protocol: str = "consumer",
-        assignors: Iterable[str] = ("range",),
-        server_assignor: str | None = None,
-        listener: RebalanceListener | None = None,
-        instance_id: str | None = None,
-        session_timeout_ms: int = 45000,
-        rebalance_timeout_ms: int = 300000,
-        heartbeat_interval_ms: int | None = None,
-        metadata_refresh_ms: int = 5000,
-        client_id: str = "groupcoord-client",
-        request_timeout_s: float = 10.0,
-        sign: bool | None = None,
-        region: str | None = None,
+        options: MemberOptions | None = None,
+        **keywords: Any,
     ) -> None:
-        if (topics is None) == (pattern is None):
-            raise ValueError("subscribe with exactly one of topics=[...] or pattern='...'")
-        if protocol not in ("consumer", "classic"):
-            raise ValueError("protocol must be 'consumer' or 'classic'")
-        if isinstance(topics, str):
-            raise ValueError("topics must be a list of names, not a string")
+        """The options as a MemberOptions (client/options.py), or as its fields in keywords:
+        `topics` or `pattern`, `protocol`, `assignors`, `server_assignor`, `listener`,
+        `instance_id`, `session_timeout_ms`, `rebalance_timeout_ms`, `heartbeat_interval_ms`,
+        `metadata_refresh_ms`, `client_id`, `request_timeout_s`, `sign`, `region`."""
+        if options is not None and keywords:
+            raise ValueError("give the options as a MemberOptions or as keywords, not both")
+        config = options if options is not None else MemberOptions.of(**keywords)
+        config.check()
         if not group_id:
             raise ValueError("group_id must not be empty")
         self.group_id = group_id
-        self.protocol = protocol
-        self.listener: RebalanceListener = listener or _NoListener()
+        self.protocol = config.protocol
+        self.listener: RebalanceListener = config.listener or _NoListener()
         self._bootstrap = Transport(
             bootstrap_url,
-            client_id=client_id,
-            timeout_s=request_timeout_s,
-            sign=sign,
-            region=region,
+            client_id=config.client_id,
+            timeout_s=config.request_timeout_s,
+            sign=config.sign,
+            region=config.region,
         )
         self._coordinator: Transport | None = None
-        self._topics = sorted(set(topics)) if topics is not None else None
-        self._pattern = re.compile(pattern) if pattern is not None else None
-        self._metadata_refresh_s = metadata_refresh_ms / 1000
+        self._topics = list(config.topics) if config.topics is not None else None
+        self._pattern = re.compile(config.pattern) if config.pattern is not None else None
+        self._metadata_refresh_s = config.metadata_refresh_ms / 1000
         self._topic_cache: dict[str, tuple[str, int]] = {}  # name -> (id, partitions)
         self._topic_cache_at = -1e9
         self._owned: set[TopicPartition] = set()
@@ -156,40 +145,45 @@ class GroupMember:
         self._lost = False
         self._joined = False
         self._last_ok = time.monotonic()
-        self._session_s = session_timeout_ms / 1000
-        self._request_timeout_s = request_timeout_s
+        self._session_s = config.session_timeout_ms / 1000
+        self._request_timeout_s = config.request_timeout_s
         self._pending_target: set[TopicPartition] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
-        self._classic: ClassicMembership | None = None
-        self._consumer: ConsumerMembership | None = None
-        if protocol == "classic":
-            self._classic = ClassicMembership(
-                self._transport,
-                group_id,
-                self._subscribed_topics,
-                self._partition_counts,
-                assignors=list(assignors),
-                session_timeout_ms=session_timeout_ms,
-                rebalance_timeout_ms=rebalance_timeout_ms,
-                instance_id=instance_id,
-                heartbeat_interval_ms=heartbeat_interval_ms,
-            )
-        else:
-            self._consumer = ConsumerMembership(
-                self._transport,
-                group_id,
-                topics=self._topics,
-                pattern=pattern,
-                assignor=server_assignor,
-                rebalance_timeout_ms=rebalance_timeout_ms,
-                instance_id=instance_id,
-                topic_name=self._topic_name,
-                topic_id=self._topic_id,
-            )
+        self._classic, self._consumer = self._membership(config)
         self._heartbeats = threading.Thread(
             target=self._heartbeat_loop, name=f"heartbeat-{group_id}", daemon=True
         )
         self._heartbeats.start()
+
+    def _membership(
+        self, config: MemberOptions
+    ) -> tuple[ClassicMembership | None, ConsumerMembership | None]:
+        """The protocol's side of the membership: exactly one of the two."""
+        if config.protocol == "classic":
+            classic = ClassicMembership(
+                self._transport,
+                self.group_id,
+                self._subscribed_topics,
+                self._partition_counts,
+                assignors=list(config.assignors),
+                session_timeout_ms=config.session_timeout_ms,
+                rebalance_timeout_ms=config.rebalance_timeout_ms,
+                instance_id=config.instance_id,
+                heartbeat_interval_ms=config.heartbeat_interval_ms,
+            )
+            return classic, None
+        consumer = ConsumerMembership(
+            self._transport,
+            self.group_id,
+            topics=self._topics,
+            pattern=config.pattern,
+            assignor=config.server_assignor,
+            rebalance_timeout_ms=config.rebalance_timeout_ms,
+            instance_id=config.instance_id,
+            topic_name=self._topic_name,
+            topic_id=self._topic_id,
+        )
+        return None, consumer
 
     # --- the user's side ---
 

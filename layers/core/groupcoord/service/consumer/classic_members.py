@@ -202,54 +202,16 @@ def mixed_join(
         return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
     if not _supports_protocols(ctx, group, [name for name, _ in protocols]):
         return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
-    member_id = request.member_id
-    instance = request.group_instance_id
-    max_size = ctx.settings.group_consumer_max_size
-    known = bool(member_id) and cs.member(group, member_id, consistent=True) is not None
-    if not known and group.member_count >= max_size:
-        return _join_error(request, Errors.GROUP_MAX_SIZE_REACHED)
-    if not member_id:
-        member_id = new_member_id(ctx.client_id)
-        if instance is None:
-            # A dynamic member gets its id first (Kafka's MEMBER_ID_REQUIRED).
-            return _join_error(request, Errors.MEMBER_ID_REQUIRED, member_id=member_id)
-    elif instance is not None:
-        owner = cs.instance_owner(group, instance)
-        if owner is not None and owner != member_id:
-            return _join_error(request, Errors.FENCED_INSTANCE_ID)
-    rebalance_timeout = (
-        request.session_timeout_ms
-        if request.rebalance_timeout_ms < 0
-        else request.rebalance_timeout_ms
-    )
-    metadata = ClassicMetadata(
-        session_timeout_ms=expiry_ms(
-            request.session_timeout_ms,
-            request.heartbeat_frequency,
-            request.failed_heartbeat_threshold,
-        ),
-        protocols=protocols,
-        heartbeat_interval_ms=heartbeat_interval_ms(
-            request.session_timeout_ms, request.heartbeat_frequency
-        ),
-    )
-    owned = owned_partitions(subscription, _topic_ids(ctx, set(subscription.owned_partitions)))
-    as_consumer = ConsumerGroupHeartbeatRequest(
-        group_id=request.group_id,
-        member_id=member_id,
-        member_epoch=0,
-        instance_id=instance,
-        rack_id=subscription.rack_id or None,
-        rebalance_timeout_ms=rebalance_timeout,
-        subscribed_topic_names=list(subscription.topics),
-        topic_partitions=[
-            ConsumerGroupHeartbeatTopicPartitions(topic_id=t, partitions=sorted(ps))
-            for t, ps in sorted(owned.items())
-        ],
-    )
+    member_id = _joining_member_id(request, ctx, group, new_member_id)
+    if isinstance(member_id, JoinGroupResponse):
+        return member_id
+    metadata = _classic_metadata(request, protocols)
+    as_consumer = _as_consumer_join(request, ctx, member_id, subscription)
     busy = _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
     try:
-        answer = retry_on_race(ctx.clock, lambda _: _ClassicJoin(as_consumer, ctx, metadata).run())
+        answer = retry_on_race(
+            ctx.clock, lambda _: _ClassicJoin(as_consumer, ctx, metadata).run()
+        )
     except GroupBusy:
         return busy
     except Downgraded:
@@ -268,6 +230,73 @@ def mixed_join(
         member_id=member_id,
         members=[],
         heartbeat_interval_ms=metadata.heartbeat_interval_ms,
+    )
+
+
+def _joining_member_id(
+    request: JoinGroupRequest,
+    ctx: ApiContext,
+    group: ConsumerGroup,
+    new_member_id: Callable[[str], str],
+) -> str | JoinGroupResponse:
+    """The joiner's member id (a new one for a new member), or the refusal: a full group (81),
+    a dynamic member's first join (79, with its id), another member's instance (82)."""
+    cs = ctx.store.consumer
+    member_id = request.member_id
+    instance = request.group_instance_id
+    known = bool(member_id) and cs.member(group, member_id, consistent=True) is not None
+    if not known and group.member_count >= ctx.settings.group_consumer_max_size:
+        return _join_error(request, Errors.GROUP_MAX_SIZE_REACHED)
+    if not member_id:
+        member_id = new_member_id(ctx.client_id)
+        if instance is None:
+            # A dynamic member gets its id first (Kafka's MEMBER_ID_REQUIRED).
+            return _join_error(request, Errors.MEMBER_ID_REQUIRED, member_id=member_id)
+    elif instance is not None:
+        owner = cs.instance_owner(group, instance)
+        if owner is not None and owner != member_id:
+            return _join_error(request, Errors.FENCED_INSTANCE_ID)
+    return member_id
+
+
+def _classic_metadata(
+    request: JoinGroupRequest, protocols: tuple[tuple[str, bytes], ...]
+) -> ClassicMetadata:
+    return ClassicMetadata(
+        session_timeout_ms=expiry_ms(
+            request.session_timeout_ms,
+            request.heartbeat_frequency,
+            request.failed_heartbeat_threshold,
+        ),
+        protocols=protocols,
+        heartbeat_interval_ms=heartbeat_interval_ms(
+            request.session_timeout_ms, request.heartbeat_frequency
+        ),
+    )
+
+
+def _as_consumer_join(
+    request: JoinGroupRequest, ctx: ApiContext, member_id: str, subscription: Subscription
+) -> ConsumerGroupHeartbeatRequest:
+    """The classic join as the consumer protocol's epoch-0 heartbeat it stands for."""
+    rebalance_timeout = (
+        request.session_timeout_ms
+        if request.rebalance_timeout_ms < 0
+        else request.rebalance_timeout_ms
+    )
+    owned = owned_partitions(subscription, _topic_ids(ctx, set(subscription.owned_partitions)))
+    return ConsumerGroupHeartbeatRequest(
+        group_id=request.group_id,
+        member_id=member_id,
+        member_epoch=0,
+        instance_id=request.group_instance_id,
+        rack_id=subscription.rack_id or None,
+        rebalance_timeout_ms=rebalance_timeout,
+        subscribed_topic_names=list(subscription.topics),
+        topic_partitions=[
+            ConsumerGroupHeartbeatTopicPartitions(topic_id=t, partitions=sorted(ps))
+            for t, ps in sorted(owned.items())
+        ],
     )
 
 
