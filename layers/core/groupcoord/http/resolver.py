@@ -18,7 +18,7 @@ import contextvars
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -204,16 +204,95 @@ def _write_deadline(event: HttpEvent, lambda_context: Any, now_ms: int) -> int |
 ExceptionAnswer = Callable[[HttpEvent, Any], Response]
 
 
-@dataclass
-class Resolver:
-    """One function's resolver: `resolve(event, context)` is its Lambda handler's body."""
+def _client_error(event: HttpEvent, error: ClientError) -> Response:
+    return error_response(error.status, error.message, _echoed(event, error.headers))
 
-    dispatch: Callable[[HttpEvent, Any, str], Response]
-    not_found: Callable[[HttpEvent], Response]
-    # Exception type -> its answer; the most specific along the exception's MRO is used.
-    answers: dict[type[BaseException], ExceptionAnswer] = field(default_factory=dict)
-    # Imports every API's messages and service now rather than at its first request.
-    load_all: Callable[[], object] = lambda: None
+
+def _bad_request(event: HttpEvent, error: BadRequest) -> Response:
+    return error_response(400, str(error), _echoed(event))
+
+
+def _throttled(event: HttpEvent, error: StoreThrottled) -> Response:
+    logger.warning("store throttled", extra={"reason": str(error)})
+    headers = _echoed(event, {"Retry-After": str(error.retry_after_s)})
+    return error_response(429, "the store is throttled; retry later", headers)
+
+
+def _timed_out(event: HttpEvent, error: DeadlinePassed) -> Response:
+    # Like throttling, nothing was sent after the deadline (writes before it may have landed,
+    # as on any failure); the client has given up on this request or is about to, so a retry
+    # need not wait: Retry-After 0.
+    logger.warning("request deadline passed", extra={"api": _API.get(), "reason": str(error)})
+    headers = _echoed(event, {"Retry-After": "0"})
+    return error_response(
+        503,
+        f"the request's deadline passed {error.doing()}; retry",
+        headers,
+        Errors.REQUEST_TIMED_OUT,
+    )
+
+
+def _converting(event: HttpEvent, error: ConversionInProgress) -> Response:
+    # Like throttling: the group is briefly unavailable while another request finishes
+    # converting it between the protocols (store/conversion.py); a retry succeeds.
+    headers = _echoed(event, {"Retry-After": str(error.retry_after_s)})
+    return error_response(429, str(error), headers)
+
+
+def _server_error(event: HttpEvent, error: Exception) -> Response:
+    # A bug of ours, never a client's mistake: log it whole with the API it served (a DynamoDB
+    # ValidationException lands here too: the models must have let through something the
+    # table cannot hold), answer Kafka's -1.
+    logger.exception("unhandled error", extra={"api": _API.get()})
+    return error_response(500, "internal error", _echoed(event), Errors.UNKNOWN_SERVER_ERROR)
+
+
+# Exception type -> its answer; the most specific along the exception's MRO is used.
+ANSWERS: dict[type[BaseException], ExceptionAnswer] = {
+    ClientError: _client_error,
+    BadRequest: _bad_request,
+    StoreThrottled: _throttled,
+    DeadlinePassed: _timed_out,
+    ConversionInProgress: _converting,
+    Exception: _server_error,
+}
+
+
+def _answer_for(kind: type[BaseException]) -> ExceptionAnswer | None:
+    for cls in kind.__mro__:
+        if cls in ANSWERS:
+            return ANSWERS[cls]
+    return None
+
+
+def _not_found(event: HttpEvent) -> Response:
+    message = f"no such path {event.raw_path}; APIs are POST /v1/<api>"
+    return error_response(404, message, _echoed(event))
+
+
+class Resolver:
+    """One Lambda function's resolver: a registry of the APIs it answers (http/apis.py; the
+    router behind a function URL answers all), each API's messages and service imported by its
+    first request (Python's import lock makes a concurrent first request wait), never those
+    of another function's APIs: the function's init is only the plumbing every API shares
+    (docs/performance.md, "Cold start"). `resolve(event, context)` is its handler's body."""
+
+    def __init__(self, function: str) -> None:
+        self.served = {api.name: api for api in APIS if serves(function, api)}
+        self._loaded: dict[str, tuple[Any, Callable[[Any, Any], Any]]] = {}
+
+    def load(self, name: str) -> tuple[Any, Callable[[Any, Any], Any]]:
+        """API `name`'s request model and service function, imported at its first use."""
+        found = self._loaded.get(name)
+        if found is None:
+            api = self.served[name]
+            found = self._loaded[name] = (api.request, api.handler())
+        return found
+
+    def load_all(self) -> None:
+        """Import every API's messages and service now rather than at its first request."""
+        for name in self.served:
+            self.load(name)
 
     def resolve(self, raw_event: dict[str, Any], lambda_context: Any) -> dict[str, Any]:
         event = HttpEvent(raw_event)
@@ -223,47 +302,22 @@ class Resolver:
                 raise _NotFound(event.path)
             response = self.dispatch(event, lambda_context, match["name"])
         except _NotFound:
-            response = self.not_found(event)
+            response = _not_found(event)
         except Exception as error:
-            answer = self._answer_for(type(error))
+            answer = _answer_for(type(error))
             if answer is None:
                 raise
             response = answer(event, error)
         return response.as_result()
 
-    def _answer_for(self, kind: type[BaseException]) -> ExceptionAnswer | None:
-        for cls in kind.__mro__:
-            if cls in self.answers:
-                return self.answers[cls]
-        return None
-
-
-def build_resolver(function: str) -> Resolver:
-    """The resolver of one Lambda function: it answers its own APIs (http/apis.py; the router
-    behind a function URL answers all) and 404 for any other path, as API Gateway's routes
-    would."""
-    served = {api.name: api for api in APIS if serves(function, api)}
-    # An API's messages and service are imported by its first request (Python's import lock
-    # makes a concurrent first request wait for the import), never those of another
-    # function's APIs: the function's init is only the plumbing every API shares
-    # (docs/performance.md, "Cold start"). Resolver.load_all imports them all at once.
-    loaded: dict[str, tuple[Any, Callable[[Any, Any], Any]]] = {}
-
-    def load(name: str) -> tuple[Any, Callable[[Any, Any], Any]]:
-        found = loaded.get(name)
-        if found is None:
-            api = served[name]
-            found = loaded[name] = (api.request, api.handler())
-        return found
-
-    def dispatch(event: HttpEvent, lambda_context: Any, name: str) -> Response:
-        api = served.get(name)
+    def dispatch(self, event: HttpEvent, lambda_context: Any, name: str) -> Response:
+        """The answer of API `name`: the request checked and parsed, the service run."""
         method = event.method
         # Any other method on an API's path is 405, whichever function it reached (API
         # Gateway routes only POST /v1/<api> to the API's own: the rest comes by $default).
         if method != "POST" and name in API_BY_NAME:
             raise ClientError(405, f"{method} is not allowed: use POST", {"Allow": "POST"})
-        if api is None:
+        if name not in self.served:
             where = (
                 ""
                 if name not in API_BY_NAME
@@ -271,54 +325,11 @@ def build_resolver(function: str) -> Resolver:
             )
             raise ClientError(404, f"unknown API {name!r}{where}; APIs are POST /v1/<api>")
         raw = _read_body(event)
-        request_model, handler = load(name)
-        if not raw.strip():
-            # An empty body is not JSON: every API takes at least `{}`.
-            raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
-        # pydantic with the first request, as the models, and so the request's caller (its
-        # ACL types) and context: not at init (docs/performance.md, "Cold start").
-        from pydantic import ValidationError
-
-        from ..service.authorization import caller_of
-        from ..service.context import ApiContext
+        request_model, handler = self.load(name)
+        request = _parsed(request_model, raw)
         from ..service.handlers_types import Accepted
 
-        try:
-            request = request_model.model_validate_json(raw)
-        except ValidationError as error:
-            raise ClientError(400, describe_validation_error(error)) from None
-        settings, store = runtime.current()
-        headers = event.headers
-        client_id = headers.get("kafka-client-id", "")
-        if len(client_id) > CLIENT_ID_MAX_CHARS:
-            # It becomes part of classic member ids, which are sort keys (models/limits.py).
-            raise ClientError(
-                400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters"
-            )
-        _API.set(name)
-        now = store.clock.now_ms()
-        write_deadline = _write_deadline(event, lambda_context, now)
-        host = event.source_ip
-        principal = _principal(event.raw_event)
-        # The request's own write count, for its deployment's `write.<n>.*` crash points.
-        with (
-            capacity.metered() as usage,
-            deadline.scoped(write_deadline, store.clock),
-            faults.request_scope(settings),
-        ):
-            # Inside the meter: a due check of the ACLs is the request's cost too.
-            caller = caller_of(settings, store, principal, host, now)
-            ctx = ApiContext(
-                settings=settings,
-                store=store,
-                now_ms=now,
-                caller=caller,
-                endpoint=_endpoint(event, settings.endpoint),
-                client_id=client_id,
-                client_host=host,
-                correlation_id=headers.get("kafka-correlation-id"),
-            )
-            result = handler(request, ctx)
+        result, usage = _run(name, handler, request, event, lambda_context)
         _record_usage(name, usage)
         response_headers = _echoed(event)
         if isinstance(result, Accepted):
@@ -326,61 +337,71 @@ def build_resolver(function: str) -> Resolver:
             return Response(202, JSON, json.dumps(body), response_headers)
         return Response(200, JSON, json.dumps(result.to_json_dict()), response_headers)
 
-    def not_found(event: HttpEvent) -> Response:
-        message = f"no such path {event.raw_path}; APIs are POST /v1/<api>"
-        return error_response(404, message, _echoed(event))
 
-    def client_error(event: HttpEvent, error: ClientError) -> Response:
-        return error_response(error.status, error.message, _echoed(event, error.headers))
+def _parsed(request_model: Any, raw: bytes) -> Any:
+    """The request message, or 400 naming the field."""
+    if not raw.strip():
+        # An empty body is not JSON: every API takes at least `{}`.
+        raise ClientError(400, "request body is empty: send a JSON object ({} for defaults)")
+    # pydantic with the first request, as the models: not at init (docs/performance.md).
+    from pydantic import ValidationError
 
-    def bad_request(event: HttpEvent, error: BadRequest) -> Response:
-        return error_response(400, str(error), _echoed(event))
+    try:
+        return request_model.model_validate_json(raw)
+    except ValidationError as error:
+        raise ClientError(400, describe_validation_error(error)) from None
 
-    def throttled(event: HttpEvent, error: StoreThrottled) -> Response:
-        logger.warning("store throttled", extra={"reason": str(error)})
-        headers = _echoed(event, {"Retry-After": str(error.retry_after_s)})
-        return error_response(429, "the store is throttled; retry later", headers)
 
-    def timed_out(event: HttpEvent, error: DeadlinePassed) -> Response:
-        # Like throttling, nothing was sent after the deadline (writes before it may have
-        # landed, as on any failure); the client has given up on this request or is about to,
-        # so a retry need not wait: Retry-After 0.
-        logger.warning("request deadline passed", extra={"api": _API.get(), "reason": str(error)})
-        headers = _echoed(event, {"Retry-After": "0"})
-        return error_response(
-            503,
-            f"the request's deadline passed {error.doing()}; retry",
-            headers,
-            Errors.REQUEST_TIMED_OUT,
+def _run(
+    name: str,
+    handler: Callable[[Any, Any], Any],
+    request: Any,
+    event: HttpEvent,
+    lambda_context: Any,
+) -> tuple[Any, capacity.Usage]:
+    """The service function on the request, in the request's context (settings, store and its
+    clock, caller, deadline, crash points, usage meter)."""
+    # The request's caller (its ACL types) and context with the first request, not at init.
+    from ..service.authorization import caller_of
+    from ..service.context import ApiContext
+
+    settings, store = runtime.current()
+    headers = event.headers
+    client_id = headers.get("kafka-client-id", "")
+    if len(client_id) > CLIENT_ID_MAX_CHARS:
+        # It becomes part of classic member ids, which are sort keys (models/limits.py).
+        raise ClientError(400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters")
+    _API.set(name)
+    now = store.clock.now_ms()
+    write_deadline = _write_deadline(event, lambda_context, now)
+    host = event.source_ip
+    principal = _principal(event.raw_event)
+    # The request's own write count, for its deployment's `write.<n>.*` crash points.
+    with (
+        capacity.metered() as usage,
+        deadline.scoped(write_deadline, store.clock),
+        faults.request_scope(settings),
+    ):
+        # Inside the meter: a due check of the ACLs is the request's cost too.
+        caller = caller_of(settings, store, principal, host, now)
+        ctx = ApiContext(
+            settings=settings,
+            store=store,
+            now_ms=now,
+            caller=caller,
+            endpoint=_endpoint(event, settings.endpoint),
+            client_id=client_id,
+            client_host=host,
+            correlation_id=headers.get("kafka-correlation-id"),
         )
+        result = handler(request, ctx)
+    return result, usage
 
-    def converting(event: HttpEvent, error: ConversionInProgress) -> Response:
-        # Like throttling: the group is briefly unavailable while another request finishes
-        # converting it between the protocols (store/conversion.py); a retry succeeds.
-        headers = _echoed(event, {"Retry-After": str(error.retry_after_s)})
-        return error_response(429, str(error), headers)
 
-    def server_error(event: HttpEvent, error: Exception) -> Response:
-        # A bug of ours, never a client's mistake: log it whole with the API it served (a
-        # DynamoDB ValidationException lands here too: the models must have let through
-        # something the table cannot hold), answer Kafka's -1.
-        logger.exception("unhandled error", extra={"api": _API.get()})
-        return error_response(500, "internal error", _echoed(event), Errors.UNKNOWN_SERVER_ERROR)
-
-    answers: dict[type[BaseException], ExceptionAnswer] = {
-        ClientError: client_error,
-        BadRequest: bad_request,
-        StoreThrottled: throttled,
-        DeadlinePassed: timed_out,
-        ConversionInProgress: converting,
-        Exception: server_error,
-    }
-    return Resolver(
-        dispatch=dispatch,
-        not_found=not_found,
-        answers=answers,
-        load_all=lambda: [load(name) for name in served],
-    )
+def build_resolver(function: str) -> Resolver:
+    """The resolver of one Lambda function (404 for any path it does not serve, as API
+    Gateway's routes would)."""
+    return Resolver(function)
 
 
 def _record_usage(api: str, usage: capacity.Usage) -> None:

@@ -209,9 +209,7 @@ def mixed_join(
     as_consumer = _as_consumer_join(request, ctx, member_id, subscription)
     busy = _join_error(request, Errors.REBALANCE_IN_PROGRESS, member_id=member_id)
     try:
-        answer = retry_on_race(
-            ctx.clock, lambda _: _ClassicJoin(as_consumer, ctx, metadata).run()
-        )
+        answer = retry_on_race(ctx.clock, lambda _: _ClassicJoin(as_consumer, ctx, metadata).run())
     except GroupBusy:
         return busy
     except Downgraded:
