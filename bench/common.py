@@ -336,7 +336,7 @@ class InProcess:
             yield audited
 
     def classic_groups(self) -> ClassicGroupStore:
-        return ClassicGroupStore(self.dynamo, self.settings.deadline_shards)
+        return self.store.classic
 
 
 def create_topic(coordinator: InProcess, name: str = TOPIC, partitions: int = 1000) -> None:

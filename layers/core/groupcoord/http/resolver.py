@@ -176,29 +176,34 @@ def _principal(event: dict[str, Any]) -> str:
     return ANONYMOUS
 
 
-def _write_deadline(event: HttpEvent, lambda_context: Any, now_ms: int) -> int | None:
+def _write_deadline(
+    event: HttpEvent, lambda_context: Any, now_ms: int, lag_ms: int
+) -> int | None:
     """The request's write deadline (groupcoord/deadline.py): the earlier of the client's
-    budget (Groupcoord-Timeout-Ms, relative to receipt: the client's clock need not agree) and
-    the function's remaining time less the write margin."""
+    budget (Groupcoord-Timeout-Ms, relative to receipt, `lag_ms` before `now_ms`: the client's
+    clock need not agree) and the function's remaining time less the write margin."""
     try:
         timeout_ms = deadline.parse_timeout_ms(event.headers.get(deadline.HEADER.lower()))
     except ValueError as error:
         raise ClientError(400, f"{deadline.HEADER} header: {error}") from None
     remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
     remaining_ms = int(remaining()) if callable(remaining) else None
-    # Receipt is when API Gateway or the function URL took the request
-    # (requestContext.timeEpoch, in both events), not now: a cold start or a slow hop to the
-    # function must not stretch the client's budget. The lag is measured on the system clock,
-    # as theirs is, and taken off the server's clock (a test's controlled clock included); at
-    # most 30 s (API Gateway's integration timeout; a function URL waits at most the
-    # function's 29 s timeout).
     # The lag counts against the client's budget only: the function's remaining time is
     # measured from now.
-    received = (event.raw_event.get("requestContext") or {}).get("timeEpoch")
-    lag_ms = 0
-    if isinstance(received, int) and not isinstance(received, bool):
-        lag_ms = min(_MAX_LAG_MS, max(0, clock.system_ms() - received))
     return deadline.request_deadline(now_ms, timeout_ms, remaining_ms, lag_ms)
+
+
+def _lag_ms(event: HttpEvent) -> int:
+    """How long ago API Gateway or the function URL took the request (requestContext.timeEpoch,
+    in both events): a cold start or a slow hop to the function must not stretch the client's
+    budget. Measured on the system clock, as theirs is, and taken off the server's clock (a
+    test's controlled clock included), which is read after it (a lag read later would cut
+    the budget by the time between the reads); at most 30 s (API Gateway's integration
+    timeout; a function URL waits at most the function's 29 s timeout)."""
+    received = (event.raw_event.get("requestContext") or {}).get("timeEpoch")
+    if isinstance(received, int) and not isinstance(received, bool):
+        return min(_MAX_LAG_MS, max(0, clock.system_ms() - received))
+    return 0
 
 
 ExceptionAnswer = Callable[[HttpEvent, Any], Response]
@@ -372,8 +377,9 @@ def _run(
         # It becomes part of classic member ids, which are sort keys (models/limits.py).
         raise ClientError(400, f"Kafka-Client-Id header: at most {CLIENT_ID_MAX_CHARS} characters")
     _API.set(name)
+    lag_ms = _lag_ms(event)
     now = store.clock.now_ms()
-    write_deadline = _write_deadline(event, lambda_context, now)
+    write_deadline = _write_deadline(event, lambda_context, now, lag_ms)
     host = event.source_ip
     principal = _principal(event.raw_event)
     # The request's own write count, for its deployment's `write.<n>.*` crash points.
