@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from groupcoord import runtime
+from groupcoord.local.memory import MemoryDynamoClient, memory_store
 from groupcoord.settings import Settings
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Dynamo, make_client
-from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.servers import (
@@ -115,7 +115,7 @@ def service_store(service_endpoint: str | None) -> Store:
         {"groupcoord.table.name": unique_table(), **IMMEDIATE_INSTALLS}
     )
     if service_endpoint is None:
-        store = Store.in_memory(settings)
+        store = memory_store(settings)
     else:
         store = Store.connect(settings, endpoint_url=service_endpoint)
     store.ensure_table()

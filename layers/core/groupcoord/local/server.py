@@ -23,6 +23,7 @@ from ..settings import Settings
 from ..store.store import Store
 from .dynamodb_local import DynamoDBLocal
 from .events import LambdaContext, http_api_event, route_for, scheduled_event
+from .memory import memory_store
 
 
 def _ensure_fake_credentials() -> None:
@@ -185,7 +186,7 @@ class LocalCoordinator:
         if store is not None:
             self.store = Store(store.dynamo, settings)
         elif endpoint is None:
-            self.store = Store.in_memory(settings)
+            self.store = memory_store(settings)
         else:
             self.store = Store.connect(settings, endpoint_url=endpoint)
         self.store.ensure_table()
