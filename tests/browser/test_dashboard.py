@@ -17,7 +17,7 @@ from tests.support.classic_client import Consumer, Ownership
 from tests.support.consumer import Member, create_topic, settle, unique
 from tests.support.servers import InProcessCoordinator
 
-from .conftest import SHOWN_WITHIN_MS, screenshot
+from .conftest import SETTINGS, SHOWN_WITHIN_MS, screenshot
 
 expect: Any
 try:
@@ -26,15 +26,14 @@ except ImportError:  # the fixtures skip (or fail in CI) with the reason
     expect = None
 
 
-@pytest.fixture(scope="module")
-def api(coordinator: InProcessCoordinator) -> Api:
-    return Api(coordinator.url)
+pytestmark = pytest.mark.coordinator(SETTINGS, in_process=True)
 
 
 @pytest.fixture(scope="module")
-def live_groups(api: Api, coordinator: InProcessCoordinator) -> Iterator[dict[str, str]]:
+def live_groups(coordinator: InProcessCoordinator) -> Iterator[dict[str, str]]:
     """A classic group of two heartbeating consumers and a consumer group of two members
     with a committed offset."""
+    api = Api(coordinator.url)
     topic = unique("orders")
     create_topic(api, topic, 4)
     classic_group, consumer_group = unique("payments-classic"), unique("billing-consumer")
