@@ -5,7 +5,7 @@ target assignment takes.
     python -m bench.scale [--members 5000] [--partitions 100000] [--topics 4] [--no-write]
 
 The real code, on an in-memory DynamoDB: the Lambda handler (consumer-group-heartbeat, API
-Gateway events) and the store run over groupcoord/store/memory.py (DynamoDB's item and
+Gateway events) and the store run over groupcoord/local/memory/ (DynamoDB's item and
 transaction limits enforced, requests served one at a time), because 5,000 members heartbeating
 through DynamoDB Local would take far longer than a benchmark may run here. As in
 tests/integration/test_consumer_scale.py, the first member joins through the handler, the other
@@ -46,12 +46,12 @@ from groupcoord.core.consumer.group import group_state
 from groupcoord.core.topics import TopicRecord
 from groupcoord.http.apis import FUNCTION_APIS
 from groupcoord.http.handler import make_api_handler
+from groupcoord.local.memory import MemoryDynamoClient
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.settings import Settings
 from groupcoord.store import capacity
 from groupcoord.store.dynamo import Dynamo
-from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.topic_ids import new_topic_id
 
 COMMAND = "python -m bench.scale"
@@ -333,7 +333,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 DOC_INTRO = """\
 A consumer-protocol group of {members:,} members subscribed to {topics} topics of
 {partitions:,} partitions in all, driven to Stable by the real code **on an in-memory DynamoDB
-stand-in** (groupcoord/store/memory.py: DynamoDB's 400 KB item and 100-item transaction
+stand-in** (groupcoord/local/memory/: DynamoDB's 400 KB item and 100-item transaction
 limits enforced, one request at a time), not on DynamoDB Local: the Lambda handler
 (consumer-group-heartbeat, API Gateway events) and the store, every call audited by
 `CapacityAudit` (whole items, x2 in transactions, GSI writes). As in

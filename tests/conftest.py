@@ -9,6 +9,12 @@ tests (both protocols, offsets, migration, the client end to end) run `serve`'s 
 in this process on the store's in-memory adapter, which passes the same contract suite
 (tests/contract): the fast path. Set GROUPCOORD_TEST_SERVICE_STORE=dynamodb to run them on a
 `serve` process on the endpoint instead (a LocalStack run does).
+
+A test calls its coordinator through `api` (and `url`): by default the service tests' shared
+one; a module says which other one it wants with a marker, once, instead of fixtures of its
+own: `pytestmark = pytest.mark.coordinator(SETTINGS, principal_header=...)` (its own, see
+`Marked` for `shared`, `in_process` and `store`), or `pytest.mark.http_contract` (`serve` on the
+DynamoDB endpoint).
 """
 
 from __future__ import annotations
@@ -16,22 +22,27 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from groupcoord import runtime
+from groupcoord.local.memory import MemoryDynamoClient, memory_store
 from groupcoord.settings import Settings
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Dynamo, make_client
-from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.store.store import Store
 from tests.support.api import Api
+from tests.support.classic_client import shared_serve
 from tests.support.servers import (
     IMMEDIATE_INSTALLS,
+    InProcessCoordinator,
+    running_coordinator,
     running_dynamodb,
     running_serve,
     running_service,
+    running_service_and_store,
     unique_table,
 )
 
@@ -115,7 +126,7 @@ def service_store(service_endpoint: str | None) -> Store:
         {"groupcoord.table.name": unique_table(), **IMMEDIATE_INSTALLS}
     )
     if service_endpoint is None:
-        store = Store.in_memory(settings)
+        store = memory_store(settings)
     else:
         store = Store.connect(settings, endpoint_url=service_endpoint)
     store.ensure_table()
@@ -161,11 +172,72 @@ def served_on_dynamodb(dynamodb_endpoint: str) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def api(served: str) -> Api:
-    return Api(served)
+# --- the coordinator a module's tests call: `url` and `api` ---
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A module's `coordinator` marker (pyproject.toml registers it): its own coordinator with
+    `settings` (and `principal_header`, serve's --principal-header); `shared`, the one
+    shared_serve keeps for those settings; `in_process`, the `coordinator` fixture's (this
+    process, whatever the service store); `store`, the `deployment` fixture's (with its store)."""
+
+    settings: dict[str, str] | None = None
+    principal_header: str | None = None
+    shared: bool = False
+    in_process: bool = False
+    store: bool = False
+
+
+def marked(request: pytest.FixtureRequest) -> Marked | None:
+    marker = request.node.get_closest_marker("coordinator")
+    return None if marker is None else Marked(*marker.args, **marker.kwargs)
+
+
+@pytest.fixture(scope="module")
+def coordinator(request: pytest.FixtureRequest) -> Iterator[InProcessCoordinator]:
+    """The module's coordinator in this process, with its `coordinator` marker's settings."""
+    found = marked(request) or Marked()
+    with running_coordinator(found.settings, principal_header=found.principal_header) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    request: pytest.FixtureRequest, service_endpoint: str | None
+) -> Iterator[tuple[str, Store]]:
+    """The module's coordinator (its `coordinator` marker's settings) and the store it runs on,
+    for the tests that look at (or age) items directly."""
+    found = marked(request) or Marked()
+    with running_service_and_store(
+        service_endpoint, found.settings, found.principal_header
+    ) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def url(request: pytest.FixtureRequest, service_endpoint: str | None) -> Iterator[str]:
+    """The base URL of the coordinator the module's tests call: for an `http_contract` module,
+    `serve` on the DynamoDB endpoint; for one marked `coordinator(...)`, the one it describes
+    (`Marked`); for any other, the service tests' shared one (`served`)."""
+    found = marked(request)
+    if request.node.get_closest_marker("http_contract"):
+        yield request.getfixturevalue("served_on_dynamodb")
+    elif found is None:
+        yield request.getfixturevalue("served")
+    elif found.shared:
+        yield shared_serve(service_endpoint, found.settings)
+    elif found.in_process:
+        yield request.getfixturevalue("coordinator").url
+    elif found.store:
+        yield request.getfixturevalue("deployment")[0]
+    else:
+        with running_service(
+            service_endpoint, found.settings, principal_header=found.principal_header
+        ) as base:
+            yield base
 
 
 @pytest.fixture
-def contract_api(served_on_dynamodb: str) -> Api:
-    return Api(served_on_dynamodb)
+def api(url: str) -> Api:
+    return Api(url)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.servers import IMMEDIATE_INSTALLS, InProcessCoordinator, running_coordinator
+from tests.support.servers import IMMEDIATE_INSTALLS
 
 CHROMIUM = Path(os.environ.get("GROUPCOORD_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -77,12 +77,6 @@ def page(browser: Any) -> Iterator[Any]:
         yield page
     finally:
         page.close()
-
-
-@pytest.fixture(scope="module")
-def coordinator() -> Iterator[InProcessCoordinator]:
-    with running_coordinator(SETTINGS) as coordinator:
-        yield coordinator
 
 
 def screenshot(page: Any, name: str) -> Path:

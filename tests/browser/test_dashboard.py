@@ -17,7 +17,7 @@ from tests.support.classic_client import Consumer, Ownership
 from tests.support.consumer import Member, create_topic, settle, unique
 from tests.support.servers import InProcessCoordinator
 
-from .conftest import SHOWN_WITHIN_MS, screenshot
+from .conftest import SETTINGS, SHOWN_WITHIN_MS, screenshot
 
 expect: Any
 try:
@@ -26,15 +26,14 @@ except ImportError:  # the fixtures skip (or fail in CI) with the reason
     expect = None
 
 
-@pytest.fixture(scope="module")
-def api(coordinator: InProcessCoordinator) -> Api:
-    return Api(coordinator.url)
+pytestmark = pytest.mark.coordinator(SETTINGS, in_process=True)
 
 
 @pytest.fixture(scope="module")
-def live_groups(api: Api, coordinator: InProcessCoordinator) -> Iterator[dict[str, str]]:
+def live_groups(coordinator: InProcessCoordinator) -> Iterator[dict[str, str]]:
     """A classic group of two heartbeating consumers and a consumer group of two members
     with a committed offset."""
+    api = Api(coordinator.url)
     topic = unique("orders")
     create_topic(api, topic, 4)
     classic_group, consumer_group = unique("payments-classic"), unique("billing-consumer")
@@ -169,8 +168,20 @@ def test_the_standalone_dashboard_works_from_the_keyboard(
         page.keyboard.press("Tab")
         link = page.locator(f"tr[data-group='{live_groups['consumer']}'] a")
         expect(link).to_be_focused()
-        # A refresh of the list keeps the focus where it was.
-        page.wait_for_timeout(0)
+        # A refresh that changes the list swaps its HTML (the focused link is replaced) and
+        # keeps the focus where it was: a new group that matches the search (listed after the
+        # focused one, in id order) shows only once a refresh has swapped the list in.
+        focused = link.element_handle()
+        newcomer = Member(
+            Api(coordinator.url), f"{live_groups['consumer']}-new", [live_groups["topic"]]
+        )
+        newcomer.join()
+        try:
+            expect(page.locator(f"tr[data-group='{newcomer.group}']")).to_be_visible()
+            assert not focused.evaluate("node => node.isConnected")  # a real swap happened
+            expect(link).to_be_focused()
+        finally:
+            newcomer.leave()
         page.keyboard.press("Enter")
         expect(page).to_have_url(f"{dashboard.url}/groups/{live_groups['consumer']}")
         expect(page.locator("table.members tbody tr[data-member]")).to_have_count(2)

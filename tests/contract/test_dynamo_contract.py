@@ -1,6 +1,6 @@
 """The store's DynamoDB contract: one suite of tests of `Dynamo`, the store's one gateway to
 DynamoDB, run on both of its adapters, DynamoDB's API (the test endpoint: Amazon's DynamoDB
-Local, which LocalStack runs too) and the in-memory adapter (groupcoord/store/memory.py).
+Local, which LocalStack runs too) and the in-memory adapter (groupcoord/local/memory/).
 Every test expects the same outcome of both: where they differed, the memory adapter was made
 to do what DynamoDB does.
 

@@ -19,12 +19,11 @@ from groupcoord.core.acls import (
     PermissionType,
     ResourceType,
 )
+from groupcoord.local.memory import MemoryDynamoClient, memory_store
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
 from groupcoord.store.acls import MAX_ACLS, AclLimitReached, AclStore
 from groupcoord.store.dynamo import Dynamo, TransactItem
-from groupcoord.store.memory import MemoryDynamoClient
-from groupcoord.store.store import Store
 from tests.support.servers import unique_table
 
 # `dynamo` (tests/conftest.py): the adapter on a fresh table of each backend, the DynamoDB
@@ -321,7 +320,7 @@ def test_the_limit_holds_against_a_concurrent_creation(
 def test_the_default_limit() -> None:
     assert MAX_ACLS == 10_000
     settings = Settings.from_mapping({"groupcoord.table.name": unique_table()})
-    assert Store.in_memory(settings).acls.max_acls == MAX_ACLS
+    assert memory_store(settings).acls.max_acls == MAX_ACLS
 
 
 def test_the_default_limit_refuses_the_ten_thousand_and_first() -> None:

@@ -3,7 +3,6 @@ manage ACLs, what a bad binding answers, and that a change is seen by the next r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,10 +31,7 @@ SETTINGS = authorizer_on()
 ANY_TYPE = ANY_PATTERN = ANY_OPERATION = ANY_PERMISSION = ANY
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
-        yield base
+pytestmark = pytest.mark.coordinator(SETTINGS, principal_header=PRINCIPAL_HEADER)
 
 
 def everything_about(name: str) -> dict[str, Any]:

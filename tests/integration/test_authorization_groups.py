@@ -5,7 +5,6 @@ what the caller may describe; authorizedOperations is filled when asked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -44,15 +43,7 @@ READ_AND_DESCRIBE = (1 << READ) | (1 << DESCRIBE)  # an ALLOW of READ implies DE
 ONLY_DESCRIBE = 1 << DESCRIBE
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def admin(url: str) -> Api:
-    return Api(url, principal=ADMIN)
+pytestmark = pytest.mark.coordinator(SETTINGS, principal_header=PRINCIPAL_HEADER)
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,11 @@ another's callers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.support.acls import (
-    ADMIN,
     ALTER,
     CLUSTER,
     CREATE,
@@ -35,7 +33,6 @@ from tests.support.acls import (
 )
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.consumer import create_topic, unique
-from tests.support.servers import running_service
 
 SETTINGS = authorizer_on()
 ZERO_ID = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -43,15 +40,7 @@ UNKNOWN_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 UNKNOWN_TOPIC, UNKNOWN_TOPIC_ID = 3, 100
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
-        yield base
-
-
-@pytest.fixture
-def admin(url: str) -> Api:
-    return Api(url, principal=ADMIN)
+pytestmark = pytest.mark.coordinator(SETTINGS, principal_header=PRINCIPAL_HEADER)
 
 
 def caller(url: str, name: str) -> tuple[str, Api]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,7 +17,6 @@ from tests.support.classic_client import (
     assignments_of,
     describe,
     settle,
-    shared_serve,
     unique,
 )
 
@@ -28,17 +26,7 @@ LATE = 2
 PARTITIONS = 16
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> str:
-    return shared_serve(service_endpoint, FAST_SETTINGS)
-
-
-@pytest.fixture
-def consumers() -> Iterator[list[Consumer]]:
-    started: list[Consumer] = []
-    yield started
-    for consumer in started:
-        consumer.stop()
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS, shared=True)
 
 
 def test_concurrent_joins_syncs_heartbeats_and_leaves_end_in_one_consistent_generation(

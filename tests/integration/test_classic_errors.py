@@ -13,21 +13,12 @@ from tests.support.classic_client import (
     FAST_SETTINGS,
     ClassicClient,
     describe,
-    shared_serve,
     unique,
     wait_until,
 )
 from tests.support.servers import running_service
 
-
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> str:
-    return shared_serve(service_endpoint, FAST_SETTINGS)
-
-
-@pytest.fixture
-def api(url: str) -> Api:
-    return Api(url)
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS, shared=True)
 
 
 def member(url: str, group_id: str, **kwargs) -> ClassicClient:

@@ -5,7 +5,7 @@ subscribed topic that grows or appears."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -19,7 +19,6 @@ from tests.support.classic_client import (
     assignments_of,
     converged,
     diagnosis,
-    shared_serve,
     unique,
     wait_until,
 )
@@ -29,23 +28,7 @@ from tests.support.classic_client import settle as settle_group
 SETTLE_S = 20
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> str:
-    return shared_serve(service_endpoint, FAST_SETTINGS)
-
-
-@pytest.fixture
-def api(url: str) -> Api:
-    return Api(url)
-
-
-@pytest.fixture
-def consumers() -> Iterator[list[Consumer]]:
-    """Consumers a test starts; stopped at the end whatever happens."""
-    started: list[Consumer] = []
-    yield started
-    for consumer in started:
-        consumer.stop()
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS, shared=True)
 
 
 # A bound on real time, not a speed: generous enough for a machine whose cores are busy.

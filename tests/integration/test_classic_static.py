@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.api import Api
@@ -16,29 +14,12 @@ from tests.support.classic_client import (
     converged,
     decode_assignment,
     describe,
-    shared_serve,
     unb64,
     unique,
     wait_until,
 )
 
-
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> str:
-    return shared_serve(service_endpoint, FAST_SETTINGS)
-
-
-@pytest.fixture
-def api(url: str) -> Api:
-    return Api(url)
-
-
-@pytest.fixture
-def consumers() -> Iterator[list[Consumer]]:
-    started: list[Consumer] = []
-    yield started
-    for consumer in started:
-        consumer.stop()
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS, shared=True)
 
 
 def static_consumer(url: str, group_id: str, topics: list[str], instance: str) -> Consumer:

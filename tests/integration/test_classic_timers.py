@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -25,7 +24,6 @@ from tests.support.classic_client import (
     converged,
     describe,
     settle,
-    shared_serve,
     unique,
     wait_until,
 )
@@ -34,22 +32,7 @@ SLACK_S = 3.0
 REBALANCE_TIMEOUT_MS = 1500
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> str:
-    return shared_serve(service_endpoint, FAST_SETTINGS)
-
-
-@pytest.fixture
-def api(url: str) -> Api:
-    return Api(url)
-
-
-@pytest.fixture
-def consumers() -> Iterator[list[Consumer]]:
-    started: list[Consumer] = []
-    yield started
-    for consumer in started:
-        consumer.stop()
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS, shared=True)
 
 
 def lone_stable_member(url: str, group_id: str, **kwargs) -> ClassicClient:

@@ -41,10 +41,7 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, settings=SETTINGS) as base:
-        yield base
+pytestmark = pytest.mark.coordinator(SETTINGS)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ leaving, the group size limit, and consumer-group-describe."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -23,17 +22,9 @@ from tests.support.servers import IMMEDIATE_INSTALLS, running_service
 HB = "consumer-group-heartbeat"
 
 
-@pytest.fixture(scope="module")
-def consumer_served(service_endpoint: str | None) -> Iterator[str]:
-    """A coordinator on a table of this module's own (a listing of groups here lists only
-    this module's)."""
-    with running_service(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
-        yield url
-
-
-@pytest.fixture
-def api(consumer_served: str) -> Api:
-    return Api(consumer_served)
+# A coordinator on a table of this module's own (a listing of groups here lists only this
+# module's).
+pytestmark = pytest.mark.coordinator(IMMEDIATE_INSTALLS)
 
 
 def join_body(group: str, **fields) -> dict:

@@ -5,13 +5,11 @@ seen within the test came from the member's own step."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, describe, settle, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, running_service
+from tests.support.servers import IMMEDIATE_INSTALLS
 
 SETTINGS = {
     **IMMEDIATE_INSTALLS,
@@ -20,10 +18,7 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_service(service_endpoint, settings=SETTINGS) as url:
-        yield Api(url)
+pytestmark = pytest.mark.coordinator(SETTINGS)
 
 
 def listed_state(api: Api, group: str) -> str:

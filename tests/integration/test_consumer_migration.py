@@ -20,10 +20,7 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_service(service_endpoint, settings=SETTINGS) as url:
-        yield Api(url)
+pytestmark = pytest.mark.coordinator(SETTINGS)
 
 
 def join_body(group: str, topic: str, member_id: str = "") -> dict:

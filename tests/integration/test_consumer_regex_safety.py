@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from groupcoord.store.topics import NOTIFY_GRACE_MS, TOPIC_CHANGES_PK, TopicRegi
 from groupcoord.topic_ids import new_topic_id
 from tests.support.api import Api
 from tests.support.consumer import Member, describe, settle, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, running_service
+from tests.support.servers import IMMEDIATE_INSTALLS
 
 HB = "consumer-group-heartbeat"
 # Full match: the topic names that end with "x". Python's `re` takes 2 s on a 14-character
@@ -33,16 +32,8 @@ QUICK_REQUEST_S = 10.0
 QUICK_SWEEP_S = 10.0
 
 
-@pytest.fixture(scope="module")
-def regex_served(service_endpoint: str | None) -> Iterator[str]:
-    """A coordinator on a table of this module's own (see test_consumer_heartbeat_api.py)."""
-    with running_service(service_endpoint, settings=IMMEDIATE_INSTALLS) as url:
-        yield url
-
-
-@pytest.fixture
-def api(regex_served: str) -> Api:
-    return Api(regex_served)
+# A coordinator on a table of this module's own (see test_consumer_heartbeat_api.py).
+pytestmark = pytest.mark.coordinator(IMMEDIATE_INSTALLS)
 
 
 def timed(call: Any, *args: Any) -> tuple[Any, float]:

@@ -3,7 +3,7 @@ join costs as the group grows.
 
 Driving 5,000 joins over HTTP would take minutes, so this runs the store and service code on
 the in-memory
-DynamoDB of groupcoord/store/memory.py, which enforces the item and transaction limits.
+DynamoDB of groupcoord/local/memory/, which enforces the item and transaction limits.
 The group is grown in the store directly (member items written as if the members had joined
 while an install was running, which is what a burst of joins leaves behind), then the real
 service code takes over: the install (`ensure_target_installed`), reconciling heartbeats, and a
@@ -31,6 +31,7 @@ from bench.seed import add_joined_members, largest_items
 from groupcoord.core.consumer.assignment import size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.topics import TopicRecord
+from groupcoord.local.memory import MemoryDynamoClient
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
@@ -39,7 +40,6 @@ from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
 from groupcoord.store.dynamo import Dynamo
-from groupcoord.store.memory import MemoryDynamoClient
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique

@@ -32,7 +32,7 @@ from tests.integration.test_consumer_upgrade import (
 from tests.support.api import Api
 from tests.support.classic_client import FAST_SETTINGS, Consumer, Ownership, describe, settle
 from tests.support.consumer import Member, unique
-from tests.support.servers import running_beside, running_service_and_store
+from tests.support.servers import running_beside
 
 # Long enough that the checks a test makes while a stage is held (heartbeats, a commit) fit in
 # it on a busy machine (at 1 s they did not, and a request rolled the stage back under them);
@@ -42,15 +42,7 @@ DEFAULT_LIMIT = {**FAST_SETTINGS, "groupcoord.conversion.lease.ms": str(LEASE_MS
 SETTINGS = {**DEFAULT_LIMIT, **STAGED}
 
 
-@pytest.fixture(scope="module")
-def deployment(service_endpoint: str | None) -> Iterator[tuple[str, Store]]:
-    with running_service_and_store(service_endpoint, SETTINGS) as found:
-        yield found
-
-
-@pytest.fixture(scope="module")
-def url(deployment: tuple[str, Store]) -> str:
-    return deployment[0]
+pytestmark = pytest.mark.coordinator(SETTINGS, store=True)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ heartbeats with and without acknowledging revocations, member crashes (the proce
 request crashes (the coordinator dies between two DynamoDB writes: a Lambda timeout).
 
 It runs the real service and store code (heartbeat, install, expiry, describe) on the
-in-memory DynamoDB of groupcoord/store/memory.py, with a model clock, so hundreds of
+in-memory DynamoDB of groupcoord/local/memory/, with a model clock, so hundreds of
 steps take a second. After every step:
 - no partition is held (assigned or pending revocation) by two member items, and
 - every live client that is still a member holds only what its member item holds, so no two
@@ -28,6 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from groupcoord import clock
 from groupcoord.core.consumer.assignment import pairs
 from groupcoord.core.topics import TopicRecord
+from groupcoord.local.memory import Crash, MemoryDynamoClient
 from groupcoord.models.consumer import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -39,7 +40,6 @@ from groupcoord.service.consumer.describe import consumer_group_describe
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store.dynamo import Dynamo
-from groupcoord.store.memory import Crash, MemoryDynamoClient
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 

@@ -25,10 +25,7 @@ from tests.support.servers import running_service
 PARTITIONS = 6
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, settings=FAST_SETTINGS) as base:
-        yield base
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS)
 
 
 # A conversion of more than one item's writes is staged and flipped (store/conversion.py), as

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from groupcoord.local.memory import memory_store
 from groupcoord.settings import Settings
 from groupcoord.store import schema
 from groupcoord.store.conversion import MARKER, Conversion
@@ -75,7 +76,7 @@ def test_a_reader_taking_over_an_abandoned_conversion_holds_the_configured_lease
     settings = Settings.from_mapping(
         {"groupcoord.table.name": unique_table(), "groupcoord.conversion.lease.ms": str(LEASE_MS)}
     )
-    store = Store.in_memory(settings, clock=fake)
+    store = memory_store(settings, clock=fake)
     store.ensure_table()
     group_id = f"g-{reader}"
     _abandoned_flip(store, group_id)

@@ -8,11 +8,8 @@ import pytest
 
 from tests.support.api import Api
 
-
-@pytest.fixture
-def api(contract_api: Api) -> Api:
-    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
-    return contract_api
+# An HTTP-contract test: `serve` on the DynamoDB endpoint.
+pytestmark = pytest.mark.http_contract
 
 
 def test_find_coordinator_names_this_endpoint_for_every_key(api: Api) -> None:

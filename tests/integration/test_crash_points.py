@@ -26,7 +26,6 @@ The scenarios, by file (a file is one xdist worker's under `--dist loadfile`):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -47,16 +46,8 @@ from tests.support.crash_points import (
     group_epoch,
     heartbeat_body,
     join_body,
-    normal_deployment,
 )
 from tests.support.servers import InProcessCoordinator
-
-
-@pytest.fixture(scope="module")
-def normal() -> Iterator[InProcessCoordinator]:
-    with normal_deployment() as coordinator:
-        yield coordinator
-
 
 # --- consumer-group-heartbeat: a second member joins a one-member group ---
 

@@ -8,7 +8,6 @@ done, and the group is not stuck (a member joins it and commits)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,7 +26,6 @@ from tests.support.crash_points import (
     crashing_deployment,
     fresh_run,
     group_epoch,
-    normal_deployment,
 )
 from tests.support.servers import InProcessCoordinator
 
@@ -39,12 +37,6 @@ GROWN = 6  # create-partitions: the first topic's new count
 SECOND = 2  # the second topic's partitions
 # Three transactions of at most 99 offsets (store/offsets.py: a guard and 99 puts each).
 BIG = 250
-
-
-@pytest.fixture(scope="module")
-def normal() -> Iterator[InProcessCoordinator]:
-    with normal_deployment() as coordinator:
-        yield coordinator
 
 
 # --- a topic change fanning out to two groups ---

@@ -6,8 +6,6 @@ holding every partition once, with epochs and generations that never went back."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.api import Answer, Api
@@ -25,18 +23,11 @@ from tests.support.crash_points import (
     group_epoch,
     join_body,
     leave_body,
-    normal_deployment,
 )
 from tests.support.servers import InProcessCoordinator
 
 LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2
-
-
-@pytest.fixture(scope="module")
-def normal() -> Iterator[InProcessCoordinator]:
-    with normal_deployment() as coordinator:
-        yield coordinator
 
 
 # --- consumer-group-heartbeat: leave (-1), static leave (-2), the static member's return ---

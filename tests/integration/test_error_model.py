@@ -13,11 +13,8 @@ from groupcoord.local.events import LambdaContext, http_api_event, route_for
 from groupcoord.models.limits import CLIENT_ID_MAX_CHARS
 from tests.support.api import Api
 
-
-@pytest.fixture
-def api(contract_api: Api) -> Api:
-    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
-    return contract_api
+# An HTTP-contract test: `serve` on the DynamoDB endpoint.
+pytestmark = pytest.mark.http_contract
 
 
 def missing(api: Api, topic: str) -> bool:

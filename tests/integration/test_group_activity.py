@@ -4,7 +4,6 @@ and what a watched group costs in DynamoDB reads (docs/dashboard.md quotes the n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,20 +19,12 @@ from tests.support import classic_client
 from tests.support.api import Api
 from tests.support.classic_client import Consumer, Ownership
 from tests.support.consumer import Member, create_topic, settle, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, InProcessCoordinator, running_coordinator
+from tests.support.servers import IMMEDIATE_INSTALLS, InProcessCoordinator
 
 SETTINGS = {**IMMEDIATE_INSTALLS, "group.initial.rebalance.delay.ms": "0"}
 
 
-@pytest.fixture(scope="module")
-def coordinator() -> Iterator[InProcessCoordinator]:
-    with running_coordinator(SETTINGS) as coordinator:
-        yield coordinator
-
-
-@pytest.fixture(scope="module")
-def api(coordinator: InProcessCoordinator) -> Api:
-    return Api(coordinator.url)
+pytestmark = pytest.mark.coordinator(SETTINGS, in_process=True)
 
 
 def activity(api: Api, group_id: str, **extra: Any) -> dict[str, Any]:

@@ -11,11 +11,8 @@ from hypothesis import strategies as st
 
 from tests.support.api import Api
 
-
-@pytest.fixture
-def api(contract_api: Api) -> Api:
-    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
-    return contract_api
+# An HTTP-contract test: `serve` on the DynamoDB endpoint.
+pytestmark = pytest.mark.http_contract
 
 
 def _topic(api: Api) -> str:

@@ -13,11 +13,8 @@ import pytest
 from groupcoord.models import limits
 from tests.support.api import Api
 
-
-@pytest.fixture
-def api(contract_api: Api) -> Api:
-    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
-    return contract_api
+# An HTTP-contract test: `serve` on the DynamoDB endpoint.
+pytestmark = pytest.mark.http_contract
 
 
 def _group() -> str:

@@ -5,7 +5,6 @@ changes nothing (looked at as the super user). A super user may act as any membe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,7 @@ from tests.support.acls import (
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.classic_client import FAST_SETTINGS, ClassicClient
 from tests.support.consumer import Member, create_topic, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, running_service
+from tests.support.servers import IMMEDIATE_INSTALLS
 
 ALICE = "User:alice"
 MALLORY = "User:mallory"
@@ -34,24 +33,20 @@ NOT_OWNER = GROUP_DENIED
 PREFIX = "bound-"
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
-        # Both may READ every group and topic of the prefix: only ownership tells them apart.
-        grant(
-            Api(base, principal=ADMIN),
-            *(
-                acl(resource_type, PREFIX, principal, READ, pattern=PREFIXED)
-                for resource_type in (GROUP, TOPIC)
-                for principal in (ALICE, MALLORY)
-            ),
-        )
-        yield base
+pytestmark = pytest.mark.coordinator(SETTINGS, principal_header=PRINCIPAL_HEADER)
 
 
-@pytest.fixture(scope="module")
-def admin(url: str) -> Api:
-    return Api(url, principal=ADMIN)
+@pytest.fixture(scope="module", autouse=True)
+def granted(url: str) -> None:
+    """Both may READ every group and topic of the prefix: only ownership tells them apart."""
+    grant(
+        Api(url, principal=ADMIN),
+        *(
+            acl(resource_type, PREFIX, principal, READ, pattern=PREFIXED)
+            for resource_type in (GROUP, TOPIC)
+            for principal in (ALICE, MALLORY)
+        ),
+    )
 
 
 @pytest.fixture(scope="module")

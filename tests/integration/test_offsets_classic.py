@@ -6,13 +6,11 @@ import base64
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
 from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from tests.support.api import Api
-from tests.support.servers import running_service
 
 SETTINGS = {
     "group.initial.rebalance.delay.ms": "100",
@@ -23,10 +21,7 @@ SETTINGS = {
 SESSION_MS = 10_000
 
 
-@pytest.fixture(scope="module")
-def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_service(service_endpoint, settings=SETTINGS) as url:
-        yield Api(url)
+pytestmark = pytest.mark.coordinator(SETTINGS)
 
 
 def unique(prefix: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -13,18 +12,9 @@ from groupcoord.store.consumer_groups import group_from_item
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, settle, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, running_service_and_store
+from tests.support.servers import IMMEDIATE_INSTALLS
 
-
-@pytest.fixture(scope="module")
-def deployment(service_endpoint: str | None) -> Iterator[tuple[str, Store]]:
-    with running_service_and_store(service_endpoint, IMMEDIATE_INSTALLS) as found:
-        yield found
-
-
-@pytest.fixture(scope="module")
-def api(deployment: tuple[str, Store]) -> Api:
-    return Api(deployment[0])
+pytestmark = pytest.mark.coordinator(IMMEDIATE_INSTALLS, store=True)
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from tests.integration.test_offsets_classic import commit, fetched, stable_group
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, unique, until
-from tests.support.servers import running_service
 
 RETENTION_MS = 1500
 SETTINGS = {
@@ -23,10 +21,7 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def api(service_endpoint: str | None) -> Iterator[Api]:
-    with running_service(service_endpoint, settings=SETTINGS) as url:
-        yield Api(url)
+pytestmark = pytest.mark.coordinator(SETTINGS)
 
 
 def listed(api: Api, group: str) -> bool:

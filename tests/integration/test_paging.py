@@ -23,11 +23,8 @@ from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.api import Api
 
-
-@pytest.fixture
-def api(contract_api: Api) -> Api:
-    """An HTTP-contract test: `serve` on the DynamoDB endpoint."""
-    return contract_api
+# An HTTP-contract test: `serve` on the DynamoDB endpoint.
+pytestmark = pytest.mark.http_contract
 
 
 def unique(prefix: str) -> str:

@@ -5,7 +5,6 @@ refusal changes nothing (looked at as the operator)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,7 +27,7 @@ from tests.support.acls import (
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.classic_client import FAST_SETTINGS, ClassicClient
 from tests.support.consumer import Member, unique
-from tests.support.servers import IMMEDIATE_INSTALLS, running_service
+from tests.support.servers import IMMEDIATE_INSTALLS
 
 ACCOUNT = "arn:aws:iam::123456789012:role"
 ADMIN, TEAM_A, TEAM_B, OPS = (
@@ -37,17 +36,18 @@ ADMIN, TEAM_A, TEAM_B, OPS = (
 SETTINGS = {**FAST_SETTINGS, **IMMEDIATE_INSTALLS, **authorizer_on(ADMIN)}
 
 
-@pytest.fixture(scope="module")
-def url(service_endpoint: str | None) -> Iterator[str]:
-    with running_service(service_endpoint, SETTINGS, principal_header=PRINCIPAL_HEADER) as base:
-        creations = [
-            *(acl(t, "a.", TEAM_A, READ, pattern=PREFIXED) for t in (GROUP, TOPIC)),
-            *(acl(t, "b.", TEAM_B, READ, pattern=PREFIXED) for t in (GROUP, TOPIC)),
-            *(acl(t, n, OPS, ALL, pattern=PREFIXED) for t in (GROUP, TOPIC) for n in ("a.", "b.")),
-            acl(CLUSTER, "kafka-cluster", OPS, ALTER),
-        ]
-        grant(Api(base, principal=ADMIN), *creations)
-        yield base
+pytestmark = pytest.mark.coordinator(SETTINGS, principal_header=PRINCIPAL_HEADER)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def granted(url: str) -> None:
+    creations = [
+        *(acl(t, "a.", TEAM_A, READ, pattern=PREFIXED) for t in (GROUP, TOPIC)),
+        *(acl(t, "b.", TEAM_B, READ, pattern=PREFIXED) for t in (GROUP, TOPIC)),
+        *(acl(t, n, OPS, ALL, pattern=PREFIXED) for t in (GROUP, TOPIC) for n in ("a.", "b.")),
+        acl(CLUSTER, "kafka-cluster", OPS, ALTER),
+    ]
+    grant(Api(url, principal=ADMIN), *creations)
 
 
 @pytest.fixture(scope="module")

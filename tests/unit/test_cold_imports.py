@@ -30,8 +30,8 @@ from groupcoord import runtime
 from groupcoord.http.apis import APIS, serves
 from groupcoord.local.events import LambdaContext, http_api_event
 from groupcoord.settings import Settings
-from groupcoord.store.store import Store
-store = Store.in_memory(Settings())
+from groupcoord.local.memory import memory_store
+store = memory_store(Settings())
 store.ensure_table()
 runtime.configure(store.settings, store)
 function = sys.argv[1]

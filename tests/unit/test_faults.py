@@ -11,6 +11,7 @@ import pytest
 
 from groupcoord import faults
 from groupcoord.faults import InjectedCrash
+from groupcoord.local.memory import memory_store
 from groupcoord.settings import Settings
 from groupcoord.store.dynamo import ConditionFailed, Put, Update
 from groupcoord.store.store import Store
@@ -50,7 +51,7 @@ def test_named_checkpoints_still_crash() -> None:
 
 @pytest.fixture
 def store() -> Store:
-    created = Store.in_memory(Settings.from_mapping({"groupcoord.table.name": "faults-unit"}))
+    created = memory_store(Settings.from_mapping({"groupcoord.table.name": "faults-unit"}))
     created.ensure_table()
     return created
 

@@ -5,8 +5,8 @@
   --no-deps into a fresh virtualenv (no pip, nothing else in it), and used there against a
   `groupcoord serve` of this virtualenv.
 - The Lambda layer holds the server code only: the Makefile's `server-code` step (the offline
-  half of the layer build) leaves out the client, `serve` and the command line, and what it
-  copies imports with the server's dependencies.
+  half of the layer build) leaves out the client, `serve` with its in-memory adapter and the
+  command line, and what it copies imports with the server's dependencies.
 
 The layer's dependencies (pinned, for python3.12) are checked after a real `sam build` by
 .ci/template-checks.sh. The import-linter contract "The client and the admin CLI need none of
@@ -191,6 +191,9 @@ def test_the_layer_holds_the_server_code_only(tmp_path: Path) -> None:
     expected = {p.name for p in source.iterdir() if p.name != "__pycache__"} - NOT_IN_LAYER
     assert {p.name for p in built.iterdir()} == expected
     assert not list(built.rglob("__pycache__"))
+    # The in-memory adapter (local/memory/) is test equipment: no shipped module holds or
+    # names it (lint-imports forbids the layer's code to import it).
+    assert [str(p) for p in built.rglob("*.py") if "MemoryDynamoClient" in p.read_text()] == []
 
     # Every module the layer ships imports without the modules it leaves out (the server's
     # dependencies come from this virtualenv, the groupcoord package from the copy only).

@@ -15,11 +15,11 @@ from botocore.exceptions import ClientError
 from groupcoord import clock, deadline, faults
 from groupcoord.client import transport
 from groupcoord.client.transport import Transport
+from groupcoord.local.memory import MemoryDynamoClient
 from groupcoord.settings import Settings
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Delete, Dynamo, Put, Update
 from groupcoord.store.errors import DeadlinePassed
-from groupcoord.store.memory import MemoryDynamoClient
 
 # --- the header ---
 

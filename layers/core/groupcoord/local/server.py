@@ -33,6 +33,7 @@ from .events import (
     route_for,
     scheduled_event,
 )
+from .memory import memory_store
 
 
 def _ensure_fake_credentials() -> None:
@@ -209,7 +210,7 @@ class LocalCoordinator:
         if store is not None:
             self.store = Store(store.dynamo, settings)
         elif endpoint is None:
-            self.store = Store.in_memory(settings)
+            self.store = memory_store(settings)
         else:
             self.store = Store.connect(settings, endpoint_url=endpoint)
         self.store.ensure_table()

@@ -686,8 +686,3 @@ class ConsumerGroupStore:
                 for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                     keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
         self.dynamo.batch_write(deletes=keys)
-
-
-def with_version(m: ConsumerGroupMember) -> ConsumerGroupMember:
-    """The member as it is after write_member / a Put of it (its `mver` bumped)."""
-    return replace(m, version=m.version + 1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..clock import SYSTEM, Clock
 from ..settings import Settings
 from . import schema
 from .acls import AclStore
@@ -46,16 +45,6 @@ class Store:
     ) -> Store:
         client = make_client(endpoint_url=endpoint_url, region=region)
         return cls(Dynamo(client, settings.table_name, settings.store_max_attempts), settings)
-
-    @classmethod
-    def in_memory(cls, settings: Settings, clock: Clock = SYSTEM) -> Store:
-        """The store on its in-memory adapter (store/memory.py): tests, benchmarks, demos."""
-        from .memory import MemoryDynamoClient
-
-        dynamo = Dynamo(
-            MemoryDynamoClient(), settings.table_name, settings.store_max_attempts, clock
-        )
-        return cls(dynamo, settings)
 
     def ensure_table(self) -> bool:
         return self.dynamo.ensure_table(

@@ -10,7 +10,6 @@ EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
 COMPLETING_REBALANCE = "CompletingRebalance"
 STABLE = "Stable"
-DEAD = "Dead"
 
 GROUP_TYPE = "classic"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .assignment import Assignment
 from .reconciliation import MemberAssignment, MemberState
@@ -77,6 +77,3 @@ class ConsumerGroupMember:
 
     def subscription(self) -> tuple[tuple[str, ...], str | None]:
         return tuple(sorted(self.subscribed_topic_names)), self.subscribed_topic_regex or None
-
-    def with_assignment(self, assignment: MemberAssignment) -> ConsumerGroupMember:
-        return replace(self, assignment=assignment)
