@@ -51,12 +51,10 @@ from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
 from groupcoord.local.processes import running_dynamodb, running_serve, unique_table  # noqa: E402
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
-from groupcoord.store.classic_groups import (  # noqa: E402
-    ClassicGroupStore,
-    ClassicTransition,
-    group_from_item,
-)
-from groupcoord.store.consumer_groups import (  # noqa: E402
+from groupcoord.store.classic.codec import group_from_item  # noqa: E402
+from groupcoord.store.classic.repository import ClassicGroupStore  # noqa: E402
+from groupcoord.store.classic.transition import ClassicTransition  # noqa: E402
+from groupcoord.store.consumer.codec import (  # noqa: E402
     group_from_item as consumer_group_from_item,
 )
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
@@ -889,7 +887,7 @@ def build_consumer_group_direct(
     from groupcoord.core.consumer.reconciliation import MemberAssignment
     from groupcoord.service.consumer.common import reload
     from groupcoord.service.consumer.install import ensure_target_installed
-    from groupcoord.store.consumer_groups import member_to_item as consumer_member_to_item
+    from groupcoord.store.consumer.codec import member_to_item as consumer_member_to_item
 
     times: dict[str, float] = {}
     started = time.perf_counter()

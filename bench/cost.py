@@ -75,7 +75,7 @@ from groupcoord.core.principals import ANONYMOUS
 from groupcoord.service.classic.common import hold_plan
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic_groups import group_from_item
+from groupcoord.store.classic.codec import group_from_item
 from groupcoord.store.dynamo import make_client
 
 PARTITIONS = 1000
@@ -706,7 +706,7 @@ def authorized_rows(coordinator: InProcess) -> list[Row]:
 def big_member_rows(coordinator: InProcess) -> list[Row]:
     """A heartbeat and a commit's fence are billed on the whole member item they update: 10
     members over 5,000 partitions (500 each), built directly. The assignment is on the
-    member's payload item, not on the member item (store/classic_groups.py)."""
+    member's payload item, not on the member item (store/classic/)."""
     group_id = f"cost-d-{uuid.uuid4().hex[:8]}"
     ids = build_classic_group_direct(coordinator, group_id, 10, partitions=5000)
     with renewal_skips(coordinator, 0):  # a heartbeat that renews: the write is the point

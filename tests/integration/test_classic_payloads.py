@@ -1,5 +1,5 @@
 """A classic member's protocol metadata and assignment live on a payload item of their own
-(store/classic_groups.py): the member item that every heartbeat and commit fence rewrites stays
+(store/classic/): the member item that every heartbeat and commit fence rewrites stays
 small whatever the member owns (one write unit per heartbeat), the payload is read where it is
 used, and it goes whenever its member goes."""
 

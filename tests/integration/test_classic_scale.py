@@ -29,7 +29,8 @@ from groupcoord.service.classic.leave import leave_group
 from groupcoord.service.context import ApiContext
 from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic_groups import ClassicTransition, member_items
+from groupcoord.store.classic.codec import member_items
+from groupcoord.store.classic.transition import ClassicTransition
 from groupcoord.store.store import Store
 
 

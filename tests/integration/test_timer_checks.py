@@ -17,7 +17,7 @@ from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS, check_is_claimed
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.expiry import expire_consumer_group
 from groupcoord.store import capacity, schema
-from groupcoord.store.consumer_groups import SCAN_ID
+from groupcoord.store.consumer.codec import SCAN_ID
 from groupcoord.store.store import Store
 from tests.support.consumer import unique
 

@@ -176,9 +176,7 @@ def _principal(event: dict[str, Any]) -> str:
     return ANONYMOUS
 
 
-def _write_deadline(
-    event: HttpEvent, lambda_context: Any, now_ms: int, lag_ms: int
-) -> int | None:
+def _write_deadline(event: HttpEvent, lambda_context: Any, now_ms: int, lag_ms: int) -> int | None:
     """The request's write deadline (groupcoord/deadline.py): the earlier of the client's
     budget (Groupcoord-Timeout-Ms, relative to receipt, `lag_ms` before `now_ms`: the client's
     clock need not agree) and the function's remaining time less the write margin."""

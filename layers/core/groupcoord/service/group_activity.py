@@ -35,8 +35,8 @@ from ..models.activity import (
     DescribeGroupActivityRequest,
     DescribeGroupActivityResponse,
 )
-from ..store.classic_groups import group_from_item as classic_from_item
-from ..store.consumer_groups import group_from_item as consumer_from_item
+from ..store.classic.codec import group_from_item as classic_from_item
+from ..store.consumer.codec import group_from_item as consumer_from_item
 from ..store.groups import header
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms

@@ -16,7 +16,7 @@ from typing import Any
 from ..core.classic.model import ClassicGroup
 from ..core.offsets import CommittedOffset
 from . import schema
-from .classic_groups import group_to_item
+from .classic.codec import group_to_item
 from .dynamo import (
     Check,
     ConditionFailed,

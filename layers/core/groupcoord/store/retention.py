@@ -10,7 +10,7 @@ from typing import Any
 from ..core.classic.model import ClassicGroup
 from ..core.offsets import RetainingGroup
 from . import schema
-from .classic_groups import group_to_item
+from .classic.codec import group_to_item
 from .dynamo import ConditionFailed, Dynamo, Update
 
 KIND = "offset-retention"

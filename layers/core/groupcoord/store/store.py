@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..settings import Settings
 from . import schema
 from .acls import AclStore
-from .classic_groups import ClassicGroupStore
-from .consumer_groups import ConsumerGroupStore
+from .classic.repository import ClassicGroupStore
+from .consumer.installs import TargetInstalls
+from .consumer.repository import ConsumerGroupStore
 from .conversion import Conversions
 from .coordinator import CoordinatorRecord
 from .deadlines import DeadlineIndex
@@ -34,6 +35,7 @@ class Store:
         self.conversions = Conversions(dynamo, settings.conversion_lease_ms)
         self.classic = ClassicGroupStore(dynamo, settings.deadline_shards, self.conversions)
         self.consumer = ConsumerGroupStore(dynamo, settings.deadline_shards, self.conversions)
+        self.consumer_installs = TargetInstalls(dynamo, settings.deadline_shards)
         self.offsets = OffsetStore(dynamo, settings.deadline_shards)
         self.retention = RetentionStore(dynamo, settings.deadline_shards)
         self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)

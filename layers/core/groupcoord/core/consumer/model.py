@@ -1,5 +1,5 @@
 """The state of a consumer group (KIP-848) as the rules see it; its members are
-member.ConsumerGroupMember. The store reads and writes it (store/consumer_groups.py); a service
+member.ConsumerGroupMember. The store reads and writes it (store/consumer/); a service
 decides a new state with `dataclasses.replace` and the store writes the difference."""
 
 from __future__ import annotations

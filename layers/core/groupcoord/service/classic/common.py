@@ -26,12 +26,9 @@ from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ...core.session_renewal import renewal_slack_ms
 from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
-from ...store.classic_groups import (
-    ClassicGroupStore,
-    ClassicTransition,
-    MemberUpdate,
-    group_from_item,
-)
+from ...store.classic.codec import group_from_item
+from ...store.classic.repository import ClassicGroupStore
+from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.groups import header
 from ...store.store import Store
 from ..context import ApiContext

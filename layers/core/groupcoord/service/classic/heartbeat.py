@@ -10,7 +10,7 @@ from ...core.offsets import classic_membership_error
 from ...core.session_renewal import renewed_deadline
 from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
-from ...store.classic_groups import SessionNotRenewed
+from ...store.classic.repository import SessionNotRenewed
 from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
 from ..races import GroupBusy

@@ -35,7 +35,7 @@ from ...core.classic.rules import check_join_request
 from ...core.migration import CONSUMER_PROTOCOL_TYPE, named_topics
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
-from ...store.classic_groups import ClassicTransition
+from ...store.classic.transition import ClassicTransition
 from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
@@ -218,7 +218,7 @@ def _carry_out(
         return Registered(plan.member_id, plan.generation, read)
     if isinstance(plan, JoinOpenBarrier):
         # Its own item and its shard's join counter are written, never the group item (no
-        # hot key; store/classic_groups.py).
+        # hot key; store/classic/).
         try:
             groups.register_join(read, plan.member, new_metadata=plan.new_metadata)
         except ConditionFailed:  # removed, or the barrier moved on: decide again

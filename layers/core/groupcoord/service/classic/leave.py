@@ -15,7 +15,7 @@ from ...core.classic.model import (
 from ...core.classic.rules import next_check_ms, remove_members, uncounted_joins
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
-from ...store.classic_groups import ClassicTransition
+from ...store.classic.transition import ClassicTransition
 from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
 from ..races import GroupBusy, retry_on_race

@@ -8,7 +8,7 @@ from typing import Any
 from ...core.offsets import classic_commit_error
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest
-from ...store.classic_groups import group_from_item
+from ...store.classic.codec import group_from_item
 from ...store.offsets import ClassicMemberInGeneration
 from ..context import ApiContext
 from ..fence import Fence, has_member_info

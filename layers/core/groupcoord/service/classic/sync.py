@@ -17,7 +17,7 @@ from ...core.classic.model import (
 from ...core.classic.rules import next_check_ms
 from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
-from ...store.classic_groups import ClassicTransition, MemberUpdate
+from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext

@@ -21,6 +21,7 @@ from dataclasses import replace
 from ...core.classic.rules import expiry_ms, heartbeat_interval_ms
 from ...core.consumer.assignment import Assignment, intersect, minus
 from ...core.consumer.member import ClassicMetadata, ConsumerGroupMember
+from ...core.consumer.model import ConsumerGroup
 from ...core.consumer.reconciliation import MemberState
 from ...core.consumer_protocol import (
     Assignment as ProtocolAssignment,
@@ -56,7 +57,7 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer_groups import ConsumerGroup, group_from_item
+from ...store.consumer.codec import group_from_item
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext

@@ -6,7 +6,8 @@ from ... import faults
 from ...core.consumer.model import ConsumerGroup
 from ...core.session_renewal import renewal_slack_ms
 from ...settings import Settings
-from ...store.consumer_groups import ConsumerGroupStore, group_from_item
+from ...store.consumer.codec import group_from_item
+from ...store.consumer.repository import ConsumerGroupStore
 from ...store.conversion import Conversion
 from ...store.groups import header
 from ...store.store import Store

@@ -18,7 +18,7 @@ from ...models.consumer import (
     DescribedAssignment,
     DescribedTopicPartitions,
 )
-from ...store.consumer_groups import group_from_item
+from ...store.consumer.codec import group_from_item
 from ...store.groups import header
 from ..context import ApiContext
 from ..refusals import group_operations, may_describe_topics

@@ -8,7 +8,7 @@ The departure and the conversion are one atomic step (one TransactWriteItems, or
 groups a staged conversion: store/conversion.py): the group item becomes a classic group at
 generation = group epoch in PreparingRebalance, the departing members' items go, the others are
 rewritten as classic members holding their target assignment (a member item and a payload
-item each, store/classic_groups.py), and the group's topic registrations become the classic
+item each, store/classic/), and the group's topic registrations become the classic
 group's (its members' subscriptions; no regex). Committed offsets are per group id and are not
 touched.
 """
@@ -23,6 +23,7 @@ from ...core.migration import (
     downgrade_wanted,
     downgraded_group,
 )
+from ...store.consumer.conversions import downgrade_conversion
 from ...store.store import Store
 from .common import convert
 
@@ -64,7 +65,8 @@ def maybe_downgrade(
         topic_changes=group.topic_changes,
         now_ms=now_ms,
     )
-    conversion = store.consumer.downgrade_conversion(
+    conversion = downgrade_conversion(
+        store.settings.deadline_shards,
         group,
         classic,
         leaving,

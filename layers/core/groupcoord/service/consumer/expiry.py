@@ -21,7 +21,8 @@ from typing import Any
 from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_deadline
 from ...core.consumer.model import ConsumerGroup
 from ...core.timer_checks import check_is_claimed
-from ...store.consumer_groups import CHUNK, group_from_item
+from ...store.consumer.codec import group_from_item
+from ...store.consumer.installs import CHUNK
 from ...store.errors import Conflict
 from ...store.groups import header
 from ...store.store import Store

@@ -55,7 +55,8 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer_groups import ConsumerGroupStore, group_from_item
+from ...store.consumer.codec import group_from_item
+from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext

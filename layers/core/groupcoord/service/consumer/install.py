@@ -38,7 +38,8 @@ from ...core.consumer.group import (
     subscription_digest,
 )
 from ...core.consumer.member import ConsumerGroupMember, Holder
-from ...store.consumer_groups import ConsumerGroup, ConsumerGroupStore
+from ...core.consumer.model import ConsumerGroup
+from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.store import Store
 from ..authorization import caller_of
@@ -177,7 +178,7 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
         install_id=install_id,
         install_until=now_ms + LEASE_MS,
     )
-    group = cs.take_install_lease(group, leased, now_ms)
+    group = store.consumer_installs.take_install_lease(group, leased, now_ms)
     try:
         members = cs.members(group)
         targets, assignor, names, regex, digest = _targets(store, group, members, now_ms)
@@ -199,11 +200,13 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
             # holder that holds nothing of the target is harmless, missing one is not.
             if target != m.target or not set(wait_on) <= set(m.wait_on):
                 written = replace(m, target=target, wait_on=wait_on)
-                updates.append(cs.target_update(group, written, epoch))
+                updates.append(store.consumer_installs.target_update(group, written, epoch))
                 by_id[m.member_id] = replace(
                     written, target_epoch=epoch, target_version=m.target_version + 1
                 )
-        cs.write_targets(group, install_id, updates, lambda: store.clock.now_ms() + LEASE_MS)
+        store.consumer_installs.write_targets(
+            group, install_id, updates, lambda: store.clock.now_ms() + LEASE_MS
+        )
         installed = replace(
             group,
             target_epoch=epoch,
@@ -220,9 +223,9 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
             refresh = now_ms + state_refresh_ms(store.settings)
             dl = refresh if group.deadline is None else min(group.deadline, refresh)
             installed = replace(installed, deadline=dl)
-        flipped = cs.flip_target(group, installed, install_id)
+        flipped = store.consumer_installs.flip_target(group, installed, install_id)
     except BaseException:
-        cs.release_install(group.group_id, install_id)
+        store.consumer_installs.release_install(group.group_id, install_id)
         raise
     for name in sorted(set(group.subscribed_topics) - set(names)):
         store.topics.unsubscribe(name, group.group_id)

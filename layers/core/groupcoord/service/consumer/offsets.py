@@ -16,7 +16,7 @@ from ...core.consumer.member import ConsumerGroupMember
 from ...core.offsets import consumer_commit_error
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
-from ...store.consumer_groups import group_from_item
+from ...store.consumer.codec import group_from_item
 from ...store.offsets import ConsumerMemberAtEpoch
 from ..context import ApiContext
 from ..fence import Fence

@@ -22,7 +22,8 @@ from ...core.migration import (
     upgraded_members,
     validate_online_upgrade,
 )
-from ...store.classic_groups import group_from_item as classic_group_from_item
+from ...store.classic.codec import group_from_item as classic_group_from_item
+from ...store.consumer.conversions import upgrade_conversion
 from ...store.errors import Conflict
 from ...store.store import Store
 from .common import convert
@@ -90,7 +91,8 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
     fresh = classic.group_item(group.group_id)
     if fresh is None or int(fresh.get("version", -1)) != group.version:
         raise Conflict(group.group_id)
-    conversion = store.consumer.upgrade_conversion(
+    conversion = upgrade_conversion(
+        store.settings.deadline_shards,
         group,
         fresh,
         converted,

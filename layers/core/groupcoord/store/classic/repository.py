@@ -58,23 +58,40 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from ..core.classic.model import (
+from ...core.classic.model import (
     GROUP_TYPE,
     PREPARING_REBALANCE,
     ClassicGroup,
     ClassicMember,
-    Protocol,
 )
-from . import schema
-from .conversion import Conversions
-from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
-from .errors import Conflict
-from .groups import listing_attributes
+from .. import schema
+from ..conversion import Conversions
+from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
+from ..errors import Conflict
+from .codec import (
+    OPTIONAL_GROUP_ATTRIBUTES,
+    group_to_item,
+    instance_key,
+    is_classic_member,
+    member_from_item,
+    member_to_item,
+    with_payload,
+)
+from .transition import (
+    ClassicTransition,
+    barrier_id,
+    member_deletes,
+    payload_update,
+    set_item,
+    sets_update,
+)
 
 MAX_TRANSACTION_ITEMS = 100
+
+
 # Join counters outlive their barrier by this much (their `expiresAt`, epoch seconds).
 JOIN_COUNT_TTL_S = 24 * 3600
 
@@ -85,298 +102,6 @@ class SessionNotRenewed(Exception):
     def __init__(self, member: ClassicMember | None) -> None:
         super().__init__(member.member_id if member else "absent")
         self.member = member
-
-
-def instance_key(group_id: str, instance_id: str) -> dict[str, str]:
-    return {schema.PK: schema.instance_pk(group_id), schema.SK: instance_id}
-
-
-def _optional(item: dict[str, Any], name: str) -> Any:
-    value = item.get(name)
-    return None if value is None else value
-
-
-def group_from_item(item: dict[str, Any]) -> ClassicGroup:
-    return ClassicGroup(
-        group_id=item["groupId"],
-        state=item.get("groupState", "Empty"),
-        generation=int(item.get("generation", 0)),
-        protocol_type=item.get("protocolType") or None,
-        protocol_name=item.get("protocolName") or None,
-        leader=item.get("leader") or None,
-        version=int(item.get("version", 0)),
-        member_count=int(item.get("memberCount", 0)),
-        protocol_counts={k: int(v) for k, v in (item.get("protocolCounts") or {}).items()},
-        rebalance_timeout_ms=int(item.get("rebalanceTimeoutMs", 0)),
-        rebalance_started_ms=_optional(item, "rebalanceStartedMs"),
-        join_deadline_ms=_optional(item, "joinDeadlineMs"),
-        initial_delay_until_ms=_optional(item, "initialDelayUntilMs"),
-        sync_deadline_ms=_optional(item, "syncDeadlineMs"),
-        topic_changes=int(item.get("topicChanges", 0)),
-        topic_changes_seen=int(item.get("topicChangesSeen", 0)),
-        subscribed_topics=tuple(item.get("subscribedTopics") or ()),
-        member_shards=int(item.get("memberShards", 8)),
-        empty_since_ms=_optional(item, "emptySinceMs"),
-        next_check_ms=_optional(item, schema.DEADLINE),
-        created_at_ms=int(item.get("createdAt", 0)),
-    )
-
-
-def group_to_item(group: ClassicGroup, deadline_shards: int) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        **schema.group_key(group.group_id),
-        **listing_attributes(group.group_id),
-        "kind": schema.KIND_GROUP,
-        "groupType": GROUP_TYPE,
-        "groupState": group.state,
-        "protocolType": group.protocol_type or "",
-        "protocolName": group.protocol_name or "",
-        "leader": group.leader or "",
-        "generation": group.generation,
-        "version": group.version,
-        "memberCount": group.member_count,
-        "protocolCounts": group.protocol_counts,
-        "rebalanceTimeoutMs": group.rebalance_timeout_ms,
-        "topicChangesSeen": group.topic_changes_seen,
-        "subscribedTopics": list(group.subscribed_topics),
-        "memberShards": group.member_shards,
-        "createdAt": group.created_at_ms,
-    }
-    for name, value in (
-        ("rebalanceStartedMs", group.rebalance_started_ms),
-        ("joinDeadlineMs", group.join_deadline_ms),
-        ("initialDelayUntilMs", group.initial_delay_until_ms),
-        ("syncDeadlineMs", group.sync_deadline_ms),
-        ("emptySinceMs", group.empty_since_ms),
-    ):
-        if value is not None:
-            item[name] = value
-    if group.next_check_ms is not None:
-        item[schema.DEADLINE] = group.next_check_ms
-        item[schema.DEADLINE_SHARD] = schema.deadline_shard_value(group.group_id, deadline_shards)
-    return item
-
-
-# Written only when set; removed from the item when the state clears them.
-OPTIONAL_GROUP_ATTRIBUTES = (
-    "rebalanceStartedMs",
-    "joinDeadlineMs",
-    "initialDelayUntilMs",
-    "syncDeadlineMs",
-    "emptySinceMs",
-    schema.DEADLINE,
-    schema.DEADLINE_SHARD,
-    "joinedCount",  # kept by group items written before the join counters; never set now
-)
-
-
-def _set_item(item: dict[str, Any], optional: Sequence[str], condition: str) -> Update:
-    """An UpdateItem that sets every attribute of `item` and removes absent optional ones.
-
-    Unlike a Put it leaves attributes it does not name alone (`topicChanges`, bumped by the
-    topic registry with ADD), so a concurrent notification is never overwritten.
-    """
-    key = {schema.PK: item[schema.PK], schema.SK: item[schema.SK]}
-    attrs = {k: v for k, v in item.items() if k not in key}
-    names = {f"#a{i}": name for i, name in enumerate(attrs)}
-    values = {f":v{i}": value for i, value in enumerate(attrs.values())}
-    expression = "SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(attrs)))
-    absent = [name for name in optional if name not in attrs]
-    if absent:
-        names.update({f"#r{i}": name for i, name in enumerate(absent)})
-        expression += " REMOVE " + ", ".join(f"#r{i}" for i in range(len(absent)))
-    return Update(key, expression, names=names, values=values, condition=condition)
-
-
-def _is_classic_member(item: dict[str, Any]) -> bool:
-    """Member items of the other protocol can share the member keys for a moment around a
-    conversion (until their cleanup runs): never read them as classic members."""
-    return item.get("memberType", GROUP_TYPE) == GROUP_TYPE and item.get("groupType") is None
-
-
-def member_from_item(item: dict[str, Any]) -> ClassicMember:
-    """The member as its member item has it, without its payload (ClassicMember)."""
-    return ClassicMember(
-        member_id=item[schema.SK],
-        instance_id=item.get("instanceId") or None,
-        client_id=item.get("clientId", ""),
-        client_host=item.get("clientHost", ""),
-        principal=item.get("principal") or None,
-        session_timeout_ms=int(item.get("sessionTimeoutMs", 0)),
-        rebalance_timeout_ms=int(item.get("rebalanceTimeoutMs", 0)),
-        expiry_ms=int(item.get("expiryMs", 0)),
-        heartbeat_interval_ms=int(item.get("heartbeatIntervalMs", 0)),
-        protocol_type=item.get("protocolType", ""),
-        protocols=tuple(Protocol(name, b"") for name in item.get("protocolNames") or ()),
-        joined_generation=int(item.get("joinedGeneration", -1)),
-        member_generation=int(item.get("memberGeneration", -1)),
-        joined_at_ms=int(item.get("joinedAt", 0)),
-        synced_generation=int(item.get("syncedGeneration", -1)),
-        session_deadline_ms=int(item.get("sessionDeadline", 0)),
-        pending=bool(item.get("pending", False)),
-        payload_loaded=False,
-        stored_digest=item.get("protocolsDigest", ""),
-    )
-
-
-def with_payload(member: ClassicMember, payload: dict[str, Any] | None) -> ClassicMember:
-    """`member` with the metadata and assignment of its payload item (None: it has none, as a
-    pending member id: its protocol names with empty metadata)."""
-    if payload is None:
-        return replace(member, payload_loaded=True)
-    return replace(
-        member,
-        protocols=tuple(
-            Protocol(p["name"], base64.b64decode(p.get("metadata", "")))
-            for p in payload.get("protocols") or ()
-        ),
-        assignment=base64.b64decode(payload.get("assignment", "")),
-        assignment_generation=int(payload.get("assignmentGeneration", -1)),
-        payload_loaded=True,
-    )
-
-
-def member_to_item(group: ClassicGroup, member: ClassicMember) -> dict[str, Any]:
-    """The member item; its metadata and assignment go on its payload item (payload_to_item)."""
-    assert member.payload_loaded, "a member item is written from a member with its payload"
-    return {
-        **schema.member_key(group.group_id, member.member_id, group.member_shards),
-        "kind": schema.KIND_MEMBER,
-        "groupId": group.group_id,
-        "memberType": GROUP_TYPE,
-        "instanceId": member.instance_id or "",
-        "clientId": member.client_id,
-        "clientHost": member.client_host,
-        "principal": member.principal or "",
-        "sessionTimeoutMs": member.session_timeout_ms,
-        "rebalanceTimeoutMs": member.rebalance_timeout_ms,
-        "expiryMs": member.expiry_ms,
-        "heartbeatIntervalMs": member.heartbeat_interval_ms,
-        "protocolType": member.protocol_type,
-        "protocolNames": member.protocol_names,
-        "protocolsDigest": member.protocols_digest,
-        "joinedGeneration": member.joined_generation,
-        "memberGeneration": member.member_generation,
-        "joinedAt": member.joined_at_ms,
-        "syncedGeneration": member.synced_generation,
-        "sessionDeadline": member.session_deadline_ms,
-        "pending": member.pending,
-    }
-
-
-def _payload_attributes(
-    group: ClassicGroup, member: ClassicMember, *, assignment: bool
-) -> dict[str, Any]:
-    attributes: dict[str, Any] = {
-        "kind": schema.KIND_MEMBER_PAYLOAD,
-        "groupId": group.group_id,
-        "protocols": [
-            {"name": p.name, "metadata": base64.b64encode(p.metadata).decode("ascii")}
-            for p in member.protocols
-        ],
-    }
-    if assignment:
-        attributes["assignment"] = base64.b64encode(member.assignment).decode("ascii")
-        attributes["assignmentGeneration"] = member.assignment_generation
-    return attributes
-
-
-def payload_to_item(group: ClassicGroup, member: ClassicMember) -> dict[str, Any]:
-    """The member's payload item, whole: its protocols' metadata and its assignment."""
-    return {
-        **schema.payload_key(group.group_id, member.member_id, group.member_shards),
-        **_payload_attributes(group, member, assignment=True),
-    }
-
-
-def member_items(group: ClassicGroup, member: ClassicMember) -> list[dict[str, Any]]:
-    """Every item of a member written from scratch: its member item and (unless it is a
-    pending member id) its payload item."""
-    items = [member_to_item(group, member)]
-    if not member.pending:
-        items.append(payload_to_item(group, member))
-    return items
-
-
-def _sets(key: dict[str, Any], attributes: dict[str, Any], condition: str | None) -> Update:
-    """An UpdateItem that SETs `attributes` and leaves the item's others alone."""
-    return Update(
-        key,
-        "SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(attributes))),
-        names={f"#a{i}": name for i, name in enumerate(attributes)},
-        values={f":v{i}": value for i, value in enumerate(attributes.values())},
-        condition=condition,
-    )
-
-
-def payload_update(
-    group: ClassicGroup, member: ClassicMember, condition: str | None = None
-) -> Update:
-    """Write the member's protocols on its payload item (creating it if needed), and its
-    assignment only when the member carries one (a static member's replacement inherits it):
-    a join leaves the assignment stored by the last sync alone."""
-    attributes = _payload_attributes(group, member, assignment=member.assignment_generation >= 0)
-    key = schema.payload_key(group.group_id, member.member_id, group.member_shards)
-    return _sets(key, attributes, condition)
-
-
-def _member_deletes(group: ClassicGroup, member: ClassicMember) -> list[TransactItem]:
-    """A departed member's member item, then its payload item (pending ids have none)."""
-    deletes: list[TransactItem] = [
-        Delete(schema.member_key(group.group_id, member.member_id, group.member_shards))
-    ]
-    if not member.pending:
-        key = schema.payload_key(group.group_id, member.member_id, group.member_shards)
-        deletes.append(Delete(key))
-    return deletes
-
-
-@dataclass(frozen=True)
-class MemberUpdate:
-    """A member's generations and session deadline, set without touching the rest of its item
-    (None: left as it is)."""
-
-    member_id: str
-    joined_generation: int | None = None
-    member_generation: int | None = None
-    synced_generation: int | None = None
-    session_deadline_ms: int | None = None
-
-    def attributes(self) -> dict[str, int]:
-        named = {
-            "joinedGeneration": self.joined_generation,
-            "memberGeneration": self.member_generation,
-            "syncedGeneration": self.synced_generation,
-            "sessionDeadline": self.session_deadline_ms,
-        }
-        return {name: value for name, value in named.items() if value is not None}
-
-
-@dataclass
-class ClassicTransition:
-    """A group state change and the member writes that go with it."""
-
-    group: ClassicGroup  # the new state; its version is bumped on commit
-    expected_version: int | None  # None: the group item must not exist yet
-    put_members: list[ClassicMember] = field(default_factory=list)
-    # Members whose payload item is written with the flip (payload_update): a member joining
-    # for the first time, or with new metadata, or a static member's replacement.
-    put_payloads: list[ClassicMember] = field(default_factory=list)
-    # Their payload items go too (pending member ids have none).
-    delete_members: list[ClassicMember] = field(default_factory=list)
-    put_instances: dict[str, str] = field(default_factory=dict)  # instance -> member id
-    delete_instances: list[str] = field(default_factory=list)
-    # Fields of members set without touching the rest of their items.
-    member_updates: list[MemberUpdate] = field(default_factory=list)
-    # (member id, +1 / -1): joins counted for (or uncounted from) the open barrier of `group`,
-    # on the member's shard counter, in the same transaction.
-    join_counts: list[tuple[str, int]] = field(default_factory=list)
-
-
-def barrier_id(group: ClassicGroup) -> str:
-    """Names one join barrier of a group: its pending generation and when it started (a group
-    recreated under the same id starts its generations again)."""
-    return f"{group.pending_generation:010d}#{group.rebalance_started_ms or 0}"
 
 
 class ClassicGroupStore:
@@ -399,7 +124,7 @@ class ClassicGroupStore:
             found.extend(
                 member_from_item(i)
                 for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
-                if _is_classic_member(i)
+                if is_classic_member(i)
             )
         return self.with_payloads(group, found) if payloads else found
 
@@ -428,7 +153,7 @@ class ClassicGroupStore:
             return None
         key = schema.member_key(group.group_id, member_id, group.member_shards)
         item = self.dynamo.get(key, consistent=True)
-        return member_from_item(item) if item and _is_classic_member(item) else None
+        return member_from_item(item) if item and is_classic_member(item) else None
 
     def instance_owner(self, group_id: str, instance_id: str) -> str | None:
         item = self.dynamo.get(instance_key(group_id, instance_id), consistent=True)
@@ -472,7 +197,7 @@ class ClassicGroupStore:
         """Write the transition atomically; raises Conflict if the group moved."""
         group = transition.group
         new_group = replace(group, version=group.version + 1)
-        group_write = _set_item(
+        group_write = set_item(
             group_to_item(new_group, self.deadline_shards),
             OPTIONAL_GROUP_ATTRIBUTES,
             "attribute_not_exists(pk)",
@@ -504,14 +229,14 @@ class ClassicGroupStore:
         # transaction with it, or ahead of the flip right after it (never before it, so no
         # member is ever left without its payload).
         updates: list[TransactItem] = [
-            _sets(
+            sets_update(
                 schema.member_key(group.group_id, update.member_id, group.member_shards),
                 update.attributes(),
                 "attribute_exists(pk)",
             )
             for update in transition.member_updates
         ]
-        deletes = [_member_deletes(group, m) for m in transition.delete_members]
+        deletes = [member_deletes(group, m) for m in transition.delete_members]
         room = MAX_TRANSACTION_ITEMS - 1 - len(atomic)
         if room < 0:
             raise ValueError("a classic transition's atomic writes must fit in one transaction")
@@ -707,7 +432,7 @@ class ClassicGroupStore:
             )
         except ConditionFailed as failed:
             item = failed.old if failed.old is not None else self.dynamo.get(key, consistent=True)
-            member = member_from_item(item) if item and _is_classic_member(item) else None
+            member = member_from_item(item) if item and is_classic_member(item) else None
             raise SessionNotRenewed(member) from None
 
     def restart_session(self, group: ClassicGroup, member_id: str, now_ms: int) -> ClassicMember:
@@ -795,7 +520,7 @@ class ClassicGroupStore:
             i[schema.SK]
             for pk in schema.member_pks(group_id, member_shards)
             for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
-            if _is_classic_member(i)
+            if is_classic_member(i)
         }
         stray = [key for key in payloads if key[schema.SK] not in members]
         if stray:
