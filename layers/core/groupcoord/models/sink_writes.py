@@ -225,10 +225,6 @@ class SinkWrite(BaseModel):
     def table(self) -> str:
         return self.operation.TableName
 
-    def entry(self) -> dict[str, Any]:
-        """This write as a TransactWriteItems element (DynamoDB's JSON, unset parts left out)."""
-        return {self.kind: self.operation.model_dump(exclude_none=True)}
-
 
 IdempotencyKey = Annotated[
     str,

@@ -48,6 +48,7 @@ from ..store.sink_writes import (
     SinkBatch,
     SinkWriteFailed,
     fingerprint,
+    transaction_element,
 )
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
@@ -197,7 +198,7 @@ def _sink_batch(request: OffsetCommitRequest, ctx: ApiContext) -> SinkBatch:
     # same commit (it must not apply twice).
     what = {k: asked.get(k) for k in ("groupId", "topics", "writes")}
     return SinkBatch(
-        writes=[write.entry() for write in request.writes or []],
+        writes=[transaction_element(write) for write in request.writes or []],
         idempotency_key=request.idempotency_key,
         fingerprint=fingerprint(what),
         expires_at_s=(ctx.now_ms + ctx.settings.sink_idempotency_ms) // 1000,

@@ -19,11 +19,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.sink_writes import SinkWrite
 from . import schema
 from .dynamo import Foreign, Put
 from .errors import StoreError
 
 FINGERPRINT = "fingerprint"
+
+
+def transaction_element(write: SinkWrite) -> dict[str, Any]:
+    """A client's write (checked by its model) as a TransactWriteItems element: DynamoDB's
+    JSON, its parts by their own names, unset parts left out."""
+    return {write.kind: write.operation.model_dump(exclude_none=True)}
 
 
 @dataclass(frozen=True)
