@@ -35,6 +35,7 @@ from groupcoord.store.dynamo import Dynamo, make_client
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.classic_client import shared_serve
+from tests.support.clock import JumpClock
 from tests.support.servers import (
     IMMEDIATE_INSTALLS,
     InProcessCoordinator,
@@ -187,6 +188,8 @@ class Marked:
     shared: bool = False
     in_process: bool = False
     store: bool = False
+    # In process, on a clock the test jumps (tests/support/clock.py JumpClock: `jump_clock`).
+    jumps: bool = False
 
 
 def marked(request: pytest.FixtureRequest) -> Marked | None:
@@ -198,8 +201,19 @@ def marked(request: pytest.FixtureRequest) -> Marked | None:
 def coordinator(request: pytest.FixtureRequest) -> Iterator[InProcessCoordinator]:
     """The module's coordinator in this process, with its `coordinator` marker's settings."""
     found = marked(request) or Marked()
-    with running_coordinator(found.settings, principal_header=found.principal_header) as started:
+    with running_coordinator(
+        found.settings,
+        principal_header=found.principal_header,
+        clock=JumpClock() if found.jumps else None,
+    ) as started:
         yield started
+
+
+@pytest.fixture(scope="module")
+def jump_clock(coordinator: InProcessCoordinator) -> JumpClock:
+    """The clock of a module marked `coordinator(..., jumps=True)`: jump it past a timer."""
+    assert isinstance(coordinator.clock, JumpClock), "mark the module coordinator(jumps=True)"
+    return coordinator.clock
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +241,7 @@ def url(request: pytest.FixtureRequest, service_endpoint: str | None) -> Iterato
         yield request.getfixturevalue("served")
     elif found.shared:
         yield shared_serve(service_endpoint, found.settings)
-    elif found.in_process:
+    elif found.in_process or found.jumps:
         yield request.getfixturevalue("coordinator").url
     elif found.store:
         yield request.getfixturevalue("deployment")[0]

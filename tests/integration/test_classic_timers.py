@@ -1,9 +1,11 @@
 """Failure detection in classic groups: session expiry, the rebalance timeout at the join and
 sync barriers, the heartbeat extensions of join-group, and the sweeper for idle groups.
 
-Timing assertions poll with deadlines and leave seconds of slack for a busy CI machine; lower
-bounds ("not before") are counted from the member's last request, which the server can only
-have seen later.
+The tests with members on threads of their own (real heartbeats) poll with deadlines and leave
+seconds of slack for a busy CI machine; lower bounds ("not before") are counted from the
+member's last request, which the server can only have seen later. The others jump the
+coordinator's clock past the timer they check (tests/support/clock.py JumpClock): exact, and
+no waiting.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from tests.support.classic_client import (
     unique,
     wait_until,
 )
+from tests.support.clock import JumpClock
 
 SLACK_S = 3.0
 REBALANCE_TIMEOUT_MS = 1500
 
 
-pytestmark = pytest.mark.coordinator(FAST_SETTINGS, shared=True)
+# In process, on a clock the tests jump past the timers they check (the tests with members
+# heartbeating on threads of their own run in real time on it: it is never jumped under them).
+pytestmark = pytest.mark.coordinator(FAST_SETTINGS, jumps=True)
 
 
 def lone_stable_member(url: str, group_id: str, **kwargs) -> ClassicClient:
@@ -166,12 +171,14 @@ def test_join_barrier_closes_at_the_rebalance_timeout_without_a_silent_member(
     assert third.rounds[0].generation == second.generation + 1
 
 
-def test_a_follower_that_synced_before_the_leader_expires_on_its_own_session(url: str) -> None:
+def test_a_follower_that_synced_before_the_leader_expires_on_its_own_session(
+    url: str, jump_clock: JumpClock
+) -> None:
     """While a follower waits for the leader's sync its session timer does not run; when the
     leader's sync makes the group Stable, it runs again and must be watched from then on."""
     group_id = unique("follower")
-    leader = lone_stable_member(url, group_id, session_timeout_ms=10000)
-    follower = ClassicClient(url, group_id, session_timeout_ms=1000, rebalance_timeout_ms=10000)
+    leader = lone_stable_member(url, group_id, session_timeout_ms=60_000)
+    follower = ClassicClient(url, group_id, session_timeout_ms=5000, rebalance_timeout_ms=60_000)
     with ThreadPoolExecutor(1) as pool:
         joining = pool.submit(follower.join)
         wait_until(lambda: leader.heartbeat() == 27, 10, "the rebalance")
@@ -179,49 +186,44 @@ def test_a_follower_that_synced_before_the_leader_expires_on_its_own_session(url
         assert joining.result()["generationId"] == leader.generation
         syncing = pool.submit(follower.sync)  # held: it waits for the leader
         wait_until(lambda: follower.accepted > 0, 10, "the follower to wait at the barrier")
-        # The leader takes its time (longer than the follower's session) to assign, so that
-        # the group's timers are re-read while the follower waits with its timer stopped.
-        time.sleep(1.5)
+        # The leader takes its time (past the follower's session) to assign, so that the
+        # group's timers are re-read while the follower waits with its timer stopped.
+        jump_clock.jump(8000)
+        assert leader.heartbeat() == 0
         assert leader.sync({leader.member_id: b"L", follower.member_id: b"F"})["errorCode"] == 0
         assert syncing.result()["errorCode"] == 0
-    last_contact = follower.log[-1][0]
-    # The follower goes silent; the leader heartbeats every 100 ms. The follower must be gone
-    # within its 1 s session (plus slack), not at the leader's 10 s deadline.
-    codes = []
-    while not codes or codes[-1] == 0:
-        assert time.monotonic() - last_contact < 1 + SLACK_S, "the follower was not expired"
-        codes.append(leader.heartbeat())
-        time.sleep(0.1)
-    assert codes[-1] == 27
-    assert time.monotonic() - last_contact >= 1.0
+    # Stable: the follower's timer runs from its sync on. Within its session it stays...
+    jump_clock.jump(4000)
+    assert leader.heartbeat() == 0
+    # ... and past it, silent, it is gone (not at the leader's 60 s deadline).
+    jump_clock.jump(2000)
+    assert leader.heartbeat() == REBALANCE_IN_PROGRESS
     assert follower.heartbeat() == 25
 
 
-def test_a_member_that_does_not_sync_within_the_rebalance_timeout_is_removed(url: str) -> None:
+def test_a_member_that_does_not_sync_within_the_rebalance_timeout_is_removed(
+    url: str, jump_clock: JumpClock
+) -> None:
     group_id = unique("sync-timeout")
-    # A long session (it keeps heartbeating) but a 500 ms rebalance timeout for the sync.
-    client = ClassicClient(url, group_id, session_timeout_ms=6000, rebalance_timeout_ms=500)
+    # A long session (it keeps heartbeating) but a 10 s rebalance timeout for the sync.
+    client = ClassicClient(url, group_id, session_timeout_ms=60_000, rebalance_timeout_ms=10_000)
     assert client.join()["errorCode"] == 0
-    joined_at = client.log[-1][0]
-    codes: list[int] = []
-    deadline = time.monotonic() + 0.5 + SLACK_S
-    while time.monotonic() < deadline and (not codes or codes[-1] == 0):
-        codes.append(client.heartbeat())  # 0 in CompletingRebalance, until removed
-        time.sleep(0.05)
-    assert codes[-1] == 25
-    assert time.monotonic() - joined_at >= 0.5
+    assert client.heartbeat() == 0  # CompletingRebalance: waiting for its sync
+    jump_clock.jump(10_000)
+    assert client.heartbeat() == 25
     assert describe(Api(url), group_id)["groupState"] == "Empty"
 
 
-def test_the_sweeper_removes_the_last_member_of_an_idle_group(api: Api, url: str) -> None:
+def test_the_sweeper_removes_the_last_member_of_an_idle_group(
+    api: Api, url: str, jump_clock: JumpClock
+) -> None:
     group_id = unique("idle")
-    client = lone_stable_member(url, group_id, session_timeout_ms=1000)
-    last_contact = client.log[-1][0]
+    client = lone_stable_member(url, group_id, session_timeout_ms=6000)
     assert listed_state(api, group_id) == "Stable"
+    jump_clock.jump(6000)
     # No request touches the group from now on: only the serve sweeper's timer (every 500 ms
     # here) can find its overdue member through the deadline index.
-    wait_until(lambda: listed_state(api, group_id) == "Empty", 1 + 0.5 + SLACK_S, "the sweeper")
-    assert time.monotonic() - last_contact >= 1.0
+    wait_until(lambda: listed_state(api, group_id) == "Empty", 0.5 + SLACK_S, "the sweeper")
     group = describe(api, group_id)
     assert (group["groupState"], group["members"]) == ("Empty", [])
     assert client.heartbeat() == 25
@@ -236,36 +238,34 @@ def test_heartbeat_interval_is_session_timeout_over_heartbeat_frequency(url: str
 
 
 def test_failed_heartbeat_threshold_below_frequency_kills_before_the_session_timeout(
-    api: Api, url: str
+    api: Api, url: str, jump_clock: JumpClock
 ) -> None:
     group_id = unique("threshold")
-    # Dead after 1 * 20000 / 20 = 1 s of silence, long before the 20 s session timeout (and
-    # long enough for the join and sync of the setup on a busy machine).
+    # Dead after 1 * 60000 / 20 = 3 s of silence, long before the 60 s session timeout.
     client = lone_stable_member(
         url,
         group_id,
-        session_timeout_ms=20000,
+        session_timeout_ms=60_000,
         heartbeat_frequency=20,
         failed_heartbeat_threshold=1,
     )
-    assert client.heartbeat_interval_ms == 1000
-    last_contact = client.log[-1][0]
-    wait_until(lambda: describe(api, group_id)["groupState"] == "Empty", 1 + SLACK_S, "death")
-    assert time.monotonic() - last_contact >= 1.0
+    assert client.heartbeat_interval_ms == 3000
+    assert describe(api, group_id)["groupState"] == "Stable"
+    jump_clock.jump(3000)
+    assert describe(api, group_id)["groupState"] == "Empty"
     assert client.heartbeat() == 25
 
 
 def test_failed_heartbeat_threshold_above_frequency_outlives_the_session_timeout(
-    api: Api, url: str
+    api: Api, url: str, jump_clock: JumpClock
 ) -> None:
     group_id = unique("threshold")
-    # Dead after 10 * 200 / 1 = 2000 ms of silence, ten times the 200 ms session timeout.
+    # Dead after 100 * 200 / 1 = 20 s of silence, a hundred times the 200 ms session timeout.
     client = lone_stable_member(
-        url, group_id, session_timeout_ms=200, heartbeat_frequency=1, failed_heartbeat_threshold=10
+        url, group_id, session_timeout_ms=200, heartbeat_frequency=1, failed_heartbeat_threshold=100
     )
-    last_contact = client.log[-1][0]
-    time.sleep(0.6)  # three session timeouts: describe would expire it if the session counted
+    jump_clock.jump(600)  # three session timeouts: describe would expire it if the session counted
     assert describe(api, group_id)["groupState"] == "Stable"
-    assert time.monotonic() - last_contact < 2.0, "too slow to check the lower bound"
-    wait_until(lambda: describe(api, group_id)["groupState"] == "Empty", 2 + SLACK_S, "the death")
-    assert time.monotonic() - last_contact >= 2.0
+    jump_clock.jump(20_000)
+    assert describe(api, group_id)["groupState"] == "Empty"
+    assert client.heartbeat() == 25

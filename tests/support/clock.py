@@ -5,6 +5,7 @@ asserts exact deadlines and never waits."""
 from __future__ import annotations
 
 import threading
+import time
 
 
 class FakeClock:
@@ -28,3 +29,28 @@ class FakeClock:
     def advance(self, ms: int) -> None:
         with self._lock:
             self._ms += ms
+
+
+class JumpClock:
+    """The system's time plus what the test jumps it by: for a coordinator that black-box
+    tests drive over HTTP while its own waits (a held barrier, a pause) pass in real time. A
+    test jumps past a timer instead of sleeping through it."""
+
+    def __init__(self) -> None:
+        self._offset_ms = 0
+        self._lock = threading.Lock()
+
+    def now_ms(self) -> int:
+        with self._lock:
+            return time.time_ns() // 1_000_000 + self._offset_ms
+
+    def monotonic_s(self) -> float:
+        with self._lock:
+            return time.monotonic() + self._offset_ms / 1000
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def jump(self, ms: int) -> None:
+        with self._lock:
+            self._offset_ms += ms

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from groupcoord.clock import Clock
+from groupcoord.local.memory import memory_store
 from groupcoord.local.processes import (
     STARTUP_DEADLINE_S,
     running_dynamodb,
@@ -46,10 +48,15 @@ class InProcessCoordinator:
         store: Store | None = None,
         principal_header: str | None = None,
         front_door: str = "HttpApi",
+        clock: Clock | None = None,
     ):
         mapping = {"groupcoord.table.name": unique_table(), **(settings or {})}
         if store is not None:  # the other deployment's table
             mapping["groupcoord.table.name"] = store.settings.table_name
+        if clock is not None and store is None:  # its own store, on the test's clock
+            store = memory_store(Settings.from_mapping(mapping), clock)
+            store.ensure_table()
+        self.clock = clock
         self.coordinator = LocalCoordinator(
             Settings.from_mapping(mapping),
             port=0,
@@ -70,11 +77,13 @@ def running_coordinator(
     store: Store | None = None,
     principal_header: str | None = None,
     front_door: str = "HttpApi",
+    clock: Clock | None = None,
 ) -> Iterator[InProcessCoordinator]:
     """An in-process coordinator (InProcessCoordinator); with `store`, on that store's table
     (e.g. a second deployment with a crash point, beside the first); `front_door` as
-    template.yaml's FrontDoor (FunctionUrl: every API on the router, function URL events)."""
-    coordinator = InProcessCoordinator(settings, store, principal_header, front_door)
+    template.yaml's FrontDoor (FunctionUrl: every API on the router, function URL events);
+    `clock`, its store's (a test's JumpClock, say)."""
+    coordinator = InProcessCoordinator(settings, store, principal_header, front_door, clock)
     try:
         yield coordinator
     finally:
