@@ -335,3 +335,46 @@ def test_the_rebalance_timeout_runs_on_while_revoking_and_ends_after() -> None:
     done = plan(g, m, heartbeat(3, 0))
     assert (done.after.state, done.after.epoch) == (STABLE, 4)
     assert done.member.rebalance_deadline is None and done.lower_group_deadline_to is None
+
+
+# --- the group a heartbeat acts on, whom a join is about (plan_group_access, plan_join_route) ---
+
+
+def test_the_group_a_heartbeat_acts_on() -> None:
+    from groupcoord.core.consumer.heartbeat_rules import GroupAccess, plan_group_access
+
+    create, use, upgrade = GroupAccess.CREATE, GroupAccess.USE, GroupAccess.UPGRADE
+    assert plan_group_access("g", None, 0, 0) is create
+    assert plan_group_access("g", "classic", 0, 0) is create  # an Empty classic group: replaced
+    assert plan_group_access("g", "consumer", 3, 5) is use
+    assert plan_group_access("g", "classic", 2, 0) is upgrade
+    for refused in (
+        plan_group_access("g", None, 0, 3),
+        plan_group_access("g", "classic", 0, 1),
+        plan_group_access("g", "classic", 2, 4),
+    ):
+        assert not isinstance(refused, GroupAccess) and refused.error == 69
+
+
+def test_whom_a_join_is_about() -> None:
+    from groupcoord.core.consumer.heartbeat_rules import JoinRoute, plan_join_route
+
+    assert plan_join_route("m2", False, "m1", True) is JoinRoute.TAKEOVER
+    # A claim left behind by a removed member is no takeover: a new member, taking the claim.
+    assert plan_join_route("m2", False, "m1", False) is JoinRoute.NEW
+    assert plan_join_route("m1", True, "m1", True) is JoinRoute.EXISTING
+    assert plan_join_route("m1", True, None, False) is JoinRoute.EXISTING
+    assert plan_join_route("m1", False, None, False) is JoinRoute.NEW
+
+
+def test_unseen_topic_changes_bump_the_epoch_only_when_they_matter() -> None:
+    from groupcoord.core.consumer.heartbeat_rules import after_topic_changes
+    from groupcoord.core.consumer.model import ASSIGNING, STABLE, ConsumerGroup
+
+    group = ConsumerGroup(
+        "g", member_count=2, group_epoch=4, target_epoch=4, state=STABLE, topic_changes=3
+    )
+    bumped = after_topic_changes(group, matter=True)
+    assert (bumped.group_epoch, bumped.topic_changes_seen, bumped.state) == (5, 3, ASSIGNING)
+    seen = after_topic_changes(group, matter=False)
+    assert (seen.group_epoch, seen.topic_changes_seen, seen.state) == (4, 3, STABLE)
