@@ -245,6 +245,22 @@ class Expiry:
     removed_pending: list[ClassicMember]
 
 
+def sync_error(
+    group: ClassicGroup, generation: int, protocol_type: str | None, protocol_name: str | None
+) -> Errors | None:
+    """Kafka's SyncGroup checks once the member is known: another generation 22, another
+    protocol type or name 23, a group rebalancing 27. None: the sync goes on."""
+    if generation != group.generation:
+        return Errors.ILLEGAL_GENERATION
+    if (protocol_type is not None and protocol_type != group.protocol_type) or (
+        protocol_name is not None and protocol_name != group.protocol_name
+    ):
+        return Errors.INCONSISTENT_GROUP_PROTOCOL
+    if group.state == PREPARING_REBALANCE:
+        return Errors.REBALANCE_IN_PROGRESS
+    return None
+
+
 def pending_expired(member: ClassicMember, now_ms: int) -> bool:
     """A member id handed out by a first join (79) whose second join came too late."""
     return member.pending and member.session_deadline_ms <= now_ms

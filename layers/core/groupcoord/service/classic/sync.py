@@ -9,12 +9,11 @@ from ...core.classic.identity import identity_error, needs_instance_owner
 from ...core.classic.model import (
     COMPLETING_REBALANCE,
     EMPTY,
-    PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
     ClassicMember,
 )
-from ...core.classic.rules import next_check_ms
+from ...core.classic.rules import next_check_ms, sync_error
 from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
 from ...store.classic.transition import ClassicTransition, MemberUpdate
@@ -56,18 +55,11 @@ def _check(
         owner,
         may_act_as=lambda m: ctx.caller.may_act_as(m.principal),
     )
-    if error is not None:
-        return None, error
-    assert member is not None
-    if request.generation_id != group.generation:
-        return None, Errors.ILLEGAL_GENERATION
-    if (request.protocol_type is not None and request.protocol_type != group.protocol_type) or (
-        request.protocol_name is not None and request.protocol_name != group.protocol_name
-    ):
-        return None, Errors.INCONSISTENT_GROUP_PROTOCOL
-    if group.state == PREPARING_REBALANCE:
-        return None, Errors.REBALANCE_IN_PROGRESS
-    return member, None
+    if error is None:
+        error = sync_error(
+            group, request.generation_id, request.protocol_type, request.protocol_name
+        )
+    return (None, error) if error is not None else (member, None)
 
 
 def _answer(ctx: ApiContext, group: ClassicGroup, member: ClassicMember) -> SyncGroupResponse:
