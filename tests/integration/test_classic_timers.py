@@ -186,10 +186,14 @@ def test_a_follower_that_synced_before_the_leader_expires_on_its_own_session(
         assert joining.result()["generationId"] == leader.generation
         syncing = pool.submit(follower.sync)  # held: it waits for the leader
         wait_until(lambda: follower.accepted > 0, 10, "the follower to wait at the barrier")
-        # The leader takes its time (past the follower's session) to assign, so that the
-        # group's timers are re-read while the follower waits with its timer stopped.
-        jump_clock.jump(8000)
-        assert leader.heartbeat() == 0
+        # The leader takes its time (8 s, past the follower's 5 s session) to assign, so that
+        # the group's timers are re-read while the follower waits: it does not expire, its
+        # sync re-sent after each 202 as clients do.
+        for _ in range(4):
+            polls = follower.accepted
+            jump_clock.jump(2000)
+            assert leader.heartbeat() == 0
+            wait_until(lambda: follower.accepted > polls, 10, "the follower's next poll")
         assert leader.sync({leader.member_id: b"L", follower.member_id: b"F"})["errorCode"] == 0
         assert syncing.result()["errorCode"] == 0
     # Stable: the follower's timer runs from its sync on. Within its session it stays...
