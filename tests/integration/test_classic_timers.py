@@ -193,7 +193,7 @@ def test_a_follower_that_synced_before_the_leader_expires_on_its_own_session(
             polls = follower.accepted
             jump_clock.jump(2000)
             assert leader.heartbeat() == 0
-            wait_until(lambda: follower.accepted > polls, 10, "the follower's next poll")
+            wait_until(lambda n=polls: follower.accepted > n, 10, "the follower's next poll")
         assert leader.sync({leader.member_id: b"L", follower.member_id: b"F"})["errorCode"] == 0
         assert syncing.result()["errorCode"] == 0
     # Stable: the follower's timer runs from its sync on. Within its session it stays...
