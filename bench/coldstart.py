@@ -408,7 +408,7 @@ def main(argv: list[str] | None = None) -> None:
             ]
         )
         command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
-        print(f"wrote {write_section('coldstart', 'Cold start', command, body)}")
+        print(f"wrote {write_section('coldstart', 'Cold start', command, body, engine=False)}")
     if found.over:
         sys.exit(f"import wall over {args.check:g} ms: {', '.join(found.over)}")
 

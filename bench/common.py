@@ -727,12 +727,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> str:
-    return (
+def machine(engine: bool = True) -> str:
+    """The machine line of a section; `engine` names the DynamoDB Local it ran on."""
+    line = (
         f"{os.cpu_count()} cores ({platform.machine()}, {platform.system()}, shared with other "
-        f"test runs), Python {platform.python_version()}, DynamoDB Local "
-        f"({dynamodb_local_version()})"
+        f"test runs), Python {platform.python_version()}"
     )
+    return f"{line}, DynamoDB Local ({dynamodb_local_version()})" if engine else line
 
 
 def dynamodb_local_version() -> str:
@@ -745,7 +746,7 @@ def dynamodb_local_version() -> str:
         return "not installed"
 
 
-def write_section(key: str, title: str, command: str, body: str) -> Path:
+def write_section(key: str, title: str, command: str, body: str, engine: bool = True) -> Path:
     """Put the benchmark's section into docs/performance.md, replacing its previous run."""
     text = PERFORMANCE_MD.read_text() if PERFORMANCE_MD.exists() else ""
     pattern = re.compile(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->\n", re.S)
@@ -756,7 +757,7 @@ def write_section(key: str, title: str, command: str, body: str) -> Path:
     date = datetime.now(UTC).strftime("%Y-%m-%d")
     sections[key] = (
         f"## {title}\n\n"
-        f"Reproduce: `{command}` (from the repository root). Run {date} on {machine()}.\n\n"
+        f"Reproduce: `{command}` (from the repository root). Run {date} on {machine(engine)}.\n\n"
         f"{body.strip()}\n\n"
     )
     order = [k for k in SECTION_ORDER if k in sections] + sorted(
