@@ -19,6 +19,7 @@ DynamoDB endpoint).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,6 +65,28 @@ def dynamodb_endpoint() -> Iterator[str]:
         return
     with running_dynamodb() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def kinesis_endpoint() -> Iterator[str]:
+    """kinesis-local (kinesis-mock on Node.js, tools/kinesis-local): GROUPCOORD_TEST_KINESIS_
+    ENDPOINT (the one `.ci/run` starts), else one started for the session. boto3's Kinesis
+    clients, the coordinator's included, reach it through AWS_ENDPOINT_URL_KINESIS."""
+    from groupcoord.local.kinesis_local import running_kinesis_local
+
+    saved = os.environ.get("AWS_ENDPOINT_URL_KINESIS")
+    with contextlib.ExitStack() as stack:
+        url = os.environ.get("GROUPCOORD_TEST_KINESIS_ENDPOINT") or stack.enter_context(
+            running_kinesis_local()
+        )
+        os.environ["AWS_ENDPOINT_URL_KINESIS"] = url
+        try:
+            yield url
+        finally:
+            if saved is None:
+                os.environ.pop("AWS_ENDPOINT_URL_KINESIS", None)
+            else:
+                os.environ["AWS_ENDPOINT_URL_KINESIS"] = saved
 
 
 @pytest.fixture(scope="session")

@@ -207,6 +207,7 @@ def test_from_env_every_setting_round_trips() -> None:
         "groupcoord.session.renewal.skips": "2",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
+        "groupcoord.kinesis.shard.sync.interval.ms": "7777",
     }
     for name in Settings.names():
         sample = samples.get(name, "777")
@@ -253,3 +254,13 @@ def test_authorizer_settings_take_kafkas_names_and_forms() -> None:
     assert not Settings().authorizer_enabled  # off unless configured, as Kafka without one
     with pytest.raises(SettingsError, match=r"groupcoord\.authorizer\.enabled"):
         Settings.from_mapping({"groupcoord.authorizer.enabled": "yes"})
+
+
+def test_the_kinesis_shard_sync_interval_is_bounded() -> None:
+    assert Settings().kinesis_shard_sync_interval_ms == 60000
+    for refused in ("999", "86400001"):
+        with pytest.raises(SettingsError, match=r"shard\.sync\.interval"):
+            Settings.from_mapping({"groupcoord.kinesis.shard.sync.interval.ms": refused})
+    a, b = (f"arn:aws:kinesis:us-east-1:000000000000:stream/{n}" for n in "ab")
+    listed = Settings.from_mapping({"groupcoord.kinesis.streams": f" {a},,{b}"})
+    assert listed.kinesis_stream_arns == {a, b}

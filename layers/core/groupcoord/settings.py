@@ -57,6 +57,9 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     # For fault tests only: this deployment's clock runs this many ms ahead (or, negative,
     # behind) the system's, as a Lambda host's may (groupcoord/clock.py, docs/sessions.md).
     "groupcoord.fault.clock.offset.ms": ("fault_clock_offset_ms", 0),
+    # How often the sweeper syncs a Kinesis-backed topic's shards (and how old a sync may be
+    # before a join syncs again), docs/kinesis.md.
+    "groupcoord.kinesis.shard.sync.interval.ms": ("kinesis_shard_sync_interval_ms", 60000),
 }
 _BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
     # Off: every principal may do everything, as a Kafka cluster without an authorizer.
@@ -73,6 +76,9 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "super.users": ("super_users", ""),
     # Tables an offset-commit's `writes` may write, comma-separated names; empty = none.
     "groupcoord.sink.tables": ("sink_tables", ""),
+    # Kinesis streams a topic may be bound to, comma-separated ARNs (the template passes those
+    # its IAM policy lets the coordinator list); empty = any.
+    "groupcoord.kinesis.streams": ("kinesis_streams", ""),
     # For crash tests only: comma-separated points where a request dies (see faults.py).
     "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
@@ -80,6 +86,9 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
 # more than a third of it (core/session_renewal.py).
 SESSION_RENEWAL_SKIPS_MAX = 4
 CLOCK_OFFSET_MAX_MS = 3_600_000
+# A Kinesis topic's shard sync: at least once a second (tests), at most once a day apart.
+KINESIS_SYNC_MIN_MS = 1000
+KINESIS_SYNC_MAX_MS = 86_400_000
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
@@ -117,6 +126,7 @@ class Settings:
     sink_idempotency_ms: int = 86_400_000
     session_renewal_skips: int = 2
     fault_clock_offset_ms: int = 0
+    kinesis_shard_sync_interval_ms: int = 60000
     authorizer_enabled: bool = False
     allow_everyone_if_no_acl_found: bool = False
     super_users: str = ""
@@ -125,6 +135,7 @@ class Settings:
     table_name: str = "groupcoord"
     endpoint: str = ""
     sink_tables: str = ""
+    kinesis_streams: str = ""
     fault_crash_at: str = ""
 
     @property
@@ -142,6 +153,11 @@ class Settings:
         template passes the ARNs its IAM policy grants)."""
         names = (t.strip().rsplit(":table/", 1)[-1] for t in self.sink_tables.split(","))
         return frozenset(n for n in names if n)
+
+    @property
+    def kinesis_stream_arns(self) -> frozenset[str]:
+        """The streams a topic may be bound to; empty: any."""
+        return frozenset(a.strip() for a in self.kinesis_streams.split(",") if a.strip())
 
     @property
     def super_user_principals(self) -> frozenset[str]:
@@ -230,6 +246,11 @@ class Settings:
         if abs(self.fault_clock_offset_ms) > CLOCK_OFFSET_MAX_MS:
             raise SettingsError(
                 f"groupcoord.fault.clock.offset.ms must be within ±{CLOCK_OFFSET_MAX_MS}"
+            )
+        if not KINESIS_SYNC_MIN_MS <= self.kinesis_shard_sync_interval_ms <= KINESIS_SYNC_MAX_MS:
+            raise SettingsError(
+                f"groupcoord.kinesis.shard.sync.interval.ms must be from {KINESIS_SYNC_MIN_MS} "
+                f"to {KINESIS_SYNC_MAX_MS}"
             )
         if not 0 <= self.session_renewal_skips <= SESSION_RENEWAL_SKIPS_MAX:
             raise SettingsError(

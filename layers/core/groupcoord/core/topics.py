@@ -6,12 +6,15 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2
 
 from ..errors import Errors
 from ..models.limits import REGEX_MAX_CHARS, TOPIC_NAME_MAX_CHARS
+
+if TYPE_CHECKING:
+    from .kinesis.binding import KinesisBinding
 
 MAX_TOPIC_NAME_LENGTH = TOPIC_NAME_MAX_CHARS
 _LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -24,6 +27,10 @@ class TopicRecord:
     partitions: int
     replication_factor: int = -1
     created_at_ms: int = 0
+    # A Kinesis-backed topic's stream (its partitions are the stream's shards), and when its
+    # shard registry was last synced.
+    kinesis: KinesisBinding | None = None
+    shard_sync_at_ms: int = 0
 
 
 @dataclass(frozen=True)

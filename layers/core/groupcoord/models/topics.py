@@ -84,6 +84,27 @@ class MetadataResponseBroker(KafkaMessage):
     rack: str | None = None
 
 
+class KinesisHashKeyRange(KafkaMessage):
+    starting_hash_key: str = Field(description="Decimal, as Kinesis gives it.")
+    ending_hash_key: str = Field(description="Decimal, inclusive.")
+
+
+class KinesisShard(KafkaMessage):
+    """The shard a partition of a Kinesis-backed topic stands for (groupcoord extension)."""
+
+    shard_id: str
+    parent_shard_ids: list[str] = Field(
+        description="Its parents: one after a split, two after a merge (parent, then adjacent "
+        "parent), none for a shard the stream started with or whose parents expired."
+    )
+    hash_key_range: KinesisHashKeyRange
+    starting_sequence_number: str
+    closed: bool = Field(
+        description="Split or merged: its records end at its ending sequence number, and its "
+        "children carry on."
+    )
+
+
 class MetadataResponsePartition(KafkaMessage):
     error_code: Int16 = 0
     partition_index: Int32
@@ -92,6 +113,12 @@ class MetadataResponsePartition(KafkaMessage):
     replica_nodes: list[Int32] = []
     isr_nodes: list[Int32] = []
     offline_replicas: list[Int32] = []
+    kinesis_shard: KinesisShard | None = Field(
+        None,
+        description="groupcoord extension: for a topic backed by a Kinesis data stream, the "
+        "shard this partition stands for (a partition's shard never changes; indexes follow "
+        "the shards' lineage: parents first). null for any other topic.",
+    )
 
 
 class MetadataResponseTopic(KafkaMessage):
@@ -101,6 +128,12 @@ class MetadataResponseTopic(KafkaMessage):
     is_internal: bool = False
     partitions: list[MetadataResponsePartition] = []
     topic_authorized_operations: Int32 = UNKNOWN_AUTHORIZED_OPERATIONS
+    kinesis_stream_arn: str | None = Field(
+        None,
+        description="groupcoord extension: the Kinesis data stream whose shards are this "
+        "topic's partitions (create-topics' groupcoord.kinesis.stream.arn); null for any other "
+        "topic.",
+    )
 
 
 class MetadataResponse(KafkaResponse):
@@ -131,12 +164,24 @@ class CreatableTopicConfig(KafkaMessage):
 
 class CreatableTopic(KafkaMessage):
     name: AdminTopicName
-    num_partitions: Int32 = Field(-1, description="-1 (the default here) uses num.partitions.")
+    num_partitions: Int32 = Field(
+        -1,
+        description="-1 (the default here) uses num.partitions; a topic backed by a Kinesis "
+        "stream (config groupcoord.kinesis.stream.arn) takes -1 only: its shards decide.",
+    )
     replication_factor: Int16 = Field(
         -1, description="Recorded only; -1 (the default here) means the cluster default."
     )
     assignments: list[CreatableReplicaAssignment] = Field([], max_length=_PARTITIONS)
-    configs: list[CreatableTopicConfig] = Field([], max_length=limits.CONFIGS_PER_TOPIC_MAX)
+    configs: list[CreatableTopicConfig] = Field(
+        [],
+        max_length=limits.CONFIGS_PER_TOPIC_MAX,
+        description="Topic configs: groupcoord.kinesis.stream.arn (a Kinesis data stream's "
+        "ARN) backs the topic with that stream, its partitions the stream's shards, and "
+        "groupcoord.kinesis.initial.position (TRIM_HORIZON, the default, LATEST, or "
+        "AT_TIMESTAMP:<epoch ms>) says where a group with no checkpoint starts "
+        "(docs/kinesis.md). Other configs are accepted and ignored.",
+    )
 
 
 class CreateTopicsRequest(KafkaMessage):

@@ -25,6 +25,7 @@ from ..store.store import Store
 from ..store.topics import KIND_TOPIC_CHANGE
 from .group_admin import finish_cleanup
 from .group_timers import sweep_group
+from .kinesis.sync import sync_due_topic
 from .offset_retention import check_retention
 
 Completion = Callable[[Store, Overdue, int], None]
@@ -42,6 +43,8 @@ COMPLETIONS: dict[str, Completion] = {
     GROUP_CLEANUP: finish_cleanup,
     # A topic change whose groups were not all told at once.
     KIND_TOPIC_CHANGE: _renotify_topic_change,
+    # A Kinesis-backed topic whose scheduled shard sync is due (the topic item itself).
+    schema.KIND_TOPIC: sync_due_topic,
 }
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..core.acls import AclOperation, ResourceType
+from ..core.kinesis.binding import binding_asked
+from ..core.kinesis.shards import ShardRow
 from ..core.topics import (
     Refusal,
     TopicRecord,
@@ -22,6 +24,7 @@ from ..core.topics import (
 )
 from ..errors import Errors
 from ..models.topics import (
+    CreatableTopic,
     CreatableTopicResult,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -31,6 +34,8 @@ from ..models.topics import (
     DeletableTopicResult,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
+    KinesisHashKeyRange,
+    KinesisShard,
     MetadataCursor,
     MetadataRequest,
     MetadataRequestTopic,
@@ -42,6 +47,7 @@ from ..models.topics import (
 from ..store.topics import TopicAlreadyExists, TopicChanged
 from ..topic_ids import ZERO_UUID, new_topic_id
 from .context import ApiContext
+from .kinesis.binding import kinesis_topic
 from .races import retry_on_race
 
 NODE_ID = 0
@@ -50,7 +56,9 @@ CLUSTER_ID = "groupcoord"
 _LIST_BATCH = 100
 
 
-def _metadata_topic(record: TopicRecord, first: int, end: int) -> MetadataResponseTopic:
+def _metadata_topic(
+    record: TopicRecord, first: int, end: int, shards: dict[int, KinesisShard]
+) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         name=record.name,
         topic_id=record.topic_id,
@@ -61,9 +69,34 @@ def _metadata_topic(record: TopicRecord, first: int, end: int) -> MetadataRespon
                 leader_epoch=0,
                 replica_nodes=[NODE_ID],
                 isr_nodes=[NODE_ID],
+                kinesis_shard=shards.get(i),
             )
             for i in range(first, end)
         ],
+        kinesis_stream_arn=record.kinesis.stream_arn if record.kinesis else None,
+    )
+
+
+def _kinesis_shards(
+    record: TopicRecord, first: int, end: int, ctx: ApiContext
+) -> dict[int, KinesisShard]:
+    """A Kinesis-backed topic's shards for the partitions of a page (one Query of its
+    registry); none for any other topic."""
+    if record.kinesis is None:
+        return {}
+    return {row.index: _shown(row) for row in ctx.store.shards.rows(record, first, end)}
+
+
+def _shown(row: ShardRow) -> KinesisShard:
+    shard = row.shard
+    return KinesisShard(
+        shard_id=shard.shard_id,
+        parent_shard_ids=list(shard.parents),
+        hash_key_range=KinesisHashKeyRange(
+            starting_hash_key=shard.hash_start, ending_hash_key=shard.hash_end
+        ),
+        starting_sequence_number=shard.starting_sequence,
+        closed=shard.closed,
     )
 
 
@@ -117,7 +150,7 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
         if first >= found.partitions:
             continue  # a cursor past this topic's partitions (recreated smaller): nothing left
         end = min(found.partitions, first + budget)
-        topic = _metadata_topic(found, first, end)
+        topic = _metadata_topic(found, first, end, _kinesis_shards(found, first, end, ctx))
         if request.include_topic_authorized_operations:
             topic.topic_authorized_operations = ctx.caller.operations(ResourceType.TOPIC, name)
         topics.append(topic)
@@ -225,32 +258,14 @@ def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopics
             refusal = Refusal(Errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             results.append(_create_refused(topic.name, refusal))
             continue
-        refusal = check_topic_name(topic.name)
-        count = partitions_to_create(
-            topic.num_partitions,
-            topic.replication_factor,
-            len(topic.assignments),
-            ctx.settings.num_partitions,
-            ctx.settings.topic_max_partitions,
-        )
-        if refusal is None and isinstance(count, Refusal):
-            refusal = count
-        if refusal is None and ctx.store.topics.get(topic.name) is not None:
-            refusal = _already_exists(topic.name)
-        if refusal is not None:
-            results.append(_create_refused(topic.name, refusal))
+        planned = _planned(topic, ctx)
+        if isinstance(planned, Refusal):
+            results.append(_create_refused(topic.name, planned))
             continue
-        assert isinstance(count, int)
-        record = TopicRecord(
-            name=topic.name,
-            topic_id=new_topic_id(),
-            partitions=count,
-            replication_factor=topic.replication_factor,
-            created_at_ms=ctx.now_ms,
-        )
+        record, rows = planned
         if not request.validate_only:
             try:
-                ctx.store.topics.create(record, ctx.now_ms)
+                _write_topic(record, rows, ctx)
             except TopicAlreadyExists:
                 results.append(_create_refused(topic.name, _already_exists(topic.name)))
                 continue
@@ -267,6 +282,62 @@ def create_topics(request: CreateTopicsRequest, ctx: ApiContext) -> CreateTopics
             created.topic_config_error_code = Errors.TOPIC_AUTHORIZATION_FAILED
         results.append(created)
     return CreateTopicsResponse(topics=results)
+
+
+def _planned(
+    topic: CreatableTopic, ctx: ApiContext
+) -> tuple[TopicRecord, tuple[ShardRow, ...]] | Refusal:
+    """The topic a create-topics entry makes (with its first shard rows, if Kinesis-backed),
+    or why it is refused."""
+    refusal = check_topic_name(topic.name)
+    if refusal is not None:
+        return refusal
+    asked = binding_asked(
+        [(c.name, c.value) for c in topic.configs],
+        topic.num_partitions,
+        len(topic.assignments),
+        ctx.settings.kinesis_stream_arns,
+    )
+    if isinstance(asked, Refusal):
+        return asked
+    count = partitions_to_create(
+        topic.num_partitions if asked is None else 1,
+        topic.replication_factor,
+        len(topic.assignments),
+        ctx.settings.num_partitions,
+        ctx.settings.topic_max_partitions,
+    )
+    if isinstance(count, Refusal):
+        return count
+    if ctx.store.topics.get(topic.name) is not None:
+        return _already_exists(topic.name)
+    if asked is not None:
+        return kinesis_topic(topic.name, asked, ctx)
+    record = TopicRecord(
+        name=topic.name,
+        topic_id=new_topic_id(),
+        partitions=count,
+        replication_factor=topic.replication_factor,
+        created_at_ms=ctx.now_ms,
+    )
+    return record, ()
+
+
+def _write_topic(record: TopicRecord, rows: tuple[ShardRow, ...], ctx: ApiContext) -> None:
+    """A Kinesis-backed topic's rows go first (under its new id, nobody reads them yet), then
+    the topic, with its first scheduled shard sync."""
+    if record.kinesis is None:
+        ctx.store.topics.create(record, ctx.now_ms)
+        return
+    ctx.store.shards.write_rows(record.topic_id, rows)
+    due = ctx.now_ms + ctx.settings.kinesis_shard_sync_interval_ms
+    try:
+        ctx.store.topics.create(
+            record, ctx.now_ms, sync_due=(due, ctx.store.shards.sync_shard(record.name))
+        )
+    except TopicAlreadyExists:
+        ctx.store.shards.delete_rows(record.topic_id, len(rows))
+        raise
 
 
 def _already_exists(name: str) -> Refusal:
@@ -317,6 +388,12 @@ def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusa
         record = ctx.store.topics.get(name)
         if record is None:
             return Refusal(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if record.kinesis is not None:
+            return Refusal(
+                Errors.INVALID_REQUEST,
+                f"The topic '{name}' is backed by a Kinesis stream: its partitions follow "
+                "the stream's shards.",
+            )
         refusal = check_partition_growth(
             record.partitions, count, ctx.settings.topic_max_partitions
         )
@@ -400,6 +477,8 @@ def _delete(
             describable = topic_id is not None and may(AclOperation.DESCRIBE, record.name)
             return _DELETE_DENIED, record if describable else None
         ctx.store.topics.delete(record, ctx.now_ms)
+        if record.kinesis is not None:
+            ctx.store.shards.delete_rows(record.topic_id, record.partitions)
         return None, record
 
     busy = Refusal(Errors.UNKNOWN_SERVER_ERROR, "The topic kept changing; retry.")

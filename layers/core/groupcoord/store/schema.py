@@ -84,6 +84,20 @@ def topic_id_key(topic_id: str) -> dict[str, str]:
     return {PK: TOPIC_IDS_PK, SK: topic_id}
 
 
+def shard_rows_pk(topic_id: str) -> str:
+    # Under the topic's id: a topic deleted and created again never sees the old rows.
+    return f"KSHARDS#{escaped(topic_id)}"
+
+
+def shard_row_sk(index: int) -> str:
+    return f"{index:010d}"
+
+
+def shard_row_key(topic_id: str, index: int) -> dict[str, str]:
+    """A Kinesis-backed topic's partition `index`: the shard it stands for."""
+    return {PK: shard_rows_pk(topic_id), SK: shard_row_sk(index)}
+
+
 def topic_subscribers_pk(topic: str) -> str:
     return f"TSUB#{escaped(topic)}"
 

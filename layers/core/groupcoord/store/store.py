@@ -14,6 +14,8 @@ from .deadlines import DeadlineIndex
 from .dynamo import Dynamo, make_client
 from .group_cleanup import GroupCleanups
 from .groups import GroupDirectory
+from .kinesis.registry import ShardRegistry
+from .kinesis.streams import Streams
 from .offsets import OffsetStore
 from .retention import RetentionStore
 from .topics import TopicRegistry
@@ -40,6 +42,10 @@ class Store:
         self.retention = RetentionStore(dynamo, settings.deadline_shards)
         self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)
         self.acls = AclStore(dynamo)
+        # Kinesis-backed topics: their shard registries, and the stream reader (the only
+        # caller of Kinesis; its boto3 client is made at first use).
+        self.shards = ShardRegistry(dynamo, self.topics, settings.deadline_shards)
+        self.streams = Streams()
 
     @classmethod
     def connect(

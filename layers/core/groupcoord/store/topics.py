@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ..core.kinesis.binding import InitialPosition, KinesisBinding
 from ..core.topics import TopicRecord, regex_matches
 from . import schema
 from .deadlines import Overdue
@@ -62,7 +63,29 @@ def _record(item: dict) -> TopicRecord:
         partitions=int(item["partitions"]),
         replication_factor=int(item.get("replicationFactor", -1)),
         created_at_ms=int(item.get("createdAt", 0)),
+        kinesis=_binding(item),
+        shard_sync_at_ms=int(item.get("shardSyncAt", 0)),
     )
+
+
+def _binding(item: dict) -> KinesisBinding | None:
+    arn = item.get("kinesisStream")
+    if arn is None:
+        return None
+    position = InitialPosition.decode(item.get("kinesisStart", "")) or InitialPosition()
+    return KinesisBinding(arn, position, int(item.get("kinesisStreamCreated", 0)))
+
+
+def _binding_attributes(record: TopicRecord) -> dict:
+    binding = record.kinesis
+    if binding is None:
+        return {}
+    return {
+        "kinesisStream": binding.stream_arn,
+        "kinesisStart": binding.initial_position.encode(),
+        "kinesisStreamCreated": binding.stream_created_ms,
+        "shardSyncAt": record.shard_sync_at_ms,
+    }
 
 
 class TopicRegistry:
@@ -111,7 +134,15 @@ class TopicRegistry:
 
     # --- changes ---
 
-    def create(self, record: TopicRecord, now_ms: int) -> None:
+    def create(
+        self,
+        record: TopicRecord,
+        now_ms: int,
+        *,
+        sync_due: tuple[int, str] | None = None,
+    ) -> None:
+        """Create the topic; `sync_due`, for a Kinesis-backed one: when its first scheduled
+        shard sync is due and its deadline shard (the topic item sits in the deadline index)."""
         topic_item = {
             **schema.topic_key(record.name),
             "kind": schema.KIND_TOPIC,
@@ -119,13 +150,16 @@ class TopicRegistry:
             "partitions": record.partitions,
             "replicationFactor": record.replication_factor,
             "createdAt": record.created_at_ms,
+            **_binding_attributes(record),
         }
+        if sync_due is not None:
+            topic_item[schema.DEADLINE], topic_item[schema.DEADLINE_SHARD] = sync_due
         id_item = {
             **schema.topic_id_key(record.topic_id),
             "kind": schema.KIND_TOPIC_ID,
             "name": record.name,
         }
-        self._change(
+        self.change(
             record.name,
             now_ms,
             [
@@ -145,7 +179,7 @@ class TopicRegistry:
             # Counts only grow, whatever raced us.
             condition="topicId = :id AND #partitions < :new",
         )
-        self._change(record.name, now_ms, [update], TopicChanged)
+        self.change(record.name, now_ms, [update], TopicChanged)
 
     def delete(self, record: TopicRecord, now_ms: int) -> None:
         deletes = [
@@ -156,9 +190,9 @@ class TopicRegistry:
             ),
             Delete(schema.topic_id_key(record.topic_id)),
         ]
-        self._change(record.name, now_ms, deletes, TopicChanged)
+        self.change(record.name, now_ms, deletes, TopicChanged)
 
-    def _change(
+    def change(
         self, topic: str, now_ms: int, writes: list[TransactItem], refused: type[Exception]
     ) -> None:
         """The writes and a pending topic-change item in one transaction, then the groups

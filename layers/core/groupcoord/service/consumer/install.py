@@ -39,10 +39,12 @@ from ...core.consumer.group import (
 )
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
+from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.store import Store
 from ..authorization import caller_of
+from ..kinesis.sync import sync_stale
 from .common import reload, state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
@@ -112,11 +114,15 @@ def _describable(
 
 
 def _resolved(
-    store: Store, members: list[ConsumerGroupMember], now_ms: int
+    store: Store,
+    members: list[ConsumerGroupMember],
+    now_ms: int,
+    topics: list[TopicRecord] | None = None,
 ) -> tuple[list[AssignorMember], dict[str, int]]:
     """The members as the assignor sees them (their subscriptions resolved to the ids of the
-    topics they may see) and the partition counts of every topic subscribed."""
-    topics = store.topics.list()
+    topics they may see) and the partition counts of every topic subscribed (of `topics`, as
+    listed by the caller, else listed here)."""
+    topics = store.topics.list() if topics is None else topics
     ids = {t.name: t.topic_id for t in topics}
     counts = {t.topic_id: t.partitions for t in topics}
     assignor_members = [
@@ -160,12 +166,30 @@ def _targets(
         store.topics.subscribe(name, group.group_id)
     if regex != group.subscribed_regex:
         store.topics.set_regex(group.group_id, regex)
-    assignor_members, counts = _resolved(store, members, now_ms)
+    assignor_members, counts = _resolved(
+        store, members, now_ms, _topics_synced(store, names, regex, now_ms)
+    )
     assignor = choose_assignor(
         (m.server_assignor for m in members), store.settings.consumer_assignors
     )
     targets = ASSIGNORS[assignor](assignor_members, counts)
     return targets, assignor, names, regex, subscription_digest(counts)
+
+
+def _topics_synced(
+    store: Store, names: list[str], regex: str | None, now_ms: int
+) -> list[TopicRecord]:
+    """The topics, after a lazy shard sync of the Kinesis-backed ones the group subscribes to
+    whose last sync is older than groupcoord.kinesis.shard.sync.interval.ms (listed again
+    if a registry grew)."""
+    topics = store.topics.list()
+    wanted = set(names)
+    subscribed = [
+        t
+        for t in topics
+        if t.kinesis is not None and (t.name in wanted or (regex and regex_matches(regex, t.name)))
+    ]
+    return store.topics.list() if sync_stale(store, subscribed, now_ms) else topics
 
 
 def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:

@@ -1,0 +1,124 @@
+"""The shard registry of a Kinesis-backed topic (pure): every shard ListShards ever showed
+gets a partition index once, in lineage order (parents before children, then by starting
+sequence number), appended after the indexes already given; an index is never reused or
+renumbered, whatever a later listing returns or omits. Shard ids are compared, never parsed."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A shard as ListShards tells it."""
+
+    shard_id: str
+    # ParentShardId, then AdjacentParentShardId (a merge has both, a split one).
+    parents: tuple[str, ...] = ()
+    hash_start: str = "0"
+    hash_end: str = str(2**128 - 1)
+    starting_sequence: str = "0"
+    # Set once the shard is closed (split or merged): no record is written to it any more.
+    ending_sequence: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.ending_sequence is not None
+
+
+@dataclass(frozen=True)
+class ShardRow:
+    """A registry row: the partition index a shard was given."""
+
+    index: int
+    shard: Shard
+
+
+@dataclass(frozen=True)
+class RegistryPlan:
+    """What a sync writes: new rows, rows whose shard is now closed, and how many new shards
+    did not fit the topic's partition limit (left to a later sync, children of the last)."""
+
+    added: tuple[ShardRow, ...] = ()
+    closed: tuple[ShardRow, ...] = ()
+    left_out: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.closed)
+
+
+def sequence_key(sequence: str) -> tuple[int, int, str]:
+    """Sequence numbers in numeric order without parsing 129 digits into a float: shorter
+    decimal strings are smaller (Kinesis writes no leading zeros); anything else after."""
+    if sequence.isascii() and sequence.isdigit():
+        digits = sequence.lstrip("0") or "0"
+        return (0, len(digits), digits)
+    return (1, len(sequence), sequence)
+
+
+def lineage_order(shards: Iterable[Shard], known: Iterable[str] = ()) -> list[Shard]:
+    """The shards parents first, then by starting sequence number (then id). A parent that is
+    `known` (already in the registry) or not among `shards` (expired, never seen) holds
+    nothing back. A cycle, which Kinesis never makes, is broken in the same order."""
+    fresh: dict[str, Shard] = {}
+    for shard in shards:
+        fresh.setdefault(shard.shard_id, shard)  # a shard listed twice: its first listing
+    done = set(known)
+    waiting = {
+        sid: {p for p in s.parents if p in fresh and p not in done and p != sid}
+        for sid, s in fresh.items()
+    }
+    children: dict[str, list[str]] = {}
+    for sid, parents in waiting.items():
+        for parent in parents:
+            children.setdefault(parent, []).append(sid)
+
+    def key(sid: str) -> tuple[tuple[int, int, str], str]:
+        return (sequence_key(fresh[sid].starting_sequence), sid)
+
+    ready = [key(sid) for sid, parents in waiting.items() if not parents]
+    heapq.heapify(ready)
+    order: list[Shard] = []
+    while len(order) < len(fresh):
+        if not ready:  # a cycle: take the first of what is left
+            left = min(key(sid) for sid in waiting)
+            ready.append(left)
+        _, sid = heapq.heappop(ready)
+        if sid not in waiting:
+            continue
+        del waiting[sid]
+        order.append(fresh[sid])
+        for child in children.get(sid, ()):
+            parents = waiting.get(child)
+            if parents is not None and sid in parents:
+                parents.discard(sid)
+                if not parents:
+                    heapq.heappush(ready, key(child))
+    return order
+
+
+def plan_registry(
+    rows: Sequence[ShardRow], listed: Sequence[Shard], max_partitions: int
+) -> RegistryPlan:
+    """The registry's new rows after a listing: shards not in it yet, in lineage order, at the
+    next indexes, up to `max_partitions` rows in all; and its rows that the listing shows
+    closed while the registry has them open. A shard missing from the listing keeps its row."""
+    known = {row.shard.shard_id: row for row in rows}
+    closed: dict[str, ShardRow] = {}
+    for shard in listed:
+        row = known.get(shard.shard_id)
+        if row is not None and shard.closed and not row.shard.closed:
+            closed.setdefault(shard.shard_id, ShardRow(row.index, shard))
+    order = lineage_order((s for s in listed if s.shard_id not in known), known)
+    room = max(0, max_partitions - len(rows))
+    start = max((row.index for row in rows), default=-1) + 1
+    added = tuple(ShardRow(start + i, shard) for i, shard in enumerate(order[:room]))
+    return RegistryPlan(added, tuple(closed.values()), len(order) - len(added))
+
+
+def sync_due(last_sync_ms: int, now_ms: int, interval_ms: int) -> bool:
+    """Whether a lazy sync (a join's) lists the shards again."""
+    return now_ms - last_sync_ms >= interval_ms

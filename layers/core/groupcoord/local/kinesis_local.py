@@ -1,0 +1,151 @@
+"""kinesis-local as a child process: found, started on a free loopback port, stopped.
+
+kinesis-local is kinesis-mock (the engine under LocalStack's Kinesis) built for Node.js: it
+implements split, merge, UpdateShardCount, ShardFilter, null iterators at a closed shard's end
+and ChildShards, which the Kinesis tests need (moto's Kinesis routes writes into closed parents
+after a split). It comes from the npm package `kinesis-local`; where it is looked for, in
+order: GROUPCOORD_KINESIS_LOCAL_HOME (a folder where `npm ci` ran: tools/kinesis-local), then
+`node_modules/kinesis-local` in the working directory or one of its parents, or in their
+`tools/kinesis-local`. It serves plain
+HTTP on the port asked (its TLS port on another free one); boto3 reaches it through
+`endpoint_url` or AWS_ENDPOINT_URL_KINESIS. The child dies with its parent on Linux, as
+DynamoDB Local's does. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .dynamodb_local import LOOPBACK, Missing, _answers, _die_with_parent, _free_port
+
+NPM_PACKAGE = "kinesis-local@0.6.2"
+HOME_ENV = "GROUPCOORD_KINESIS_LOCAL_HOME"
+STARTUP_DEADLINE_S = 60.0
+STOP_DEADLINE_S = 10.0
+# Resharding and stream changes take this long to finish (kinesis-mock's default is 500 ms):
+# short, so that the tests wait little, and not zero, so that UPDATING is seen as on AWS.
+OPERATION_DURATION = "100ms"
+_DURATIONS = (
+    "CREATE_STREAM_DURATION",
+    "DELETE_STREAM_DURATION",
+    "MERGE_SHARDS_DURATION",
+    "SPLIT_SHARD_DURATION",
+    "UPDATE_SHARD_COUNT_DURATION",
+)
+
+
+def find_main() -> Path:
+    """kinesis-local's main.js, or Missing."""
+    homes = [Path(os.environ[HOME_ENV])] if os.environ.get(HOME_ENV) else []
+    homes += [Path.cwd(), *Path.cwd().parents]
+    for home in homes:
+        for folder in (home, home / "tools" / "kinesis-local"):  # a checkout's, from its root
+            main = folder / "node_modules" / "kinesis-local" / "main.js"
+            if main.is_file():
+                return main
+    raise Missing(
+        "kinesis-local is not installed: run `npm ci --prefix tools/kinesis-local` in a "
+        f"checkout and set {HOME_ENV} to that folder (or `npm install {NPM_PACKAGE}`)"
+    )
+
+
+def find_node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        raise Missing("kinesis-local runs on Node.js (20 or later): there is no `node` on PATH")
+    return found
+
+
+class KinesisLocal:
+    """One kinesis-local process on a loopback port (0: a free one), in memory."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.main = find_main()
+        self.node = find_node()
+        self.asked_port = port
+        self.port = port
+        self.process: subprocess.Popen | None = None
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def _env(self) -> dict[str, str]:
+        env = {
+            **os.environ,
+            "KINESIS_MOCK_PLAIN_PORT": str(self.port),
+            "KINESIS_MOCK_TLS_PORT": str(_free_port()),
+            "LOG_LEVEL": "WARN",
+            "SHARD_LIMIT": "1000",
+        }
+        env.update(dict.fromkeys(_DURATIONS, OPERATION_DURATION))
+        return env
+
+    def start(self) -> KinesisLocal:
+        """Start it and wait until it answers (a free port taken meanwhile: another one)."""
+        for _ in range(3 if self.asked_port == 0 else 1):
+            self.port = self.asked_port or _free_port()
+            self.process = subprocess.Popen(
+                [self.node, str(self.main)],
+                cwd=self.main.parent,
+                env=self._env(),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+            if self._wait_until_up():
+                return self
+        raise RuntimeError(f"kinesis-local did not start: {self._output()}")
+
+    def _wait_until_up(self) -> bool:
+        assert self.process is not None
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                output = self._output()
+                if "in use" in output and self.asked_port == 0:
+                    return False
+                raise RuntimeError(f"kinesis-local exited with {self.process.returncode}: {output}")
+            if _answers(self.port):
+                return True
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"kinesis-local did not answer within {STARTUP_DEADLINE_S:.0f} s")
+
+    def _output(self) -> str:
+        self._log.seek(0)
+        text = self._log.read().decode(errors="replace").strip()[-2000:]
+        self._log.seek(0)
+        self._log.truncate()
+        return text
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=STOP_DEADLINE_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self._log.close()
+
+
+@contextmanager
+def running_kinesis_local(port: int = 0) -> Iterator[str]:
+    """kinesis-local for the block; yields its URL."""
+    local = KinesisLocal(port).start()
+    try:
+        yield local.url
+    finally:
+        local.stop()

@@ -1,0 +1,2 @@
+"""Kinesis-backed topics: binding a topic to a stream at create-topics, and syncing its shard
+registry (docs/kinesis.md)."""

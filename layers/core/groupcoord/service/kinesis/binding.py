@@ -1,0 +1,53 @@
+"""create-topics for a Kinesis-backed topic: the stream is read (its creation time, its
+shards) before anything is written, and the topic starts with one partition per shard, in
+lineage order (core/kinesis/shards.py)."""
+
+from __future__ import annotations
+
+from ...core.kinesis.binding import BindingAsked, KinesisBinding
+from ...core.kinesis.shards import ShardRow, plan_registry
+from ...core.topics import Refusal, TopicRecord
+from ...errors import Errors
+from ...store.kinesis.streams import StreamError, StreamNotFound
+from ...topic_ids import new_topic_id
+from ..context import ApiContext
+
+# Streams whose shards can be listed: a CREATING stream has none yet, a DELETING one is going.
+_LISTABLE = ("ACTIVE", "UPDATING")
+
+
+def kinesis_topic(
+    name: str, asked: BindingAsked, ctx: ApiContext
+) -> tuple[TopicRecord, tuple[ShardRow, ...]] | Refusal:
+    """The topic bound to the stream asked for, with its first registry rows, or why not (40
+    INVALID_CONFIG for a stream that is not there or not active, 37 INVALID_PARTITIONS for
+    more shards than groupcoord.topic.max.partitions, 7 REQUEST_TIMED_OUT when Kinesis does
+    not answer: worth a retry)."""
+    arn = asked.stream_arn
+    limit = ctx.settings.topic_max_partitions
+    try:
+        summary = ctx.store.streams.describe(arn)
+        if summary.status not in _LISTABLE:
+            return Refusal(
+                Errors.INVALID_CONFIG, f"Kinesis stream {arn} is {summary.status}, not ACTIVE."
+            )
+        listed = ctx.store.streams.list_shards(arn, limit)
+    except StreamNotFound:
+        return Refusal(Errors.INVALID_CONFIG, f"Kinesis stream {arn} does not exist.")
+    except StreamError as error:
+        return Refusal(Errors.REQUEST_TIMED_OUT, f"Kinesis did not answer ({error}); retry.")
+    plan = plan_registry((), listed, limit)
+    if plan.left_out:
+        return Refusal(
+            Errors.INVALID_PARTITIONS,
+            f"Kinesis stream {arn} has more than {limit} shards (groupcoord.topic.max.partitions).",
+        )
+    record = TopicRecord(
+        name=name,
+        topic_id=new_topic_id(),
+        partitions=len(plan.added),
+        created_at_ms=ctx.now_ms,
+        kinesis=KinesisBinding(arn, asked.initial_position, summary.created_ms),
+        shard_sync_at_ms=ctx.now_ms,
+    )
+    return record, plan.added

@@ -1,0 +1,277 @@
+"""Kinesis-backed topics against kinesis-local, on DynamoDB Local: create-topics binds a
+stream, partitions follow its splits and merges in lineage order with indexes never moved or
+reused, metadata shows each partition's shard, the sweeper and a join sync the shards, a sync
+is single-flight, and a stream re-created under the same name is refused."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from groupcoord.core.kinesis.shards import ShardRow
+from groupcoord.service.kinesis.sync import Synced, sync_stale, sync_topic
+from groupcoord.settings import Settings
+from groupcoord.store import schema
+from groupcoord.store.dynamo import Update
+from groupcoord.store.store import Store
+from groupcoord.store.topics import TopicRecord
+from tests.support.api import Api
+from tests.support.consumer import Member, settle, unique
+from tests.support.kinesis import Streams
+from tests.support.servers import running_coordinator, unique_table
+
+# Long enough that no scheduled sync runs during a test unless the test makes it due.
+SYNC_MS = 60_000
+SETTINGS = {"groupcoord.kinesis.shard.sync.interval.ms": str(SYNC_MS)}
+
+
+@pytest.fixture(scope="module")
+def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
+    """A coordinator (with its sweeper) on a table of DynamoDB Local, reaching kinesis-local."""
+    mapping = {"groupcoord.table.name": unique_table(), **SETTINGS}
+    store = Store.connect(Settings.from_mapping(mapping), endpoint_url=dynamodb_endpoint)
+    store.ensure_table()
+    with running_coordinator(mapping, store=store) as coordinator:
+        yield Api(coordinator.url), coordinator.store
+
+
+@pytest.fixture(scope="module")
+def streams(kinesis_endpoint: str) -> Streams:
+    return Streams(kinesis_endpoint)
+
+
+def topic_name() -> str:
+    return f"k-{uuid.uuid4().hex[:10]}"
+
+
+def create(api: Api, name: str, arn: str, **extra: Any) -> dict[str, Any]:
+    configs = [{"name": "groupcoord.kinesis.stream.arn", "value": arn}]
+    configs += [{"name": k, "value": v} for k, v in extra.pop("configs", {}).items()]
+    body = api.ok("create-topics", {"topics": [{"name": name, "configs": configs, **extra}]})
+    return body["topics"][0]
+
+
+def partitions(api: Api, name: str) -> list[dict[str, Any]]:
+    topic = api.ok("metadata", {"topics": [{"name": name}]})["topics"][0]
+    assert topic["errorCode"] == 0, topic
+    return topic["partitions"]
+
+
+def shards_of(api: Api, name: str) -> list[tuple[str, list[str], bool]]:
+    return [
+        (
+            p["kinesisShard"]["shardId"],
+            p["kinesisShard"]["parentShardIds"],
+            p["kinesisShard"]["closed"],
+        )
+        for p in partitions(api, name)
+    ]
+
+
+def age(store: Store, name: str, attribute: str, to_ms: int) -> None:
+    """Set a topic item's time attribute (its scheduled sync's due time, its last sync)."""
+    names = {"#at": attribute}
+    update = Update(schema.topic_key(name), "SET #at = :to", names=names, values={":to": to_ms})
+    store.dynamo.update(update)
+
+
+def record_of(store: Store, name: str) -> TopicRecord:
+    record = store.topics.get(name)
+    assert record is not None
+    return record
+
+
+def test_create_binds_the_stream_and_metadata_shows_its_shards(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    name = topic_name()
+    created = create(api, name, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    assert created["errorCode"] == 0, created
+    assert created["numPartitions"] == 2
+    listed = streams.shards(arn)
+    topic = api.ok("metadata", {"topics": [{"name": name}]})["topics"][0]
+    assert topic["kinesisStreamArn"] == arn
+    assert [p["partitionIndex"] for p in topic["partitions"]] == [0, 1]
+    for partition, shard in zip(topic["partitions"], listed, strict=True):
+        assert partition["kinesisShard"] == {
+            "shardId": shard["ShardId"],
+            "parentShardIds": [],
+            "hashKeyRange": {
+                "startingHashKey": shard["HashKeyRange"]["StartingHashKey"],
+                "endingHashKey": shard["HashKeyRange"]["EndingHashKey"],
+            },
+            "startingSequenceNumber": shard["SequenceNumberRange"]["StartingSequenceNumber"],
+            "closed": False,
+        }
+    record = record_of(store, name)
+    assert record.kinesis is not None
+    assert record.kinesis.initial_position.encode() == "LATEST"
+    summary = streams.client.describe_stream_summary(StreamARN=arn)["StreamDescriptionSummary"]
+    assert record.kinesis.stream_created_ms == int(
+        summary["StreamCreationTimestamp"].timestamp() * 1000
+    )
+    # Another topic's partitions carry no shard.
+    plain = topic_name()
+    api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
+    assert partitions(api, plain)[0]["kinesisShard"] is None
+
+
+def test_split_and_merge_append_partitions_in_lineage_order(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    name = topic_name()
+    create(api, name, arn)
+    first, second = (s["ShardId"] for s in streams.shards(arn))
+    streams.split(arn, first)
+    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.CHANGED
+    children = [s["ShardId"] for s in streams.shards(arn)[2:]]
+    assert shards_of(api, name) == [
+        (first, [], True),
+        (second, [], False),
+        (children[0], [first], False),
+        (children[1], [first], False),
+    ]
+    streams.merge(arn, children[0], children[1])
+    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.CHANGED
+    merged = streams.shards(arn)[-1]["ShardId"]
+    assert shards_of(api, name) == [
+        (first, [], True),
+        (second, [], False),
+        (children[0], [first], True),
+        (children[1], [first], True),
+        (merged, [children[0], children[1]], False),
+    ]
+    # Nothing new: nothing written, and the indexes stay.
+    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.UNCHANGED
+    assert [s[0] for s in shards_of(api, name)] == [first, second, *children, merged]
+
+
+def test_the_sweeper_syncs_when_the_schedule_is_due(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    name = topic_name()
+    create(api, name, arn)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    time.sleep(1.5)  # a sweep or more (one a second): the sync is not due yet
+    assert len(partitions(api, name)) == 1
+    age(store, name, schema.DEADLINE, store.clock.now_ms() - 1)
+    deadline = time.monotonic() + 20  # generous for a loaded CI
+    while len(partitions(api, name)) < 3:
+        assert time.monotonic() < deadline, "the sweeper did not sync the shards"
+        time.sleep(0.1)
+    assert [closed for _, _, closed in shards_of(api, name)] == [True, False, False]
+    # The next sync is scheduled an interval on.
+    item = store.dynamo.get(schema.topic_key(name), consistent=True)
+    assert item is not None
+    assert item[schema.DEADLINE] == item["shardSyncAt"] + SYNC_MS
+
+
+def test_a_sync_is_single_flight_per_topic(deployed: tuple[Api, Store], streams: Streams) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    name = topic_name()
+    create(api, name, arn)
+    now = store.clock.now_ms()
+    token = store.shards.take_lease(record_of(store, name), now, 60_000)
+    assert token is not None
+    assert store.shards.take_lease(record_of(store, name), now, 60_000) is None
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    assert sync_topic(store, record_of(store, name), now) is Synced.BUSY
+    assert len(partitions(api, name)) == 1
+    # A lease that ran out is taken over; one released is free at once.
+    assert sync_topic(store, record_of(store, name), now + 60_001) is Synced.CHANGED
+    assert len(partitions(api, name)) == 3
+    store.shards.release(record_of(store, name), "not-the-holder")  # no effect, no error
+
+
+def test_a_re_created_stream_is_refused_not_mixed(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    name = topic_name()
+    create(api, name, arn)
+    before = shards_of(api, name)
+    stream = arn.rsplit("/", 1)[1]
+    streams.delete(stream)
+    assert streams.create(3, stream) == arn  # the same ARN, another stream
+    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.RECREATED
+    assert shards_of(api, name) == before
+
+
+def test_a_join_syncs_a_stale_topic(deployed: tuple[Api, Store], streams: Streams) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    name = topic_name()
+    create(api, name, arn)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    record = record_of(store, name)
+    # Fresh: left alone.
+    assert not sync_stale(store, [record], record.shard_sync_at_ms + SYNC_MS - 1)
+    assert len(partitions(api, name)) == 1
+    # Older than the interval: a consumer group's join (its target install) syncs it.
+    age(store, name, "shardSyncAt", store.clock.now_ms() - SYNC_MS)
+    member = Member(api, unique("g"), topics=[name])
+    assert member.join()["errorCode"] == 0
+    settle([member])
+    assert len(partitions(api, name)) == 3
+    assert sum(len(p) for p in member.owned.values()) == 3
+
+
+def test_refusals(deployed: tuple[Api, Store], streams: Streams) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+
+    def error_of(**extra: Any) -> int:
+        name = topic_name()
+        found = create(api, name, extra.pop("arn", arn), **extra)
+        assert store.topics.get(name) is None
+        return found["errorCode"]
+
+    assert error_of(numPartitions=3) == 37  # the shards decide
+    assert error_of(arn="orders") == 40
+    assert error_of(arn=arn.replace(arn.rsplit("/", 1)[1], "no-such-stream")) == 40
+    assert error_of(configs={"groupcoord.kinesis.retention": "1"}) == 40
+    assert error_of(configs={"groupcoord.kinesis.initial.position": "EARLIEST"}) == 40
+    name = topic_name()
+    checked = api.ok(
+        "create-topics",
+        {
+            "topics": [
+                {"name": name, "configs": [{"name": "groupcoord.kinesis.stream.arn", "value": arn}]}
+            ],
+            "validateOnly": True,
+        },
+    )["topics"][0]
+    assert (checked["errorCode"], checked["numPartitions"]) == (0, 1)
+    assert store.topics.get(name) is None
+    create(api, name, arn)
+    grown = api.ok("create-partitions", {"topics": [{"name": name, "count": 5}]})
+    assert grown["results"][0]["errorCode"] == 42
+
+
+def test_a_deleted_topic_takes_its_rows_and_a_new_one_starts_afresh(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    name = topic_name()
+    create(api, name, arn)
+    old = record_of(store, name)
+    assert api.ok("delete-topics", {"topics": [{"name": name}]})["responses"][0]["errorCode"] == 0
+    assert store.shards.rows(old) == []
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    assert create(api, name, arn)["numPartitions"] == 3
+    rows = store.shards.rows(record_of(store, name))
+    assert [row.index for row in rows] == [0, 1, 2]
+    assert all(isinstance(row, ShardRow) for row in rows)
