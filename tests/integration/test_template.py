@@ -72,6 +72,9 @@ INDEX_READERS = {
 }
 # The functions an offset-commit runs in, so the only ones that may write the sink tables.
 COMMITTERS = {"offsets", ROUTER}
+# The functions that sync a Kinesis-backed topic's shards: create-topics (admin), a consumer
+# group's target install (membership), the sweeper's schedule.
+KINESIS_SYNCERS = {"membership", "admin", "sweeper", ROUTER}
 FRONT_DOORS = ("HttpApi", "FunctionUrl")
 EXPECTED_MANAGED_POLICIES = {
     "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
@@ -614,8 +617,28 @@ def test_function_roles_are_least_privilege(cfn, functions):
             s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]
         ]
         # The offsets function's sink writes: only with sink tables, only on them.
-        sink_writes = [s for s in statements if "Fn::If" in s]
+        sink_writes = [s for s in statements if s.get("Fn::If", [""])[0] == "HasSinkTables"]
+        kinesis = [s for s in statements if s.get("Fn::If", [""])[0] == "HasKinesisStreams"]
         statements = [s for s in statements if "Fn::If" not in s]
+        # Kinesis-backed topics' shard syncs: only with streams, only their listing.
+        assert kinesis == (
+            [
+                {
+                    "Fn::If": [
+                        "HasKinesisStreams",
+                        {
+                            "Sid": "KinesisShards",
+                            "Effect": "Allow",
+                            "Action": ["kinesis:ListShards", "kinesis:DescribeStreamSummary"],
+                            "Resource": {"Ref": "KinesisStreamArns"},
+                        },
+                        {"Ref": "AWS::NoValue"},
+                    ]
+                }
+            ]
+            if name in KINESIS_SYNCERS
+            else []
+        ), name
         if name in COMMITTERS:
             assert sink_writes == [
                 {
@@ -843,6 +866,21 @@ def test_sink_tables_reach_only_the_functions_that_commit_offsets(cfn, functions
         settings = Settings.from_env(_resolved_environment(cfn, logical_id, parameters))
         expected = {"counts", "totals"} if name in COMMITTERS else set()
         assert settings.sink_table_names == expected, name
+
+
+def test_kinesis_streams_reach_every_function(cfn, functions):
+    arns = (
+        "arn:aws:kinesis:us-east-1:123456789012:stream/orders,"
+        "arn:aws:kinesis:us-east-1:123456789012:stream/payments"
+    )
+    assert cfn["Parameters"]["KinesisStreamArns"]["Default"] == ""
+    assert cfn["Conditions"]["HasKinesisStreams"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", {"Ref": "KinesisStreamArns"}]}, ""]}]
+    }
+    for name, logical_id in functions.items():
+        parameters = {"KinesisStreamArns": arns}
+        settings = Settings.from_env(_resolved_environment(cfn, logical_id, parameters))
+        assert settings.kinesis_stream_arns == set(arns.split(",")), name
 
 
 # --- the front doors: FrontDoor HttpApi (the default) or FunctionUrl --------------------------

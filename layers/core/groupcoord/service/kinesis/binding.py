@@ -8,7 +8,7 @@ from ...core.kinesis.binding import BindingAsked, KinesisBinding
 from ...core.kinesis.shards import ShardRow, plan_registry
 from ...core.topics import Refusal, TopicRecord
 from ...errors import Errors
-from ...store.kinesis.streams import StreamError, StreamNotFound
+from ...store.kinesis.streams import StreamError, StreamForbidden, StreamNotFound
 from ...topic_ids import new_topic_id
 from ..context import ApiContext
 
@@ -34,6 +34,12 @@ def kinesis_topic(
         listed = ctx.store.streams.list_shards(arn, limit)
     except StreamNotFound:
         return Refusal(Errors.INVALID_CONFIG, f"Kinesis stream {arn} does not exist.")
+    except StreamForbidden:
+        return Refusal(
+            Errors.INVALID_CONFIG,
+            f"This coordinator may not list Kinesis stream {arn} (the template's "
+            "KinesisStreamArns).",
+        )
     except StreamError as error:
         return Refusal(Errors.REQUEST_TIMED_OUT, f"Kinesis did not answer ({error}); retry.")
     plan = plan_registry((), listed, limit)

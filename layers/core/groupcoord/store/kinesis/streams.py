@@ -28,6 +28,10 @@ class StreamNotFound(StreamError):
     """No such stream (or not one this deployment may see)."""
 
 
+class StreamForbidden(StreamError):
+    """This deployment may not list the stream (IAM: the template's KinesisStreamArns)."""
+
+
 class StreamUnavailable(StreamError):
     """Kinesis throttled, refused or could not be reached; worth a later try."""
 
@@ -109,6 +113,8 @@ class Streams:
             code = error.response.get("Error", {}).get("Code", "")
             if code == "ResourceNotFoundException":
                 raise StreamNotFound(arn) from None
+            if code in ("AccessDeniedException", "AccessDenied"):
+                raise StreamForbidden(arn) from None
             raise StreamUnavailable(f"{operation}: {code}") from None
         except BotoCoreError as error:
             raise StreamUnavailable(f"{operation}: {type(error).__name__}") from None
