@@ -14,15 +14,13 @@ import pytest
 
 from groupcoord.core.kinesis.shards import ShardRow
 from groupcoord.service.kinesis.sync import Synced, sync_stale, sync_topic
-from groupcoord.settings import Settings
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Update
 from groupcoord.store.store import Store
 from groupcoord.store.topics import TopicRecord
 from tests.support.api import Api
 from tests.support.consumer import Member, settle, unique
-from tests.support.kinesis import Streams
-from tests.support.servers import running_coordinator, unique_table
+from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
 
 # Long enough that no scheduled sync runs during a test unless the test makes it due.
 SYNC_MS = 60_000
@@ -32,11 +30,8 @@ SETTINGS = {"groupcoord.kinesis.shard.sync.interval.ms": str(SYNC_MS)}
 @pytest.fixture(scope="module")
 def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
     """A coordinator (with its sweeper) on a table of DynamoDB Local, reaching kinesis-local."""
-    mapping = {"groupcoord.table.name": unique_table(), **SETTINGS}
-    store = Store.connect(Settings.from_mapping(mapping), endpoint_url=dynamodb_endpoint)
-    store.ensure_table()
-    with running_coordinator(mapping, store=store) as coordinator:
-        yield Api(coordinator.url), coordinator.store
+    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
+        yield deployed
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +43,7 @@ def topic_name() -> str:
     return f"k-{uuid.uuid4().hex[:10]}"
 
 
-def create(api: Api, name: str, arn: str, **extra: Any) -> dict[str, Any]:
-    configs = [{"name": "groupcoord.kinesis.stream.arn", "value": arn}]
-    configs += [{"name": k, "value": v} for k, v in extra.pop("configs", {}).items()]
-    body = api.ok("create-topics", {"topics": [{"name": name, "configs": configs, **extra}]})
-    return body["topics"][0]
+create = kinesis_topic
 
 
 def partitions(api: Api, name: str) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -67,3 +69,28 @@ class Streams:
             StreamName=name, ShardToMerge=shard_id, AdjacentShardToMerge=adjacent_id
         )
         self.wait_active(name)
+
+
+@contextmanager
+def kinesis_deployment(dynamodb_endpoint: str, settings: dict[str, str]) -> Iterator[Any]:
+    """A coordinator in this process (with its sweeper) on a fresh table of DynamoDB Local;
+    yields (its Api, its Store). Start the `kinesis_endpoint` fixture first: the store's
+    Kinesis client reaches kinesis-local through AWS_ENDPOINT_URL_KINESIS."""
+    from groupcoord.settings import Settings
+    from groupcoord.store.store import Store
+    from tests.support.api import Api
+    from tests.support.servers import running_coordinator, unique_table
+
+    mapping = {"groupcoord.table.name": unique_table(), **settings}
+    store = Store.connect(Settings.from_mapping(mapping), endpoint_url=dynamodb_endpoint)
+    store.ensure_table()
+    with running_coordinator(mapping, store=store) as coordinator:
+        yield Api(coordinator.url), coordinator.store
+
+
+def kinesis_topic(api: Any, name: str, arn: str, **extra: Any) -> dict[str, Any]:
+    """create-topics of a topic backed by the stream; its result entry."""
+    configs = [{"name": "groupcoord.kinesis.stream.arn", "value": arn}]
+    configs += [{"name": k, "value": v} for k, v in extra.pop("configs", {}).items()]
+    body = api.ok("create-topics", {"topics": [{"name": name, "configs": configs, **extra}]})
+    return body["topics"][0]

@@ -367,6 +367,7 @@ def test_offset_commit_partition_defaults():
                 "committedOffset": 7,
                 "committedLeaderEpoch": -1,
                 "committedMetadata": None,
+                "kinesisPosition": None,
             }
         ],
     }

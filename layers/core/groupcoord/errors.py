@@ -6,6 +6,7 @@ from enum import IntEnum
 class Errors(IntEnum):
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0
+    OFFSET_OUT_OF_RANGE = 1
     UNKNOWN_TOPIC_OR_PARTITION = 3
     REQUEST_TIMED_OUT = 7
     OFFSET_METADATA_TOO_LARGE = 12

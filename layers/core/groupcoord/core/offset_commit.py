@@ -16,12 +16,14 @@ from enum import Enum
 from ..errors import Errors
 from ..models.offsets import (
     FailedWrite,
+    KinesisPosition,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
 from ..topic_ids import ZERO_UUID
+from .kinesis.positions import Position
 from .offsets import CommittedOffset
 from .topics import TopicRecord
 
@@ -89,11 +91,18 @@ def plan_partitions(
                         leader_epoch=partition.committed_leader_epoch,
                         metadata=partition.committed_metadata,
                         commit_timestamp_ms=now_ms,
+                        position=_position(partition.kinesis_position),
                     )
                 )
             row.append(code)
         codes.append(row)
     return CommitPlan(names, codes, offsets, frozenset(denied))
+
+
+def _position(asked: KinesisPosition | None) -> Position | None:
+    if asked is None:
+        return None
+    return Position(asked.sequence_number, asked.sub_sequence_number, asked.shard_end)
 
 
 def judged_request(request: OffsetCommitRequest, plan: CommitPlan) -> OffsetCommitRequest:

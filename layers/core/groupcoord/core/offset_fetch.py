@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 from ..errors import Errors
 from ..models.offsets import (
+    KinesisPosition,
     OffsetFetchRequestTopics,
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
 from ..topic_ids import ZERO_UUID
+from .kinesis.positions import Position
 from .offsets import CommittedOffset
 from .topics import TopicRecord
 
@@ -61,6 +63,17 @@ def _fetched(offset: CommittedOffset) -> OffsetFetchResponsePartitions:
         committed_offset=offset.offset,
         committed_leader_epoch=offset.leader_epoch,
         metadata=offset.metadata if offset.metadata is not None else "",
+        kinesis_position=_shown(offset.position),
+    )
+
+
+def _shown(position: Position | None) -> KinesisPosition | None:
+    if position is None:
+        return None
+    return KinesisPosition(
+        sequence_number=position.sequence,
+        sub_sequence_number=position.sub_sequence,
+        shard_end=position.shard_end,
     )
 
 

@@ -12,6 +12,7 @@ from ..errors import Errors
 from .classic.identity import identity_error
 from .classic.model import COMPLETING_REBALANCE, ClassicGroup, ClassicMember
 from .consumer.member import ConsumerGroupMember
+from .kinesis.positions import Position
 
 # However far the next expiry, a retention check looks again within this long: a group may
 # have emptied since.
@@ -27,6 +28,8 @@ class CommittedOffset:
     leader_epoch: int = -1
     metadata: str | None = None
     commit_timestamp_ms: int = 0
+    # A Kinesis-backed topic's checkpoint (core/kinesis/positions.py).
+    position: Position | None = None
 
 
 # --- who may commit ---

@@ -70,3 +70,6 @@ SINK_TABLES_MAX = 100  # groupcoord.sink.tables
 
 # offset.metadata.max.bytes may be raised, but never so far that an offset item nears 400 KB.
 OFFSET_METADATA_MAX_BYTES_CEILING = 64 * 1024
+
+# Kinesis' own bound on a shard id (ShardId: 1 to 128 characters).
+KINESIS_SHARD_ID_MAX_CHARS = 128

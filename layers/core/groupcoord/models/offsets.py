@@ -57,17 +57,70 @@ class _TopicResult(KafkaMessage):
     topic_id: TopicId = ZERO_UUID
 
 
+# --- Kinesis positions (groupcoord extension, docs/kinesis.md) ---
+
+_SEQUENCE = r"^(0|[1-9][0-9]{0,128})$"
+ShardId = bounded(limits.KINESIS_SHARD_ID_MAX_CHARS)
+
+
+class KinesisPosition(KafkaMessage):
+    """A checkpoint in a Kinesis shard: after the record at (sequenceNumber,
+    subSequenceNumber), or the shard's end."""
+
+    sequence_number: str | None = Field(
+        None,
+        max_length=129,
+        pattern=_SEQUENCE,
+        description="The last record processed: Kinesis' sequence number, a decimal string "
+        "of up to 129 digits. Required unless shardEnd.",
+    )
+    sub_sequence_number: int = Field(
+        0,
+        ge=0,
+        le=2**63 - 1,
+        description="The record's place in a KPL aggregate (0 for a record not aggregated).",
+    )
+    shard_end: bool = Field(
+        False,
+        description="The shard is processed to its end (GetRecords gave no next iterator): "
+        "its children may start. Accepted for a shard the coordinator knows is closed, or "
+        "with childShardIds.",
+    )
+    child_shard_ids: list[ShardId] = Field(  # type: ignore[valid-type]
+        [],
+        max_length=2,
+        description="With shardEnd: the ChildShards GetRecords named (2 after a split, 1 "
+        "after a merge); the coordinator syncs the topic's shards if it does not know them.",
+    )
+
+    @model_validator(mode="after")
+    def _placed(self) -> Self:
+        if self.sequence_number is None and not self.shard_end:
+            raise ValueError("a position needs a sequenceNumber or shardEnd")
+        return self
+
+
 # --- offset-commit ---
 
 
 class OffsetCommitRequestPartition(KafkaMessage):
     partition_index: Int32
-    committed_offset: Int64
+    committed_offset: Int64 = Field(
+        description="Kafka's offset; kept as sent for a Kinesis-backed topic, whose "
+        "checkpoint is kinesisPosition."
+    )
     committed_leader_epoch: Int32 = -1
     committed_metadata: bounded(limits.OFFSET_METADATA_MAX_BYTES_CEILING) | None = Field(  # type: ignore[valid-type]
         None,
         description="Over offset.metadata.max.bytes (4096) this partition answers 12 "
         "OFFSET_METADATA_TOO_LARGE, as in Kafka.",
+    )
+    kinesis_position: KinesisPosition | None = Field(
+        None,
+        description="groupcoord extension: a Kinesis-backed topic's checkpoint (required "
+        "there, refused 42 elsewhere). It never moves back (1 OFFSET_OUT_OF_RANGE), but for "
+        "a commit from outside the group (an admin's reset, while the group is empty); a "
+        "shardEnd of a shard not known closed and without childShardIds answers 42.",
     )
 
 
@@ -174,6 +227,11 @@ class OffsetFetchResponsePartitions(KafkaMessage):
     committed_leader_epoch: Int32 = -1
     metadata: str | None = None
     error_code: Int16 = 0
+    kinesis_position: KinesisPosition | None = Field(
+        None,
+        description="groupcoord extension: the committed position in a Kinesis-backed "
+        "topic's shard (childShardIds empty); null when none is committed.",
+    )
 
 
 class OffsetFetchResponseTopics(_TopicResult):

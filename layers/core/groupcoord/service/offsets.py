@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
+from ..core.kinesis.commits import is_admin_commit
 from ..core.offset_commit import (
     Next,
     ResolvedTopic,
@@ -41,7 +42,7 @@ from ..models.offsets import (
 )
 from ..store.errors import SinkWritesRefused
 from ..store.groups import header
-from ..store.offsets import Fenced, distinct
+from ..store.offsets import Fenced, PositionRaced, distinct
 from ..store.sink_writes import (
     AlreadyApplied,
     KeyReused,
@@ -53,6 +54,7 @@ from ..store.sink_writes import (
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
 from .group_types import group_type_of
+from .kinesis.commits import judged_plan, sync_after_shard_ends
 from .offset_fencing import commit_fence
 from .offset_retention import arm, is_expired
 from .races import retry_on_race
@@ -111,6 +113,7 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
         now_ms=ctx.now_ms,
         metadata_max_bytes=ctx.settings.offset_metadata_max_bytes,
     )
+    plan, to_sync = judged_plan(request, resolved, plan, ctx)
     if sink is not None:
         _check_fits(plan.offsets, sink)
     step = next_step(request, plan, sink is not None)
@@ -120,6 +123,8 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     if step is Next.CHECK:
         return commit_answer(request, plan, _check_only(judged, ctx))
     error, failed_write = _commit(judged, ctx, plan.offsets, sink)
+    if error == Errors.NONE and to_sync:
+        sync_after_shard_ends(to_sync, ctx)
     return commit_answer(request, plan, error, failed_write)
 
 
@@ -148,7 +153,14 @@ def _commit(
             return fence.error, None
         try:
             assert fence.guard is not None
-            store.commit(request.group_id, offsets, fence.guard, sink)
+            # An admin's commit from outside (to an empty group) may move a position back.
+            store.commit(
+                request.group_id,
+                offsets,
+                fence.guard,
+                sink,
+                forward_only=not is_admin_commit(request),
+            )
         except AlreadyApplied:
             pass  # a retry of a commit that landed: answered as it was
         except KeyReused:
@@ -170,8 +182,13 @@ def _commit(
         fence = commit_fence(ctx, _group_item(ctx, request.group_id), request)
         return fence.error or Errors.REBALANCE_IN_PROGRESS, None
 
-    # Fenced: the group moved between read and write; decide again on what is there.
-    return retry_on_race(ctx.clock, once, lost=(Fenced,), busy=busy)
+    # Fenced: the group moved between read and write; decide again on what is there. A
+    # position moved past this one meanwhile (the member's own commits racing) is refused
+    # alone: 1, as judged on a fresh read.
+    try:
+        return retry_on_race(ctx.clock, once, lost=(Fenced,), busy=busy)
+    except PositionRaced:
+        return Errors.OFFSET_OUT_OF_RANGE, None
 
 
 # --- a commit's sink writes (docs/exactly-once.md) ---
@@ -197,6 +214,11 @@ def _sink_batch(request: OffsetCommitRequest, ctx: ApiContext) -> SinkBatch:
     # What the commit asks, not who asks it: a retry whose generation or epoch moved is the
     # same commit (it must not apply twice).
     what = {k: asked.get(k) for k in ("groupId", "topics", "writes")}
+    for topic in what["topics"] or ():
+        for partition in topic["partitions"]:
+            if partition.get("kinesisPosition") is None:
+                # As fingerprinted before Kinesis positions were a field.
+                partition.pop("kinesisPosition", None)
     return SinkBatch(
         writes=[transaction_element(write) for write in request.writes or []],
         idempotency_key=request.idempotency_key,

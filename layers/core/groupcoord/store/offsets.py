@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.classic.model import ClassicGroup
+from ..core.kinesis.positions import Position
 from ..core.offsets import CommittedOffset
 from . import schema
 from .classic.codec import group_to_item
@@ -115,6 +116,23 @@ def distinct(offsets: Iterable[CommittedOffset]) -> list[CommittedOffset]:
     return list({(o.topic, o.partition): o for o in offsets}.values())
 
 
+class PositionRaced(Conflict):
+    """A Kinesis position was moved past the one committed since it was read."""
+
+
+def _put(group_id: str, offset: CommittedOffset, forward_only: bool) -> Put:
+    """An offset's put; a Kinesis position's, with `forward_only`, conditioned on not moving
+    the stored one back (its order string: core/kinesis/positions.py)."""
+    item = _item(group_id, offset)
+    if offset.position is None or not forward_only:
+        return Put(item)
+    return Put(
+        item,
+        condition="attribute_not_exists(korder) OR korder <= :order",
+        values={":order": item["korder"]},
+    )
+
+
 def _item(group_id: str, offset: CommittedOffset) -> dict[str, Any]:
     item: dict[str, Any] = {
         **schema.offset_key(group_id, offset.topic, offset.partition),
@@ -129,7 +147,20 @@ def _item(group_id: str, offset: CommittedOffset) -> dict[str, Any]:
     }
     if offset.metadata is not None:
         item["metadata"] = offset.metadata
+    position = offset.position
+    if position is not None:
+        item["korder"] = position.order()
+        item["ksub"] = position.sub_sequence
+        item["kend"] = position.shard_end
+        if position.sequence is not None:
+            item["kseq"] = position.sequence
     return item
+
+
+def _position(item: dict[str, Any]) -> Position | None:
+    if "korder" not in item:
+        return None
+    return Position(item.get("kseq"), int(item.get("ksub", 0)), bool(item.get("kend", False)))
 
 
 def _offset(item: dict[str, Any]) -> CommittedOffset:
@@ -141,6 +172,7 @@ def _offset(item: dict[str, Any]) -> CommittedOffset:
         leader_epoch=int(item.get("leaderEpoch", -1)),
         metadata=item.get("metadata"),
         commit_timestamp_ms=int(item.get("commitTimestamp", 0)),
+        position=_position(item),
     )
 
 
@@ -155,6 +187,8 @@ class OffsetStore:
         offsets: Sequence[CommittedOffset],
         guard: CommitGuard,
         sink: SinkBatch | None = None,
+        *,
+        forward_only: bool = True,
     ) -> None:
         """Write the offsets, each chunk in one transaction with the guard.
 
@@ -168,7 +202,7 @@ class OffsetStore:
         room = MAX_TRANSACTION_ITEMS - len(fence)
         # A partition named twice is committed once, at its last offset (Kafka writes both
         # records; the last one wins): one transaction cannot write an item twice.
-        puts = [Put(_item(group_id, o)) for o in distinct(offsets)]
+        puts = [_put(group_id, o, forward_only) for o in distinct(offsets)]
         if sink is not None:
             extra = transaction_items(group_id, sink)
             items = [*fence, *extra, *puts]
@@ -185,6 +219,8 @@ class OffsetStore:
                 )
                 if failed:
                     raise Fenced(failed) from None
+                if any(i >= len(items) - len(puts) for i in cancel.failed_conditions()):
+                    raise PositionRaced(group_id) from None
                 raise
             return
         for start in range(0, max(len(puts), 1), room):
@@ -195,6 +231,8 @@ class OffsetStore:
                 failed = [i for i in cancel.failed_conditions() if i < len(fence)]
                 if failed:
                     raise Fenced(failed) from None
+                if cancel.failed_conditions():
+                    raise PositionRaced(group_id) from None
                 raise
 
     def fetch(

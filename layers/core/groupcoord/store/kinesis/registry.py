@@ -84,6 +84,13 @@ class ShardRegistry:
         )
         return [_row(item) for item in items]
 
+    def rows_at(self, record: TopicRecord, indexes: Iterable[int]) -> dict[int, ShardRow]:
+        """The topic's rows of these partitions (below its count), strongly consistent."""
+        wanted = sorted({i for i in indexes if 0 <= i < record.partitions})
+        keys = [schema.shard_row_key(record.topic_id, i) for i in wanted]
+        found = self.dynamo.batch_get(keys, consistent=True) if keys else []
+        return {row.index: row for row in map(_row, found)}
+
     def write_rows(self, topic_id: str, rows: Iterable[ShardRow]) -> None:
         """Put rows (unconditionally: past the topic's count they are nobody's yet, and a
         row below it only ever changes to closed)."""

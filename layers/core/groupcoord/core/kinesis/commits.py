@@ -1,0 +1,86 @@
+"""offset-commit on a Kinesis-backed topic (pure): each planned partition's position judged
+against the shard it stands for and the group's committed position (positions.py); the plan
+keeps only the partitions that pass."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...errors import Errors
+from ...models.offsets import OffsetCommitRequest
+from ..offset_commit import CommitPlan, ResolvedTopic
+from .positions import Position, PositionAsked, position_error
+from .shards import ShardRow
+
+
+def is_admin_commit(request: OffsetCommitRequest) -> bool:
+    """A commit from outside the group (Kafka admits it only while the group is empty)."""
+    return request.generation_id_or_member_epoch < 0 and not request.member_id
+
+
+def needs_judging(request: OffsetCommitRequest, resolved: list[ResolvedTopic]) -> bool:
+    """Whether any partition of the commit is on a Kinesis topic or carries a position."""
+    return any(r.record is not None and r.record.kinesis is not None for r in resolved) or any(
+        p.kinesis_position is not None for t in request.topics for p in t.partitions
+    )
+
+
+def judge_positions(
+    request: OffsetCommitRequest,
+    resolved: list[ResolvedTopic],
+    plan: CommitPlan,
+    rows: Mapping[str, Mapping[int, ShardRow]],
+    committed: Mapping[tuple[str, int], Position | None],
+) -> CommitPlan:
+    """The plan with each committable partition's position judged: `rows`, per Kinesis topic
+    (by name), the shards of the partitions named; `committed`, the group's positions now."""
+    admin = is_admin_commit(request)
+    codes: list[list[Errors]] = []
+    refused: set[tuple[str, int]] = set()
+    for topic, found, row_codes in zip(request.topics, resolved, plan.codes, strict=True):
+        record = found.record
+        shards = rows.get(record.name, {}) if record is not None else {}
+        judged: list[Errors] = []
+        for partition, code in zip(topic.partitions, row_codes, strict=True):
+            if code == Errors.NONE and record is not None:
+                index = partition.partition_index
+                asked = partition.kinesis_position
+                code = position_error(
+                    shards.get(index) if record.kinesis is not None else None,
+                    committed.get((record.name, index)),
+                    None
+                    if asked is None
+                    else PositionAsked(
+                        Position(asked.sequence_number, asked.sub_sequence_number, asked.shard_end),
+                        tuple(asked.child_shard_ids),
+                    ),
+                    admin=admin,
+                )
+                if code != Errors.NONE:
+                    refused.add((record.name, index))
+            judged.append(code)
+        codes.append(judged)
+    offsets = [o for o in plan.offsets if (o.topic, o.partition) not in refused]
+    return CommitPlan(plan.names, codes, offsets, plan.denied)
+
+
+def unknown_children(
+    request: OffsetCommitRequest,
+    resolved: list[ResolvedTopic],
+    rows: Mapping[str, Mapping[int, ShardRow]],
+) -> set[str]:
+    """The Kinesis topics whose commit names, at a shard's end, children the registry rows
+    read do not hold (a reshard not synced yet): each worth a sync once committed."""
+    topics: set[str] = set()
+    for topic, found in zip(request.topics, resolved, strict=True):
+        record = found.record
+        if record is None or record.kinesis is None:
+            continue
+        for partition in topic.partitions:
+            asked = partition.kinesis_position
+            if asked is None or not asked.shard_end or not asked.child_shard_ids:
+                continue
+            row = rows.get(record.name, {}).get(partition.partition_index)
+            if row is None or not row.shard.closed:
+                topics.add(record.name)
+    return topics

@@ -1,0 +1,67 @@
+"""Kinesis checkpoints (pure): a position is a sequence number (a decimal string of up to 129
+digits) and a sub-sequence number (a record of a KPL aggregate), or the end of its shard. They
+are compared as (integer, sub-sequence), the end after every record, and never move back, but
+for an admin's commit from outside the group (which Kafka admits only while the group is
+empty: the reset). A shard's end is accepted only for a shard the registry knows is closed,
+or when the commit names the shard's children (a reshard the registry has not seen yet)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import Errors
+from .shards import ShardRow
+
+SEQUENCE_MAX_DIGITS = 129
+SUB_SEQUENCE_DIGITS = 19  # an int64
+# Above every digit: the end of a shard sorts after all its records.
+_END = "~"
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a group is in a shard: after the record at (sequence, sub_sequence), or at the
+    shard's end (then `sequence` may be the last record's, or None)."""
+
+    sequence: str | None
+    sub_sequence: int = 0
+    shard_end: bool = False
+
+    def order(self) -> str:
+        """A string whose order is the positions' (DynamoDB compares strings byte-wise, and
+        its numbers hold 38 digits): the digit count, the digits, the sub-sequence."""
+        if self.shard_end:
+            return _END
+        assert self.sequence is not None
+        digits = self.sequence.lstrip("0") or "0"
+        return f"{len(digits):03d}{digits}.{self.sub_sequence:0{SUB_SEQUENCE_DIGITS}d}"
+
+
+@dataclass(frozen=True)
+class PositionAsked:
+    """A commit's position for one partition, with the children it names at a shard's end."""
+
+    position: Position
+    children: tuple[str, ...] = ()
+
+
+def position_error(
+    row: ShardRow | None,
+    committed: Position | None,
+    asked: PositionAsked | None,
+    *,
+    admin: bool,
+) -> Errors:
+    """Why a Kinesis partition's commit is refused, or NONE. `row`: the partition's shard
+    (None: the topic is not Kinesis-backed); `committed`: the group's position now."""
+    if row is None:
+        # A position on a topic that is not Kinesis-backed means nothing here.
+        return Errors.INVALID_REQUEST if asked is not None else Errors.NONE
+    if asked is None:
+        return Errors.INVALID_REQUEST  # a Kinesis partition's checkpoint is a position
+    position = asked.position
+    if position.shard_end and not (row.shard.closed or asked.children):
+        return Errors.INVALID_REQUEST  # an open shard has no end yet
+    if not admin and committed is not None and position.order() < committed.order():
+        return Errors.OFFSET_OUT_OF_RANGE  # never back (an admin's reset aside)
+    return Errors.NONE

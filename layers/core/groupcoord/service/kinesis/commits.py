@@ -1,0 +1,59 @@
+"""offset-commit's reads for Kinesis-backed topics: the shards of the partitions committed and
+the group's positions in them, for core/kinesis/commits.py to judge; and, once a shard's end
+naming children the registry does not know is committed, the topic's shard sync (the sync
+"on a member's shard-end report")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...core.kinesis.commits import judge_positions, needs_judging, unknown_children
+from ...core.kinesis.shards import ShardRow
+from ...core.offset_commit import CommitPlan, ResolvedTopic
+from ...errors import Errors
+from ...models.offsets import OffsetCommitRequest
+from ...observability import logger
+from ...store.kinesis.registry import SyncLeaseLost
+from ...store.kinesis.streams import StreamError
+from ..context import ApiContext
+from .sync import sync_topic
+
+
+def judged_plan(
+    request: OffsetCommitRequest, resolved: list[ResolvedTopic], plan: CommitPlan, ctx: ApiContext
+) -> tuple[CommitPlan, set[str]]:
+    """The plan with the Kinesis partitions' positions judged, and the topics to sync once the
+    commit lands. Reads only for a commit that touches a Kinesis topic or names a position:
+    the rows of the partitions named and their committed positions (two batched reads)."""
+    if not needs_judging(request, resolved):
+        return plan, set()
+    rows: dict[str, dict[int, ShardRow]] = {}
+    named: list[tuple[str, int]] = []
+    for topic, found, codes in zip(request.topics, resolved, plan.codes, strict=True):
+        record = found.record
+        if record is None or record.kinesis is None:
+            continue
+        indexes = [
+            p.partition_index
+            for p, code in zip(topic.partitions, codes, strict=True)
+            if code == Errors.NONE
+        ]
+        rows.setdefault(record.name, {}).update(ctx.store.shards.rows_at(record, indexes))
+        named += [(record.name, i) for i in indexes]
+    committed = ctx.store.offsets.fetch(request.group_id, named) if named else {}
+    positions = {key: offset.position for key, offset in committed.items()}
+    judged = judge_positions(request, resolved, plan, rows, positions)
+    return judged, unknown_children(request, resolved, rows)
+
+
+def sync_after_shard_ends(topics: Iterable[str], ctx: ApiContext) -> None:
+    """Sync the topics whose committed shard ends named children not in their registry; a
+    Kinesis that does not answer fails no commit (the sweeper syncs later)."""
+    for name in sorted(topics):
+        record = ctx.store.topics.get(name)
+        if record is None or record.kinesis is None:
+            continue
+        try:
+            sync_topic(ctx.store, record, ctx.now_ms)
+        except (StreamError, SyncLeaseLost) as error:
+            logger.warning("shard-end sync failed", extra={"topic": name, "error": str(error)})

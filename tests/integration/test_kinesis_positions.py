@@ -1,0 +1,141 @@
+"""Kinesis checkpoints over offset-commit and offset-fetch, on DynamoDB Local with kinesis-local:
+a position (up to 129 digits and a sub-sequence) is committed and fetched, never moved back
+(the admin's reset from outside an empty group aside), a shard's end accepted only for a
+closed shard or with its children named (which syncs the registry), and fenced by the member's
+epoch like any commit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from groupcoord.service.kinesis.sync import Synced, sync_topic
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.consumer import Member, settle, unique
+from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+
+SETTINGS = {"groupcoord.kinesis.shard.sync.interval.ms": "60000"}
+
+
+@pytest.fixture(scope="module")
+def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
+    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
+        yield deployed
+
+
+@pytest.fixture(scope="module")
+def streams(kinesis_endpoint: str) -> Streams:
+    return Streams(kinesis_endpoint)
+
+
+def position(sequence: str | None, sub: int = 0, **extra: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {"subSequenceNumber": sub, **extra}
+    if sequence is not None:
+        found["sequenceNumber"] = sequence
+    return found
+
+
+def commit(
+    api: Api,
+    member: Member | None,
+    group: str,
+    topic: str,
+    partition: int,
+    at: dict[str, Any] | None,
+    epoch: int | None = None,
+) -> int:
+    """One partition's commit (from `member` at its epoch, or from outside); its code."""
+    entry: dict[str, Any] = {"partitionIndex": partition, "committedOffset": 0}
+    if at is not None:
+        entry["kinesisPosition"] = at
+    body: dict[str, Any] = {"groupId": group, "topics": [{"name": topic, "partitions": [entry]}]}
+    if member is not None:
+        body["memberId"] = member.member_id
+        body["generationIdOrMemberEpoch"] = member.epoch if epoch is None else epoch
+    answer = api.ok("offset-commit", body)
+    return answer["topics"][0]["partitions"][0]["errorCode"]
+
+
+def fetched(api: Api, group: str, topic: str, partition: int) -> dict[str, Any] | None:
+    topics = [{"name": topic, "partitionIndexes": [partition]}]
+    answer = api.ok("offset-fetch", {"groups": [{"groupId": group, "topics": topics}]})
+    return answer["groups"][0]["topics"][0]["partitions"][0]["kinesisPosition"]
+
+
+def joined(api: Api, topic: str) -> tuple[Member, str]:
+    group = unique("g")
+    member = Member(api, group, topics=[topic])
+    assert member.join()["errorCode"] == 0
+    settle([member])
+    return member, group
+
+
+def test_positions_are_committed_fetched_and_never_moved_back(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    member, group = joined(api, topic)
+    long = "4" + "9" * 128  # 129 digits: past any int64 or DynamoDB number
+    assert commit(api, member, group, topic, 0, position(long, 7)) == 0
+    assert fetched(api, group, topic, 0) == {
+        "sequenceNumber": long,
+        "subSequenceNumber": 7,
+        "shardEnd": False,
+        "childShardIds": [],
+    }
+    assert commit(api, member, group, topic, 0, position(long, 7)) == 0  # a retry
+    assert commit(api, member, group, topic, 0, position(long, 6)) == 1  # back: refused
+    assert commit(api, member, group, topic, 0, position("5" + "0" * 127)) == 1  # fewer digits
+    assert fetched(api, group, topic, 0)["subSequenceNumber"] == 7
+    assert commit(api, member, group, topic, 0, position("5" + "0" * 128)) == 0
+    # A zombie (an epoch the member no longer has) is fenced as in any commit.
+    assert commit(api, member, group, topic, 0, position("6" + "0" * 128), epoch=0) != 0
+    assert fetched(api, group, topic, 0)["sequenceNumber"] == "5" + "0" * 128
+    # No position on a Kinesis topic, or one on another topic: 42.
+    assert commit(api, member, group, topic, 0, None) == 42
+    plain = unique("t")
+    api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
+    assert commit(api, None, unique("g"), plain, 0, position("1")) == 42
+    # The admin's reset: from outside, once the group is empty, back is allowed.
+    assert commit(api, None, group, topic, 0, position("1")) != 0  # not while it has members
+    assert member.leave()["errorCode"] == 0
+    assert commit(api, None, group, topic, 0, position("1")) == 0
+    assert fetched(api, group, topic, 0)["sequenceNumber"] == "1"
+
+
+def test_a_shard_end_needs_a_closed_shard_or_its_children(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    member, group = joined(api, topic)
+    end = position(None, shardEnd=True)
+    assert commit(api, member, group, topic, 0, end) == 42  # open, as far as it knows
+    first = streams.shards(arn)[0]["ShardId"]
+    streams.split(arn, first)
+    children = [s["ShardId"] for s in streams.shards(arn) if s.get("ParentShardId") == first]
+    # Named children: accepted, and the registry synced from the report.
+    named = position("10", shardEnd=True, childShardIds=children)
+    assert commit(api, member, group, topic, 0, named) == 0
+    partitions = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
+    assert [p["kinesisShard"]["shardId"] for p in partitions][2:] == children
+    assert fetched(api, group, topic, 0)["shardEnd"] is True
+    # The end is past every record.
+    assert commit(api, member, group, topic, 0, position("99999")) == 1
+    # A shard the registry knows closed takes its end without children.
+    other = streams.shards(arn)[1]["ShardId"]
+    streams.split(arn, other)
+    record = store.topics.get(topic)
+    assert record is not None
+    assert sync_topic(store, record, store.clock.now_ms()) is Synced.CHANGED
+    settle([member])  # the sync told the group: its epoch moved
+    assert commit(api, member, group, topic, 1, end) == 0

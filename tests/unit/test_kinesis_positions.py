@@ -1,0 +1,77 @@
+"""Kinesis checkpoints (core/kinesis/positions.py): ordered as (integer, sub-sequence) with the
+shard's end last, never moved back but by an admin, a shard's end only for a closed shard or
+with its children named."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from groupcoord.core.kinesis.positions import Position, PositionAsked, position_error
+from groupcoord.core.kinesis.shards import Shard, ShardRow
+from groupcoord.errors import Errors
+from groupcoord.models.offsets import KinesisPosition
+
+sequences = st.integers(0, 10**129 - 1)
+subs = st.integers(0, 2**63 - 1)
+OPEN = ShardRow(0, Shard("shardId-000000000000"))
+CLOSED = ShardRow(0, Shard("shardId-000000000000", ending_sequence="99"))
+
+
+@given(sequences, subs, sequences, subs)
+def test_order_is_integer_then_sub_sequence(a: int, i: int, b: int, j: int) -> None:
+    left, right = Position(str(a), i), Position(str(b), j)
+    assert (left.order() < right.order()) == ((a, i) < (b, j))
+    assert (left.order() == right.order()) == ((a, i) == (b, j))
+    assert left.order() < Position(None, shard_end=True).order()
+
+
+def asked(sequence: str | None, sub: int = 0, end: bool = False, children=()) -> PositionAsked:
+    return PositionAsked(Position(sequence, sub, end), tuple(children))
+
+
+def test_positions_never_move_back_but_for_an_admin() -> None:
+    at = Position("500", 3)
+    assert position_error(OPEN, at, asked("500", 3), admin=False) == Errors.NONE  # a retry
+    assert position_error(OPEN, at, asked("500", 4), admin=False) == Errors.NONE
+    assert position_error(OPEN, at, asked("1000"), admin=False) == Errors.NONE
+    assert position_error(OPEN, at, asked("500", 2), admin=False) == Errors.OFFSET_OUT_OF_RANGE
+    assert position_error(OPEN, at, asked("49"), admin=False) == Errors.OFFSET_OUT_OF_RANGE
+    assert position_error(OPEN, at, asked("49"), admin=True) == Errors.NONE
+    ended = Position(None, shard_end=True)
+    assert position_error(CLOSED, ended, asked("501"), admin=False) == Errors.OFFSET_OUT_OF_RANGE
+    assert position_error(CLOSED, None, asked("1"), admin=False) == Errors.NONE
+
+
+def test_a_shard_end_needs_a_closed_shard_or_its_children() -> None:
+    end = asked(None, end=True)
+    assert position_error(OPEN, None, end, admin=False) == Errors.INVALID_REQUEST
+    assert position_error(CLOSED, None, end, admin=False) == Errors.NONE
+    with_children = asked("7", end=True, children=["shardId-000000000002"])
+    assert position_error(OPEN, None, with_children, admin=False) == Errors.NONE
+
+
+def test_a_position_belongs_to_kinesis_topics_only() -> None:
+    assert position_error(None, None, asked("1"), admin=False) == Errors.INVALID_REQUEST
+    assert position_error(None, None, None, admin=False) == Errors.NONE
+    assert position_error(OPEN, None, None, admin=False) == Errors.INVALID_REQUEST
+
+
+def test_the_position_field_is_bounded() -> None:
+    longest = "9" * 129
+    assert KinesisPosition.model_validate({"sequenceNumber": longest}).sequence_number == longest
+    for refused in (
+        {"sequenceNumber": "9" * 130},
+        {"sequenceNumber": "012"},
+        {"sequenceNumber": "1e5"},
+        {"sequenceNumber": 12},
+        {},  # neither a sequence number nor the shard's end
+        {"sequenceNumber": "1", "subSequenceNumber": -1},
+        {"shardEnd": True, "childShardIds": ["a", "b", "c"]},
+        {"shardEnd": True, "childShardIds": ["x" * 129]},
+    ):
+        with pytest.raises(ValidationError):
+            KinesisPosition.model_validate(refused)
+    assert KinesisPosition.model_validate({"shardEnd": True}).sequence_number is None
