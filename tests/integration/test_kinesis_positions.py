@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from groupcoord.cli import main
 from groupcoord.service.kinesis.sync import Synced, sync_topic
 from groupcoord.store.store import Store
 from tests.support.api import Api
@@ -139,3 +140,29 @@ def test_a_shard_end_needs_a_closed_shard_or_its_children(
     assert sync_topic(store, record, store.clock.now_ms()) is Synced.CHANGED
     settle([member])  # the sync told the group: its epoch moved
     assert commit(api, member, group, topic, 1, end) == 0
+
+
+def test_groupcoord_offsets_reset_sets_a_position_of_an_empty_group(
+    deployed: tuple[Api, Store], streams: Streams, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    member, group = joined(api, topic)
+    assert commit(api, member, group, topic, 0, position("900", 2)) == 0
+    reset = ["offsets", "reset", group, "--topic", topic, "--url", api.base_url]
+    assert main([*reset, "--to-sequence", "5:1"]) == 1  # not while it has members
+    assert member.leave()["errorCode"] == 0
+    assert main([*reset, "--to-sequence", "5:1", "--dry-run"]) == 0
+    assert "5:1" in capsys.readouterr().out
+    assert fetched(api, group, topic, 0)["sequenceNumber"] == "900"
+    assert main([*reset, "--to-sequence", "5:1"]) == 0
+    assert fetched(api, group, topic, 0) == {
+        "sequenceNumber": "5",
+        "subSequenceNumber": 1,
+        "shardEnd": False,
+        "childShardIds": [],
+    }
+    assert main([*reset, "--to-sequence", "05"]) == 1  # not a sequence number
+    assert main([*reset, "--to-sequence", "5", "--to-earliest"]) == 1

@@ -21,6 +21,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -153,6 +154,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--to-latest", action="store_true", help="the end (needs --to-offset: see above)"
     )
     reset.add_argument("--to-offset", type=int, metavar="N", help="this offset")
+    reset.add_argument(
+        "--to-sequence",
+        metavar="SEQ[:SUB]",
+        help="a Kinesis-backed topic's position: after the record of this sequence number "
+        "(and sub-sequence number); 0 starts its shards from their first records",
+    )
     reset.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     odelete = osub.add_parser("delete", parents=[common], help="delete committed offsets")
     odelete.add_argument("group")
@@ -686,9 +693,22 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     )
 
 
-def _reset_target(args: argparse.Namespace) -> int:
+_ONE_TARGET = "give one of --to-earliest, --to-latest, --to-offset N, --to-sequence SEQ[:SUB]"
+_SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
+
+
+def _reset_target(args: argparse.Namespace) -> int | dict[str, Any]:
+    """The offset to reset to, or a Kinesis position (kinesisPosition's JSON)."""
+    given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+    if args.to_sequence is not None:
+        if sum(map(bool, given)) > 1:
+            raise CommandError(_ONE_TARGET)
+        found = _SEQUENCE.fullmatch(args.to_sequence)
+        if found is None or int(found.group(2) or 0) >= 2**63:
+            raise CommandError("--to-sequence: a sequence number of up to 129 digits[:SUB]")
+        return {"sequenceNumber": found.group(1), "subSequenceNumber": int(found.group(2) or 0)}
     if args.to_earliest and (args.to_latest or args.to_offset is not None):
-        raise CommandError("give one of --to-earliest, --to-latest, --to-offset N")
+        raise CommandError(_ONE_TARGET)
     if args.to_earliest:
         return 0
     if args.to_latest and args.to_offset is None:
@@ -697,7 +717,7 @@ def _reset_target(args: argparse.Namespace) -> int:
             "give the latest offset with --to-offset N"
         )
     if args.to_offset is None:
-        raise CommandError("give one of --to-earliest, --to-latest, --to-offset N")
+        raise CommandError(_ONE_TARGET)
     if args.to_offset < 0:
         raise CommandError("--to-offset must be >= 0")
     return args.to_offset
@@ -733,16 +753,18 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
             "topic": t,
             "partition": p,
             "currentOffset": committed.get((t, p), (None, None))[0],
-            "newOffset": target,
+            "newOffset": target if isinstance(target, int) else 0,
+            **({} if isinstance(target, int) else {"newKinesisPosition": target}),
         }
         for t, p in partitions
     ]
     if not args.dry_run:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for step in plan:
-            by_topic.setdefault(step["topic"], []).append(
-                {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
-            )
+            entry = {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
+            if "newKinesisPosition" in step:
+                entry["kinesisPosition"] = step["newKinesisPosition"]
+            by_topic.setdefault(step["topic"], []).append(entry)
         body = admin.group_call(
             args.group,
             "offset-commit",
@@ -756,13 +778,20 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
         for topic in body.get("topics", []):
             for p in topic.get("partitions", []):
                 _raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
-    rows = [[s["topic"], s["partition"], s["currentOffset"], s["newOffset"]] for s in plan]
+    rows = [[s["topic"], s["partition"], s["currentOffset"], _shown_target(s)] for s in plan]
     note = "Dry run: nothing changed." if args.dry_run else f"Reset {len(plan)} partition(s)."
     return Output(
         {"groupId": args.group, "dryRun": args.dry_run, "plan": plan},
         [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
         [note],
     )
+
+
+def _shown_target(step: dict[str, Any]) -> Any:
+    position = step.get("newKinesisPosition")
+    if position is None:
+        return step["newOffset"]
+    return f"{position['sequenceNumber']}:{position['subSequenceNumber']}"
 
 
 def _offsets_delete(admin: Admin, args: argparse.Namespace) -> Output:
