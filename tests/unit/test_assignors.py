@@ -25,10 +25,11 @@ def _owners(result: dict[str, Assignment]) -> dict[tuple[str, int], list[str]]:
     return owners
 
 
-def _check_exactly_once(members, topics, result) -> None:
+def _check_exactly_once(members, topics, result, blocked=None) -> None:
     owners = _owners(result)
     subscribed = {t for m in members for t in m.topics if t in topics}
-    expected = {(t, p) for t in subscribed for p in range(topics[t])}
+    blocked = blocked or {}
+    expected = {(t, p) for t in subscribed for p in range(topics[t]) if p not in blocked.get(t, ())}
     assert set(owners) == expected
     assert all(len(o) == 1 for o in owners.values())
     by_id = {m.member_id: m for m in members}
@@ -49,6 +50,31 @@ def test_every_subscribed_partition_is_assigned_exactly_once(topics, ids, data) 
     ]
     for assign in (assign_uniform, assign_range):
         _check_exactly_once(members, topics, assign(members, topics))
+
+
+@settings(max_examples=150, deadline=None)
+@given(topic_counts, member_ids, st.data())
+def test_blocked_partitions_go_to_no_one_and_the_rest_exactly_once(topics, ids, data) -> None:
+    """A Kinesis topic's shards that are done or wait for their parents are left out; the
+    others are shared as any partitions, previous targets on blocked ones dropped."""
+    blocked = {
+        t: frozenset(data.draw(st.sets(st.integers(0, max(count - 1, 0)))))
+        for t, count in topics.items()
+    }
+    members = [
+        AssignorMember(
+            m,
+            frozenset(data.draw(st.sets(st.sampled_from(TOPICS), min_size=1))),
+            {t: frozenset(range(topics[t])) for t in topics} if i == 0 else {},
+        )
+        for i, m in enumerate(ids)
+    ]
+    for assign in (assign_uniform, assign_range):
+        _check_exactly_once(members, topics, assign(members, topics, blocked), blocked)
+    homogeneous = [AssignorMember(m, frozenset(topics)) for m in ids]
+    result = assign_uniform(homogeneous, topics, blocked)
+    sizes = [size(result[m]) for m in ids]
+    assert max(sizes) - min(sizes) <= 1  # balanced over what is assignable
 
 
 @settings(max_examples=150, deadline=None)

@@ -18,6 +18,8 @@ from groupcoord.core.kinesis.shards import (
     RegistryPlan,
     Shard,
     ShardRow,
+    blocked_partitions,
+    heirs,
     lineage_order,
     plan_registry,
     sequence_key,
@@ -108,6 +110,14 @@ def test_indexes_are_given_once_in_lineage_order_whatever_the_listings(
             for parent in row.shard.parents:
                 if parent in index_of:
                     assert index_of[parent] < row.index  # parents first
+            # Its parents' partitions, as far as the registry had them when it was added.
+            assert set(row.parent_indexes) <= {
+                index_of[p] for p in row.shard.parents if p in index_of
+            }
+            if max(expiries) == 0:
+                assert set(row.parent_indexes) == {
+                    index_of[p] for p in row.shard.parents if p in index_of
+                }
         # A second sync of the same listing changes nothing.
         assert not plan_registry(rows, listed, limit).changed
     if len(history) <= limit and max(expiries) == 0:
@@ -143,7 +153,7 @@ def test_a_closed_shard_updates_its_row_and_keeps_its_index() -> None:
     listed = [Shard("s0", ending_sequence="99"), Shard("s1"), Shard("s2", ("s0",))]
     plan = plan_registry(rows, listed, 10)
     assert plan.closed == (ShardRow(0, Shard("s0", ending_sequence="99")),)
-    assert plan.added == (ShardRow(2, Shard("s2", ("s0",))),)
+    assert plan.added == (ShardRow(2, Shard("s2", ("s0",)), (0,)),)
     # Past the limit: the rest waits, and is counted.
     assert plan_registry(rows, listed, 2).added == ()
     assert plan_registry(rows, listed, 2).left_out == 1
@@ -185,3 +195,16 @@ def test_binding_refusals() -> None:
     other = frozenset({ARN.replace("orders", "payments")})
     assert refusal_of(asked({STREAM_ARN: ARN}, allowed=other)) == Errors.INVALID_CONFIG
     assert isinstance(asked({STREAM_ARN: ARN}, allowed=other | {ARN}), BindingAsked)
+
+
+def test_children_wait_for_every_parent_per_group() -> None:
+    rows = [
+        ShardRow(0, Shard("a", ending_sequence="9")),
+        ShardRow(1, Shard("b", ending_sequence="9")),
+        ShardRow(2, Shard("c", ("a", "b")), (0, 1)),  # a merge of a and b
+        ShardRow(3, Shard("d", ("gone",))),  # its parent expired before it was seen
+    ]
+    assert blocked_partitions(rows, set()) == {2}
+    assert blocked_partitions(rows, {0}) == {0, 2}  # one parent done is not enough
+    assert blocked_partitions(rows, {0, 1}) == {0, 1}
+    assert heirs(rows) == {0: (2,), 1: (2,)}

@@ -54,7 +54,7 @@ from ..store.sink_writes import (
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
 from .group_types import group_type_of
-from .kinesis.commits import judged_plan, sync_after_shard_ends
+from .kinesis.commits import after_shard_ends, judged_plan
 from .offset_fencing import commit_fence
 from .offset_retention import arm, is_expired
 from .races import retry_on_race
@@ -123,8 +123,8 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     if step is Next.CHECK:
         return commit_answer(request, plan, _check_only(judged, ctx))
     error, failed_write = _commit(judged, ctx, plan.offsets, sink)
-    if error == Errors.NONE and to_sync:
-        sync_after_shard_ends(to_sync, ctx)
+    if error == Errors.NONE:
+        after_shard_ends(request, plan, to_sync, ctx)
     return commit_answer(request, plan, error, failed_write)
 
 

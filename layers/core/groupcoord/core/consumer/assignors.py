@@ -2,7 +2,9 @@
 
 Both take the members (their subscribed topic ids and their previous target) and the
 partition count of every subscribed topic, and return every member's new target. Every
-partition of a subscribed topic goes to exactly one member subscribed to that topic.
+partition of a subscribed topic goes to exactly one member subscribed to that topic, but the
+`blocked` ones (a Kinesis-backed topic's shards that are done, or whose parents are not:
+core/kinesis/shards.blocked_partitions), which go to none.
 """
 
 from __future__ import annotations
@@ -24,27 +26,44 @@ class AssignorMember:
     instance_id: str | None = None
 
 
-AssignorFn = Callable[[Sequence[AssignorMember], Mapping[str, int]], dict[str, Assignment]]
+# Per topic id, the partitions no member is given.
+Blocked = Mapping[str, frozenset[int]]
+NOTHING_BLOCKED: Blocked = {}
+AssignorFn = Callable[..., dict[str, Assignment]]
 
 
 def _valid_previous(
-    member: AssignorMember, topics: Mapping[str, int], taken: set[TopicPartition]
+    member: AssignorMember,
+    topics: Mapping[str, int],
+    taken: set[TopicPartition],
+    blocked: Blocked = NOTHING_BLOCKED,
 ) -> list[TopicPartition]:
     kept = []
     for topic, partition in sorted(pairs(member.previous)):
         valid = topic in member.topics and partition < topics.get(topic, 0)
+        valid = valid and partition not in blocked.get(topic, ())
         if valid and (topic, partition) not in taken:
             kept.append((topic, partition))
             taken.add((topic, partition))
     return kept
 
 
-def _partitions(topic_ids: Iterable[str], topics: Mapping[str, int]) -> list[TopicPartition]:
-    return [(t, p) for t in sorted(topic_ids) if t in topics for p in range(topics[t])]
+def _partitions(
+    topic_ids: Iterable[str], topics: Mapping[str, int], blocked: Blocked = NOTHING_BLOCKED
+) -> list[TopicPartition]:
+    return [
+        (t, p)
+        for t in sorted(topic_ids)
+        if t in topics
+        for p in range(topics[t])
+        if p not in blocked.get(t, ())
+    ]
 
 
 def assign_uniform(
-    members: Sequence[AssignorMember], topics: Mapping[str, int]
+    members: Sequence[AssignorMember],
+    topics: Mapping[str, int],
+    blocked: Blocked = NOTHING_BLOCKED,
 ) -> dict[str, Assignment]:
     """Balanced to within one partition when all members subscribe to the same topics (the
     best effort otherwise), then sticky: a member keeps what it had as far as balance allows."""
@@ -52,17 +71,17 @@ def assign_uniform(
     if not ordered:
         return {}
     if len({frozenset(m.topics & topics.keys()) for m in ordered}) == 1:
-        return _uniform_homogeneous(ordered, topics)
-    return _uniform_general(ordered, topics)
+        return _uniform_homogeneous(ordered, topics, blocked)
+    return _uniform_general(ordered, topics, blocked)
 
 
 def _uniform_homogeneous(
-    members: list[AssignorMember], topics: Mapping[str, int]
+    members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked
 ) -> dict[str, Assignment]:
-    every = _partitions(members[0].topics, topics)
+    every = _partitions(members[0].topics, topics, blocked)
     base, extra = divmod(len(every), len(members))
     taken: set[TopicPartition] = set()
-    retained = {m.member_id: _valid_previous(m, topics, taken) for m in members}
+    retained = {m.member_id: _valid_previous(m, topics, taken, blocked) for m in members}
     # The members that retain the most get the extra partition: the fewest moves.
     by_retained = sorted(members, key=lambda m: (-len(retained[m.member_id]), m.member_id))
     quota = {m.member_id: base + (1 if i < extra else 0) for i, m in enumerate(by_retained)}
@@ -85,7 +104,7 @@ def _uniform_homogeneous(
 
 
 def _uniform_general(
-    members: list[AssignorMember], topics: Mapping[str, int]
+    members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked
 ) -> dict[str, Assignment]:
     subscribers: dict[str, list[str]] = {}
     for m in members:
@@ -94,11 +113,11 @@ def _uniform_general(
                 subscribers.setdefault(t, []).append(m.member_id)
     taken: set[TopicPartition] = set()
     owned: dict[str, set[TopicPartition]] = {
-        m.member_id: set(_valid_previous(m, topics, taken)) for m in members
+        m.member_id: set(_valid_previous(m, topics, taken, blocked)) for m in members
     }
     owner = {tp: m for m, tps in owned.items() for tp in tps}
     # Every free partition to the least loaded subscriber of its topic.
-    for tp in _partitions(subscribers, topics):
+    for tp in _partitions(subscribers, topics, blocked):
         if tp not in owner:
             chosen = min(subscribers[tp[0]], key=lambda m: (len(owned[m]), m))
             owned[chosen].add(tp)
@@ -132,21 +151,24 @@ def _range_order(member: AssignorMember) -> tuple[int, str, str]:
 
 
 def assign_range(
-    members: Sequence[AssignorMember], topics: Mapping[str, int]
+    members: Sequence[AssignorMember],
+    topics: Mapping[str, int],
+    blocked: Blocked = NOTHING_BLOCKED,
 ) -> dict[str, Assignment]:
-    """Per topic: its subscribers in order, contiguous ranges of n/m partitions, the first
-    n % m members one more."""
+    """Per topic: its subscribers in order, contiguous ranges of n/m partitions (of those not
+    blocked), the first n % m members one more."""
     result: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
     ordered = sorted(members, key=_range_order)
     for topic in sorted(topics):
         subscribed = [m for m in ordered if topic in m.topics]
         if not subscribed:
             continue
-        base, extra = divmod(topics[topic], len(subscribed))
+        allowed = [p for p in range(topics[topic]) if p not in blocked.get(topic, ())]
+        base, extra = divmod(len(allowed), len(subscribed))
         start = 0
         for i, m in enumerate(subscribed):
             count = base + (1 if i < extra else 0)
-            result[m.member_id].extend((topic, p) for p in range(start, start + count))
+            result[m.member_id].extend((topic, p) for p in allowed[start : start + count])
             start += count
     return {m: from_pairs(tps) for m, tps in result.items()}
 

@@ -45,8 +45,10 @@ def judge_positions(
             if code == Errors.NONE and record is not None:
                 index = partition.partition_index
                 asked = partition.kinesis_position
+                row = shards.get(index) if record.kinesis is not None else None
+                parents = row.parent_indexes if row is not None else ()
                 code = position_error(
-                    shards.get(index) if record.kinesis is not None else None,
+                    row,
                     committed.get((record.name, index)),
                     None
                     if asked is None
@@ -55,6 +57,7 @@ def judge_positions(
                         tuple(asked.child_shard_ids),
                     ),
                     admin=admin,
+                    parents_done=all(_ended(committed.get((record.name, p))) for p in parents),
                 )
                 if code != Errors.NONE:
                     refused.add((record.name, index))
@@ -62,6 +65,25 @@ def judge_positions(
         codes.append(judged)
     offsets = [o for o in plan.offsets if (o.topic, o.partition) not in refused]
     return CommitPlan(plan.names, codes, offsets, plan.denied)
+
+
+def _ended(position: Position | None) -> bool:
+    return position is not None and position.shard_end
+
+
+def parents_of(rows: Mapping[str, Mapping[int, ShardRow]]) -> list[tuple[str, int]]:
+    """The parent partitions of the rows read, whose positions the judgement needs too."""
+    return [
+        (topic, p)
+        for topic, found in rows.items()
+        for r in found.values()
+        for p in r.parent_indexes
+    ]
+
+
+def ends_committed(plan: CommitPlan) -> bool:
+    """Whether the commit finishes a shard: its group's assignment may change (children)."""
+    return any(o.position is not None and o.position.shard_end for o in plan.offsets)
 
 
 def unknown_children(

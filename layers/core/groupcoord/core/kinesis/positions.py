@@ -51,15 +51,20 @@ def position_error(
     asked: PositionAsked | None,
     *,
     admin: bool,
+    parents_done: bool = True,
 ) -> Errors:
     """Why a Kinesis partition's commit is refused, or NONE. `row`: the partition's shard
-    (None: the topic is not Kinesis-backed); `committed`: the group's position now."""
+    (None: the topic is not Kinesis-backed); `committed`: the group's position now;
+    `parents_done`: whether the group finished every parent of the shard (else it is not
+    assignable to the group yet: 27, retriable, as the group's next assignment will say)."""
     if row is None:
         # A position on a topic that is not Kinesis-backed means nothing here.
         return Errors.INVALID_REQUEST if asked is not None else Errors.NONE
     if asked is None:
         return Errors.INVALID_REQUEST  # a Kinesis partition's checkpoint is a position
     position = asked.position
+    if not admin and not parents_done:
+        return Errors.REBALANCE_IN_PROGRESS
     if position.shard_end and not (row.shard.closed or asked.children):
         return Errors.INVALID_REQUEST  # an open shard has no end yet
     if not admin and committed is not None and position.order() < committed.order():

@@ -34,6 +34,9 @@ class ShardRow:
 
     index: int
     shard: Shard
+    # The partitions of its parents that were in the registry when it was added (an expired
+    # parent has none): lineage without a lookup by shard id.
+    parent_indexes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,38 @@ def plan_registry(
     order = lineage_order((s for s in listed if s.shard_id not in known), known)
     room = max(0, max_partitions - len(rows))
     start = max((row.index for row in rows), default=-1) + 1
-    added = tuple(ShardRow(start + i, shard) for i, shard in enumerate(order[:room]))
-    return RegistryPlan(added, tuple(closed.values()), len(order) - len(added))
+    index_of = {sid: row.index for sid, row in known.items()}
+    added: list[ShardRow] = []
+    for i, shard in enumerate(order[:room]):
+        index_of[shard.shard_id] = start + i
+        parents = tuple(index_of[p] for p in shard.parents if p in index_of)
+        added.append(ShardRow(start + i, shard, parents))
+    closed_rows = tuple(
+        ShardRow(row.index, row.shard, known[row.shard.shard_id].parent_indexes)
+        for row in closed.values()
+    )
+    return RegistryPlan(tuple(added), closed_rows, len(order) - len(added))
 
 
 def sync_due(last_sync_ms: int, now_ms: int, interval_ms: int) -> bool:
     """Whether a lazy sync (a join's) lists the shards again."""
     return now_ms - last_sync_ms >= interval_ms
+
+
+def blocked_partitions(rows: Sequence[ShardRow], done: set[int]) -> frozenset[int]:
+    """The partitions a group may not be assigned: those done (their end committed) and
+    those with a parent in the registry that is not done (a child waits for its parents)."""
+    return frozenset(
+        row.index
+        for row in rows
+        if row.index in done or any(p not in done for p in row.parent_indexes)
+    )
+
+
+def heirs(rows: Sequence[ShardRow]) -> dict[int, tuple[int, ...]]:
+    """Each parent partition's children, for handing a child to its parent's last owner."""
+    children: dict[int, list[int]] = {}
+    for row in rows:
+        for parent in row.parent_indexes:
+            children.setdefault(parent, []).append(row.index)
+    return {parent: tuple(found) for parent, found in children.items()}

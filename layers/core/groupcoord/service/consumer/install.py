@@ -39,11 +39,13 @@ from ...core.consumer.group import (
 )
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
+from ...core.kinesis.lineage import with_heirs
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.store import Store
 from ..authorization import caller_of
+from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
 from .common import reload, state_refresh_ms
 
@@ -166,13 +168,17 @@ def _targets(
         store.topics.subscribe(name, group.group_id)
     if regex != group.subscribed_regex:
         store.topics.set_regex(group.group_id, regex)
-    assignor_members, counts = _resolved(
-        store, members, now_ms, _topics_synced(store, names, regex, now_ms)
-    )
+    topics = _topics_synced(store, names, regex, now_ms)
+    assignor_members, counts = _resolved(store, members, now_ms, topics)
+    # Kinesis-backed topics: a shard done for the group, or whose parents are not, goes to
+    # no one; a child preferably to its parent's last owner (docs/kinesis.md).
+    blocked, heirs = gate(store, group.group_id, topics, counts)
+    if heirs:
+        assignor_members = with_heirs(assignor_members, heirs, blocked)
     assignor = choose_assignor(
         (m.server_assignor for m in members), store.settings.consumer_assignors
     )
-    targets = ASSIGNORS[assignor](assignor_members, counts)
+    targets = ASSIGNORS[assignor](assignor_members, counts, blocked)
     return targets, assignor, names, regex, subscription_digest(counts)
 
 

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...core.kinesis.commits import judge_positions, needs_judging, unknown_children
+from ...core.kinesis.commits import (
+    ends_committed,
+    judge_positions,
+    needs_judging,
+    parents_of,
+    unknown_children,
+)
 from ...core.kinesis.shards import ShardRow
 from ...core.offset_commit import CommitPlan, ResolvedTopic
 from ...errors import Errors
@@ -40,15 +46,22 @@ def judged_plan(
         ]
         rows.setdefault(record.name, {}).update(ctx.store.shards.rows_at(record, indexes))
         named += [(record.name, i) for i in indexes]
+    named += parents_of(rows)
     committed = ctx.store.offsets.fetch(request.group_id, named) if named else {}
     positions = {key: offset.position for key, offset in committed.items()}
     judged = judge_positions(request, resolved, plan, rows, positions)
     return judged, unknown_children(request, resolved, rows)
 
 
-def sync_after_shard_ends(topics: Iterable[str], ctx: ApiContext) -> None:
-    """Sync the topics whose committed shard ends named children not in their registry; a
-    Kinesis that does not answer fails no commit (the sweeper syncs later)."""
+def after_shard_ends(
+    request: OffsetCommitRequest, plan: CommitPlan, topics: Iterable[str], ctx: ApiContext
+) -> None:
+    """Once a commit finishing shards landed: sync the topics whose shard ends named children
+    not in their registry (a Kinesis that does not answer fails no commit: the sweeper syncs
+    later), and tell the group, whose children may now be assigned (a topic change: its
+    epoch is bumped at its next heartbeat)."""
+    if not ends_committed(plan):
+        return
     for name in sorted(topics):
         record = ctx.store.topics.get(name)
         if record is None or record.kinesis is None:
@@ -57,3 +70,4 @@ def sync_after_shard_ends(topics: Iterable[str], ctx: ApiContext) -> None:
             sync_topic(ctx.store, record, ctx.now_ms)
         except (StreamError, SyncLeaseLost) as error:
             logger.warning("shard-end sync failed", extra={"topic": name, "error": str(error)})
+    ctx.store.topics.bump_groups([request.group_id])

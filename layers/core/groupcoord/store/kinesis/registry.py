@@ -44,6 +44,8 @@ def row_item(topic_id: str, row: ShardRow) -> dict[str, Any]:
     }
     if shard.ending_sequence is not None:
         item["endSeq"] = shard.ending_sequence
+    if row.parent_indexes:
+        item["parentIdx"] = list(row.parent_indexes)
     return item
 
 
@@ -58,6 +60,7 @@ def _row(item: dict[str, Any]) -> ShardRow:
             starting_sequence=item["startSeq"],
             ending_sequence=item.get("endSeq"),
         ),
+        parent_indexes=tuple(int(i) for i in item.get("parentIdx") or ()),
     )
 
 

@@ -1,0 +1,36 @@
+"""Lineage gating's reads for a consumer group's target install: per subscribed Kinesis-backed
+topic, its registry and which of its shards the group finished (a committed shard end), for
+core/kinesis (shards.blocked_partitions, lineage.with_heirs) to decide."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ...core.kinesis.shards import blocked_partitions, heirs
+from ...core.topics import TopicRecord
+from ...store.store import Store
+
+
+def gate(
+    store: Store, group_id: str, topics: Iterable[TopicRecord], subscribed: Mapping[str, int]
+) -> tuple[dict[str, frozenset[int]], dict[str, dict[int, tuple[int, ...]]]]:
+    """Per subscribed Kinesis topic id: the partitions the group may not be given, and each
+    parent's children. One Query of each registry and one batched read of the group's
+    positions in the shards that have children or are closed."""
+    blocked: dict[str, frozenset[int]] = {}
+    children: dict[str, dict[int, tuple[int, ...]]] = {}
+    for record in topics:
+        if record.kinesis is None or record.topic_id not in subscribed:
+            continue
+        rows = store.shards.rows(record)
+        family = heirs(rows)
+        ending = [r.index for r in rows if r.shard.closed or r.index in family]
+        committed = store.offsets.fetch(group_id, [(record.name, i) for i in ending])
+        done = {
+            partition
+            for (_, partition), offset in committed.items()
+            if offset.position is not None and offset.position.shard_end
+        }
+        blocked[record.topic_id] = blocked_partitions(rows, done)
+        children[record.topic_id] = family
+    return blocked, children

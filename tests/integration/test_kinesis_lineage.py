@@ -1,0 +1,108 @@
+"""Lineage gating in the consumer protocol, on DynamoDB Local with kinesis-local: a child shard
+is assigned only once the group committed the end of every parent (a merge's two), at once
+(the end bumps the group epoch) and preferably to the parent's last owner; a commit on a shard
+that is not assignable yet is refused, retriably (27)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from groupcoord.service.kinesis.sync import Synced, sync_topic
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.consumer import Member, settle, unique
+from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+
+SETTINGS = {
+    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
+    "group.consumer.assignment.interval.ms": "0",
+}
+
+
+@pytest.fixture(scope="module")
+def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
+    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
+        yield deployed
+
+
+@pytest.fixture(scope="module")
+def streams(kinesis_endpoint: str) -> Streams:
+    return Streams(kinesis_endpoint)
+
+
+def commit(api: Api, member: Member, topic: str, partition: int, at: dict[str, Any]) -> int:
+    entry = {"partitionIndex": partition, "committedOffset": 0, "kinesisPosition": at}
+    body = {
+        "groupId": member.group,
+        "memberId": member.member_id,
+        "generationIdOrMemberEpoch": member.epoch,
+        "topics": [{"name": topic, "partitions": [entry]}],
+    }
+    return api.ok("offset-commit", body)["topics"][0]["partitions"][0]["errorCode"]
+
+
+def owned(member: Member) -> set[int]:
+    return {p for partitions in member.owned.values() for p in partitions}
+
+
+def resharded(store: Store, topic: str) -> None:
+    record = store.topics.get(topic)
+    assert record is not None
+    assert sync_topic(store, record, store.clock.now_ms()) is Synced.CHANGED
+
+
+END = {"shardEnd": True}
+
+
+def test_children_wait_for_their_parent_then_go_to_its_owner(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    group = unique("g")
+    a, b = Member(api, group, topics=[topic]), Member(api, group, topics=[topic])
+    a.join()
+    b.join()
+    settle([a, b])
+    assert sorted([owned(a), owned(b)], key=min) == [{0}, {1}]
+    parent_owner, other = (a, b) if owned(a) == {0} else (b, a)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    resharded(store, topic)  # partitions 2 and 3: the children of 0
+    settle([a, b])
+    assert owned(parent_owner) | owned(other) == {0, 1}  # the children wait
+    assert commit(api, other, topic, 2, {"sequenceNumber": "1"}) == 27  # not assignable yet
+    # The parent's end: its children are assigned at once, to the parent's owner.
+    assert commit(api, parent_owner, topic, 0, END) == 0
+    settle([a, b])
+    assert owned(parent_owner) == {2, 3}
+    assert owned(other) == {1}
+    assert commit(api, parent_owner, topic, 2, {"sequenceNumber": "1"}) == 0
+
+
+def test_a_merged_child_waits_for_both_parents(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    member = Member(api, unique("g"), topics=[topic])
+    member.join()
+    settle([member])
+    first, second = (s["ShardId"] for s in streams.shards(arn))
+    streams.merge(arn, first, second)
+    resharded(store, topic)  # partition 2, child of 0 and 1
+    settle([member])
+    assert owned(member) == {0, 1}
+    assert commit(api, member, topic, 0, END) == 0
+    settle([member])
+    assert owned(member) == {1}  # 0 is done; 2 still waits for 1
+    assert commit(api, member, topic, 1, END) == 0
+    settle([member])
+    assert owned(member) == {2}
