@@ -6,14 +6,17 @@ that is not assignable yet is refused, retriably (27)."""
 from __future__ import annotations
 
 import uuid
+from base64 import b64decode
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from groupcoord.core.consumer_protocol import Assignment, encode_assignment
 from groupcoord.service.kinesis.sync import Synced, sync_topic
 from groupcoord.store.store import Store
 from tests.support.api import Api
+from tests.support.classic_client import ClassicClient, decode_assignment, encode_subscription
 from tests.support.consumer import Member, settle, unique
 from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
 
@@ -106,3 +109,50 @@ def test_a_merged_child_waits_for_both_parents(
     assert commit(api, member, topic, 1, END) == 0
     settle([member])
     assert owned(member) == {2}
+
+
+def test_classic_leaders_see_and_keep_only_assignable_shards(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    resharded(store, topic)  # 0 closed, 1 and 2 its children
+    group = unique("classic")
+    leader = ClassicClient(api.base_url, group, protocols=[("range", encode_subscription([topic]))])
+    leader.join()
+    assert leader.is_leader
+
+    def visible() -> list[tuple[int, list[str]]]:
+        body = {"topics": [{"name": topic}], "groupId": group}
+        found = api.ok("metadata", body)["topics"][0]["partitions"]
+        return [(p["partitionIndex"], p["kinesisShard"]["parentShardIds"]) for p in found]
+
+    parent = streams.shards(arn)[0]["ShardId"]
+    assert visible() == [(0, [])]  # the children wait for 0's end
+    # A leader that hands out everything: sync-group keeps only what is assignable.
+    everything = encode_assignment(Assignment({topic: [0, 1, 2]}))
+    leader.sync({leader.member_id: everything})
+    answer = leader.sync_once({leader.member_id: everything}).body
+    assert decode_assignment(b64decode(answer["assignment"])) == {(topic, 0)}
+    ended = {
+        "groupId": group,
+        "memberId": leader.member_id,
+        "generationIdOrMemberEpoch": leader.generation,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [{"partitionIndex": 0, "committedOffset": 0, "kinesisPosition": END}],
+            }
+        ],
+    }
+    assert api.ok("offset-commit", ended)["topics"][0]["partitions"][0]["errorCode"] == 0
+    assert visible() == [(1, [parent]), (2, [parent])]
+    # The end told the group: it rebalances, and the children can be handed out.
+    assert leader.heartbeat() == 27
+    leader.join()
+    leader.sync({leader.member_id: everything})
+    answer = leader.sync_once({leader.member_id: everything}).body
+    assert decode_assignment(b64decode(answer["assignment"])) == {(topic, 1), (topic, 2)}

@@ -66,6 +66,13 @@ class MetadataRequest(KafkaMessage):
         "most partitions this answer holds, 1 to 2000. A topic whose partitions do not fit is "
         "cut, and nextCursor says where to continue.",
     )
+    group_id: bounded(limits.GROUP_ID_MAX_CHARS) | None = Field(  # type: ignore[valid-type]
+        None,
+        description="groupcoord extension (docs/kinesis.md): a classic group's leader names "
+        "its group, and a Kinesis-backed topic's partitions are then only the shards "
+        "assignable to that group (not done, every parent done), each with its lineage in "
+        "kinesisShard. Needs DESCRIBE on the group (else errorCode 30).",
+    )
     cursor: MetadataCursor | None = Field(
         None,
         description="groupcoord extension (paging): where this answer starts, the nextCursor "

@@ -48,6 +48,7 @@ from ..store.topics import TopicAlreadyExists, TopicChanged
 from ..topic_ids import ZERO_UUID, new_topic_id
 from .context import ApiContext
 from .kinesis.binding import kinesis_topic
+from .kinesis.lineage import gate
 from .races import retry_on_race
 
 NODE_ID = 0
@@ -87,6 +88,18 @@ def _kinesis_shards(
     return {row.index: _shown(row) for row in ctx.store.shards.rows(record, first, end)}
 
 
+def _assignable(
+    record: TopicRecord,
+    group_id: str,
+    partitions: list[MetadataResponsePartition],
+    ctx: ApiContext,
+) -> list[MetadataResponsePartition]:
+    """The partitions of a page that the group may be assigned (a classic leader's view)."""
+    blocked, _ = gate(ctx.store, group_id, [record], {record.topic_id: record.partitions})
+    gated = blocked.get(record.topic_id, frozenset())
+    return [p for p in partitions if p.partition_index not in gated]
+
+
 def _shown(row: ShardRow) -> KinesisShard:
     shard = row.shard
     return KinesisShard(
@@ -112,6 +125,10 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
     page starts. Reads are bounded by the page: the topics it answers, in the all-topics form
     up to a batch more (the registry is read _LIST_BATCH topics a Query as the page goes), in
     the listed form the pointer of each topicId asked for."""
+    if request.group_id is not None and not ctx.caller.may_on_group(
+        AclOperation.DESCRIBE, request.group_id
+    ):
+        return MetadataResponse(cluster_id=CLUSTER_ID, error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     cursor = request.cursor
     start_name = cursor.topic_name if cursor is not None else None
     start_partition = cursor.partition_index if cursor is not None else 0
@@ -151,6 +168,8 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
             continue  # a cursor past this topic's partitions (recreated smaller): nothing left
         end = min(found.partitions, first + budget)
         topic = _metadata_topic(found, first, end, _kinesis_shards(found, first, end, ctx))
+        if request.group_id is not None and found.kinesis is not None:
+            topic.partitions = _assignable(found, request.group_id, topic.partitions, ctx)
         if request.include_topic_authorized_operations:
             topic.topic_authorized_operations = ctx.caller.operations(ResourceType.TOPIC, name)
         topics.append(topic)

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..consumer.assignors import AssignorMember, Blocked
+from ..consumer_protocol import ConsumerProtocolError, decode_assignment, encode_assignment
 
 # Per topic id: each parent partition's children (shards.heirs).
 Heirs = Mapping[str, Mapping[int, tuple[int, ...]]]
@@ -34,3 +35,20 @@ def with_heirs(
                 previous[topic] = frozenset(partitions) | inherited
         result.append(replace(member, previous=previous) if previous != member.previous else member)
     return result
+
+
+def stripped(assignment: bytes, blocked: Mapping[str, frozenset[int]]) -> bytes:
+    """A classic leader's ConsumerProtocol assignment without the partitions blocked for the
+    group (`blocked` by topic name); bytes that do not decode are left as sent (the group's
+    protocol is the clients' business, as in Kafka)."""
+    try:
+        decoded = decode_assignment(assignment)
+    except ConsumerProtocolError:
+        return assignment
+    kept = {
+        topic: [p for p in partitions if p not in blocked.get(topic, ())]
+        for topic, partitions in decoded.partitions.items()
+    }
+    if kept == decoded.partitions:
+        return assignment
+    return encode_assignment(replace(decoded, partitions=kept))

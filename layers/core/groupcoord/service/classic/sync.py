@@ -21,6 +21,7 @@ from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
+from ..kinesis.lineage import stripped_assignments
 from ..races import GroupBusy, retry_on_race
 from ..refusals import group_refusal
 from .common import (
@@ -135,6 +136,10 @@ def _leader_sync(
     assignments = [
         (a.member_id, a.assignment) for a in request.assignments if a.member_id in members
     ]
+    if group.protocol_type == "consumer":
+        # A Kinesis shard the group may not have yet (done, or its parents not) goes to no
+        # one, whatever the leader's assignor did (docs/kinesis.md).
+        assignments = stripped_assignments(ctx.store, group.group_id, assignments)
     # Members first (idempotent), then the flip to Stable conditioned on the version read: a
     # crash in between leaves CompletingRebalance, and the leader's re-sent sync redoes it.
     groups.write_assignments(group, assignments)

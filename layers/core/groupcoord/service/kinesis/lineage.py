@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
+from ...core.kinesis.lineage import stripped
 from ...core.kinesis.shards import blocked_partitions, heirs
 from ...core.topics import TopicRecord
 from ...store.store import Store
@@ -34,3 +36,23 @@ def gate(
         blocked[record.topic_id] = blocked_partitions(rows, done)
         children[record.topic_id] = family
     return blocked, children
+
+
+def stripped_assignments(
+    store: Store, group_id: str, assignments: list[tuple[str, bytes]]
+) -> list[tuple[str, bytes]]:
+    """A classic leader's assignments (ConsumerProtocol) without the Kinesis shards that are
+    not assignable to the group. Reads the topics the assignments name, and only for the
+    Kinesis-backed ones their gating (`gate`)."""
+    names: set[str] = set()
+    for _, data in assignments:
+        try:
+            names.update(decode_assignment(data).partitions)
+        except ConsumerProtocolError:
+            continue
+    records = [r for r in map(store.topics.get, sorted(names)) if r is not None and r.kinesis]
+    if not records:
+        return assignments
+    by_id, _ = gate(store, group_id, records, {r.topic_id: r.partitions for r in records})
+    blocked = {r.name: by_id[r.topic_id] for r in records}
+    return [(member_id, stripped(data, blocked)) for member_id, data in assignments]
