@@ -227,6 +227,7 @@ class GroupMember:
         offsets: Mapping[TopicPartition, int],
         metadata: str | None = None,
         writes: Sequence[Mapping[str, Any]] | None = None,
+        positions: Mapping[TopicPartition, Mapping[str, Any]] | None = None,
     ) -> None:
         """Commit offsets (the next offset to read) for owned partitions, with this member's
         generation (classic) or epoch (consumer). Coordinator moves and "busy" answers are
@@ -238,8 +239,12 @@ class GroupMember:
         sink tables, applied in one transaction with the offsets and fenced like them: both
         land or neither does (docs/exactly-once.md). Its retries carry one idempotency key,
         so they never apply the writes twice. WriteConditionFailed: a write's own condition
-        failed, and nothing was written."""
-        if not offsets and not writes:
+        failed, and nothing was written.
+
+        `positions`: Kinesis-backed topics' checkpoints (kinesisPosition's JSON: sequenceNumber,
+        subSequenceNumber, shardEnd, childShardIds; docs/kinesis.md), committed with offset 0
+        (groupcoord.client.kinesis builds them)."""
+        if not offsets and not writes and not positions:
             return
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for tp, offset in sorted(offsets.items()):
@@ -248,6 +253,15 @@ class GroupMember:
                     "partitionIndex": tp.partition,
                     "committedOffset": offset,
                     "committedMetadata": metadata,
+                }
+            )
+        for tp, position in sorted((positions or {}).items()):
+            by_topic.setdefault(tp.topic, []).append(
+                {
+                    "partitionIndex": tp.partition,
+                    "committedOffset": 0,
+                    "committedMetadata": metadata,
+                    "kinesisPosition": dict(position),
                 }
             )
         membership = self._classic or self._consumer
@@ -303,6 +317,20 @@ class GroupMember:
 
     def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int | None]:
         """The committed offsets of `partitions` (None where nothing is committed)."""
+        return {
+            tp: None if p["committedOffset"] < 0 else p["committedOffset"]
+            for tp, p in self._fetched(partitions).items()
+        }
+
+    def committed_positions(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, dict[str, Any] | None]:
+        """A Kinesis-backed topic's committed positions (kinesisPosition's JSON; None where
+        nothing is committed)."""
+        return {tp: p.get("kinesisPosition") for tp, p in self._fetched(partitions).items()}
+
+    def _fetched(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, dict]:
+        """offset-fetch's answer for each of `partitions`."""
         by_topic: dict[str, set[int]] = {}
         for tp in partitions:
             by_topic.setdefault(tp.topic, set()).add(tp.partition)
@@ -334,14 +362,11 @@ class GroupMember:
             if codes:
                 names = ", ".join(sorted(c.name for c in codes))
                 raise GroupcoordError(f"offset-fetch failed: {names}", sorted(codes)[0])
-            result: dict[TopicPartition, int | None] = {}
-            for topic in group.get("topics", []):
-                for p in topic["partitions"]:
-                    offset = p["committedOffset"]
-                    result[TopicPartition(topic["name"], p["partitionIndex"])] = (
-                        None if offset < 0 else offset
-                    )
-            return result
+            return {
+                TopicPartition(topic["name"], p["partitionIndex"]): p
+                for topic in group.get("topics", [])
+                for p in topic["partitions"]
+            }
         raise AssertionError("unreachable")
 
     def close(self) -> None:

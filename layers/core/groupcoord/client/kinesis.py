@@ -1,0 +1,327 @@
+"""groupcoord.client.kinesis: consume a Kinesis-backed topic (docs/kinesis.md) as a member of a
+consumer group, in place of the Kinesis Client Library.
+
+    consumer = KinesisConsumer(url, "billing", "orders", handle)   # handle(tp, records)
+    consumer.run(stop)                                             # until stop is set
+
+Per shard this member owns: an iterator from the group's checkpoint (at the sequence number,
+skipping the records at or below it; a child shard, or a shard without a checkpoint, from the
+topic's initial position, children from TRIM_HORIZON), GetRecords about once a second with
+jittered back-off when Kinesis throttles, a new iterator after one expired or a pause of over
+five minutes, KPL aggregates split into their records (the `aws-kinesis-agg` package, when
+installed), commits on an interval and on revocation, and the shard's end committed with its
+children once GetRecords has no next iterator. `handle` may return DynamoDB writes
+(groupcoord.client.sink): with `exactly_once=True` each batch is committed with its writes in
+one transaction (docs/exactly-once.md), so no record's writes land twice. `lag_ms()` is each
+shard's MillisBehindLatest. boto3 comes with the `kinesis` extra; nothing here is imported
+by the rest of the client.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .assignors import TopicPartition
+from .errors import CommitFailed, GroupcoordError
+from .member import GroupMember
+from .transport import Transport
+
+# GetRecords: 5 calls a second per shard, shared by every reader: about one a second each.
+FETCH_INTERVAL_S = 1.0
+BACKOFF_MAX_S = 10.0
+# A shard iterator expires 5 minutes after it was handed out.
+ITERATOR_LIFETIME_S = 290.0
+THROTTLED = ("ProvisionedThroughputExceededException", "LimitExceededException")
+
+Handler = Callable[[TopicPartition, list["KinesisRecord"]], Sequence[Mapping[str, Any]] | None]
+
+
+@dataclass(frozen=True)
+class KinesisRecord:
+    """One user record (a KPL aggregate's records come one by one, by sub-sequence)."""
+
+    shard_id: str
+    sequence_number: str
+    sub_sequence_number: int
+    partition_key: str
+    data: bytes
+
+    @property
+    def position(self) -> dict[str, Any]:
+        return {
+            "sequenceNumber": self.sequence_number,
+            "subSequenceNumber": self.sub_sequence_number,
+        }
+
+
+def _order(position: Mapping[str, Any]) -> tuple[int, int]:
+    return (int(position.get("sequenceNumber") or 0), int(position.get("subSequenceNumber", 0)))
+
+
+def user_records(shard_id: str, raw: Iterable[Mapping[str, Any]]) -> list[KinesisRecord]:
+    """GetRecords' records as user records: KPL aggregates split (aws-kinesis-agg)."""
+    raw = list(raw)
+    try:
+        from aws_kinesis_agg.deaggregator import iter_deaggregate_records
+    except ImportError:  # without the extra: records as they are
+        return [
+            KinesisRecord(shard_id, r["SequenceNumber"], 0, r["PartitionKey"], r["Data"])
+            for r in raw
+        ]
+    return [
+        KinesisRecord(
+            shard_id,
+            r["kinesis"]["sequenceNumber"],
+            int(r["kinesis"].get("subSequenceNumber", 0)),
+            r["kinesis"]["partitionKey"],
+            r["kinesis"]["data"],
+        )
+        for r in iter_deaggregate_records(raw, data_format="Boto3")
+    ]
+
+
+@dataclass
+class _Shard:
+    partition: TopicPartition
+    shard_id: str
+    has_parents: bool
+    checkpoint: dict[str, Any] | None  # the group's committed position when opened
+    iterator: str | None = None
+    iterator_at: float = 0.0
+    done_upto: dict[str, Any] | None = None  # processed, not yet committed
+    next_fetch: float = 0.0
+    backoff_s: float = 0.0
+    lag_ms: int | None = None
+    read_upto: dict[str, Any] | None = field(default=None)  # the last record handed over
+
+
+class KinesisConsumer:
+    """A GroupMember of `group_id` on the Kinesis-backed `topic` that reads its shards and
+    hands their records to `handler` (see the module's docstring). `member_options` go to
+    GroupMember (protocol, session_timeout_ms, ...); `kinesis` is a boto3 Kinesis client
+    (default: one for the stream's region)."""
+
+    def __init__(
+        self,
+        bootstrap_url: str,
+        group_id: str,
+        topic: str,
+        handler: Handler,
+        *,
+        kinesis: Any = None,
+        initial_position: str = "TRIM_HORIZON",
+        commit_interval_s: float = 5.0,
+        fetch_interval_s: float = FETCH_INTERVAL_S,
+        limit: int = 1000,
+        exactly_once: bool = False,
+        **member_options: Any,
+    ) -> None:
+        self.topic = topic
+        self.handler = handler
+        self.initial_position = initial_position
+        self.commit_interval_s = commit_interval_s
+        self.fetch_interval_s = fetch_interval_s
+        self.limit = limit
+        self.exactly_once = exactly_once
+        self._metadata = Transport(bootstrap_url)
+        self._stream_arn, self._shard_info = self._read_shards()
+        self._kinesis = kinesis if kinesis is not None else _client_for(self._stream_arn)
+        self._shards: dict[TopicPartition, _Shard] = {}
+        self._finished: set[TopicPartition] = set()
+        self._last_commit = time.monotonic()
+        self.member = GroupMember(
+            bootstrap_url, group_id, topics=[topic], listener=self, **member_options
+        )
+
+    # --- the group's side (GroupMember's listener, run inside poll) ---
+
+    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        """Stop fetching, commit what was processed, hand the shards over."""
+        self.commit(only=partitions)
+        for tp in partitions:
+            self._shards.pop(tp, None)
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        pass  # opened by the next step
+
+    def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+        for tp in partitions:  # another member has them: nothing to commit
+            self._shards.pop(tp, None)
+
+    # --- the loop ---
+
+    def run(self, stop: threading.Event) -> None:
+        """Consume until `stop` is set, then commit and leave the group."""
+        try:
+            while not stop.is_set():
+                self.step()
+                stop.wait(max(0.0, self._next_fetch() - time.monotonic()))
+        finally:
+            self.close()
+
+    def step(self) -> None:
+        """One round: poll the group, open new shards, fetch the due ones, commit if due."""
+        owned = {tp for tp in self.member.poll(0.0) if tp.topic == self.topic}
+        self._finished &= owned
+        for tp in sorted(owned - set(self._shards) - self._finished):
+            self._open(tp)
+        now = time.monotonic()
+        for shard in list(self._shards.values()):
+            if shard.next_fetch <= now and shard.partition in self._shards:
+                self._fetch(shard)
+        if time.monotonic() - self._last_commit >= self.commit_interval_s:
+            self.commit()
+
+    def commit(self, only: set[TopicPartition] | None = None) -> None:
+        """Commit the processed positions (of `only`'s shards, or all); a shard this member
+        lost is dropped (poll() rejoins)."""
+        due = {
+            tp: s.done_upto
+            for tp, s in self._shards.items()
+            if s.done_upto is not None and (only is None or tp in only)
+        }
+        self._last_commit = time.monotonic()
+        if not due:
+            return
+        try:
+            self.member.commit({}, positions=due)
+        except CommitFailed:
+            for tp in due:
+                self._shards.pop(tp, None)
+            return
+        for tp in due:
+            if tp in self._shards:
+                self._shards[tp].done_upto = None
+
+    def lag_ms(self) -> dict[TopicPartition, int | None]:
+        """Each owned shard's MillisBehindLatest at its last GetRecords."""
+        return {tp: s.lag_ms for tp, s in self._shards.items()}
+
+    def close(self) -> None:
+        self.commit()
+        self.member.close()
+
+    # --- shards ---
+
+    def _read_shards(self) -> tuple[str, dict[int, tuple[str, bool]]]:
+        """The stream's ARN and each partition's (shard id, has parents), from metadata."""
+        body = self._metadata.call("metadata", {"topics": [{"name": self.topic}]}).body
+        found = body["topics"][0]
+        if found.get("kinesisStreamArn") is None:
+            raise GroupcoordError(f"topic {self.topic} is not backed by a Kinesis stream", -1)
+        shards = {
+            p["partitionIndex"]: (
+                p["kinesisShard"]["shardId"],
+                bool(p["kinesisShard"]["parentShardIds"]),
+            )
+            for p in found["partitions"]
+        }
+        return found["kinesisStreamArn"], shards
+
+    def _open(self, tp: TopicPartition) -> None:
+        if tp.partition not in self._shard_info:
+            self._stream_arn, self._shard_info = self._read_shards()  # a reshard since
+        shard_id, has_parents = self._shard_info[tp.partition]
+        checkpoint = self.member.committed_positions([tp]).get(tp)
+        if checkpoint is not None and checkpoint.get("shardEnd"):
+            self._finished.add(tp)  # done: the coordinator moves on to its children
+            return
+        shard = _Shard(tp, shard_id, has_parents, checkpoint, read_upto=checkpoint)
+        self._shards[tp] = shard
+        self._new_iterator(shard)
+
+    def _new_iterator(self, shard: _Shard) -> None:
+        """An iterator from where the shard's records were handed over (or its checkpoint)."""
+        args: dict[str, Any] = {"StreamARN": self._stream_arn, "ShardId": shard.shard_id}
+        at = shard.read_upto
+        if at is not None and at.get("sequenceNumber") is not None:
+            # AT the sequence number: a KPL aggregate's remaining records are in it.
+            args.update(
+                ShardIteratorType="AT_SEQUENCE_NUMBER", StartingSequenceNumber=at["sequenceNumber"]
+            )
+        elif shard.has_parents:
+            args["ShardIteratorType"] = "TRIM_HORIZON"  # a child starts where its parents end
+        elif self.initial_position.startswith("AT_TIMESTAMP:"):
+            stamp = int(self.initial_position.split(":", 1)[1]) / 1000
+            args.update(ShardIteratorType="AT_TIMESTAMP", Timestamp=stamp)
+        else:
+            args["ShardIteratorType"] = self.initial_position
+        shard.iterator = self._kinesis.get_shard_iterator(**args)["ShardIterator"]
+        shard.iterator_at = time.monotonic()
+
+    def _fetch(self, shard: _Shard) -> None:
+        from botocore.exceptions import ClientError
+
+        if time.monotonic() - shard.iterator_at > ITERATOR_LIFETIME_S:
+            self._new_iterator(shard)
+        try:
+            answer = self._kinesis.get_records(ShardIterator=shard.iterator, Limit=self.limit)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code == "ExpiredIteratorException":
+                self._new_iterator(shard)
+            elif code in THROTTLED:
+                shard.backoff_s = min(BACKOFF_MAX_S, max(0.2, shard.backoff_s * 2))
+                shard.next_fetch = time.monotonic() + shard.backoff_s * random.uniform(0.5, 1.5)
+                return
+            else:
+                raise
+            return
+        shard.backoff_s = 0.0
+        shard.lag_ms = answer.get("MillisBehindLatest")
+        self._hand_over(shard, answer.get("Records", []))
+        shard.iterator = answer.get("NextShardIterator")
+        if shard.iterator is None and shard.partition in self._shards:
+            self._end(shard, [c["ShardId"] for c in answer.get("ChildShards") or []])
+        empty = not answer.get("Records")
+        shard.next_fetch = time.monotonic() + (self.fetch_interval_s if empty else 0.2)
+
+    def _hand_over(self, shard: _Shard, raw: list[dict[str, Any]]) -> None:
+        after = _order(shard.read_upto) if shard.read_upto else None
+        records = [
+            r
+            for r in user_records(shard.shard_id, raw)
+            if after is None or _order(r.position) > after
+        ]
+        if not records:
+            return
+        writes = self.handler(shard.partition, records)
+        shard.read_upto = records[-1].position
+        if self.exactly_once:
+            # The batch's writes with its position, in one transaction: all or nothing.
+            try:
+                self.member.commit(
+                    {}, writes=list(writes or []), positions={shard.partition: shard.read_upto}
+                )
+            except CommitFailed:
+                self._shards.pop(shard.partition, None)
+            return
+        if writes:
+            raise GroupcoordError("the handler returned writes: use exactly_once=True", -1)
+        shard.done_upto = shard.read_upto
+
+    def _end(self, shard: _Shard, children: list[str]) -> None:
+        """The shard's end, with its children, committed at once: they may start."""
+        end: dict[str, Any] = {"shardEnd": True, "childShardIds": children}
+        if shard.read_upto and shard.read_upto.get("sequenceNumber") is not None:
+            end["sequenceNumber"] = shard.read_upto["sequenceNumber"]
+            end["subSequenceNumber"] = shard.read_upto.get("subSequenceNumber", 0)
+        shard.done_upto = end
+        self.commit(only={shard.partition})
+        self._shards.pop(shard.partition, None)
+        self._finished.add(shard.partition)
+
+    def _next_fetch(self) -> float:
+        due = [s.next_fetch for s in self._shards.values()]
+        return min([*due, time.monotonic() + self.fetch_interval_s])
+
+
+def _client_for(stream_arn: str) -> Any:
+    import boto3
+
+    return boto3.client("kinesis", region_name=stream_arn.split(":")[3])

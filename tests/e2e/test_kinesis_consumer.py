@@ -1,0 +1,114 @@
+"""groupcoord.client.kinesis against kinesis-local and a coordinator on DynamoDB Local: a
+consumer reads a stream while it is split and merged, and every record is processed once, in
+order per partition key across parents and children; its checkpoints are the group's."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from groupcoord.client import TopicPartition
+from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+
+SETTINGS = {
+    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
+    "group.consumer.heartbeat.interval.ms": "200",
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.assignment.interval.ms": "0",
+}
+KEYS = [f"key-{i}" for i in range(8)]
+
+
+@pytest.fixture(scope="module")
+def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
+    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
+        yield deployed
+
+
+@pytest.fixture(scope="module")
+def streams(kinesis_endpoint: str) -> Streams:
+    return Streams(kinesis_endpoint)
+
+
+def put(streams: Streams, arn: str, round_: int) -> list[tuple[str, str]]:
+    sent = []
+    for i in range(3):
+        for key in KEYS:
+            data = f"{round_}-{i}-{key}"
+            streams.client.put_record(StreamARN=arn, PartitionKey=key, Data=data.encode())
+            sent.append((key, data))
+    return sent
+
+
+def until(condition: Any, failures: list[BaseException], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert not failures, failures
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_every_record_once_in_key_order_through_a_split_and_a_merge(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    seen: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def handle(tp: TopicPartition, records: list[KinesisRecord]) -> None:
+        with lock:
+            seen.extend((r.partition_key, r.data.decode()) for r in records)
+
+    consumer = KinesisConsumer(
+        api.base_url,
+        f"g-{uuid.uuid4().hex[:8]}",
+        topic,
+        handle,
+        kinesis=streams.client,
+        commit_interval_s=0.5,
+        fetch_interval_s=0.2,
+    )
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            consumer.run(stop)
+        except BaseException as error:  # shown by the test, not lost on the thread
+            failures.append(error)
+            raise
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    try:
+        sent = put(streams, arn, 0)
+        until(lambda: len(seen) >= len(sent), failures)
+        streams.split(arn, streams.open_shards(arn)[0]["ShardId"])
+        sent += put(streams, arn, 1)
+        until(lambda: len(seen) >= len(sent), failures)
+        first, second = (s["ShardId"] for s in streams.open_shards(arn))
+        streams.merge(arn, first, second)
+        sent += put(streams, arn, 2)
+        until(lambda: len(seen) >= len(sent), failures)
+        time.sleep(1.0)  # anything more would be a record twice
+    finally:
+        stop.set()
+        runner.join(timeout=20)
+    assert not runner.is_alive()
+    assert sorted(seen) == sorted(sent)  # every record, none twice
+    for key in KEYS:  # in order per key, across parent and children
+        assert [d for k, d in seen if k == key] == [d for k, d in sent if k == key]
+    # The group's checkpoints: the parents' ends, the merged child's last record.
+    partitions = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
+    assert len(partitions) == 4
