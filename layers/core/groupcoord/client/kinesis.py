@@ -19,6 +19,7 @@ by the rest of the client.
 
 from __future__ import annotations
 
+import base64
 import random
 import threading
 import time
@@ -73,16 +74,14 @@ def user_records(shard_id: str, raw: Iterable[Mapping[str, Any]]) -> list[Kinesi
             KinesisRecord(shard_id, r["SequenceNumber"], 0, r["PartitionKey"], r["Data"])
             for r in raw
         ]
-    return [
-        KinesisRecord(
-            shard_id,
-            r["kinesis"]["sequenceNumber"],
-            int(r["kinesis"].get("subSequenceNumber", 0)),
-            r["kinesis"]["partitionKey"],
-            r["kinesis"]["data"],
-        )
-        for r in iter_deaggregate_records(raw, data_format="Boto3")
-    ]
+    records = []
+    for found in iter_deaggregate_records(raw, data_format="Boto3"):
+        r = found["kinesis"]
+        aggregated = "subSequenceNumber" in r  # its records come base64-encoded
+        data = base64.b64decode(r["data"]) if aggregated else r["data"]
+        sub = int(r.get("subSequenceNumber", 0))
+        records.append(KinesisRecord(shard_id, r["sequenceNumber"], sub, r["partitionKey"], data))
+    return records
 
 
 @dataclass
