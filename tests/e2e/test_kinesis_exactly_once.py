@@ -5,6 +5,10 @@ one worker stops gracefully (its shards handed over, measured); every counter ex
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -29,6 +33,9 @@ SETTINGS = {
     "group.consumer.min.heartbeat.interval.ms": "100",
     "group.consumer.assignment.interval.ms": "0",
     "groupcoord.sink.tables": TABLE,
+    # A killed worker's shards move after its session: short, for the test.
+    "group.consumer.session.timeout.ms": "3000",
+    "group.consumer.min.session.timeout.ms": "1000",
 }
 KEYS = [f"key-{i}" for i in range(10)]
 
@@ -127,3 +134,45 @@ def test_two_workers_count_exactly_once_through_a_reshard_and_a_handoff(
     finally:
         for w in workers:
             w.close()
+
+
+def test_a_sigkilled_workers_shards_resume_from_its_last_commit(
+    deployed: tuple[Api, Store, Any], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """The example as a process, SIGKILLed mid-stream: the survivor takes its shards after
+    the session timeout, from the killed worker's last checkpoint, and counts nothing twice."""
+    api, _, client = deployed
+    arn = streams.create(2)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    prefix = uuid.uuid4().hex[:6]
+    sent: Counter[str] = Counter()
+    for i in range(20):
+        for key in KEYS:
+            streams.client.put_record(
+                StreamARN=arn, PartitionKey=f"{prefix}-{key}", Data=f"{i}".encode()
+            )
+            sent[f"{prefix}-{key}"] += 1
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "AWS_ENDPOINT_URL_KINESIS": kinesis_endpoint}
+    args = ["--url", api.base_url, "--group", group, "--topic", topic, "--table", TABLE]
+    process = subprocess.Popen([sys.executable, str(EXAMPLE), *args], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while sum(count_of(client, TABLE, k) for k in sent) == 0:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    survivor = Worker(api, group, topic, streams)
+    try:
+        deadline = time.monotonic() + 40  # the killed member's session (3 s) and the rest
+        while Counter({k: count_of(client, TABLE, k) for k in sent}) != sent:
+            assert not survivor.failures, survivor.failures
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(1.0)
+        assert Counter({k: count_of(client, TABLE, k) for k in sent}) == sent  # none twice
+    finally:
+        survivor.close()
