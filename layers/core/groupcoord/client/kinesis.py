@@ -208,19 +208,27 @@ class KinesisConsumer:
     # --- shards ---
 
     def _read_shards(self) -> tuple[str, dict[int, tuple[str, bool]]]:
-        """The stream's ARN and each partition's (shard id, has parents), from metadata."""
-        body = self._metadata.call("metadata", {"topics": [{"name": self.topic}]}).body
-        found = body["topics"][0]
-        if found.get("kinesisStreamArn") is None:
-            raise GroupcoordError(f"topic {self.topic} is not backed by a Kinesis stream", -1)
-        shards = {
-            p["partitionIndex"]: (
-                p["kinesisShard"]["shardId"],
-                bool(p["kinesisShard"]["parentShardIds"]),
-            )
-            for p in found["partitions"]
-        }
-        return found["kinesisStreamArn"], shards
+        """The stream's ARN and each partition's (shard id, has parents), from metadata (a
+        page at a time: an answer holds at most 2,000 partitions)."""
+        body: dict[str, Any] = {"topics": [{"name": self.topic}]}
+        shards: dict[int, tuple[str, bool]] = {}
+        arn: str | None = None
+        while True:
+            answer = self._metadata.call("metadata", body).body
+            for found in answer["topics"]:
+                if found.get("kinesisStreamArn") is None:
+                    raise GroupcoordError(
+                        f"topic {self.topic} is not backed by a Kinesis stream", -1
+                    )
+                arn = found["kinesisStreamArn"]
+                for p in found["partitions"]:
+                    shard = p["kinesisShard"]
+                    shards[p["partitionIndex"]] = (shard["shardId"], bool(shard["parentShardIds"]))
+            if answer.get("nextCursor") is None:
+                break
+            body = {**body, "cursor": answer["nextCursor"]}
+        assert arn is not None
+        return arn, shards
 
     def _open(self, tp: TopicPartition) -> None:
         if tp.partition not in self._shard_info:
