@@ -23,6 +23,7 @@ SETTINGS = {
     "group.consumer.heartbeat.interval.ms": "200",
     "group.consumer.min.heartbeat.interval.ms": "100",
     "group.consumer.assignment.interval.ms": "0",
+    "group.initial.rebalance.delay.ms": "0",
 }
 KEYS = [f"key-{i}" for i in range(8)]
 
@@ -56,9 +57,12 @@ def until(condition: Any, failures: list[BaseException], timeout_s: float = 30.0
         time.sleep(0.1)
 
 
+@pytest.mark.parametrize("protocol", ["consumer", "classic"])
 def test_every_record_once_in_key_order_through_a_split_and_a_merge(
-    deployed: tuple[Api, Store], streams: Streams
+    deployed: tuple[Api, Store], streams: Streams, protocol: str
 ) -> None:
+    """Both protocols: the classic leader hands out every shard, and sync-group keeps only
+    those the group may have."""
     api, _ = deployed
     arn = streams.create(1)
     topic = f"k-{uuid.uuid4().hex[:10]}"
@@ -78,6 +82,12 @@ def test_every_record_once_in_key_order_through_a_split_and_a_merge(
         kinesis=streams.client,
         commit_interval_s=0.5,
         fetch_interval_s=0.2,
+        protocol=protocol,
+        **(
+            {"heartbeat_interval_ms": 300, "session_timeout_ms": 6000}
+            if protocol == "classic"
+            else {}
+        ),
     )
     stop = threading.Event()
     failures: list[BaseException] = []
