@@ -50,9 +50,13 @@ def stripped_assignments(
             names.update(decode_assignment(data).partitions)
         except ConsumerProtocolError:
             continue
-    records = [r for r in map(store.topics.get, sorted(names)) if r is not None and r.kinesis]
+    # Eventually consistent (half a read unit each): whether a topic is Kinesis-backed never
+    # changes while it exists, and its gating below is read strongly.
+    found = (store.topics.get(name, consistent=False) for name in sorted(names))
+    records = [r for r in found if r is not None and r.kinesis is not None]
     if not records:
         return assignments
-    by_id, _ = gate(store, group_id, records, {r.topic_id: r.partitions for r in records})
-    blocked = {r.name: by_id[r.topic_id] for r in records}
+    fresh = [store.topics.get(r.name) or r for r in records]  # the current partition count
+    by_id, _ = gate(store, group_id, fresh, {r.topic_id: r.partitions for r in fresh})
+    blocked = {r.name: by_id.get(r.topic_id, frozenset()) for r in fresh}
     return [(member_id, stripped(data, blocked)) for member_id, data in assignments]
