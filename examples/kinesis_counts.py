@@ -46,7 +46,24 @@ def counting(table: str) -> Any:
     return handle
 
 
-def consumer(url: str, group: str, topic: str, table: str, **options: Any) -> KinesisConsumer:
+def at_least_once(table: str, dynamodb: Any) -> Any:
+    """The handler without transactions: the counts written first, the checkpoint later (on
+    the interval), as a KCL consumer does: a crash between the two counts a tail twice."""
+    writes = counting(table)
+
+    def handle(tp: TopicPartition, records: list[KinesisRecord]) -> None:
+        for write in writes(tp, records):
+            dynamodb.update_item(**write["Update"])
+
+    return handle
+
+
+def consumer(
+    url: str, group: str, topic: str, table: str, dynamodb: Any = None, **options: Any
+) -> KinesisConsumer:
+    """Exactly once; or, given a DynamoDB client, at least once."""
+    if dynamodb is not None:
+        return KinesisConsumer(url, group, topic, at_least_once(table, dynamodb), **options)
     return KinesisConsumer(
         url, group, topic, counting(table), exactly_once=True, limit=BATCH, **options
     )
@@ -58,11 +75,21 @@ def main() -> None:
     parser.add_argument("--group", default="kinesis-counts")
     parser.add_argument("--topic", required=True)
     parser.add_argument("--table", required=True)
+    parser.add_argument(
+        "--at-least-once",
+        metavar="DYNAMODB_ENDPOINT",
+        help="write the counts first and checkpoint later (no transaction), for comparison",
+    )
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a graceful stop hands over at once
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    consumer(args.url, args.group, args.topic, args.table).run(stop)
+    dynamodb = None
+    if args.at_least_once:
+        import boto3
+
+        dynamodb = boto3.client("dynamodb", endpoint_url=args.at_least_once)
+    consumer(args.url, args.group, args.topic, args.table, dynamodb).run(stop)
 
 
 if __name__ == "__main__":
