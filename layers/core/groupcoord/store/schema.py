@@ -44,6 +44,7 @@ KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
 KIND_SINK_MARKER = "sink-marker"
 KIND_LISTING_CURSOR = "listing-cursor"
+KIND_STREAMS_TOPOLOGY = "streams-topology"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
 DEADLINE_PROJECTION = ["kind", "groupId"]
@@ -173,6 +174,12 @@ def sink_marker_key(group_id: str, idempotency_key: str) -> dict[str, str]:
 def retention_key(group_id: str) -> dict[str, str]:
     """A group's offset-retention check, in the deadline index once it has committed."""
     return {PK: group_pk(group_id), SK: "RETENTION"}
+
+
+def streams_topology_key(group_id: str) -> dict[str, str]:
+    """A streams group's topology (store/streams/): apart from the group item, which every
+    membership change rewrites, so that a 64 K topology is written once per topology epoch."""
+    return {PK: group_pk(group_id), SK: "STREAMS-TOPOLOGY"}
 
 
 def group_listing_pk(group_id: str) -> str:

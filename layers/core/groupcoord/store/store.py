@@ -16,6 +16,8 @@ from .group_cleanup import GroupCleanups
 from .groups import GroupDirectory
 from .offsets import OffsetStore
 from .retention import RetentionStore
+from .streams.installs import StreamsInstalls
+from .streams.repository import StreamsGroupStore
 from .topics import TopicRegistry
 
 
@@ -36,6 +38,8 @@ class Store:
         self.classic = ClassicGroupStore(dynamo, settings.deadline_shards, self.conversions)
         self.consumer = ConsumerGroupStore(dynamo, settings.deadline_shards, self.conversions)
         self.consumer_installs = TargetInstalls(dynamo, settings.deadline_shards)
+        self.streams = StreamsGroupStore(dynamo, settings.deadline_shards, self.conversions)
+        self.streams_installs = StreamsInstalls(dynamo, settings.deadline_shards)
         self.offsets = OffsetStore(dynamo, settings.deadline_shards)
         self.retention = RetentionStore(dynamo, settings.deadline_shards)
         self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from .configuration import StatusCode
 from .member import STATIC_LEAVE_EPOCH, StreamsGroupMember
 from .reconciliation import MemberState
 
@@ -34,6 +35,10 @@ class StreamsGroup:
     topology_epoch: int = -1
     topology_digest: str = ""
     validated_topology_epoch: int = -1
+    # Why the topology could not be configured at the last install (None: it was), answered
+    # as a status by every heartbeat until it can.
+    topology_status: StatusCode | None = None
+    topology_detail: str = ""
     # Grows whenever the endpoints' partitions may have changed (interactive queries).
     endpoint_epoch: int = 0
     # The member that asked the application to shut down (status 4 until the group is empty).

@@ -37,9 +37,15 @@ class StreamsGroupMember:
     user_endpoint: Endpoint | None = None
     client_tags: tuple[tuple[str, str], ...] = ()
     tasks: MemberTasks = field(default_factory=MemberTasks)
-    # The target: tasks and the epoch they were computed for.
+    # The target: tasks, the epoch they were computed for, and the members that held some of
+    # them when it was installed (the only members its reconciliation needs to read).
     target: TasksTuple = EMPTY
     target_epoch: int = 0
+    target_version: int = 0
+    wait_on: tuple[str, ...] = ()
+    # Grows whenever the member's held tasks grow (installs condition on it, so that the
+    # holders they record stay complete).
+    acquired_version: int = 0
     # The latest report of changelog offsets (cumulative per task) and end offsets.
     task_offsets: Mapping[TaskId, int] = field(default_factory=dict)
     task_end_offsets: Mapping[TaskId, int] = field(default_factory=dict)

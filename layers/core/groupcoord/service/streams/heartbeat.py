@@ -1,0 +1,387 @@
+"""streams-group-heartbeat (KIP-1071): join, leave, and the regular heartbeat that reconciles
+a member towards its target, as the consumer protocol's (service/consumer/heartbeat.py).
+
+A steady heartbeat (nothing changed) reads the group item (eventually consistent) and the
+member item (consistent) and writes only the member item, conditioned on the versions read,
+and only when its session needs renewing (core/session_renewal.py): the cost of a
+consumer-protocol heartbeat. An error decided on the eventually consistent read is confirmed
+on consistent reads before it is answered. A join or a leave is one transaction with the group
+item conditioned on its version; a lost race is re-read (consistently) and decided again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+
+from ...core.acls import AclOperation
+from ...core.consumer.group import Refusal
+from ...core.ownership import NOT_OWNER_MESSAGE
+from ...core.streams.configuration import InvalidTopology, configure
+from ...core.streams.group import RECONCILING, StreamsGroup, group_state
+from ...core.streams.heartbeat_rules import (
+    GroupAccess,
+    ReconcilePlan,
+    TopologyStep,
+    apply_request,
+    needs_holdings_of_others,
+    plan_group_access,
+    plan_new_member,
+    plan_reconcile,
+    plan_topology,
+)
+from ...core.streams.member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsGroupMember
+from ...core.streams.reconciliation import Holdings, MemberState, holdings_of
+from ...core.streams.topology import Topology, from_message
+from ...core.streams.validation import check_member_epoch, owned_tasks, validate_heartbeat
+from ...errors import Errors
+from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
+from ...store.errors import Conflict
+from ...store.groups import header
+from ...store.streams.codec import group_from_item
+from ..context import ApiContext
+from ..races import DecideAgain, retry_on_race
+from ..refusals import group_refusal, may_describe_topics
+from .answers import endpoint_partitions, status_list, task_list
+from .common import heartbeat_interval_ms, reload, renewal_slack, session_ms
+from .expiry import expire_streams_group
+from .install import Installed, ensure_target
+
+# Below this many members a member's last reconciliation step reads the group's members to
+# settle its listed state at once (as the consumer protocol's SETTLED_AT_ONCE_BELOW).
+SETTLED_AT_ONCE_BELOW = 100
+
+
+class Answer(Exception):
+    """A Kafka error answer, raised from deep in the flow."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def _error(
+    request: StreamsGroupHeartbeatRequest, refusal: Refusal
+) -> StreamsGroupHeartbeatResponse:
+    return StreamsGroupHeartbeatResponse(
+        error_code=refusal.error, error_message=refusal.message, member_id=request.member_id
+    )
+
+
+def _topology_topics(request: StreamsGroupHeartbeatRequest) -> set[str]:
+    if request.topology is None:
+        return set()
+    topology = from_message(request.topology)
+    names = set(topology.internal_topics())
+    for s in topology.subtopologies:
+        names.update(s.source_topics)
+    return names
+
+
+def streams_group_heartbeat(
+    request: StreamsGroupHeartbeatRequest, ctx: ApiContext
+) -> StreamsGroupHeartbeatResponse:
+    # Kafka's checks come before anything is validated or read: READ on the group, then
+    # DESCRIBE on every topic the topology names (29 for the whole request).
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, StreamsGroupHeartbeatResponse)
+    if refused is not None:
+        return refused
+    if not may_describe_topics(ctx, _topology_topics(request)):
+        return StreamsGroupHeartbeatResponse(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
+    refusal = validate_heartbeat(request)
+    if refusal is not None:
+        return _error(request, refusal)
+
+    def once(attempt: int) -> StreamsGroupHeartbeatResponse:
+        consistent = attempt > 0
+        try:
+            return _Heartbeat(request, ctx, consistent=consistent).run()
+        except Answer as answer:
+            if consistent:
+                return _error(request, answer.refusal)
+            raise DecideAgain() from None
+
+    busy = Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat.")
+    return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
+
+
+def _unknown_member(member_id: str, group_id: str) -> Answer:
+    return Answer(
+        Refusal(
+            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
+        )
+    )
+
+
+class _Heartbeat:
+    def __init__(self, request: StreamsGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
+        self.request = request
+        self.ctx = ctx
+        self.consistent = consistent
+        self.ss = ctx.store.streams
+        self.now = ctx.now_ms
+
+    def run(self) -> StreamsGroupHeartbeatResponse:
+        if self.request.member_epoch == 0:
+            self._check_configurable()
+        group = self._group()
+        epoch = self.request.member_epoch
+        if epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+            return self._leave(group)
+        if epoch == 0:
+            return self._join(group)
+        return self._heartbeat(group)
+
+    # --- the group ---
+
+    def _access(self, item: dict | None) -> GroupAccess:
+        found = header(item) if item is not None else None
+        access = plan_group_access(
+            self.request.group_id,
+            found.group_type if found is not None else None,
+            found.member_count if found is not None else 0,
+            self.request.member_epoch,
+        )
+        if isinstance(access, Refusal):
+            raise Answer(access)
+        return access
+
+    def _group(self) -> StreamsGroup:
+        gid = self.request.group_id
+        item = self.ss.group_item(gid, consistent=self.consistent)
+        if self._access(item) is GroupAccess.CREATE:
+            self.ss.create_group(gid, self.ctx.settings.member_shards, self.now)
+            item = self.ss.group_item(gid, consistent=True)
+            if self._access(item) is GroupAccess.CREATE:
+                raise Conflict(gid)
+        assert item is not None
+        return self._prepare(item)
+
+    def _prepare(self, item: dict) -> StreamsGroup:
+        """Due expiries, topic changes and target installs of the group `item`."""
+        group = group_from_item(item)
+        if group.deadline is not None and group.deadline <= self.now:
+            expire_streams_group(self.ctx.store, item, self.now)
+            group = self._reload(group)
+        if group.topic_changes != group.topic_changes_seen:
+            # A topic of the topology was created, deleted or grown: configure it again.
+            bumped = replace(
+                group,
+                topic_changes_seen=group.topic_changes,
+                group_epoch=group.group_epoch + (1 if group.member_count else 0),
+            )
+            group = self.ss.update_group(group, bumped)
+        if group.group_epoch > group.target_epoch:
+            group, _ = ensure_target(self.ctx.store, group)
+        return group
+
+    def _reload(self, group: StreamsGroup) -> StreamsGroup:
+        fresh = reload(self.ss, group.group_id)
+        if fresh is None:
+            raise Conflict(group.group_id)
+        return fresh
+
+    # --- members ---
+
+    def _existing(self, group: StreamsGroup) -> StreamsGroupMember:
+        member = self.ss.member(group, self.request.member_id, consistent=True)
+        if member is None:
+            raise _unknown_member(self.request.member_id, group.group_id)
+        if not self.ctx.caller.may_act_as(member.principal):
+            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
+        return member
+
+    def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
+        return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+
+    def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        member = self._existing(group)
+        group = self.ss.update_group(
+            group, group.with_members(-1), extra=self.ss.remove_member_items(group, member)
+        )
+        if member.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        ensure_target(self.ctx.store, group)
+        return StreamsGroupHeartbeatResponse(
+            member_id=member.member_id, member_epoch=self.request.member_epoch
+        )
+
+    def _topology(self, group: StreamsGroup) -> tuple[Topology, TopologyStep]:
+        assert self.request.topology is not None
+        topology = from_message(self.request.topology)
+        step = plan_topology(group, topology)
+        if isinstance(step, Refusal):
+            raise Answer(step)
+        return topology, step
+
+    def _check_configurable(self) -> None:
+        """A topology that can never be configured (a loop, a repartition source nothing
+        writes) is refused before anything is created or kept (130)."""
+        assert self.request.topology is not None
+        partitions = {t.name: t.partitions for t in self.ctx.store.topics.list()}
+        try:
+            configure(from_message(self.request.topology), partitions)
+        except InvalidTopology as why:
+            raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
+
+    def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        topology, step = self._topology(group)
+        member = self.ss.member(group, self.request.member_id, consistent=True)
+        if member is not None:
+            if not self.ctx.caller.may_act_as(member.principal):
+                raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
+            updated, changed = self._apply(member)
+            if not changed:
+                return self._reconcile(group, member, updated)
+            items = self.ss.put_member_items(group, updated, new=False)
+            return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+        joiner, _ = self._apply(
+            StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
+        )
+        settings = self.ctx.settings
+        plan = plan_new_member(
+            group,
+            joiner,
+            max_size=settings.group_streams_max_size,
+            now=self.now,
+            session_ms=session_ms(settings),
+            initial_delay_ms=settings.group_streams_initial_rebalance_delay_ms,
+        )
+        if isinstance(plan, Refusal):
+            raise Answer(plan)
+        items = self.ss.put_member_items(group, plan.member, new=True)
+        joined = plan.group
+        if step is TopologyStep.INITIALIZE:
+            items.append(self.ss.put_topology(group.group_id, topology))
+            joined = replace(
+                joined, topology_epoch=topology.epoch, topology_digest=topology.digest()
+            )
+        group = self.ss.update_group(group, joined, extra=items)
+        if plan.member.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        return self._after_change(group)
+
+    def _after_change(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        """After a membership write: install the target at once (unless another install or
+        the initial delay holds it back), then reconcile."""
+        group, installed = ensure_target(self.ctx.store, group)
+        member = installed.members.get(self.request.member_id) if installed else None
+        if member is None:
+            member = self.ss.member(group, self.request.member_id, consistent=True)
+        if member is None:
+            raise Conflict(group.group_id)
+        updated, _ = self._apply(member)
+        return self._reconcile(group, member, updated, installed)
+
+    def _heartbeat(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        member = self._existing(group)
+        refusal = check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
+        if refusal is not None:
+            raise Answer(refusal)
+        updated, changed = self._apply(member)
+        if changed:
+            items = self.ss.put_member_items(group, updated, new=False)
+            return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+        return self._reconcile(group, member, updated)
+
+    # --- reconciliation ---
+
+    def _holdings(
+        self, group: StreamsGroup, member: StreamsGroupMember, installed: Installed | None
+    ) -> Holdings:
+        """What the members recorded in `waitOn` still hold (consistent reads, or the snapshot
+        of the install this request just completed)."""
+        ids = [i for i in member.wait_on if i != member.member_id]
+        if not ids:
+            return Holdings()
+        if installed is not None and all(i in installed.members for i in ids):
+            found = {i: installed.members[i] for i in ids}
+        else:
+            found = self.ss.members_by_id(group, ids)
+        return holdings_of((m.process_id, m.tasks.holds) for m in found.values())
+
+    def _reconcile(
+        self,
+        group: StreamsGroup,
+        member: StreamsGroupMember,
+        updated: StreamsGroupMember,
+        installed: Installed | None = None,
+    ) -> StreamsGroupHeartbeatResponse:
+        others = Holdings()
+        if needs_holdings_of_others(group, member):
+            others = self._holdings(group, member, installed)
+        plan = plan_reconcile(
+            group,
+            member,
+            updated,
+            self.request,
+            others,
+            now=self.now,
+            session_ms=session_ms(self.ctx.settings),
+            renewal_slack_ms=renewal_slack(self.ctx.settings),
+        )
+        if plan.writes:
+            self.ss.write_member(group, plan.member)
+        if plan.after.assigned != plan.before.assigned and plan.member.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        if self.request.shutdown_application and group.shutdown_requested_by is None:
+            group = self.ss.update_group(
+                group, replace(group, shutdown_requested_by=member.member_id)
+            )
+        if plan.lower_group_deadline_to is not None:
+            self._lower_group_deadline(group, plan.lower_group_deadline_to)
+        self._maybe_settle(group, plan)
+        return self._response(group, plan)
+
+    def _maybe_settle(self, group: StreamsGroup, plan: ReconcilePlan) -> None:
+        """The group's listed state once a member reached its target (list-groups), written
+        when it changed; small groups only, best effort (as the consumer protocol's)."""
+        after, before = plan.after, plan.before
+        reached = after.state is MemberState.STABLE and after.epoch == group.target_epoch
+        was = before.state is MemberState.STABLE and before.epoch == group.target_epoch
+        if not reached or was or group.state != RECONCILING:
+            return
+        if group.member_count >= SETTLED_AT_ONCE_BELOW:
+            return
+        members = [m for m in self.ss.members(group) if m.member_id != plan.member.member_id]
+        members.append(plan.member)
+        ready = group.topology_status is None
+        state = group_state(len(members), group.group_epoch, group.target_epoch, ready, members)
+        if state != group.state:
+            with contextlib.suppress(Conflict):
+                self.ss.update_group(group, replace(group, state=state))
+
+    def _lower_group_deadline(self, group: StreamsGroup, deadline: int) -> None:
+        """A rebalance timeout earlier than the group's next look: look earlier (best
+        effort: the next expiry recomputes the deadline from the members anyway)."""
+        for _ in range(3):
+            try:
+                self.ss.update_group(group, replace(group, deadline=deadline))
+                return
+            except Conflict:
+                fresh = reload(self.ss, group.group_id)
+                if fresh is None or (fresh.deadline is not None and fresh.deadline <= deadline):
+                    return
+                group = fresh
+
+    def _response(self, group: StreamsGroup, plan: ReconcilePlan) -> StreamsGroupHeartbeatResponse:
+        settings = self.ctx.settings
+        response = StreamsGroupHeartbeatResponse(
+            member_id=self.request.member_id,
+            member_epoch=plan.after.epoch,
+            heartbeat_interval_ms=heartbeat_interval_ms(settings),
+            acceptable_recovery_lag=settings.group_streams_acceptable_recovery_lag,
+            task_offset_interval_ms=settings.group_streams_task_offset_interval_ms,
+            status=status_list(group, plan.member, self.now),
+            endpoint_information_epoch=group.endpoint_epoch,
+        )
+        if plan.sends_tasks:
+            assigned = plan.after.assigned
+            response.active_tasks = task_list(assigned.active)
+            response.standby_tasks = task_list(assigned.standby)
+            response.warmup_tasks = task_list(assigned.warmup)
+        if self.request.endpoint_information_epoch != group.endpoint_epoch:
+            response.partitions_by_user_endpoint = endpoint_partitions(
+                self.ctx.store, group, plan.member
+            )
+        return response
