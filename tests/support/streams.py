@@ -76,16 +76,16 @@ class StreamsMember:
         return answer
 
     def join(self, **fields: Any) -> dict[str, Any]:
-        return self.call(
-            memberEpoch=0,
-            rebalanceTimeoutMs=30000,
-            topology=self.topology,
-            processId=self.process_id,
-            activeTasks=[],
-            standbyTasks=[],
-            warmupTasks=[],
-            **{**self.join_fields, **fields},
-        )
+        body = {
+            "memberEpoch": 0,
+            "rebalanceTimeoutMs": 30000,
+            "topology": self.topology,
+            "processId": self.process_id,
+            "activeTasks": [],
+            "standbyTasks": [],
+            "warmupTasks": [],
+        }
+        return self.call(**{**body, **self.join_fields, **fields})
 
     def heartbeat(self, **fields: Any) -> dict[str, Any]:
         """A heartbeat that reports what the member owns (what it was last given)."""

@@ -145,6 +145,10 @@ def plan_new_member(
     deadline = now + session_ms
     member = replace(joiner, session_deadline=deadline)
     joined = group.with_members(+1)
+    # A joiner answered before its group's first target (in the initial delay, or while
+    # another request installs it) takes epoch 1 (plan_reconcile): that target must come at
+    # a later epoch, or the joiner would look reconciled to it already.
+    joined = replace(joined, group_epoch=max(joined.group_epoch, 2))
     if group.member_count == 0 and initial_delay_ms > 0:
         joined = replace(joined, delay_until=now + initial_delay_ms)
     earliest = min(d for d in (deadline, joined.deadline, _delay(joined, now)) if d is not None)
