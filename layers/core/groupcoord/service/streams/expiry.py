@@ -57,5 +57,14 @@ def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) 
 
 
 def delete_streams_group_items(store: Store, group_item: dict[str, Any]) -> None:
+    """A deleted group's members, topology and topic subscriptions (the group item holds no
+    list of topics: they are the topology's)."""
     deleted = header(group_item)
+    topology = store.streams.topology(deleted.group_id)
+    if topology is not None:
+        names = topology.internal_topics() | {
+            t for s in topology.subtopologies for t in s.source_topics
+        }
+        for name in sorted(names):
+            store.topics.unsubscribe(name, deleted.group_id)
     store.streams.delete_group_items(deleted.group_id, deleted.member_shards)

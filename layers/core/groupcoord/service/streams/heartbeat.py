@@ -17,7 +17,7 @@ from dataclasses import replace
 from ...core.acls import AclOperation
 from ...core.consumer.group import Refusal
 from ...core.ownership import NOT_OWNER_MESSAGE
-from ...core.streams.configuration import InvalidTopology, configure
+from ...core.streams.configuration import InvalidTopology, StatusCode, configure
 from ...core.streams.group import RECONCILING, StreamsGroup, group_state
 from ...core.streams.heartbeat_rules import (
     GroupAccess,
@@ -121,6 +121,16 @@ class _Heartbeat:
         self.ss = ctx.store.streams
         self.now = ctx.now_ms
 
+    def _may_create(self, topic: str) -> bool:
+        """Kafka's check before it creates a streams group's internal topic."""
+        caller = self.ctx.caller
+        return caller.may_on_cluster(AclOperation.CREATE) or caller.may_on_topic(
+            AclOperation.CREATE, topic
+        )
+
+    def _ensure_target(self, group: StreamsGroup) -> tuple[StreamsGroup, Installed | None]:
+        return ensure_target(self.ctx.store, group, may_create=self._may_create)
+
     def run(self) -> StreamsGroupHeartbeatResponse:
         if self.request.member_epoch == 0:
             self._check_configurable()
@@ -163,6 +173,15 @@ class _Heartbeat:
         if group.deadline is not None and group.deadline <= self.now:
             expire_streams_group(self.ctx.store, item, self.now)
             group = self._reload(group)
+        if group.topology_status is StatusCode.MISSING_INTERNAL_TOPICS and group.member_count:
+            # An install could not create them (its caller may not): this caller tries again.
+            topology = self.ss.topology(group.group_id)
+            if topology is not None and all(
+                self._may_create(t) for t in topology.internal_topics()
+            ):
+                group = self.ss.update_group(
+                    group, replace(group, group_epoch=group.group_epoch + 1)
+                )
         if group.topic_changes != group.topic_changes_seen:
             # A topic of the topology was created, deleted or grown: configure it again.
             bumped = replace(
@@ -172,7 +191,7 @@ class _Heartbeat:
             )
             group = self.ss.update_group(group, bumped)
         if group.group_epoch > group.target_epoch:
-            group, _ = ensure_target(self.ctx.store, group)
+            group, _ = self._ensure_target(group)
         return group
 
     def _reload(self, group: StreamsGroup) -> StreamsGroup:
@@ -201,7 +220,7 @@ class _Heartbeat:
         )
         if member.user_endpoint is not None:
             self.ss.bump_endpoint_epoch(group.group_id)
-        ensure_target(self.ctx.store, group)
+        self._ensure_target(group)
         return StreamsGroupHeartbeatResponse(
             member_id=member.member_id, member_epoch=self.request.member_epoch
         )
@@ -264,7 +283,7 @@ class _Heartbeat:
     def _after_change(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         """After a membership write: install the target at once (unless another install or
         the initial delay holds it back), then reconcile."""
-        group, installed = ensure_target(self.ctx.store, group)
+        group, installed = self._ensure_target(group)
         member = installed.members.get(self.request.member_id) if installed else None
         if member is None:
             member = self.ss.member(group, self.request.member_id, consistent=True)

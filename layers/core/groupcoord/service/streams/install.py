@@ -24,7 +24,7 @@ from ...core.streams.tasks import EMPTY, TaskId, TasksTuple, minus, task_ids
 from ...store.errors import Conflict
 from ...store.store import Store
 from .common import reload
-from .topology import configured, subscribe
+from .topology import MayCreate, configured, subscribe
 
 LEASE_MS = 10_000
 INSTALL_ATTEMPTS = 4
@@ -40,10 +40,15 @@ class Installed:
 
 
 def ensure_target(
-    store: Store, group: StreamsGroup, batched: bool = True
+    store: Store, group: StreamsGroup, batched: bool = True, may_create: MayCreate | None = None
 ) -> tuple[StreamsGroup, Installed | None]:
     """The group with its target installed up to the current group epoch if this request could
-    do it (at most one install per request)."""
+    do it (at most one install per request). `may_create`: whether the request may create the
+    topology's internal topics (None: the sweeper's install, which may unless the authorizer
+    is on; a member's next heartbeat creates them then)."""
+    if may_create is None:
+        allowed = not store.settings.authorizer_enabled
+        may_create = lambda _topic: allowed  # noqa: E731
     interval = store.settings.group_streams_assignment_interval_ms
     for _ in range(INSTALL_ATTEMPTS):
         now = store.clock.now_ms()
@@ -54,7 +59,7 @@ def ensure_target(
         if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
             return group, None
         try:
-            installed = install(store, group, now)
+            installed = install(store, group, now, may_create)
         except Conflict:
             fresh = reload(store.streams, group.group_id)
             if fresh is None:
@@ -119,7 +124,7 @@ class _Holders:
         return tuple(sorted(waits))
 
 
-def install(store: Store, group: StreamsGroup, now_ms: int) -> Installed:
+def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreate) -> Installed:
     ss, installs = store.streams, store.streams_installs
     epoch = group.group_epoch
     install_id = uuid.uuid4().hex
@@ -137,7 +142,7 @@ def install(store: Store, group: StreamsGroup, now_ms: int) -> Installed:
             raise Conflict(group.group_id)
         if group.validated_topology_epoch != topology.epoch:
             subscribe(store, group.group_id, topology)
-        config = configured(store, group.group_id, topology, now_ms)
+        config = configured(store, group.group_id, topology, now_ms, may_create)
         targets = _targets(store, members, config)
         by_id = {m.member_id: m for m in members}
         holders = _Holders.of(members)

@@ -5,9 +5,11 @@ group subscribed to its topics so that a topic's creation or growth reaches it."
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from dataclasses import replace
 
 from ...core.consumer.group import combined_regex
-from ...core.streams.configuration import ConfiguredTopology, configure
+from ...core.streams.configuration import ConfiguredTopology, configure, summarize
 from ...core.streams.topology import Topology
 from ...core.topics import TopicRecord
 from ...store.store import Store
@@ -28,13 +30,23 @@ def subscribe(store: Store, group_id: str, topology: Topology) -> None:
         store.topics.set_regex(group_id, regex)
 
 
-def configured(store: Store, group_id: str, topology: Topology, now_ms: int) -> ConfiguredTopology:
+# Whether the request may create an internal topic (Kafka: CREATE on it, or on the cluster).
+MayCreate = Callable[[str], bool]
+
+
+def configured(
+    store: Store, group_id: str, topology: Topology, now_ms: int, may_create: MayCreate
+) -> ConfiguredTopology:
     """The topology configured on the registry's topics, its missing internal topics created
-    first (with the partition counts configuration derived): once they exist it is ready."""
+    first (with the partition counts configuration derived): once they exist it is ready. A
+    caller who may not create them leaves them missing (status 3, naming them)."""
     partitions = {t.name: t.partitions for t in store.topics.list()}
     result = configure(topology, partitions)
     if not result.to_create:
         return result
+    denied = [t.name for t in result.to_create if not may_create(t.name)]
+    if denied:
+        return replace(result, detail=f"Unauthorized to CREATE on topics {summarize(denied)}.")
     for topic in result.to_create:
         record = TopicRecord(
             name=topic.name,
