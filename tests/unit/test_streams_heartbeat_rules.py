@@ -113,3 +113,9 @@ def test_statuses_in_kafkas_order() -> None:
     assert [code for code, _ in found] == [0, 1, 4, 5]
     assert statuses(replace(group, shutdown_requested_by=None, delay_until=0),
                     replace(member, topology_epoch=2), None, NOW) == []  # fmt: skip
+
+
+def test_an_empty_classic_group_is_replaced_by_a_join_only() -> None:
+    assert plan_group_access("g", "classic", 0, 0) is GroupAccess.REPLACE
+    for found in (plan_group_access("g", "classic", 1, 0), plan_group_access("g", "classic", 0, 2)):
+        assert isinstance(found, Refusal) and found.error == Errors.GROUP_ID_NOT_FOUND

@@ -30,19 +30,22 @@ GROUP_TYPE = "streams"
 class GroupAccess(Enum):
     USE = "use"  # a streams group
     CREATE = "create"  # none yet: a join creates it
+    # An empty classic group: a join replaces it by a streams group (the offline migration of
+    # a Kafka Streams application from the classic protocol), its offsets kept.
+    REPLACE = "replace"
 
 
 def plan_group_access(
     group_id: str, group_type: str | None, member_count: int, member_epoch: int
 ) -> GroupAccess | Refusal:
-    """Kafka's getOrCreateStreamsGroup: a missing group is created only by a join; a group of
-    another type is 69 (an empty classic group's offline migration aside: offsets.md)."""
+    """Kafka's getOrCreateStreamsGroup: a missing group, or an empty classic one, is created
+    only by a join; a group of another type with members (or a consumer group) is 69."""
     if group_type == GROUP_TYPE:
         return GroupAccess.USE
-    if group_type is None:
+    if group_type is None or (group_type == "classic" and member_count == 0):
         if member_epoch != 0:
             return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        return GroupAccess.CREATE
+        return GroupAccess.CREATE if group_type is None else GroupAccess.REPLACE
     return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
 
 

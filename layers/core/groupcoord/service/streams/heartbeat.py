@@ -159,10 +159,16 @@ class _Heartbeat:
     def _group(self) -> StreamsGroup:
         gid = self.request.group_id
         item = self.ss.group_item(gid, consistent=self.consistent)
-        if self._access(item) is GroupAccess.CREATE:
-            self.ss.create_group(gid, self.ctx.settings.member_shards, self.now)
+        access = self._access(item)
+        if access is not GroupAccess.USE:
+            replacing = item if access is GroupAccess.REPLACE else None
+            self.ss.create_group(gid, self.ctx.settings.member_shards, self.now, replacing)
+            if replacing is not None:  # the classic group's pending member ids go
+                self.ctx.store.classic.delete_classic_leftovers(
+                    gid, header(replacing).member_shards
+                )
             item = self.ss.group_item(gid, consistent=True)
-            if self._access(item) is GroupAccess.CREATE:
+            if self._access(item) is not GroupAccess.USE:
                 raise Conflict(gid)
         assert item is not None
         return self._prepare(item)

@@ -92,11 +92,25 @@ class StreamsGroupStore:
 
     # --- writes ---
 
-    def create_group(self, group_id: str, shards: int, now_ms: int) -> None:
-        group = StreamsGroup(group_id, version=1, member_shards=shards, created_at_ms=now_ms)
+    def create_group(
+        self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None = None
+    ) -> None:
+        """A new, empty streams group; `replacing` is an Empty classic group item read (its
+        offsets stay: they are keyed by the group id)."""
+        version = int((replacing or {}).get("version", 0)) + 1
+        group = StreamsGroup(group_id, version=version, member_shards=shards, created_at_ms=now_ms)
+        if replacing is None:
+            condition, names, values = "attribute_not_exists(pk)", None, None
+        else:
+            condition = "groupType = :classic AND #version = :v AND memberCount = :zero"
+            names = {"#version": "version"}
+            values = {":classic": "classic", ":v": replacing.get("version", 0), ":zero": 0}
         try:
             self.dynamo.put(
-                group_item(group, self.deadline_shards), condition="attribute_not_exists(pk)"
+                group_item(group, self.deadline_shards),
+                condition=condition,
+                names=names,
+                values=values,
             )
         except ConditionFailed:
             raise Conflict(group_id) from None
