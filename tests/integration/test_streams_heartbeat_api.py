@@ -240,3 +240,18 @@ def test_a_shutdown_request_reaches_every_member(api: Api) -> None:
     assert 4 in a.statuses()
     b.heartbeat()
     assert 4 in b.statuses()
+
+
+def test_a_regex_source_is_resolved_and_re_resolved_when_topics_appear(api: Api) -> None:
+    prefix = unique("orders")
+    create_topic(api, f"{prefix}-eu", 2)
+    topology = {
+        "epoch": 1,
+        "subtopologies": [{"subtopologyId": "0", "sourceTopicRegex": [f"{prefix}-.*"]}],
+    }
+    member = StreamsMember(api, unique("g"), topology)
+    assert member.join()["errorCode"] == 0
+    assert member.active == {"0": {0, 1}}
+    create_topic(api, f"{prefix}-us", 3)
+    settle([member])
+    assert member.active == {"0": {0, 1, 2}}
