@@ -119,3 +119,24 @@ def test_an_empty_classic_group_is_replaced_by_a_join_only() -> None:
     assert plan_group_access("g", "classic", 0, 0) is GroupAccess.REPLACE
     for found in (plan_group_access("g", "classic", 1, 0), plan_group_access("g", "classic", 0, 2)):
         assert isinstance(found, Refusal) and found.error == Errors.GROUP_ID_NOT_FOUND
+
+
+def test_a_static_leave_keeps_the_tasks_with_their_epochs_reset() -> None:
+    from groupcoord.core.streams.heartbeat_rules import plan_static_takeover, static_leave
+    from groupcoord.core.streams.reconciliation import MemberTasks
+    from groupcoord.core.streams.tasks import TasksTuple
+
+    held = MemberTasks(
+        epoch=5,
+        assigned=TasksTuple.of(active={"0": {0}}),
+        revoking=TasksTuple.of(active={"0": {1}}),
+        active_epochs={("0", 0): 2, ("0", 1): 3},
+    )
+    left = static_leave(StreamsGroupMember("m", instance_id="i", tasks=held))
+    assert left.epoch == -2 and left.tasks.revoking.is_empty()
+    assert left.tasks.active_epochs == {("0", 0): 0}
+    back = plan_static_takeover(left, "m2", "i", NOW, 45_000)
+    assert isinstance(back, StreamsGroupMember)
+    assert (back.member_id, back.epoch, back.tasks.assigned) == ("m2", 0, left.tasks.assigned)
+    busy = plan_static_takeover(StreamsGroupMember("m", tasks=held), "m2", "i", NOW, 1)
+    assert isinstance(busy, Refusal) and busy.error == Errors.UNRELEASED_INSTANCE_ID

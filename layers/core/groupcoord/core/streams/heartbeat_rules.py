@@ -18,7 +18,7 @@ from .configuration import StatusCode
 from .group import StreamsGroup
 from .member import STATIC_LEAVE_EPOCH, Endpoint, StreamsGroupMember
 from .reconciliation import Holdings, MemberState, MemberTasks, reconcile
-from .tasks import minus
+from .tasks import TasksTuple, minus
 from .topology import Topology
 from .validation import owned_tasks
 
@@ -164,6 +164,48 @@ def _delay(group: StreamsGroup, now: int) -> int | None:
 
 def in_initial_delay(group: StreamsGroup, now: int) -> bool:
     return group.delay_until > now
+
+
+# --- static members (beyond Kafka 4.2) ---
+
+
+def plan_static_takeover(
+    owner: StreamsGroupMember, new_member_id: str, instance_id: str, now: int, session_ms: int
+) -> Refusal | StreamsGroupMember:
+    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
+    refused (111) unless the owner left with the static leave epoch; then the new member id
+    takes over the owner's tasks and target at epoch 0 (its next step answers the epoch in
+    force, the tasks keeping their assignment epochs)."""
+    if owner.epoch != STATIC_LEAVE_EPOCH:
+        return Refusal(
+            Errors.UNRELEASED_INSTANCE_ID,
+            f"Static member {new_member_id} with instance id {instance_id} cannot join the "
+            f"group because the instance id is owned by {owner.member_id} member.",
+        )
+    return replace(
+        owner,
+        member_id=new_member_id,
+        tasks=replace(owner.tasks, epoch=0, previous_epoch=0),
+        session_deadline=now + session_ms,
+        version=0,
+    )
+
+
+def static_leave(member: StreamsGroupMember) -> StreamsGroupMember:
+    """The member after a static leave (-2): its tasks kept for the instance's return, those
+    pending revocation released; the kept active tasks' assignment epochs reset to 0, so the
+    instance's next member id may commit them whatever epoch it is at."""
+    tasks = member.tasks
+    epochs = dict.fromkeys(tasks.active_epochs, 0)
+    kept = {t: e for t, e in epochs.items() if t[1] in tasks.assigned.active.get(t[0], ())}
+    left = replace(
+        tasks,
+        epoch=STATIC_LEAVE_EPOCH,
+        state=MemberState.STABLE,
+        revoking=TasksTuple(),
+        active_epochs=kept,
+    )
+    return replace(member, tasks=left, rebalance_deadline=None)
 
 
 # --- reconciliation ---

@@ -28,7 +28,9 @@ from ...core.streams.heartbeat_rules import (
     plan_group_access,
     plan_new_member,
     plan_reconcile,
+    plan_static_takeover,
     plan_topology,
+    static_leave,
 )
 from ...core.streams.member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsGroupMember
 from ...core.streams.reconciliation import Holdings, MemberState, holdings_of
@@ -136,8 +138,10 @@ class _Heartbeat:
             self._check_configurable()
         group = self._group()
         epoch = self.request.member_epoch
-        if epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+        if epoch == LEAVE_EPOCH:
             return self._leave(group)
+        if epoch == STATIC_LEAVE_EPOCH:
+            return self._static_leave(group)
         if epoch == 0:
             return self._join(group)
         return self._heartbeat(group)
@@ -208,13 +212,40 @@ class _Heartbeat:
 
     # --- members ---
 
-    def _existing(self, group: StreamsGroup) -> StreamsGroupMember:
-        member = self.ss.member(group, self.request.member_id, consistent=True)
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
+    def _owned(self, member: StreamsGroupMember) -> StreamsGroupMember:
+        """`member`, if the caller may act as it (core/ownership.py); else refused with 30."""
         if not self.ctx.caller.may_act_as(member.principal):
             raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
         return member
+
+    def _existing(self, group: StreamsGroup) -> StreamsGroupMember:
+        member = self.ss.member(group, self.request.member_id, consistent=True)
+        iid = self.request.instance_id
+        if iid is not None and (member is None or member.instance_id != iid):
+            # Kafka's static member checks: an unknown instance 25, another's 82.
+            owner = self.ss.instance_owner(group, iid)
+            if owner is None:
+                raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
+            if owner != self.request.member_id:
+                raise Answer(
+                    Refusal(
+                        Errors.FENCED_INSTANCE_ID,
+                        f"Static member {self.request.member_id} with instance id {iid} was "
+                        f"fenced by member {owner}.",
+                    )
+                )
+        if member is None:
+            raise _unknown_member(self.request.member_id, group.group_id)
+        return self._owned(member)
+
+    def _static_leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        """-2: the member keeps its tasks for its instance's return within the session; no
+        new epoch (beyond Kafka 4.2, as the consumer protocol's static members)."""
+        member = self._existing(group)
+        self.ss.write_member(group, static_leave(member))
+        return StreamsGroupHeartbeatResponse(
+            member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
+        )
 
     def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
         return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
@@ -252,14 +283,53 @@ class _Heartbeat:
     def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         topology, step = self._topology(group)
         member = self.ss.member(group, self.request.member_id, consistent=True)
+        iid = self.request.instance_id
+        owner_id = self.ss.instance_owner(group, iid) if iid is not None else None
+        if owner_id is not None and owner_id != self.request.member_id:
+            owner = self.ss.member(group, owner_id, consistent=True)
+            if owner is not None:
+                return self._replace_static(group, self._owned(owner))
         if member is not None:
-            if not self.ctx.caller.may_act_as(member.principal):
-                raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
-            updated, changed = self._apply(member)
+            updated, changed = self._apply(self._owned(member))
             if not changed:
                 return self._reconcile(group, member, updated)
             items = self.ss.put_member_items(group, updated, new=False)
             return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+        return self._add_member(group, topology, step, owner_id)
+
+    def _replace_static(
+        self, group: StreamsGroup, owner: StreamsGroupMember
+    ) -> StreamsGroupHeartbeatResponse:
+        """A static member's rejoin under a new member id: it takes over the tasks and the
+        epoch, with no new group epoch unless what the target is computed from changed."""
+        req = self.request
+        assert req.instance_id is not None
+        copy = plan_static_takeover(
+            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
+        )
+        if isinstance(copy, Refusal):
+            raise Answer(copy)
+        updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
+        items = [
+            *self.ss.remove_member_items(group, owner)[:1],
+            *self.ss.put_member_items(group, updated, new=True),
+            self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
+        ]
+        if changed:
+            group = self.ss.update_group(group, group.with_members(0), extra=items)
+        else:
+            self.ss.transact(items)
+        if owner.user_endpoint is not None or updated.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        return self._after_change(group)
+
+    def _add_member(
+        self,
+        group: StreamsGroup,
+        topology: Topology,
+        step: TopologyStep,
+        instance_owner: str | None,
+    ) -> StreamsGroupHeartbeatResponse:
         joiner, _ = self._apply(
             StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
         )
@@ -275,6 +345,14 @@ class _Heartbeat:
         if isinstance(plan, Refusal):
             raise Answer(plan)
         items = self.ss.put_member_items(group, plan.member, new=True)
+        iid = plan.member.instance_id
+        if iid is not None:
+            if instance_owner is None:
+                items.append(self.ss.claim_instance(group, plan.member))
+            elif instance_owner != plan.member.member_id:  # a claim a removed member left
+                items.append(
+                    self.ss.move_instance(group, iid, instance_owner, plan.member.member_id)
+                )
         joined = plan.group
         if step is TopologyStep.INITIALIZE:
             items.append(self.ss.put_topology(group.group_id, topology))
@@ -323,7 +401,12 @@ class _Heartbeat:
             found = {i: installed.members[i] for i in ids}
         else:
             found = self.ss.members_by_id(group, ids)
-        return holdings_of((m.process_id, m.tasks.holds) for m in found.values())
+        if len(found) < len(ids):
+            # A holder is gone: left, expired, or replaced by its static instance's new member
+            # id, which holds its tasks now. Rare: every member is read.
+            found = {m.member_id: m for m in self.ss.members(group)}
+        others = (m for m in found.values() if m.member_id != member.member_id)
+        return holdings_of((m.process_id, m.tasks.holds) for m in others)
 
     def _reconcile(
         self,

@@ -25,6 +25,7 @@ from ...core.streams.group import StreamsGroup
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.topology import Topology
 from .. import schema
+from ..consumer.codec import KIND_STATIC_INSTANCE, static_instance_key
 from ..conversion import Conversions
 from ..dynamo import (
     ConditionFailed,
@@ -85,6 +86,30 @@ class StreamsGroupStore:
         ]
         items = self.dynamo.batch_get(keys, consistent=True)
         return {i["memberId"]: member_from_item(i) for i in items if is_streams_member(i)}
+
+    def instance_owner(self, group: StreamsGroup, instance_id: str) -> str | None:
+        """The member id a static instance id is claimed by (its own item, as a consumer
+        group's static members)."""
+        key = static_instance_key(group.group_id, instance_id, group.member_shards)
+        item = self.dynamo.get(key, consistent=True)
+        return item["memberId"] if item else None
+
+    def claim_instance(self, group: StreamsGroup, m: StreamsGroupMember) -> Put:
+        assert m.instance_id is not None
+        key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
+        item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
+                "memberId": m.member_id}  # fmt: skip
+        return Put(item, condition="attribute_not_exists(pk)")
+
+    def move_instance(
+        self, group: StreamsGroup, instance_id: str, old_id: str, new_id: str
+    ) -> Update:
+        return Update(
+            static_instance_key(group.group_id, instance_id, group.member_shards),
+            "SET memberId = :new",
+            values={":new": new_id, ":old": old_id},
+            condition="memberId = :old",
+        )
 
     def topology(self, group_id: str) -> Topology | None:
         item = self.dynamo.get(schema.streams_topology_key(group_id), consistent=True)
@@ -170,12 +195,29 @@ class StreamsGroupStore:
     def remove_member_items(self, group: StreamsGroup, m: StreamsGroupMember) -> list[TransactItem]:
         condition, names, values = member_condition(m)
         key = schema.member_key(group.group_id, m.member_id, group.member_shards)
-        return [Delete(key, condition=condition, names=names, values=values)]
+        items: list[TransactItem] = [Delete(key, condition=condition, names=names, values=values)]
+        if m.instance_id is not None:
+            items.append(
+                Delete(
+                    static_instance_key(group.group_id, m.instance_id, group.member_shards),
+                    condition="attribute_not_exists(pk) OR memberId = :m",
+                    values={":m": m.member_id},
+                )
+            )
+        return items
+
+    def transact(self, items: Sequence[TransactItem]) -> None:
+        try:
+            self.dynamo.transact(items)
+        except TransactionCanceled:
+            raise Conflict("transaction") from None
 
     def delete_group_items(self, group_id: str, shards: int) -> None:
         """Member items and the topology of a deleted group (delete-groups cleanup)."""
         keys = [schema.streams_topology_key(group_id)]
-        for pk in schema.member_pks(group_id, shards):
+        pks = [*schema.member_pks(group_id, shards)]
+        pks += [schema.static_instance_pk(group_id, shard) for shard in range(shards)]
+        for pk in pks:
             for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                 keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
         self.dynamo.batch_write(deletes=keys)
