@@ -255,3 +255,36 @@ def test_a_regex_source_is_resolved_and_re_resolved_when_topics_appear(api: Api)
     create_topic(api, f"{prefix}-us", 3)
     settle([member])
     assert member.active == {"0": {0, 1, 2}}
+
+
+def test_a_rolling_upgrade_updates_the_topology_in_place(api: Api) -> None:
+    words, prefix = unique("words"), unique("app")
+    create_topic(api, words, 4)
+    group = unique("g")
+    old = word_count(words, prefix)
+    a, b = StreamsMember(api, group, old), StreamsMember(api, group, old)
+    a.join()
+    b.join()
+    settle([a, b])
+    epoch = describe(api, group)["groupEpoch"]
+    # The new version changes sub-topology 1 (another store); sub-topology 0 is the same.
+    new = word_count(words, prefix)
+    new["epoch"] = 2
+    new["subtopologies"][1]["stateChangelogTopics"] = [{"name": f"{prefix}-totals-changelog"}]
+    c = StreamsMember(api, group, new)
+    assert c.join()["errorCode"] == 0
+    settle([a, b, c])
+    described = describe(api, group)
+    assert described["topology"]["epoch"] == 2 and described["groupEpoch"] > epoch
+    assert 0 in a.statuses() and 0 in b.statuses() and 0 not in c.statuses()
+    # The members on the old epoch keep only what both epochs share.
+    assert set(a.active) | set(b.active) | set(a.standby) | set(b.standby) <= {"0"}
+    assert c.active["1"] == {0, 1, 2, 3}
+    assert pairs(a.active) | pairs(b.active) | pairs(c.active) == ALL_TASKS
+    # a restarts on the new version: status 0 is gone and it may run sub-topology 1 again.
+    a2 = StreamsMember(api, group, new, process_id=a.process_id)
+    a.leave()
+    assert a2.join()["errorCode"] == 0
+    settle([a2, b, c])
+    assert 0 not in a2.statuses() and 0 in b.statuses()
+    assert pairs(a2.active) | pairs(b.active) | pairs(c.active) == ALL_TASKS

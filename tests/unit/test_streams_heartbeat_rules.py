@@ -35,7 +35,7 @@ def test_group_access_creates_only_on_a_join_and_refuses_other_types() -> None:
         assert isinstance(found, Refusal) and found.error == Errors.GROUP_ID_NOT_FOUND
 
 
-def test_a_joins_topology_initializes_matches_goes_stale_or_is_refused() -> None:
+def test_a_joins_topology_initializes_matches_goes_stale_updates_or_is_refused() -> None:
     empty = StreamsGroup("g")
     assert plan_topology(empty, TOPOLOGY) is TopologyStep.INITIALIZE
     kept = StreamsGroup("g", topology_epoch=3, topology_digest=TOPOLOGY.digest())
@@ -44,8 +44,7 @@ def test_a_joins_topology_initializes_matches_goes_stale_or_is_refused() -> None
     changed = Topology(3, (Subtopology("0", source_topics=("other",)),))
     refused = plan_topology(kept, changed)
     assert isinstance(refused, Refusal) and refused.error == Errors.STREAMS_INVALID_TOPOLOGY_EPOCH
-    newer = plan_topology(kept, replace(changed, epoch=4))
-    assert isinstance(newer, Refusal) and newer.error == Errors.INVALID_REQUEST
+    assert plan_topology(kept, replace(changed, epoch=4)) is TopologyStep.UPDATE
 
 
 def test_the_first_member_starts_the_delay_and_the_first_target_comes_after_epoch_1() -> None:
@@ -140,3 +139,12 @@ def test_a_static_leave_keeps_the_tasks_with_their_epochs_reset() -> None:
     assert (back.member_id, back.epoch, back.tasks.assigned) == ("m2", 0, left.tasks.assigned)
     busy = plan_static_takeover(StreamsGroupMember("m", tasks=held), "m2", "i", NOW, 1)
     assert isinstance(busy, Refusal) and busy.error == Errors.UNRELEASED_INSTANCE_ID
+
+
+def test_an_update_keeps_since_for_the_unchanged_subtopologies_only() -> None:
+    one = Topology(1, (Subtopology("0", source_topics=("a",)), Subtopology("1", ("b",))))
+    two = one.updated_to(Topology(2, (one.subtopologies[0], Subtopology("1", ("c",)))))
+    assert dict(two.since) == {"0": 1, "1": 2}
+    assert two.runs("0", 1) and not two.runs("1", 1) and two.runs("1", 2)
+    three = two.updated_to(replace(two, epoch=3, since=()))
+    assert dict(three.since) == {"0": 1, "1": 2}

@@ -56,12 +56,13 @@ class TopologyStep(Enum):
     INITIALIZE = "initialize"  # the group has none: the joiner's becomes the group's
     SAME = "same"  # the group's, unchanged
     STALE = "stale"  # an older epoch: the member joins with it and hears status 0
+    UPDATE = "update"  # a newer epoch: it replaces the group's (beyond Kafka 4.2)
 
 
 def plan_topology(group: StreamsGroup, topology: Topology) -> TopologyStep | Refusal:
     """What a join's topology does to the group's (Kafka's maybeUpdateTopology): the same
-    epoch with another topology is 131; a newer epoch replaces it only once topology updates
-    are supported (42, as Kafka 4.2 answers)."""
+    epoch with another topology is 131; a newer epoch replaces it in place (Kafka 4.2 answers
+    42 "not supported yet": a rolling upgrade there needs a new group)."""
     if group.topology_epoch < 0:
         return TopologyStep.INITIALIZE
     if topology.epoch < group.topology_epoch:
@@ -74,7 +75,7 @@ def plan_topology(group: StreamsGroup, topology: Topology) -> TopologyStep | Ref
                 "the same epoch; a changed topology needs a new epoch.",
             )
         return TopologyStep.SAME
-    return Refusal(Errors.INVALID_REQUEST, "Topology updates are not supported yet.")
+    return TopologyStep.UPDATE
 
 
 # --- the member with the request applied ---

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...errors import Errors
 from ...models.streams import StreamsSubtopology, StreamsTopicInfo
@@ -68,6 +68,29 @@ class Subtopology:
 class Topology:
     epoch: int
     subtopologies: tuple[Subtopology, ...] = ()
+    # Sub-topology id -> the first topology epoch since which it has been the same: a member
+    # still on an older topology epoch runs only the sub-topologies its epoch shares with
+    # this one (topology updates in place; empty: every one since this epoch).
+    since: tuple[tuple[str, int], ...] = ()
+
+    def runs(self, subtopology_id: str, member_topology_epoch: int) -> bool:
+        """Whether a member on `member_topology_epoch` may get tasks of the sub-topology."""
+        if member_topology_epoch >= self.epoch:
+            return True
+        return dict(self.since).get(subtopology_id, self.epoch) <= member_topology_epoch
+
+    def updated_to(self, new: Topology) -> Topology:
+        """`new` replacing this topology: the sub-topologies identical in both keep their
+        `since`, the others start at the new epoch."""
+        old = {s.subtopology_id: s for s in self.subtopologies}
+        since = dict(self.since)
+        kept = []
+        for s in new.subtopologies:
+            if old.get(s.subtopology_id) == s:
+                kept.append((s.subtopology_id, since.get(s.subtopology_id, self.epoch)))
+            else:
+                kept.append((s.subtopology_id, new.epoch))
+        return replace(new, since=tuple(kept))
 
     def subtopology(self, subtopology_id: str) -> Subtopology | None:
         for s in self.subtopologies:

@@ -280,8 +280,26 @@ class _Heartbeat:
         except InvalidTopology as why:
             raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
 
+    def _update_topology(self, group: StreamsGroup, topology: Topology) -> StreamsGroup:
+        """A join with a newer topology epoch replaces the group's topology (validated
+        first: _check_configurable) and bumps the group epoch: a rolling upgrade keeps its
+        group. Members still on the older epoch hear status 0 and keep only the sub-topologies
+        both epochs share (install.py)."""
+        old = self.ss.topology(group.group_id)
+        kept = old.updated_to(topology) if old is not None else topology
+        updated = replace(
+            group,
+            topology_epoch=topology.epoch,
+            topology_digest=topology.digest(),
+            group_epoch=group.group_epoch + 1,
+        )
+        put = self.ss.put_topology(group.group_id, kept)
+        return self.ss.update_group(group, updated, extra=[put])
+
     def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         topology, step = self._topology(group)
+        if step is TopologyStep.UPDATE:
+            group, step = self._update_topology(group, topology), TopologyStep.SAME
         member = self.ss.member(group, self.request.member_id, consistent=True)
         iid = self.request.instance_id
         owner_id = self.ss.instance_owner(group, iid) if iid is not None else None

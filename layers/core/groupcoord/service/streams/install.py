@@ -21,6 +21,7 @@ from ...core.streams.group import StreamsGroup, group_state
 from ...core.streams.heartbeat_rules import in_initial_delay
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.tasks import EMPTY, TaskId, TasksTuple, minus, task_ids
+from ...core.streams.topology import Topology
 from ...store.errors import Conflict
 from ...store.store import Store
 from .common import reload
@@ -73,16 +74,30 @@ def ensure_target(
 def _targets(
     store: Store,
     members: list[StreamsGroupMember],
+    topology: Topology,
     config: ConfiguredTopology,
 ) -> dict[str, TasksTuple]:
+    """The sticky assignor's targets. During a rolling upgrade (members on older topology
+    epochs) each set of sub-topologies is assigned among the members that may run it: the
+    ones every member's epoch shares among all, the changed ones among the upgraded."""
     if not config.is_ready or not members:
         return {}
-    return assign(
-        [AssignorMember(m.member_id, m.process_id, m.target, m.client_tags) for m in members],
-        config.task_counts,
-        config.stateful,
-        store.settings.group_streams_num_standby_replicas,
-    )
+    by_runners: dict[tuple[str, ...], list[str]] = {}
+    for sub in sorted(config.task_counts):
+        runners = tuple(m.member_id for m in members if topology.runs(sub, m.topology_epoch))
+        by_runners.setdefault(runners, []).append(sub)
+    targets: dict[str, TasksTuple] = {}
+    for runners, subs in by_runners.items():
+        chosen = [m for m in members if m.member_id in runners]
+        found = assign(
+            [AssignorMember(m.member_id, m.process_id, m.target, m.client_tags) for m in chosen],
+            {s: config.task_counts[s] for s in subs},
+            config.stateful,
+            store.settings.group_streams_num_standby_replicas,
+        )
+        for member_id, tasks in found.items():
+            targets[member_id] = targets.get(member_id, EMPTY).merge(tasks)
+    return targets
 
 
 @dataclass(frozen=True)
@@ -143,7 +158,7 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
         if group.validated_topology_epoch != topology.epoch:
             subscribe(store, group.group_id, topology)
         config = configured(store, group.group_id, topology, now_ms, may_create)
-        targets = _targets(store, members, config)
+        targets = _targets(store, members, topology, config)
         by_id = {m.member_id: m for m in members}
         holders = _Holders.of(members)
         updates = []

@@ -307,6 +307,7 @@ def topology_to_item(group_id: str, topology: Topology) -> dict[str, Any]:
         "topologyEpoch": topology.epoch,
         # One string: its size is bounded by the request's (models/streams.py).
         "topology": json.dumps(subs, separators=(",", ":")),
+        "since": {sid: epoch for sid, epoch in topology.since},
     }
 
 
@@ -327,4 +328,5 @@ def topology_from_item(item: Mapping[str, Any]) -> Topology:
                 ),
             )
         )
-    return Topology(int(item["topologyEpoch"]), tuple(subs))
+    since = tuple(sorted((sid, int(e)) for sid, e in (item.get("since") or {}).items()))
+    return Topology(int(item["topologyEpoch"]), tuple(subs), since)
