@@ -34,8 +34,15 @@ from ...core.streams.heartbeat_rules import (
 )
 from ...core.streams.member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsGroupMember
 from ...core.streams.reconciliation import Holdings, MemberState, holdings_of
+from ...core.streams.tasks import task_ids
 from ...core.streams.topology import Topology, from_message
-from ...core.streams.validation import check_member_epoch, owned_tasks, validate_heartbeat
+from ...core.streams.validation import (
+    check_member_epoch,
+    owned_tasks,
+    task_offsets,
+    validate_heartbeat,
+)
+from ...core.streams.warmups import Report, caught_up
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
 from ...store.errors import Conflict
@@ -329,7 +336,7 @@ class _Heartbeat:
             raise Answer(copy)
         updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
         items = [
-            *self.ss.remove_member_items(group, owner)[:1],
+            *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
             *self.ss.put_member_items(group, updated, new=True),
             self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
@@ -394,12 +401,30 @@ class _Heartbeat:
         updated, _ = self._apply(member)
         return self._reconcile(group, member, updated, installed)
 
+    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
+        """Keep the member's changelog offsets report (each list null: unchanged); True when
+        one of its warm-ups is now caught up (the next install promotes it)."""
+        offsets = task_offsets(self.request.task_offsets)
+        ends = task_offsets(self.request.task_end_offsets)
+        if offsets is None and ends is None:
+            return False
+        if offsets is None or ends is None:
+            previous = self.ss.report(group, member.member_id) or Report()
+            offsets = previous.offsets if offsets is None else offsets
+            ends = previous.end_offsets if ends is None else ends
+        report = Report(offsets, ends)
+        self.ss.put_report(group, member.member_id, report)
+        lag = self.ctx.settings.group_streams_acceptable_recovery_lag
+        return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
+
     def _heartbeat(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         member = self._existing(group)
         refusal = check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
         if refusal is not None:
             raise Answer(refusal)
         updated, changed = self._apply(member)
+        if self._record_report(group, member) and not changed:
+            return self._after_change(self.ss.update_group(group, group.with_members(0)))
         if changed:
             items = self.ss.put_member_items(group, updated, new=False)
             return self._after_change(self.ss.update_group(group, group.with_members(0), items))

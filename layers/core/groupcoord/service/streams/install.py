@@ -20,8 +20,9 @@ from ...core.streams.configuration import ConfiguredTopology
 from ...core.streams.group import StreamsGroup, group_state
 from ...core.streams.heartbeat_rules import in_initial_delay
 from ...core.streams.member import StreamsGroupMember
-from ...core.streams.tasks import EMPTY, TaskId, TasksTuple, minus, task_ids
+from ...core.streams.tasks import EMPTY, TaskId, TasksTuple, minus, task_ids, union
 from ...core.streams.topology import Topology
+from ...core.streams.warmups import refine
 from ...store.errors import Conflict
 from ...store.store import Store
 from .common import reload
@@ -71,6 +72,35 @@ def ensure_target(
     return group, None
 
 
+def _previous(m: StreamsGroupMember) -> TasksTuple:
+    """What the assignor keeps sticky: the previous target, a warm-up counting as a standby
+    (the member has state of it)."""
+    return TasksTuple(m.target.active, union(m.target.standby, m.target.warmup))
+
+
+def _refined(
+    store: Store,
+    group: StreamsGroup,
+    members: list[StreamsGroupMember],
+    config: ConfiguredTopology,
+    targets: dict[str, TasksTuple],
+) -> dict[str, TasksTuple]:
+    """Warm-ups by lag (core/streams/warmups.py), when the group has state to move."""
+    settings = store.settings
+    if settings.group_streams_num_warmup_replicas == 0 or not config.stateful or len(members) < 2:
+        return targets
+    holders = {t: m.member_id for m in members for t in task_ids(m.tasks.holds.active)}
+    return refine(
+        targets,
+        holders,
+        {m.member_id: m.process_id for m in members},
+        store.streams.reports(group),
+        config.stateful,
+        acceptable_lag=settings.group_streams_acceptable_recovery_lag,
+        max_warmups=settings.group_streams_num_warmup_replicas,
+    )
+
+
 def _targets(
     store: Store,
     members: list[StreamsGroupMember],
@@ -90,7 +120,10 @@ def _targets(
     for runners, subs in by_runners.items():
         chosen = [m for m in members if m.member_id in runners]
         found = assign(
-            [AssignorMember(m.member_id, m.process_id, m.target, m.client_tags) for m in chosen],
+            [
+                AssignorMember(m.member_id, m.process_id, _previous(m), m.client_tags)
+                for m in chosen
+            ],
             {s: config.task_counts[s] for s in subs},
             config.stateful,
             store.settings.group_streams_num_standby_replicas,
@@ -158,7 +191,9 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
         if group.validated_topology_epoch != topology.epoch:
             subscribe(store, group.group_id, topology)
         config = configured(store, group.group_id, topology, now_ms, may_create)
-        targets = _targets(store, members, topology, config)
+        targets = _refined(
+            store, group, members, config, _targets(store, members, topology, config)
+        )
         by_id = {m.member_id: m for m in members}
         holders = _Holders.of(members)
         updates = []

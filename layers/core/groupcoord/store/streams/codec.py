@@ -20,6 +20,7 @@ from ...core.streams.member import Endpoint, StreamsGroupMember
 from ...core.streams.reconciliation import MemberState, MemberTasks
 from ...core.streams.tasks import TaskId, TasksTuple, from_task_ids
 from ...core.streams.topology import CopartitionGroup, Subtopology, TopicInfo, Topology
+from ...core.streams.warmups import Report
 from .. import schema
 from ..dynamo import Update
 from ..groups import listing_attributes
@@ -330,3 +331,34 @@ def topology_from_item(item: Mapping[str, Any]) -> Topology:
         )
     since = tuple(sorted((sid, int(e)) for sid, e in (item.get("since") or {}).items()))
     return Topology(int(item["topologyEpoch"]), tuple(subs), since)
+
+
+# --- changelog offsets reports (core/streams/warmups.py) ---
+
+
+def _offsets_to_item(offsets: Mapping[TaskId, int]) -> dict[str, dict[str, int]]:
+    found: dict[str, dict[str, int]] = {}
+    for (sub, p), offset in sorted(offsets.items()):
+        found.setdefault(sub, {})[str(p)] = offset
+    return found
+
+
+def _offsets_from_item(value: Mapping[str, Any] | None) -> dict[TaskId, int]:
+    return {(sub, int(p)): int(o) for sub, parts in (value or {}).items() for p, o in parts.items()}
+
+
+def report_to_item(group_id: str, shards: int, member_id: str, report: Report) -> dict[str, Any]:
+    return {
+        **schema.streams_report_key(group_id, member_id, shards),
+        "kind": schema.KIND_STREAMS_REPORT,
+        "groupId": group_id,
+        "memberId": member_id,
+        "offsets": _offsets_to_item(report.offsets),
+        "endOffsets": _offsets_to_item(report.end_offsets),
+    }
+
+
+def report_from_item(item: Mapping[str, Any]) -> Report:
+    return Report(
+        _offsets_from_item(item.get("offsets")), _offsets_from_item(item.get("endOffsets"))
+    )

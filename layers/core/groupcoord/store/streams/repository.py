@@ -24,6 +24,7 @@ from typing import Any
 from ...core.streams.group import StreamsGroup
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.topology import Topology
+from ...core.streams.warmups import Report
 from .. import schema
 from ..consumer.codec import KIND_STATIC_INSTANCE, static_instance_key
 from ..conversion import Conversions
@@ -45,6 +46,8 @@ from .codec import (
     member_condition,
     member_from_item,
     member_to_item,
+    report_from_item,
+    report_to_item,
     topology_from_item,
     topology_to_item,
 )
@@ -110,6 +113,24 @@ class StreamsGroupStore:
             values={":new": new_id, ":old": old_id},
             condition="memberId = :old",
         )
+
+    def report(self, group: StreamsGroup, member_id: str) -> Report | None:
+        key = schema.streams_report_key(group.group_id, member_id, group.member_shards)
+        item = self.dynamo.get(key, consistent=True)
+        return report_from_item(item) if item else None
+
+    def reports(self, group: StreamsGroup) -> dict[str, Report]:
+        """Every member's latest report (a Query per shard; read by installs only)."""
+        found = {}
+        for shard in range(group.member_shards):
+            pk = schema.streams_report_pk(group.group_id, shard)
+            for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
+                found[item["memberId"]] = report_from_item(item)
+        return found
+
+    def put_report(self, group: StreamsGroup, member_id: str, report: Report) -> None:
+        """The member's latest report, as is (last writer wins: a report is a snapshot)."""
+        self.dynamo.put(report_to_item(group.group_id, group.member_shards, member_id, report))
 
     def topology(self, group_id: str) -> Topology | None:
         item = self.dynamo.get(schema.streams_topology_key(group_id), consistent=True)
@@ -195,7 +216,10 @@ class StreamsGroupStore:
     def remove_member_items(self, group: StreamsGroup, m: StreamsGroupMember) -> list[TransactItem]:
         condition, names, values = member_condition(m)
         key = schema.member_key(group.group_id, m.member_id, group.member_shards)
-        items: list[TransactItem] = [Delete(key, condition=condition, names=names, values=values)]
+        items: list[TransactItem] = [
+            Delete(key, condition=condition, names=names, values=values),
+            Delete(schema.streams_report_key(group.group_id, m.member_id, group.member_shards)),
+        ]
         if m.instance_id is not None:
             items.append(
                 Delete(
@@ -217,6 +241,7 @@ class StreamsGroupStore:
         keys = [schema.streams_topology_key(group_id)]
         pks = [*schema.member_pks(group_id, shards)]
         pks += [schema.static_instance_pk(group_id, shard) for shard in range(shards)]
+        pks += [schema.streams_report_pk(group_id, shard) for shard in range(shards)]
         for pk in pks:
             for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                 keys.append({schema.PK: item[schema.PK], schema.SK: item[schema.SK]})
