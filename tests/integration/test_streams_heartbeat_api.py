@@ -4,30 +4,19 @@ groups, fenced and unknown members, and streams-group-describe."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.api import Api
 from tests.support.consumer import create_topic, unique
-from tests.support.servers import running_service
-from tests.support.streams import HB, StreamsMember, describe, settle, word_count
+from tests.support.streams import HB, StreamsMember, describe, settle, streams_serve, word_count
 
-SETTINGS = {
-    "group.streams.initial.rebalance.delay.ms": "0",
-    "group.streams.assignment.interval.ms": "0",
-    "group.streams.num.standby.replicas": "1",
-    # Kafka 4.2's moves (tasks move at once): warm-ups by lag are test_streams_warmups.py's.
-    "group.streams.num.warmup.replicas": "0",
-}
 ALL_TASKS = {(s, p) for s in "01" for p in range(4)}
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> Iterator[str]:
-    """Its own `serve` on DynamoDB Local (not the in-memory adapter) with short settings."""
-    with running_service(dynamodb_endpoint, SETTINGS) as base:
-        yield base
+def url(dynamodb_endpoint: str) -> str:
+    """The streams tests' shared `serve` on DynamoDB Local (not the in-memory adapter)."""
+    return streams_serve(dynamodb_endpoint)
 
 
 def join_body(group: str, **fields: object) -> dict:

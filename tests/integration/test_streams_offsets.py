@@ -4,27 +4,18 @@ migration of an empty classic group (its offsets kept; a classic group with memb
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.api import Api
-from tests.support.classic_client import FAST_SETTINGS, ClassicClient
+from tests.support.classic_client import ClassicClient
 from tests.support.consumer import create_topic, unique
-from tests.support.servers import running_service
-from tests.support.streams import StreamsMember, settle
-
-SETTINGS = {
-    **FAST_SETTINGS,
-    "group.streams.initial.rebalance.delay.ms": "0",
-    "group.streams.assignment.interval.ms": "0",
-}
+from tests.support.streams import StreamsMember, settle, streams_serve
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> Iterator[str]:
-    with running_service(dynamodb_endpoint, SETTINGS) as base:
-        yield base
+def url(dynamodb_endpoint: str) -> str:
+    """The streams tests' shared `serve` on DynamoDB Local (not the in-memory adapter)."""
+    return streams_serve(dynamodb_endpoint)
 
 
 def commit(api: Api, member: StreamsMember, epoch: int, parts: list[tuple[str, int]]) -> list[int]:

@@ -4,26 +4,17 @@ new group epoch, the old id is fenced (82), an instance still in use is 111."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.api import Api
 from tests.support.consumer import create_topic, unique
-from tests.support.servers import running_service
-from tests.support.streams import HB, StreamsMember, describe, settle, word_count
-
-SETTINGS = {
-    "group.streams.initial.rebalance.delay.ms": "0",
-    "group.streams.assignment.interval.ms": "0",
-    "group.streams.num.standby.replicas": "1",
-}
+from tests.support.streams import HB, StreamsMember, describe, settle, streams_serve, word_count
 
 
 @pytest.fixture(scope="module")
-def url(dynamodb_endpoint: str) -> Iterator[str]:
-    with running_service(dynamodb_endpoint, SETTINGS) as base:
-        yield base
+def url(dynamodb_endpoint: str) -> str:
+    """The streams tests' shared `serve` on DynamoDB Local (not the in-memory adapter)."""
+    return streams_serve(dynamodb_endpoint)
 
 
 def static_pair(api: Api) -> tuple[StreamsMember, StreamsMember]:

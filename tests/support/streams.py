@@ -7,8 +7,27 @@ import uuid
 from typing import Any
 
 from tests.support.api import Api
+from tests.support.classic_client import FAST_SETTINGS, shared_serve
 
 HB = "streams-group-heartbeat"
+
+# The streams service tests' coordinator: no initial delay, installs at once, one standby,
+# Kafka 4.2's immediate moves (no warm-ups), and the classic protocol's short timers.
+STREAMS_SETTINGS = {
+    **FAST_SETTINGS,
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.assignment.interval.ms": "0",
+    "group.streams.num.standby.replicas": "1",
+    "group.streams.num.warmup.replicas": "0",
+}
+
+
+def streams_serve(dynamodb_endpoint: str) -> str:
+    """One `serve` on DynamoDB Local with STREAMS_SETTINGS, shared by the modules that use it
+    (they use unique names)."""
+    return shared_serve(dynamodb_endpoint, STREAMS_SETTINGS)
+
+
 Tasks = dict[str, set[int]]
 
 
