@@ -154,6 +154,46 @@ class StreamsMember:
                     found.append((e["host"], e["port"]))
         return found
 
+    def commit(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """Commit input offsets ((topic, partition) -> next offset) at the member's epoch;
+        GroupcoordError if the coordinator refuses (a task that moved: 113)."""
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, partition), offset in sorted(offsets.items()):
+            topics.setdefault(topic, []).append(
+                {"partitionIndex": partition, "committedOffset": offset}
+            )
+        body = {
+            "groupId": self.group_id,
+            "generationIdOrMemberEpoch": self.epoch,
+            "memberId": self.member_id,
+            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+        }
+        answer = self.transport.call("offset-commit", body).body
+        for topic in answer.get("topics") or ():
+            for p in topic["partitions"]:
+                if p["errorCode"] != 0:
+                    error = error_of(p)
+                    raise GroupcoordError(f"offset-commit {topic['name']}/{p['partitionIndex']}: "
+                                          f"{error.name}")  # fmt: skip
+
+    def committed(self, topic: str, partitions: list[int]) -> dict[int, int | None]:
+        """The group's committed offsets of these partitions (None: nothing committed)."""
+        group = {
+            "groupId": self.group_id,
+            "memberId": self.member_id,
+            "memberEpoch": self.epoch,
+            "topics": [{"name": topic, "partitionIndexes": sorted(partitions)}],
+        }
+        answer = self.transport.call("offset-fetch", {"groups": [group]}).body["groups"][0]
+        if answer["errorCode"] != 0:
+            raise GroupcoordError(f"offset-fetch: {error_of(answer).name}")
+        found: dict[int, int | None] = dict.fromkeys(partitions)
+        for t in answer.get("topics") or ():
+            for p in t["partitions"]:
+                offset = p["committedOffset"]
+                found[p["partitionIndex"]] = offset if offset >= 0 else None
+        return found
+
     def close(self) -> None:
         """Leave: the tasks move at once."""
         if self.epoch > 0:
