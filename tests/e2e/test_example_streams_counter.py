@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -43,10 +45,19 @@ def _append(data: Path, start: int, count: int) -> None:
                 f.write(KEYS[(n + p) % len(KEYS)] + "\n")
 
 
-def _start(url: str, group: str, data: Path, state: Path, log: Path) -> subprocess.Popen:
+def _start(url: str, group: str, data: Path, state: Path, log: Path, port: int) -> subprocess.Popen:
     command = [sys.executable, str(EXAMPLE), str(data), "--url", url, "--group", group,
-               "--state", str(state), "--port", str(_free_port())]  # fmt: skip
+               "--state", str(state), "--port", str(port)]  # fmt: skip
     return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def _query(port: int, partition: int, key: str) -> int | None:
+    """The count a process answers (following its redirect to the owner), None if not yet."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/count/{partition}/{key}") as r:
+            return json.loads(r.read())["count"]
+    except (urllib.error.URLError, OSError):
+        return None
 
 
 def test_a_killed_process_hands_its_tasks_to_the_warm_standby(
@@ -55,8 +66,9 @@ def test_a_killed_process_hands_its_tasks_to_the_warm_standby(
     data, group = tmp_path / "data", unique("counter")
     (data / "input").mkdir(parents=True)
     _append(data, 0, LINES)
-    a = _start(coordinator, group, data, tmp_path / "a", tmp_path / "a.log")
-    b = _start(coordinator, group, data, tmp_path / "b", tmp_path / "b.log")
+    a_port, b_port = _free_port(), _free_port()
+    a = _start(coordinator, group, data, tmp_path / "a", tmp_path / "a.log", a_port)
+    b = _start(coordinator, group, data, tmp_path / "b", tmp_path / "b.log", b_port)
     try:
         done = dict.fromkeys(range(PARTITIONS), LINES)
         wait_until(lambda: _committed(coordinator, group) == done, 60, "the input counted")
@@ -66,6 +78,10 @@ def test_a_killed_process_hands_its_tasks_to_the_warm_standby(
             30,
             "standbys warm",
         )
+        # Either process answers for every partition: its own, or by redirecting to the owner.
+        for p in range(PARTITIONS):
+            expected = (data / "input" / f"{p}.txt").read_text().split().count("apple")
+            wait_until(lambda p=p, e=expected: _query(a_port, p, "apple") == e, 30, "a query")
         a.send_signal(signal.SIGKILL)
         a.wait(10)
         killed = time.monotonic()
