@@ -180,7 +180,8 @@ def test_fenced_unknown_and_departed_members(api: Api) -> None:
     assert stranger["errorCode"] == 25
     missing = api.ok(HB, {"groupId": unique("g"), "memberId": "m", "memberEpoch": 1})
     assert missing["errorCode"] == 69
-    assert member.leave()["memberEpoch"] == -1
+    left = member.leave()
+    assert (left["memberEpoch"], left["acceptableRecoveryLag"], left["status"]) == (-1, 10000, [])
     member.epoch = 1
     assert member.heartbeat()["errorCode"] == 25
     assert describe(api, member.group)["groupState"] == "Empty"

@@ -250,8 +250,19 @@ class _Heartbeat:
         new epoch (beyond Kafka 4.2, as the consumer protocol's static members)."""
         member = self._existing(group)
         self.ss.write_member(group, static_leave(member))
+        return self._left(STATIC_LEAVE_EPOCH)
+
+    def _left(self, epoch: int) -> StreamsGroupHeartbeatResponse:
+        """A leave's answer: the epoch it left with, and the configured intervals (every
+        successful answer carries them)."""
+        settings = self.ctx.settings
         return StreamsGroupHeartbeatResponse(
-            member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
+            member_id=self.request.member_id,
+            member_epoch=epoch,
+            heartbeat_interval_ms=heartbeat_interval_ms(settings),
+            acceptable_recovery_lag=settings.group_streams_acceptable_recovery_lag,
+            task_offset_interval_ms=settings.group_streams_task_offset_interval_ms,
+            status=[],
         )
 
     def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
@@ -265,9 +276,7 @@ class _Heartbeat:
         if member.user_endpoint is not None:
             self.ss.bump_endpoint_epoch(group.group_id)
         self._ensure_target(group)
-        return StreamsGroupHeartbeatResponse(
-            member_id=member.member_id, member_epoch=self.request.member_epoch
-        )
+        return self._left(LEAVE_EPOCH)
 
     def _topology(self, group: StreamsGroup) -> tuple[Topology, TopologyStep]:
         assert self.request.topology is not None
