@@ -49,7 +49,7 @@ def _unavailable(reason: str) -> None:
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Chromium context with a fresh profile, for the module."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         _unavailable("playwright is not installed (pip install -e '.[dev]')")
     if not CHROMIUM.exists():
@@ -64,6 +64,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             viewport=VIEWPORT,
         )
         context.set_default_timeout(SHOWN_WITHIN_MS)
+        # expect()'s own default is 5 s, about two refreshes: too short on busy cores (a run
+        # under load missed a new group's row by it), so assertions wait as long as actions.
+        expect.set_options(timeout=SHOWN_WITHIN_MS)
         try:
             yield context
         finally:
