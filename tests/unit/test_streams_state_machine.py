@@ -96,6 +96,6 @@ class StreamsGroupMachine(RuleBasedStateMachine):
 
 
 StreamsGroupMachine.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=40, deadline=None
+    max_examples=60, stateful_step_count=30, deadline=None
 )
 test_streams_group_state_machine = StreamsGroupMachine.TestCase
