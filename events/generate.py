@@ -153,6 +153,27 @@ BODIES: dict[str, dict[str, Any]] = {
         "serverAssignor": "uniform",
         "topicPartitions": [],
     },
+    "streams-group-heartbeat": {
+        "groupId": "word-count",
+        "memberId": CONSUMER_MEMBER_ID,
+        "memberEpoch": 0,
+        "rebalanceTimeoutMs": 300000,
+        "processId": "b6f3c2e1-7d4a-4c9b-8e2f-1a3d5c7e9b0f",
+        "userEndpoint": {"host": "127.0.0.1", "port": 8080},
+        "topology": {
+            "epoch": 1,
+            "subtopologies": [
+                {
+                    "subtopologyId": "0",
+                    "sourceTopics": ["words"],
+                    "stateChangelogTopics": [{"name": "word-count-store-changelog"}],
+                }
+            ],
+        },
+        "activeTasks": [],
+        "standbyTasks": [],
+        "warmupTasks": [],
+    },
     "offset-commit": {
         "groupId": GROUP,
         "generationIdOrMemberEpoch": -1,
@@ -201,6 +222,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "list-groups": {"statesFilter": [], "typesFilter": ["classic", "consumer"]},
     "describe-groups": {"groups": [GROUP], "includeAuthorizedOperations": False},
     "consumer-group-describe": {"groupIds": [GROUP], "includeAuthorizedOperations": False},
+    "streams-group-describe": {"groupIds": ["word-count"], "includeAuthorizedOperations": False},
     "delete-groups": {"groupsNames": [GROUP]},
     "describe-group-activity": {"groupIds": [GROUP], "includeMembers": True},
     "create-topics": {

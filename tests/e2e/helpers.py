@@ -29,6 +29,14 @@ SETTINGS = {
     "group.initial.rebalance.delay.ms": "100",
     "groupcoord.barrier.hold.ms": "300",
     "groupcoord.sweep.interval.ms": "200",
+    # Streams groups (examples/streams_counter.py): the consumer protocol's timers, one standby.
+    "group.streams.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
+    "group.streams.min.heartbeat.interval.ms": "100",
+    "group.streams.session.timeout.ms": str(CONSUMER_SESSION_MS),
+    "group.streams.min.session.timeout.ms": "1000",
+    "group.streams.initial.rebalance.delay.ms": "100",
+    "group.streams.assignment.interval.ms": "0",
+    "group.streams.num.standby.replicas": "1",
 }
 SWEEP_S = 0.2
 

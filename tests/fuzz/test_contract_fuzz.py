@@ -68,12 +68,14 @@ LIFECYCLE = [
     "sync-group",
     "heartbeat",
     "consumer-group-heartbeat",
+    "streams-group-heartbeat",
     "offset-commit",
     "offset-fetch",
     "offset-delete",
     "list-groups",
     "describe-groups",
     "consumer-group-describe",
+    "streams-group-describe",
     "describe-group-activity",
     "leave-group",
     "delete-groups",
@@ -268,6 +270,37 @@ SKELETONS: dict[str, Skeleton] = {
         },
         (("groupId",), ("memberId",), ("instanceId",), ("subscribedTopicNames", 0)),
     ),
+    "streams-group-heartbeat": Skeleton(
+        {
+            "groupId": GROUP + "-s",
+            "memberId": MEMBER,
+            "memberEpoch": 0,
+            "rackId": "rack-a",
+            "rebalanceTimeoutMs": 10000,
+            "processId": "process-1",
+            "userEndpoint": {"host": "127.0.0.1", "port": 7070},
+            "clientTags": [{"key": "zone", "value": "a"}],
+            "topology": {
+                "epoch": 1,
+                "subtopologies": [
+                    {
+                        "subtopologyId": "0",
+                        "sourceTopics": [TOPIC],
+                        "stateChangelogTopics": [{"name": "fuzz-store-changelog"}],
+                    }
+                ],
+            },
+            "activeTasks": [],
+            "standbyTasks": [],
+            "warmupTasks": [],
+        },
+        (
+            ("groupId",),
+            ("memberId",),
+            ("processId",),
+            ("topology", "subtopologies", 0, "sourceTopics", 0),
+        ),
+    ),
     # Offsets of a group without members (committed from outside it, as a tool or a consumer
     # assigning itself partitions does); the delete leaves partition 1's offset, so the group
     # is still there for the requests after it.
@@ -321,6 +354,10 @@ SKELETONS: dict[str, Skeleton] = {
     ),
     "consumer-group-describe": Skeleton(
         {"groupIds": [GROUP + "-c", GROUP], "includeAuthorizedOperations": False},
+        (("groupIds", 0),),
+    ),
+    "streams-group-describe": Skeleton(
+        {"groupIds": [GROUP + "-s", GROUP], "includeAuthorizedOperations": True},
         (("groupIds", 0),),
     ),
     "describe-group-activity": Skeleton(

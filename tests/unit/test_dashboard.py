@@ -158,3 +158,37 @@ def test_static_files_are_the_shipped_ones_only() -> None:
     ok = client().get("/static/dashboard.js", headers={"Host": "127.0.0.1:9"})
     assert ok.status_code == 200 and ok.mimetype == "text/javascript"
     assert client().get("/static/..%2fapp.py", headers={"Host": "127.0.0.1:9"}).status_code == 404
+
+
+def test_a_streams_group_page_shows_tasks_by_role() -> None:
+    streams = member("a") | {
+        "processId": "p1",
+        "activeTasks": [{"subtopologyId": "0", "partitions": [0, 1]}],
+        "standbyTasks": [{"subtopologyId": "1", "partitions": [2]}],
+        "warmupTasks": [],
+    }
+    detail = group(3, [streams, member("b")], partitions=0, groupType="streams")
+    page = group_page(GroupDetail(detail, now_ms=1000, timeline=Timeline()))
+    assert [(t.label, t.process, t.active, t.standby, t.warmup) for t in page.tasks] == [
+        ("M1", "p1", "0: 0, 1", "1: 2", "-")
+    ]
+
+
+class StreamsSource(FakeSource):
+    def group(self, group_id: str) -> GroupDetail:
+        streams = member("a") | {
+            "processId": "p1",
+            "activeTasks": [{"subtopologyId": "0", "partitions": [3]}],
+            "standbyTasks": [],
+            "warmupTasks": [{"subtopologyId": "0", "partitions": [1]}],
+        }
+        detail = group(1, [streams], groupType="streams", errorCode=0)
+        return GroupDetail(detail, now_ms=1, timeline=Timeline())
+
+
+def test_the_streams_group_page_renders_its_tasks_table() -> None:
+    dashboard = Dashboard(StreamsSource(), allowed_hosts={"127.0.0.1:9"})  # type: ignore[arg-type]
+    answer = Client(dashboard).get("/groups/g", headers={"Host": "127.0.0.1:9"})
+    html = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and 'id="tasks-h"' in html
+    assert "0: 3" in html and "0: 1" in html

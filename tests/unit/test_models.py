@@ -60,6 +60,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "list-groups": {},
     "describe-groups": {"groups": ["g"]},
     "consumer-group-describe": {"groupIds": ["g"]},
+    "streams-group-heartbeat": {"groupId": "g", "memberId": "m", "memberEpoch": 0},
+    "streams-group-describe": {"groupIds": ["g"]},
     "delete-groups": {"groupsNames": ["g"]},
     "describe-group-activity": {"groupIds": ["g"]},
     "create-topics": {"topics": []},

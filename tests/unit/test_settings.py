@@ -21,6 +21,19 @@ DOCUMENTED_DEFAULTS = {
     "offsets.retention.minutes": 10080,
     "offset.metadata.max.bytes": 4096,
     "groupcoord.sweep.interval.ms": 1000,
+    "group.streams.session.timeout.ms": 45000,
+    "group.streams.min.session.timeout.ms": 45000,
+    "group.streams.max.session.timeout.ms": 60000,
+    "group.streams.heartbeat.interval.ms": 5000,
+    "group.streams.min.heartbeat.interval.ms": 5000,
+    "group.streams.max.heartbeat.interval.ms": 15000,
+    "group.streams.num.standby.replicas": 0,
+    "group.streams.max.standby.replicas": 2,
+    "group.streams.initial.rebalance.delay.ms": 3000,
+    "group.streams.num.warmup.replicas": 2,
+    "group.streams.acceptable.recovery.lag": 10000,
+    "group.streams.task.offset.interval.ms": 60000,
+    "group.streams.assignment.interval.ms": 1000,
 }
 DOCUMENTED_NAMES = {
     *DOCUMENTED_DEFAULTS,
@@ -42,6 +55,11 @@ def attribute_for(name: str) -> str:
         "groupcoord.session.renewal.skips": "3",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
+        # Streams settings within their bounds (each one changed alone).
+        "group.streams.session.timeout.ms": "50000",
+        "group.streams.max.session.timeout.ms": "70000",
+        "group.streams.min.heartbeat.interval.ms": "4000",
+        "group.streams.num.standby.replicas": "1",
     }
     sample = samples.get(name, "12345")
     settings = Settings.from_mapping({name: sample})
@@ -208,6 +226,12 @@ def test_from_env_every_setting_round_trips() -> None:
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
         "groupcoord.kinesis.shard.sync.interval.ms": "7777",
+        "group.streams.session.timeout.ms": "50000",
+        "group.streams.max.session.timeout.ms": "70000",
+        "group.streams.min.heartbeat.interval.ms": "4000",
+        "group.streams.heartbeat.interval.ms": "7000",
+        "group.streams.max.heartbeat.interval.ms": "17000",
+        "group.streams.num.standby.replicas": "1",
     }
     for name in Settings.names():
         sample = samples.get(name, "777")
@@ -264,3 +288,33 @@ def test_the_kinesis_shard_sync_interval_is_bounded() -> None:
     a, b = (f"arn:aws:kinesis:us-east-1:000000000000:stream/{n}" for n in "ab")
     listed = Settings.from_mapping({"groupcoord.kinesis.streams": f" {a},,{b}"})
     assert listed.kinesis_stream_arns == {a, b}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"group.streams.session.timeout.ms": "1000"}, "session.timeout.ms must be from 45000"),
+        ({"group.streams.heartbeat.interval.ms": "20000"}, "heartbeat.interval.ms must be from"),
+        ({"group.streams.num.standby.replicas": "3"}, "num.standby.replicas must be from 0 to 2"),
+        ({"group.streams.min.session.timeout.ms": "100", "group.streams.session.timeout.ms": "200",
+          "group.streams.min.heartbeat.interval.ms": "100",
+          "group.streams.heartbeat.interval.ms": "300"}, "must be less than"),
+        ({"group.streams.initial.rebalance.delay.ms": "-1"}, "at least 0"),
+    ],
+)  # fmt: skip
+def test_streams_settings_keep_their_bounds(values: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_mapping(values)
+
+
+def test_streams_bounds_are_settings_so_tests_run_short_timers() -> None:
+    settings = Settings.from_mapping(
+        {
+            "group.streams.min.session.timeout.ms": "100",
+            "group.streams.session.timeout.ms": "600",
+            "group.streams.min.heartbeat.interval.ms": "50",
+            "group.streams.heartbeat.interval.ms": "100",
+        }
+    )
+    assert (settings.group_streams_session_timeout_ms,
+            settings.group_streams_heartbeat_interval_ms) == (600, 100)  # fmt: skip

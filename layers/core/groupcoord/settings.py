@@ -31,6 +31,22 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "group.consumer.max.heartbeat.interval.ms": ("group_consumer_max_heartbeat_interval_ms", 15000),
     "group.consumer.max.size": ("group_consumer_max_size", 10_000),
     "group.consumer.assignment.interval.ms": ("group_consumer_assignment_interval_ms", 1000),
+    # Streams groups (KIP-1071): Kafka's names and defaults; the min/max bounds are settings
+    # too, as Kafka's are, so that tests may run short timers.
+    "group.streams.session.timeout.ms": ("group_streams_session_timeout_ms", 45000),
+    "group.streams.min.session.timeout.ms": ("group_streams_min_session_timeout_ms", 45000),
+    "group.streams.max.session.timeout.ms": ("group_streams_max_session_timeout_ms", 60000),
+    "group.streams.heartbeat.interval.ms": ("group_streams_heartbeat_interval_ms", 5000),
+    "group.streams.min.heartbeat.interval.ms": ("group_streams_min_heartbeat_interval_ms", 5000),
+    "group.streams.max.heartbeat.interval.ms": ("group_streams_max_heartbeat_interval_ms", 15000),
+    "group.streams.max.size": ("group_streams_max_size", 10_000),
+    "group.streams.num.standby.replicas": ("group_streams_num_standby_replicas", 0),
+    "group.streams.max.standby.replicas": ("group_streams_max_standby_replicas", 2),
+    "group.streams.initial.rebalance.delay.ms": ("group_streams_initial_rebalance_delay_ms", 3000),
+    "group.streams.num.warmup.replicas": ("group_streams_num_warmup_replicas", 2),
+    "group.streams.acceptable.recovery.lag": ("group_streams_acceptable_recovery_lag", 10000),
+    "group.streams.task.offset.interval.ms": ("group_streams_task_offset_interval_ms", 60000),
+    "group.streams.assignment.interval.ms": ("group_streams_assignment_interval_ms", 1000),
     "offsets.retention.minutes": ("offsets_retention_minutes", 10080),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 4096),
     # Ours: a retention in ms that, when > 0, replaces offsets.retention.minutes (for tests).
@@ -110,6 +126,20 @@ class Settings:
     group_consumer_min_heartbeat_interval_ms: int = 5000
     group_consumer_max_heartbeat_interval_ms: int = 15000
     group_consumer_max_size: int = 10_000
+    group_streams_session_timeout_ms: int = 45000
+    group_streams_min_session_timeout_ms: int = 45000
+    group_streams_max_session_timeout_ms: int = 60000
+    group_streams_heartbeat_interval_ms: int = 5000
+    group_streams_min_heartbeat_interval_ms: int = 5000
+    group_streams_max_heartbeat_interval_ms: int = 15000
+    group_streams_max_size: int = 10_000
+    group_streams_num_standby_replicas: int = 0
+    group_streams_max_standby_replicas: int = 2
+    group_streams_initial_rebalance_delay_ms: int = 3000
+    group_streams_num_warmup_replicas: int = 2
+    group_streams_acceptable_recovery_lag: int = 10000
+    group_streams_task_offset_interval_ms: int = 60000
+    group_streams_assignment_interval_ms: int = 1000
     offsets_retention_minutes: int = 10080
     offset_metadata_max_bytes: int = 4096
     offsets_retention_ms: int = 0
@@ -215,6 +245,7 @@ class Settings:
             "sweep_interval_ms",
             "group_max_size",
             "group_consumer_max_size",
+            "group_streams_max_size",
             "num_partitions",
         )
         for attr in at_least_one:
@@ -252,10 +283,41 @@ class Settings:
                 f"groupcoord.kinesis.shard.sync.interval.ms must be from {KINESIS_SYNC_MIN_MS} "
                 f"to {KINESIS_SYNC_MAX_MS}"
             )
+        self._check_streams()
         if not 0 <= self.session_renewal_skips <= SESSION_RENEWAL_SKIPS_MAX:
             raise SettingsError(
                 f"groupcoord.session.renewal.skips must be from 0 to {SESSION_RENEWAL_SKIPS_MAX}"
             )
+
+    def _check_streams(self) -> None:
+        """Kafka's bounds of the streams group settings (GroupCoordinatorConfig)."""
+        bounded = (
+            ("session.timeout.ms", self.group_streams_min_session_timeout_ms,
+             self.group_streams_session_timeout_ms, self.group_streams_max_session_timeout_ms),
+            ("heartbeat.interval.ms", self.group_streams_min_heartbeat_interval_ms,
+             self.group_streams_heartbeat_interval_ms,
+             self.group_streams_max_heartbeat_interval_ms),
+            ("num.standby.replicas", 0, self.group_streams_num_standby_replicas,
+             self.group_streams_max_standby_replicas),
+        )  # fmt: skip
+        for name, low, value, high in bounded:
+            if not low <= value <= high:
+                raise SettingsError(f"group.streams.{name} must be from {low} to {high}")
+        if self.group_streams_heartbeat_interval_ms >= self.group_streams_session_timeout_ms:
+            raise SettingsError(
+                "group.streams.heartbeat.interval.ms must be less than "
+                "group.streams.session.timeout.ms"
+            )
+        non_negative = (
+            ("initial.rebalance.delay.ms", self.group_streams_initial_rebalance_delay_ms),
+            ("num.warmup.replicas", self.group_streams_num_warmup_replicas),
+            ("acceptable.recovery.lag", self.group_streams_acceptable_recovery_lag),
+            ("task.offset.interval.ms", self.group_streams_task_offset_interval_ms),
+            ("assignment.interval.ms", self.group_streams_assignment_interval_ms),
+        )
+        for name, value in non_negative:
+            if value < 0:
+                raise SettingsError(f"group.streams.{name} must be at least 0")
 
 
 def env_var_name(setting: str) -> str:

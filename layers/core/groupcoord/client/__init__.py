@@ -1,4 +1,5 @@
-"""groupcoord.client: a consumer-group member for both protocols, and its errors."""
+"""groupcoord.client: a consumer-group member for both protocols, a streams group member, and
+their errors."""
 
 from .assignors import TopicPartition
 from .errors import (
@@ -11,6 +12,7 @@ from .errors import (
 )
 from .member import GroupMember, RebalanceListener
 from .options import MemberOptions
+from .streams import StreamsListener, StreamsMember, StreamsTasks
 
 __all__ = [
     "CommitFailed",
@@ -21,6 +23,9 @@ __all__ = [
     "InvalidRequest",
     "MemberOptions",
     "RebalanceListener",
+    "StreamsListener",
+    "StreamsMember",
+    "StreamsTasks",
     "TopicPartition",
     "WriteConditionFailed",
 ]

@@ -496,6 +496,15 @@ API_AUTHORIZATION: Mapping[str, ApiAuthorization] = MappingProxyType(
                     Check(_T, _O.DESCRIBE, _OMIT, "the topics subscribedTopicRegex matches"),
                 ),
             ),
+            # Kafka 4.2: READ on the group, DESCRIBE on every topic the topology names (any
+            # denied one fails the heartbeat, 29).
+            ApiAuthorization(
+                "streams-group-heartbeat",
+                (*_READ_GROUP, Check(_T, _O.DESCRIBE, _REQ, "topology.subtopologies[] topics")),
+            ),
+            ApiAuthorization(
+                "streams-group-describe", (Check(_G, _O.DESCRIBE, _ITEM, "groupIds[]"),)
+            ),
             # groupcoord's sink writes (docs/exactly-once.md): WRITE on the TRANSACTIONAL_ID
             # named as each table they write, as Kafka's TxnOffsetCommit checks its id.
             ApiAuthorization(

@@ -81,6 +81,17 @@ class TimelineRow:
     details: str
 
 
+@dataclass(frozen=True)
+class TaskRow:
+    """A streams member's tasks by role, each as "subtopology: partitions"."""
+
+    label: str
+    process: str
+    active: str
+    standby: str
+    warmup: str
+
+
 @dataclass
 class GroupPage:
     group: dict[str, Any]
@@ -91,6 +102,7 @@ class GroupPage:
     timeline: list[TimelineRow]
     watching_since: str
     truncated: bool
+    tasks: list[TaskRow] = field(default_factory=list)
 
 
 def _member_rows(members: list[dict[str, Any]], now_ms: int) -> list[MemberRow]:
@@ -115,6 +127,30 @@ def _member_rows(members: list[dict[str, Any]], now_ms: int) -> list[MemberRow]:
             )
         )
     return rows
+
+
+def _task_text(entries: list[dict[str, Any]] | None) -> str:
+    parts = [
+        f"{e['subtopologyId']}: {', '.join(str(p) for p in e['partitions'])}"
+        for e in entries or ()
+        if e.get("partitions")
+    ]
+    return " · ".join(parts) or "-"
+
+
+def _task_rows(rows: list[MemberRow]) -> list[TaskRow]:
+    """A streams group's tasks by role, member by member (other groups have none)."""
+    return [
+        TaskRow(
+            label=row.label,
+            process=row.member.get("processId") or "-",
+            active=_task_text(row.member.get("activeTasks")),
+            standby=_task_text(row.member.get("standbyTasks")),
+            warmup=_task_text(row.member.get("warmupTasks")),
+        )
+        for row in rows
+        if row.member.get("activeTasks") is not None
+    ]
 
 
 def _who(labels: dict[str, str], member_id: str | None) -> str | None:
@@ -208,4 +244,5 @@ def group_page(detail: GroupDetail) -> GroupPage:
         timeline=[_timeline_row(e, labels) for e in detail.timeline.newest_first()],
         watching_since=clock_time(detail.timeline.watching_since_ms or 0),
         truncated=bool(group.get("partitionsTruncated")),
+        tasks=_task_rows(members),
     )

@@ -38,6 +38,11 @@ class DescribeGroupActivityRequest(KafkaMessage):
         return value
 
 
+class ActivityTasks(KafkaMessage):
+    subtopology_id: str
+    partitions: list[Int32] = []
+
+
 class ActivityMember(KafkaMessage):
     member_id: str
     instance_id: str | None = None
@@ -45,7 +50,7 @@ class ActivityMember(KafkaMessage):
     client_host: str = ""
     principal: str | None = Field(None, description="The principal that created the member.")
     protocol: str = Field(
-        "consumer", description="The protocol the member speaks: consumer or classic."
+        "consumer", description="The protocol the member speaks: consumer, classic or streams."
     )
     member_epoch: Int32 = Field(
         -1,
@@ -69,6 +74,12 @@ class ActivityMember(KafkaMessage):
     )
     subscribed_topic_names: list[str] = []
     subscribed_topic_regex: str | None = None
+    process_id: str | None = Field(None, description="Streams: the member's process.")
+    active_tasks: list[ActivityTasks] | None = Field(
+        None, description="Streams: the member's tasks by role (subtopologyId, partitions)."
+    )
+    standby_tasks: list[ActivityTasks] | None = None
+    warmup_tasks: list[ActivityTasks] | None = None
 
 
 class ActivityPartition(KafkaMessage):
@@ -90,7 +101,7 @@ class ActivityGroup(KafkaMessage):
     error_code: Int16 = 0
     error_message: str | None = None
     group_id: str
-    group_type: str = Field("", description="classic or consumer.")
+    group_type: str = Field("", description="classic, consumer or streams.")
     group_state: str = Field(
         "",
         description="As stored: a timer that is due (an expired member) shows once a request "

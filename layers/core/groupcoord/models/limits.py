@@ -73,3 +73,18 @@ OFFSET_METADATA_MAX_BYTES_CEILING = 64 * 1024
 
 # Kinesis' own bound on a shard id (ShardId: 1 to 128 characters).
 KINESIS_SHARD_ID_MAX_CHARS = 128
+# --- streams groups (models/streams.py) ---
+# Kafka Streams names sub-topologies "0", "1", ...; processes by a UUID.
+SUBTOPOLOGY_ID_MAX_CHARS = 64
+PROCESS_ID_MAX_CHARS = 255
+ENDPOINT_HOST_MAX_CHARS = 255
+CLIENT_TAG_MAX_CHARS = 255
+CLIENT_TAGS_MAX = 16
+SUBTOPOLOGIES_MAX = 256
+TOPOLOGY_TOPICS_MAX = 256  # each topic list of a sub-topology
+TOPOLOGY_REGEXES_MAX = 16
+# A group's topology is one item: its names, regexes and configs together stay far below
+# 400 KB even at four bytes a character.
+TOPOLOGY_MAX_CHARS = 64 * 1024
+# Changelog offsets a heartbeat reports (one per task it has state for).
+TASK_OFFSETS_MAX = 4096

@@ -26,6 +26,7 @@ from ..core.consumer.model import ConsumerGroup
 from ..core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ..core.offsets import CommittedOffset
 from ..core.session_renewal import last_renewed_ms
+from ..core.streams.group import StreamsGroup
 from ..errors import Errors
 from ..models.activity import (
     ACTIVITY_PARTITIONS_MAX,
@@ -38,10 +39,13 @@ from ..models.activity import (
 from ..store.classic.codec import group_from_item as classic_from_item
 from ..store.consumer.codec import group_from_item as consumer_from_item
 from ..store.groups import header
+from ..store.streams.codec import group_from_item as streams_from_item
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
 from .context import ApiContext
 from .refusals import may_describe_topics
+from .streams.activity import streams_detail, streams_summary
+from .streams.common import GROUP_TYPE as STREAMS
 
 # (topic name, partition) -> the grid cell being filled in.
 Grid = dict[tuple[str, int], ActivityPartition]
@@ -70,7 +74,19 @@ def _describe(group_id: str, ctx: ApiContext, detail: bool) -> ActivityGroup:
         )
     if header(item).is_consumer_group:
         return _consumer(consumer_from_item(item), ctx, detail)
+    if header(item).group_type == STREAMS:
+        return _streams(streams_from_item(item), ctx, detail)
     return _classic(classic_from_item(item), ctx, detail)
+
+
+def _streams(group: StreamsGroup, ctx: ApiContext, detail: bool) -> ActivityGroup:
+    if not detail:
+        return streams_summary(group)
+    described, members, owners = streams_detail(group, ctx)
+    grid = _grid(ctx, described.subscribed_topics, {})
+    for (topic, partition), member_id in owners.items():
+        _cell(grid, topic, "", partition).owner = member_id
+    return _detailed(described, ctx, grid, members)
 
 
 # --- classic groups ---

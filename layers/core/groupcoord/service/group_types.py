@@ -1,4 +1,4 @@
-"""The two group types, side by side: what the shared code (timers and the sweeper,
+"""The group types, side by side: what the shared code (timers and the sweeper,
 delete-groups, offsets) calls for a group of each type. The table is the only place that names
 both protocols' modules."""
 
@@ -20,6 +20,9 @@ from .consumer.expiry import delete_consumer_group_items, expire_consumer_group
 from .consumer.offsets import consumer_fence, consumer_fetch_check
 from .context import ApiContext
 from .fence import Fence
+from .streams.common import GROUP_TYPE as STREAMS
+from .streams.expiry import delete_streams_group_items, expire_streams_group
+from .streams.offsets import streams_fence, streams_fetch_check
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,12 @@ GROUP_TYPES: dict[str, GroupType] = {
         clean_up=delete_consumer_group_items,
         fence_commit=consumer_fence,
         check_fetch=consumer_fetch_check,
+    ),
+    STREAMS: GroupType(
+        expire=expire_streams_group,
+        clean_up=delete_streams_group_items,
+        fence_commit=streams_fence,
+        check_fetch=streams_fetch_check,
     ),
 }
 

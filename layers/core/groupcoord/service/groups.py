@@ -28,7 +28,8 @@ def list_groups(request: ListGroupsRequest, ctx: ApiContext) -> ListGroupsRespon
             raise BadRequest("cursor", str(refused)) from None
     listed, following = directory.page(cursor, request.limit)
     # The filters apply to the page read: the cursor moves on over what they leave out.
-    states = {s.lower() for s in request.states_filter}
+    # Kafka's filters ignore case; a streams group's NotReady is also named not_ready.
+    states = {_state_key(s) for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
     everything = ctx.caller.may_on_cluster(AclOperation.DESCRIBE)
     groups = [
@@ -39,7 +40,7 @@ def list_groups(request: ListGroupsRequest, ctx: ApiContext) -> ListGroupsRespon
             group_type=g.group_type,
         )
         for g in listed
-        if (not states or g.group_state.lower() in states)
+        if (not states or _state_key(g.group_state) in states)
         and (not types or g.group_type.lower() in types)
         # Like the filters, this applies to the page read: the cursor still moves past them.
         and (everything or ctx.caller.may_on_group(AclOperation.DESCRIBE, g.group_id))
@@ -50,3 +51,7 @@ def list_groups(request: ListGroupsRequest, ctx: ApiContext) -> ListGroupsRespon
             following.encode() if everything else directory.seal(following, principal, ctx.now_ms)
         )
     return ListGroupsResponse(groups=groups, next_cursor=next_cursor)
+
+
+def _state_key(state: str) -> str:
+    return state.lower().replace("_", "")

@@ -44,6 +44,8 @@ KIND_OFFSET = "offset"
 KIND_COORDINATOR = "coordinator"
 KIND_SINK_MARKER = "sink-marker"
 KIND_LISTING_CURSOR = "listing-cursor"
+KIND_STREAMS_TOPOLOGY = "streams-topology"
+KIND_STREAMS_REPORT = "streams-report"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
 DEADLINE_PROJECTION = ["kind", "groupId"]
@@ -187,6 +189,22 @@ def sink_marker_key(group_id: str, idempotency_key: str) -> dict[str, str]:
 def retention_key(group_id: str) -> dict[str, str]:
     """A group's offset-retention check, in the deadline index once it has committed."""
     return {PK: group_pk(group_id), SK: "RETENTION"}
+
+
+def streams_topology_key(group_id: str) -> dict[str, str]:
+    """A streams group's topology (store/streams/): apart from the group item, which every
+    membership change rewrites, so that a 64 K topology is written once per topology epoch."""
+    return {PK: group_pk(group_id), SK: "STREAMS-TOPOLOGY"}
+
+
+def streams_report_pk(group_id: str, shard: int) -> str:
+    return f"{group_pk(group_id)}#R{shard}"
+
+
+def streams_report_key(group_id: str, member_id: str, shards: int) -> dict[str, str]:
+    """A streams member's latest changelog offsets report (warm-ups by lag): apart from the
+    member item, which every heartbeat may rewrite, and sharded as member items are."""
+    return {PK: streams_report_pk(group_id, stable_shard(member_id, shards)), SK: member_id}
 
 
 def group_listing_pk(group_id: str) -> str:

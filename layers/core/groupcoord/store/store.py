@@ -18,6 +18,8 @@ from .kinesis.registry import ShardRegistry
 from .kinesis.streams import Streams
 from .offsets import OffsetStore
 from .retention import RetentionStore
+from .streams.installs import StreamsInstalls
+from .streams.repository import StreamsGroupStore
 from .topics import TopicRegistry
 
 
@@ -38,6 +40,8 @@ class Store:
         self.classic = ClassicGroupStore(dynamo, settings.deadline_shards, self.conversions)
         self.consumer = ConsumerGroupStore(dynamo, settings.deadline_shards, self.conversions)
         self.consumer_installs = TargetInstalls(dynamo, settings.deadline_shards)
+        self.streams = StreamsGroupStore(dynamo, settings.deadline_shards, self.conversions)
+        self.streams_installs = StreamsInstalls(dynamo, settings.deadline_shards)
         self.offsets = OffsetStore(dynamo, settings.deadline_shards)
         self.retention = RetentionStore(dynamo, settings.deadline_shards)
         self.deadlines = DeadlineIndex(dynamo, settings.deadline_shards)

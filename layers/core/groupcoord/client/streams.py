@@ -1,0 +1,291 @@
+"""A streams group member (KIP-1071) from the application's side: `StreamsMember` joins with
+the processing topology, heartbeats, applies the tasks the coordinator gives it (active,
+standby, warm-up), tells a listener what it lost and got, reports its state stores' changelog
+offsets for warm-ups by lag, and answers which endpoint serves a partition (interactive
+queries).
+
+Single-threaded: the application calls `poll()` often (at least every heartbeat interval);
+`poll` heartbeats when one is due, or at once after the tasks changed (to acknowledge a
+revocation), and returns the member's tasks. docs/streams.md describes the protocol.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import Errors
+from .errors import RETRIABLE_ERRORS, GroupcoordError, error_of
+from .transport import Transport
+
+API = "streams-group-heartbeat"
+Tasks = dict[str, frozenset[int]]  # subtopology id -> partitions
+TaskId = tuple[str, int]
+Endpoint = tuple[str, int]  # (host, port)
+REJOIN_ERRORS = {Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID}
+
+
+@dataclass(frozen=True)
+class StreamsTasks:
+    """A member's tasks by role."""
+
+    active: Tasks = field(default_factory=dict)
+    standby: Tasks = field(default_factory=dict)
+    warmup: Tasks = field(default_factory=dict)
+
+    def minus(self, other: StreamsTasks) -> StreamsTasks:
+        def less(a: Tasks, b: Tasks) -> Tasks:
+            found = {s: ps - b.get(s, frozenset()) for s, ps in a.items()}
+            return {s: ps for s, ps in found.items() if ps}
+
+        return StreamsTasks(
+            less(self.active, other.active),
+            less(self.standby, other.standby),
+            less(self.warmup, other.warmup),
+        )
+
+    def is_empty(self) -> bool:
+        return not (self.active or self.standby or self.warmup)
+
+
+class StreamsListener(Protocol):
+    """Told of task changes, revocations first (close or hand off the state), then
+    assignments (restore or resume it)."""
+
+    def on_tasks_revoked(self, tasks: StreamsTasks) -> None: ...
+
+    def on_tasks_assigned(self, tasks: StreamsTasks) -> None: ...
+
+
+def _tasks(entries: list[dict[str, Any]] | None) -> Tasks:
+    found = {e["subtopologyId"]: frozenset(e["partitions"]) for e in entries or ()}
+    return {s: ps for s, ps in found.items() if ps}
+
+
+def _entries(tasks: Tasks) -> list[dict[str, Any]]:
+    return [{"subtopologyId": s, "partitions": sorted(ps)} for s, ps in sorted(tasks.items())]
+
+
+def _offsets(offsets: Mapping[TaskId, int]) -> list[dict[str, Any]]:
+    return [
+        {"subtopologyId": s, "partition": p, "offset": o} for (s, p), o in sorted(offsets.items())
+    ]
+
+
+class StreamsMember:
+    def __init__(
+        self,
+        url: str,
+        group_id: str,
+        topology: dict[str, Any],
+        *,
+        process_id: str | None = None,
+        endpoint: Endpoint | None = None,
+        client_tags: Mapping[str, str] | None = None,
+        rack_id: str | None = None,
+        rebalance_timeout_ms: int = 60_000,
+        listener: StreamsListener | None = None,
+        transport: Transport | None = None,
+    ) -> None:
+        self.transport = transport or Transport(url)
+        self.group_id = group_id
+        self.topology = topology
+        # The member id is kept for the member's life, rejoins included; the process id for
+        # the process's (its members share a state directory).
+        self.member_id = str(uuid.uuid4())
+        self.process_id = process_id or str(uuid.uuid4())
+        self.endpoint = endpoint
+        self.client_tags = dict(client_tags or {})
+        self.rack_id = rack_id
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.listener = listener
+        self.epoch = 0
+        self.tasks = StreamsTasks()
+        self.statuses: list[tuple[int, str]] = []
+        self.heartbeat_interval_ms = 5000
+        self._next_heartbeat = 0.0
+        self._endpoint_epoch = -1
+        self._routes: list[dict[str, Any]] = []
+        self._offsets: dict[TaskId, int] | None = None
+        self._end_offsets: dict[TaskId, int] | None = None
+        self._shutdown = False
+
+    # --- what the application calls ---
+
+    def poll(self) -> StreamsTasks:
+        """Heartbeat if one is due; returns the member's tasks."""
+        if time.monotonic() >= self._next_heartbeat:
+            self._heartbeat()
+        return self.tasks
+
+    def heartbeat(self) -> StreamsTasks:
+        """Heartbeat now, whatever the interval (a test, or a member about to do long work)."""
+        self._heartbeat()
+        return self.tasks
+
+    def report_offsets(
+        self, offsets: Mapping[TaskId, int], end_offsets: Mapping[TaskId, int] | None = None
+    ) -> None:
+        """The state stores' changelog offsets per task (cumulative), and the changelogs' end
+        offsets, sent with the next heartbeat (every taskOffsetIntervalMs is enough)."""
+        self._offsets = dict(offsets)
+        if end_offsets is not None:
+            self._end_offsets = dict(end_offsets)
+
+    def request_shutdown(self) -> None:
+        """Ask every member of the application to shut down (status 4)."""
+        self._shutdown = True
+        self._next_heartbeat = 0.0
+
+    def route(self, topic: str, partition: int) -> Endpoint | None:
+        """The endpoint whose active task reads this partition (None: not known yet)."""
+        return self._lookup(topic, partition, "activePartitions")
+
+    def standby_routes(self, topic: str, partition: int) -> list[Endpoint]:
+        """The endpoints with a standby copy of this partition's state."""
+        found = []
+        for entry in self._routes:
+            for tp in entry.get("standbyPartitions") or ():
+                if tp["topic"] == topic and partition in tp["partitions"]:
+                    e = entry["userEndpoint"]
+                    found.append((e["host"], e["port"]))
+        return found
+
+    def commit(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """Commit input offsets ((topic, partition) -> next offset) at the member's epoch;
+        GroupcoordError if the coordinator refuses (a task that moved: 113)."""
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, partition), offset in sorted(offsets.items()):
+            topics.setdefault(topic, []).append(
+                {"partitionIndex": partition, "committedOffset": offset}
+            )
+        body = {
+            "groupId": self.group_id,
+            "generationIdOrMemberEpoch": self.epoch,
+            "memberId": self.member_id,
+            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+        }
+        answer = self.transport.call("offset-commit", body).body
+        for topic in answer.get("topics") or ():
+            for p in topic["partitions"]:
+                if p["errorCode"] != 0:
+                    error = error_of(p)
+                    raise GroupcoordError(f"offset-commit {topic['name']}/{p['partitionIndex']}: "
+                                          f"{error.name}")  # fmt: skip
+
+    def committed(self, topic: str, partitions: list[int]) -> dict[int, int | None]:
+        """The group's committed offsets of these partitions (None: nothing committed)."""
+        group = {
+            "groupId": self.group_id,
+            "memberId": self.member_id,
+            "memberEpoch": self.epoch,
+            "topics": [{"name": topic, "partitionIndexes": sorted(partitions)}],
+        }
+        answer = self.transport.call("offset-fetch", {"groups": [group]}).body["groups"][0]
+        if answer["errorCode"] != 0:
+            raise GroupcoordError(f"offset-fetch: {error_of(answer).name}")
+        found: dict[int, int | None] = dict.fromkeys(partitions)
+        for t in answer.get("topics") or ():
+            for p in t["partitions"]:
+                offset = p["committedOffset"]
+                found[p["partitionIndex"]] = offset if offset >= 0 else None
+        return found
+
+    def close(self) -> None:
+        """Leave: the tasks move at once."""
+        if self.epoch > 0:
+            self._call({"memberEpoch": -1})
+        self._apply_tasks(StreamsTasks())
+        self.epoch = 0
+
+    # --- the protocol ---
+
+    def _lookup(self, topic: str, partition: int, role: str) -> Endpoint | None:
+        for entry in self._routes:
+            for tp in entry.get(role) or ():
+                if tp["topic"] == topic and partition in tp["partitions"]:
+                    e = entry["userEndpoint"]
+                    return e["host"], e["port"]
+        return None
+
+    def _join_fields(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "rebalanceTimeoutMs": self.rebalance_timeout_ms,
+            "topology": self.topology,
+            "processId": self.process_id,
+            "clientTags": [{"key": k, "value": v} for k, v in sorted(self.client_tags.items())],
+            "activeTasks": [],
+            "standbyTasks": [],
+            "warmupTasks": [],
+        }
+        if self.endpoint is not None:
+            body["userEndpoint"] = {"host": self.endpoint[0], "port": self.endpoint[1]}
+        if self.rack_id is not None:
+            body["rackId"] = self.rack_id
+        return body
+
+    def _heartbeat(self) -> None:
+        if self.epoch == 0:
+            body = self._join_fields()
+        else:
+            body = {
+                "activeTasks": _entries(self.tasks.active),
+                "standbyTasks": _entries(self.tasks.standby),
+                "warmupTasks": _entries(self.tasks.warmup),
+            }
+        if self._offsets is not None:
+            body["taskOffsets"] = _offsets(self._offsets)
+            self._offsets = None
+        if self._end_offsets is not None:
+            body["taskEndOffsets"] = _offsets(self._end_offsets)
+            self._end_offsets = None
+        if self._shutdown:
+            body["shutdownApplication"] = True
+        answer = self._call({"memberEpoch": self.epoch, **body})
+        error = error_of(answer)
+        if error in REJOIN_ERRORS:
+            self._apply_tasks(StreamsTasks())  # its tasks are lost: rejoin from nothing
+            self.epoch = 0
+            self._next_heartbeat = 0.0
+            return
+        if error in RETRIABLE_ERRORS:
+            self._next_heartbeat = time.monotonic() + 0.1
+            return
+        if error != Errors.NONE:
+            raise GroupcoordError(f"{API}: {error.name}: {answer.get('errorMessage')}")
+        self._applied(answer)
+
+    def _call(self, fields: dict[str, Any]) -> dict[str, Any]:
+        body = {"groupId": self.group_id, "memberId": self.member_id, **fields}
+        body["endpointInformationEpoch"] = self._endpoint_epoch
+        return self.transport.call(API, body).body
+
+    def _applied(self, answer: dict[str, Any]) -> None:
+        self.epoch = answer["memberEpoch"]
+        self.heartbeat_interval_ms = answer.get("heartbeatIntervalMs") or 5000
+        self.statuses = [(s["statusCode"], s["statusDetail"]) for s in answer.get("status") or ()]
+        due = time.monotonic() + self.heartbeat_interval_ms / 1000
+        if answer.get("partitionsByUserEndpoint") is not None:
+            self._routes = answer["partitionsByUserEndpoint"]
+        self._endpoint_epoch = answer.get("endpointInformationEpoch", self._endpoint_epoch)
+        if answer.get("activeTasks") is not None:
+            new = StreamsTasks(
+                _tasks(answer["activeTasks"]),
+                _tasks(answer["standbyTasks"]),
+                _tasks(answer["warmupTasks"]),
+            )
+            if new != self.tasks:
+                self._apply_tasks(new)
+                due = 0.0  # acknowledge at once: the next heartbeat reports what it owns
+        self._next_heartbeat = due
+
+    def _apply_tasks(self, new: StreamsTasks) -> None:
+        revoked, assigned = self.tasks.minus(new), new.minus(self.tasks)
+        if self.listener is not None and not revoked.is_empty():
+            self.listener.on_tasks_revoked(revoked)
+        self.tasks = new
+        if self.listener is not None and not assigned.is_empty():
+            self.listener.on_tasks_assigned(assigned)

@@ -1,0 +1,93 @@
+"""The state of a streams group as the rules see it; its members are member.StreamsGroupMember.
+The store reads and writes it (store/streams/); a service decides a new state with
+`dataclasses.replace` and the store writes the difference."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from .configuration import StatusCode
+from .member import STATIC_LEAVE_EPOCH, StreamsGroupMember
+from .reconciliation import MemberState
+
+EMPTY = "Empty"
+NOT_READY = "NotReady"
+ASSIGNING = "Assigning"
+RECONCILING = "Reconciling"
+STABLE = "Stable"
+STATES = (EMPTY, NOT_READY, ASSIGNING, RECONCILING, STABLE)
+
+
+@dataclass(frozen=True)
+class StreamsGroup:
+    group_id: str
+    # Grows on every write of the group; every write is conditioned on the one read.
+    version: int = 0
+    member_count: int = 0
+    member_shards: int = 8
+    # The epoch of the membership, metadata and topology; the epoch of the installed target.
+    group_epoch: int = 0
+    target_epoch: int = 0
+    state: str = EMPTY
+    # The group's topology (its epoch and fingerprint; the topology has its own item), and
+    # the epoch whose configuration the installed target was computed from (-1: none).
+    topology_epoch: int = -1
+    topology_digest: str = ""
+    validated_topology_epoch: int = -1
+    # Why the topology could not be configured at the last install (None: it was), answered
+    # as a status by every heartbeat until it can.
+    topology_status: StatusCode | None = None
+    topology_detail: str = ""
+    # Grows whenever the endpoints' partitions may have changed (interactive queries).
+    endpoint_epoch: int = 0
+    # The member that asked the application to shut down (status 4 until the group is empty).
+    shutdown_requested_by: str | None = None
+    # The end of the initial rebalance delay of an empty group's first members (ms).
+    delay_until: int = 0
+    # When the group next needs a look (a member's session or rebalance timeout, the delay).
+    deadline: int | None = None
+    # The install lease: one request at a time computes and writes a new target.
+    install_id: str | None = None
+    install_until: int = 0
+    assigned_at: int = 0
+    created_at_ms: int = 0
+    # How many topic changes the registry counted for the group, and how many it took in.
+    topic_changes: int = 0
+    topic_changes_seen: int = 0
+
+    def with_members(self, delta: int) -> StreamsGroup:
+        """The membership changed by `delta` members: a new group epoch (a new target due)."""
+        count = self.member_count + delta
+        return replace(
+            self,
+            group_epoch=self.group_epoch + 1,
+            member_count=count,
+            state=ASSIGNING if count else EMPTY,
+            shutdown_requested_by=self.shutdown_requested_by if count else None,
+        )
+
+
+def group_state(
+    member_count: int,
+    group_epoch: int,
+    target_epoch: int,
+    ready: bool,
+    members: Iterable[StreamsGroupMember] | None = None,
+) -> str:
+    """Empty, NotReady (its topology cannot be configured yet), Assigning, Reconciling or
+    Stable. Without the members, the best guess is Reconciling."""
+    if member_count == 0:
+        return EMPTY
+    if not ready:
+        return NOT_READY
+    if group_epoch > target_epoch:
+        return ASSIGNING
+    if members is None:
+        return RECONCILING
+    for m in members:
+        if m.epoch == STATIC_LEAVE_EPOCH:
+            continue
+        if m.epoch != target_epoch or m.state is not MemberState.STABLE:
+            return RECONCILING
+    return STABLE

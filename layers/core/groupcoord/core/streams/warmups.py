@@ -1,0 +1,74 @@
+"""Warm-up tasks by lag (beyond Kafka 4.2: Kafka Streams' high-availability assignor, moved
+into the coordinator), pure: the sticky assignor's targets refined so that a stateful active
+task moves only to a member whose state of it is caught up.
+
+A member's lag on a task is the task's changelog end offset less the member's offset, from its
+latest report (taskOffsets / taskEndOffsets); no report means not caught up; the member that
+holds the task active counts as caught up. When the assignor moves a stateful active task from
+its holder to a member that is not caught up, the task stays active on its holder and the
+destination gets it as a warm-up, at most `max_warmups` in the group; past that budget the
+task stays without one (a later install moves it). Once the warm-up catches up, the next
+install moves the active.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from .tasks import TaskId, TasksTuple, contains, from_task_ids, minus, task_ids, union
+
+
+@dataclass(frozen=True)
+class Report:
+    """A member's latest changelog offsets and end offsets, per task."""
+
+    offsets: Mapping[TaskId, int] = field(default_factory=dict)
+    end_offsets: Mapping[TaskId, int] = field(default_factory=dict)
+
+    def lag(self, task: TaskId) -> int | None:
+        if task not in self.offsets or task not in self.end_offsets:
+            return None
+        return max(0, self.end_offsets[task] - self.offsets[task])
+
+
+def caught_up(report: Report | None, task: TaskId, acceptable_lag: int) -> bool:
+    lag = report.lag(task) if report is not None else None
+    return lag is not None and lag <= acceptable_lag
+
+
+def refine(
+    targets: Mapping[str, TasksTuple],
+    holders: Mapping[TaskId, str],
+    process_of: Mapping[str, str],
+    reports: Mapping[str, Report],
+    stateful: frozenset[str],
+    *,
+    acceptable_lag: int,
+    max_warmups: int,
+) -> dict[str, TasksTuple]:
+    """`holders`: the member holding each task active now; `process_of`: each member's process."""
+    result = dict(targets)
+    owner = {t: m for m, tasks in result.items() for t in task_ids(tasks.active)}
+    on_process: dict[str, list[str]] = {}
+    for m in result:
+        on_process.setdefault(process_of.get(m, ""), []).append(m)
+    budget = max_warmups
+    for task in sorted(owner):
+        new, held_by = owner[task], holders.get(task)
+        if task[0] not in stateful or held_by is None or held_by == new or held_by not in result:
+            continue
+        same_process = process_of.get(new) == process_of.get(held_by)
+        if same_process or caught_up(reports.get(new), task, acceptable_lag):
+            continue  # (a process's members share its state directory)
+        # The active stays where its state is; no other copy may share its process.
+        one = from_task_ids([task])
+        result[new] = replace(result[new], active=minus(result[new].active, one))
+        for m in on_process.get(process_of.get(held_by, ""), ()):
+            if contains(result[m].standby, task):
+                result[m] = replace(result[m], standby=minus(result[m].standby, one))
+        result[held_by] = replace(result[held_by], active=union(result[held_by].active, one))
+        if budget > 0:
+            budget -= 1
+            result[new] = replace(result[new], warmup=union(result[new].warmup, one))
+    return result

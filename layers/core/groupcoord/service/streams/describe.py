@@ -1,0 +1,133 @@
+"""streams-group-describe: the topology, and the members with their process, endpoint, tags,
+epochs, tasks and targets. A group the caller may not DESCRIBE answers 30 alone, unread."""
+
+from __future__ import annotations
+
+from ...core.acls import AclOperation
+from ...core.streams.group import group_state
+from ...core.streams.heartbeat_rules import GROUP_TYPE
+from ...core.streams.tasks import TasksTuple
+from ...core.streams.topology import TopicInfo, Topology
+from ...errors import Errors
+from ...models.streams import (
+    StreamsDescribedAssignment,
+    StreamsDescribedMember,
+    StreamsDescribedSubtopology,
+    StreamsDescribedTopology,
+    StreamsEndpoint,
+    StreamsGroupDescribedGroup,
+    StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse,
+    StreamsKeyValue,
+    StreamsTopicConfig,
+    StreamsTopicInfo,
+)
+from ...store.groups import header
+from ...store.streams.codec import group_from_item
+from ..context import ApiContext
+from ..refusals import group_operations
+from .answers import task_list
+from .expiry import expire_streams_group
+
+
+def streams_group_describe(
+    request: StreamsGroupDescribeRequest, ctx: ApiContext
+) -> StreamsGroupDescribeResponse:
+    asked = request.include_authorized_operations
+    return StreamsGroupDescribeResponse(
+        groups=[
+            _describe(group_id, ctx, asked)
+            if ctx.caller.may_on_group(AclOperation.DESCRIBE, group_id)
+            else StreamsGroupDescribedGroup(
+                group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED
+            )
+            for group_id in request.group_ids
+        ]
+    )
+
+
+def _assignment(tasks: TasksTuple) -> StreamsDescribedAssignment:
+    return StreamsDescribedAssignment(
+        active_tasks=task_list(tasks.active),
+        standby_tasks=task_list(tasks.standby),
+        warmup_tasks=task_list(tasks.warmup),
+    )
+
+
+def _info(t: TopicInfo) -> StreamsTopicInfo:
+    return StreamsTopicInfo(
+        name=t.name,
+        partitions=t.partitions,
+        replication_factor=t.replication_factor,
+        topic_configs=[StreamsTopicConfig(key=k, value=v) for k, v in t.configs],
+    )
+
+
+def _topology(topology: Topology | None) -> StreamsDescribedTopology | None:
+    if topology is None:
+        return None
+    return StreamsDescribedTopology(
+        epoch=topology.epoch,
+        subtopologies=[
+            StreamsDescribedSubtopology(
+                subtopology_id=s.subtopology_id,
+                source_topics=list(s.source_topics),
+                repartition_sink_topics=list(s.repartition_sink_topics),
+                state_changelog_topics=[_info(t) for t in s.state_changelog_topics],
+                repartition_source_topics=[_info(t) for t in s.repartition_source_topics],
+            )
+            for s in topology.subtopologies
+        ],
+    )
+
+
+def _not_found(group_id: str, message: str) -> StreamsGroupDescribedGroup:
+    return StreamsGroupDescribedGroup(
+        group_id=group_id, error_code=Errors.GROUP_ID_NOT_FOUND, error_message=message
+    )
+
+
+def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescribedGroup:
+    ss = ctx.store.streams
+    item = ss.group_item(group_id, consistent=True)
+    if item is not None and header(item).group_type == GROUP_TYPE:
+        expire_streams_group(ctx.store, item, ctx.now_ms)
+        item = ss.group_item(group_id, consistent=True)
+    if item is None:
+        return _not_found(group_id, f"Group {group_id} not found.")
+    if header(item).group_type != GROUP_TYPE:
+        return _not_found(group_id, f"Group {group_id} is not a streams group.")
+    group = group_from_item(item)
+    members = ss.members(group)
+    ready = group.topology_status is None
+    return StreamsGroupDescribedGroup(
+        group_id=group_id,
+        group_state=group_state(
+            len(members), group.group_epoch, group.target_epoch, ready, members
+        ),
+        group_epoch=group.group_epoch,
+        assignment_epoch=group.target_epoch,
+        topology=_topology(ss.topology(group_id)),
+        members=[
+            StreamsDescribedMember(
+                member_id=m.member_id,
+                member_epoch=m.epoch,
+                instance_id=m.instance_id,
+                rack_id=m.rack_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                topology_epoch=m.topology_epoch,
+                process_id=m.process_id,
+                user_endpoint=(
+                    StreamsEndpoint(host=m.user_endpoint.host, port=m.user_endpoint.port)
+                    if m.user_endpoint is not None
+                    else None
+                ),
+                client_tags=[StreamsKeyValue(key=k, value=v) for k, v in m.client_tags],
+                assignment=_assignment(m.tasks.assigned),
+                target_assignment=_assignment(m.target),
+            )
+            for m in members
+        ],
+        authorized_operations=group_operations(ctx, group_id, asked),
+    )

@@ -1,0 +1,431 @@
+"""streams-group-heartbeat (KIP-1071): join, leave, and the regular heartbeat that reconciles
+a member towards its target, as the consumer protocol's (service/consumer/heartbeat.py).
+
+A steady heartbeat (nothing changed) reads the group item (eventually consistent) and the
+member item (consistent) and writes only the member item, conditioned on the versions read,
+and only when its session needs renewing (core/session_renewal.py): the cost of a
+consumer-protocol heartbeat. An error decided on the eventually consistent read is confirmed
+on consistent reads before it is answered. A join or a leave is one transaction with the group
+item conditioned on its version; a lost race is re-read (consistently) and decided again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...core.acls import AclOperation
+from ...core.consumer.group import Refusal
+from ...core.ownership import NOT_OWNER_MESSAGE
+from ...core.streams.configuration import InvalidTopology, StatusCode, configure
+from ...core.streams.group import StreamsGroup
+from ...core.streams.heartbeat_rules import (
+    GroupAccess,
+    TopologyStep,
+    apply_request,
+    plan_group_access,
+    plan_new_member,
+    plan_static_takeover,
+    plan_topology,
+    static_leave,
+)
+from ...core.streams.member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsGroupMember
+from ...core.streams.tasks import task_ids
+from ...core.streams.topology import Topology, from_message
+from ...core.streams.validation import (
+    check_member_epoch,
+    owned_tasks,
+    task_offsets,
+    validate_heartbeat,
+)
+from ...core.streams.warmups import Report, caught_up
+from ...errors import Errors
+from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
+from ...store.errors import Conflict
+from ...store.groups import header
+from ...store.streams.codec import group_from_item
+from ..context import ApiContext
+from ..races import DecideAgain, retry_on_race
+from ..refusals import group_refusal, may_describe_topics
+from .common import heartbeat_interval_ms, reload, session_ms
+from .expiry import expire_streams_group
+from .install import Installed, ensure_target
+from .reconciling import Reconciling
+
+
+class Answer(Exception):
+    """A Kafka error answer, raised from deep in the flow."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def _error(
+    request: StreamsGroupHeartbeatRequest, refusal: Refusal
+) -> StreamsGroupHeartbeatResponse:
+    return StreamsGroupHeartbeatResponse(
+        error_code=refusal.error, error_message=refusal.message, member_id=request.member_id
+    )
+
+
+def _topology_topics(request: StreamsGroupHeartbeatRequest) -> set[str]:
+    if request.topology is None:
+        return set()
+    topology = from_message(request.topology)
+    names = set(topology.internal_topics())
+    for s in topology.subtopologies:
+        names.update(s.source_topics)
+    return names
+
+
+def streams_group_heartbeat(
+    request: StreamsGroupHeartbeatRequest, ctx: ApiContext
+) -> StreamsGroupHeartbeatResponse:
+    # Kafka's checks come before anything is validated or read: READ on the group, then
+    # DESCRIBE on every topic the topology names (29 for the whole request).
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, StreamsGroupHeartbeatResponse)
+    if refused is not None:
+        return refused
+    if not may_describe_topics(ctx, _topology_topics(request)):
+        return StreamsGroupHeartbeatResponse(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
+    refusal = validate_heartbeat(request)
+    if refusal is not None:
+        return _error(request, refusal)
+
+    def once(attempt: int) -> StreamsGroupHeartbeatResponse:
+        consistent = attempt > 0
+        try:
+            return _Heartbeat(request, ctx, consistent=consistent).run()
+        except Answer as answer:
+            if consistent:
+                return _error(request, answer.refusal)
+            raise DecideAgain() from None
+
+    busy = Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat.")
+    return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
+
+
+def _unknown_member(member_id: str, group_id: str) -> Answer:
+    return Answer(
+        Refusal(
+            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
+        )
+    )
+
+
+class _Heartbeat(Reconciling):
+    def __init__(self, request: StreamsGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
+        self.request = request
+        self.ctx = ctx
+        self.consistent = consistent
+        self.ss = ctx.store.streams
+        self.now = ctx.now_ms
+
+    def _may_create(self, topic: str) -> bool:
+        """Kafka's check before it creates a streams group's internal topic."""
+        caller = self.ctx.caller
+        return caller.may_on_cluster(AclOperation.CREATE) or caller.may_on_topic(
+            AclOperation.CREATE, topic
+        )
+
+    def _ensure_target(self, group: StreamsGroup) -> tuple[StreamsGroup, Installed | None]:
+        return ensure_target(self.ctx.store, group, may_create=self._may_create)
+
+    def run(self) -> StreamsGroupHeartbeatResponse:
+        if self.request.member_epoch == 0:
+            self._check_configurable()
+        group = self._group()
+        epoch = self.request.member_epoch
+        if epoch == LEAVE_EPOCH:
+            return self._leave(group)
+        if epoch == STATIC_LEAVE_EPOCH:
+            return self._static_leave(group)
+        if epoch == 0:
+            return self._join(group)
+        return self._heartbeat(group)
+
+    # --- the group ---
+
+    def _access(self, item: dict | None) -> GroupAccess:
+        found = header(item) if item is not None else None
+        access = plan_group_access(
+            self.request.group_id,
+            found.group_type if found is not None else None,
+            found.member_count if found is not None else 0,
+            self.request.member_epoch,
+        )
+        if isinstance(access, Refusal):
+            raise Answer(access)
+        return access
+
+    def _group(self) -> StreamsGroup:
+        gid = self.request.group_id
+        item = self.ss.group_item(gid, consistent=self.consistent)
+        access = self._access(item)
+        if access is not GroupAccess.USE:
+            replacing = item if access is GroupAccess.REPLACE else None
+            self.ss.create_group(gid, self.ctx.settings.member_shards, self.now, replacing)
+            if replacing is not None:  # the classic group's pending member ids go
+                self.ctx.store.classic.delete_classic_leftovers(
+                    gid, header(replacing).member_shards
+                )
+            item = self.ss.group_item(gid, consistent=True)
+            if self._access(item) is not GroupAccess.USE:
+                raise Conflict(gid)
+        assert item is not None
+        return self._prepare(item)
+
+    def _prepare(self, item: dict) -> StreamsGroup:
+        """Due expiries, topic changes and target installs of the group `item`."""
+        group = group_from_item(item)
+        if group.deadline is not None and group.deadline <= self.now:
+            expire_streams_group(self.ctx.store, item, self.now)
+            group = self._reload(group)
+        if group.topology_status is StatusCode.MISSING_INTERNAL_TOPICS and group.member_count:
+            # An install could not create them (its caller may not): this caller tries again.
+            topology = self.ss.topology(group.group_id)
+            if topology is not None and all(
+                self._may_create(t) for t in topology.internal_topics()
+            ):
+                group = self.ss.update_group(
+                    group, replace(group, group_epoch=group.group_epoch + 1)
+                )
+        if group.topic_changes != group.topic_changes_seen:
+            # A topic of the topology was created, deleted or grown: configure it again.
+            bumped = replace(
+                group,
+                topic_changes_seen=group.topic_changes,
+                group_epoch=group.group_epoch + (1 if group.member_count else 0),
+            )
+            group = self.ss.update_group(group, bumped)
+        if group.group_epoch > group.target_epoch:
+            group, _ = self._ensure_target(group)
+        return group
+
+    def _reload(self, group: StreamsGroup) -> StreamsGroup:
+        fresh = reload(self.ss, group.group_id)
+        if fresh is None:
+            raise Conflict(group.group_id)
+        return fresh
+
+    # --- members ---
+
+    def _owned(self, member: StreamsGroupMember) -> StreamsGroupMember:
+        """`member`, if the caller may act as it (core/ownership.py); else refused with 30."""
+        if not self.ctx.caller.may_act_as(member.principal):
+            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
+        return member
+
+    def _existing(self, group: StreamsGroup) -> StreamsGroupMember:
+        member = self.ss.member(group, self.request.member_id, consistent=True)
+        iid = self.request.instance_id
+        if iid is not None and (member is None or member.instance_id != iid):
+            # Kafka's static member checks: an unknown instance 25, another's 82.
+            owner = self.ss.instance_owner(group, iid)
+            if owner is None:
+                raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
+            if owner != self.request.member_id:
+                raise Answer(
+                    Refusal(
+                        Errors.FENCED_INSTANCE_ID,
+                        f"Static member {self.request.member_id} with instance id {iid} was "
+                        f"fenced by member {owner}.",
+                    )
+                )
+        if member is None:
+            raise _unknown_member(self.request.member_id, group.group_id)
+        return self._owned(member)
+
+    def _static_leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        """-2: the member keeps its tasks for its instance's return within the session; no
+        new epoch (beyond Kafka 4.2, as the consumer protocol's static members)."""
+        member = self._existing(group)
+        self.ss.write_member(group, static_leave(member))
+        return self._left(STATIC_LEAVE_EPOCH)
+
+    def _left(self, epoch: int) -> StreamsGroupHeartbeatResponse:
+        """A leave's answer: the epoch it left with, and the configured intervals (every
+        successful answer carries them)."""
+        settings = self.ctx.settings
+        return StreamsGroupHeartbeatResponse(
+            member_id=self.request.member_id,
+            member_epoch=epoch,
+            heartbeat_interval_ms=heartbeat_interval_ms(settings),
+            acceptable_recovery_lag=settings.group_streams_acceptable_recovery_lag,
+            task_offset_interval_ms=settings.group_streams_task_offset_interval_ms,
+            status=[],
+        )
+
+    def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
+        return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+
+    def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        member = self._existing(group)
+        group = self.ss.update_group(
+            group, group.with_members(-1), extra=self.ss.remove_member_items(group, member)
+        )
+        if member.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        self._ensure_target(group)
+        return self._left(LEAVE_EPOCH)
+
+    def _topology(self, group: StreamsGroup) -> tuple[Topology, TopologyStep]:
+        assert self.request.topology is not None
+        topology = from_message(self.request.topology)
+        step = plan_topology(group, topology)
+        if isinstance(step, Refusal):
+            raise Answer(step)
+        return topology, step
+
+    def _check_configurable(self) -> None:
+        """A topology that can never be configured (a loop, a repartition source nothing
+        writes) is refused before anything is created or kept (130)."""
+        assert self.request.topology is not None
+        partitions = {t.name: t.partitions for t in self.ctx.store.topics.list()}
+        try:
+            configure(from_message(self.request.topology), partitions)
+        except InvalidTopology as why:
+            raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
+
+    def _update_topology(self, group: StreamsGroup, topology: Topology) -> StreamsGroup:
+        """A join with a newer topology epoch replaces the group's topology (validated
+        first: _check_configurable) and bumps the group epoch: a rolling upgrade keeps its
+        group. Members still on the older epoch hear status 0 and keep only the sub-topologies
+        both epochs share (install.py)."""
+        old = self.ss.topology(group.group_id)
+        kept = old.updated_to(topology) if old is not None else topology
+        updated = replace(
+            group,
+            topology_epoch=topology.epoch,
+            topology_digest=topology.digest(),
+            group_epoch=group.group_epoch + 1,
+        )
+        put = self.ss.put_topology(group.group_id, kept)
+        return self.ss.update_group(group, updated, extra=[put])
+
+    def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        topology, step = self._topology(group)
+        if step is TopologyStep.UPDATE:
+            group, step = self._update_topology(group, topology), TopologyStep.SAME
+        member = self.ss.member(group, self.request.member_id, consistent=True)
+        iid = self.request.instance_id
+        owner_id = self.ss.instance_owner(group, iid) if iid is not None else None
+        if owner_id is not None and owner_id != self.request.member_id:
+            owner = self.ss.member(group, owner_id, consistent=True)
+            if owner is not None:
+                return self._replace_static(group, self._owned(owner))
+        if member is not None:
+            updated, changed = self._apply(self._owned(member))
+            if not changed:
+                return self._reconcile(group, member, updated)
+            items = self.ss.put_member_items(group, updated, new=False)
+            return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+        return self._add_member(group, topology, step, owner_id)
+
+    def _replace_static(
+        self, group: StreamsGroup, owner: StreamsGroupMember
+    ) -> StreamsGroupHeartbeatResponse:
+        """A static member's rejoin under a new member id: it takes over the tasks and the
+        epoch, with no new group epoch unless what the target is computed from changed."""
+        req = self.request
+        assert req.instance_id is not None
+        copy = plan_static_takeover(
+            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
+        )
+        if isinstance(copy, Refusal):
+            raise Answer(copy)
+        updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
+        items = [
+            *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
+            *self.ss.put_member_items(group, updated, new=True),
+            self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
+        ]
+        if changed:
+            group = self.ss.update_group(group, group.with_members(0), extra=items)
+        else:
+            self.ss.transact(items)
+        if owner.user_endpoint is not None or updated.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        return self._after_change(group)
+
+    def _add_member(
+        self,
+        group: StreamsGroup,
+        topology: Topology,
+        step: TopologyStep,
+        instance_owner: str | None,
+    ) -> StreamsGroupHeartbeatResponse:
+        joiner, _ = self._apply(
+            StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
+        )
+        settings = self.ctx.settings
+        plan = plan_new_member(
+            group,
+            joiner,
+            max_size=settings.group_streams_max_size,
+            now=self.now,
+            session_ms=session_ms(settings),
+            initial_delay_ms=settings.group_streams_initial_rebalance_delay_ms,
+        )
+        if isinstance(plan, Refusal):
+            raise Answer(plan)
+        items = self.ss.put_member_items(group, plan.member, new=True)
+        iid = plan.member.instance_id
+        if iid is not None:
+            if instance_owner is None:
+                items.append(self.ss.claim_instance(group, plan.member))
+            elif instance_owner != plan.member.member_id:  # a claim a removed member left
+                items.append(
+                    self.ss.move_instance(group, iid, instance_owner, plan.member.member_id)
+                )
+        joined = plan.group
+        if step is TopologyStep.INITIALIZE:
+            items.append(self.ss.put_topology(group.group_id, topology))
+            joined = replace(
+                joined, topology_epoch=topology.epoch, topology_digest=topology.digest()
+            )
+        group = self.ss.update_group(group, joined, extra=items)
+        if plan.member.user_endpoint is not None:
+            self.ss.bump_endpoint_epoch(group.group_id)
+        return self._after_change(group)
+
+    def _after_change(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        """After a membership write: install the target at once (unless another install or
+        the initial delay holds it back), then reconcile."""
+        group, installed = self._ensure_target(group)
+        member = installed.members.get(self.request.member_id) if installed else None
+        if member is None:
+            member = self.ss.member(group, self.request.member_id, consistent=True)
+        if member is None:
+            raise Conflict(group.group_id)
+        updated, _ = self._apply(member)
+        return self._reconcile(group, member, updated, installed)
+
+    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
+        """Keep the member's changelog offsets report (each list null: unchanged); True when
+        one of its warm-ups is now caught up (the next install promotes it)."""
+        offsets = task_offsets(self.request.task_offsets)
+        ends = task_offsets(self.request.task_end_offsets)
+        if offsets is None and ends is None:
+            return False
+        if offsets is None or ends is None:
+            previous = self.ss.report(group, member.member_id) or Report()
+            offsets = previous.offsets if offsets is None else offsets
+            ends = previous.end_offsets if ends is None else ends
+        report = Report(offsets, ends)
+        self.ss.put_report(group, member.member_id, report)
+        lag = self.ctx.settings.group_streams_acceptable_recovery_lag
+        return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
+
+    def _heartbeat(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
+        member = self._existing(group)
+        refusal = check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
+        if refusal is not None:
+            raise Answer(refusal)
+        updated, changed = self._apply(member)
+        if self._record_report(group, member) and not changed:
+            return self._after_change(self.ss.update_group(group, group.with_members(0)))
+        if changed:
+            items = self.ss.put_member_items(group, updated, new=False)
+            return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+        return self._reconcile(group, member, updated)

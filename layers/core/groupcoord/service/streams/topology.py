@@ -1,0 +1,63 @@
+"""A streams group's topology against the topic registry: its configuration (core/streams/
+configuration.py) on the registry's partition counts, its internal topics created, and the
+group subscribed to its topics so that a topic's creation or growth reaches it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import replace
+
+from ...core.consumer.group import combined_regex
+from ...core.streams.configuration import ConfiguredTopology, configure, summarize
+from ...core.streams.topology import Topology
+from ...core.topics import TopicRecord
+from ...store.store import Store
+from ...store.topics import TopicAlreadyExists
+from ...topic_ids import new_topic_id
+
+
+def subscribe(store: Store, group_id: str, topology: Topology) -> None:
+    """Register the group for its topics' changes (before the listing that configures it: a
+    topic created after the listing bumps the group). Its internal topics are registered
+    once they exist (`configured`), so that their creation does not bump it."""
+    internal = topology.internal_topics()
+    sources = {t for s in topology.subtopologies for t in s.source_topics} - internal
+    for name in sorted(sources):
+        store.topics.subscribe(name, group_id)
+    regex = combined_regex(r for s in topology.subtopologies for r in s.source_topic_regex)
+    if regex is not None:
+        store.topics.set_regex(group_id, regex)
+
+
+# Whether the request may create an internal topic (Kafka: CREATE on it, or on the cluster).
+MayCreate = Callable[[str], bool]
+
+
+def configured(
+    store: Store, group_id: str, topology: Topology, now_ms: int, may_create: MayCreate
+) -> ConfiguredTopology:
+    """The topology configured on the registry's topics, its missing internal topics created
+    first (with the partition counts configuration derived): once they exist it is ready. A
+    caller who may not create them leaves them missing (status 3, naming them)."""
+    partitions = {t.name: t.partitions for t in store.topics.list()}
+    result = configure(topology, partitions)
+    if not result.to_create:
+        return result
+    denied = [t.name for t in result.to_create if not may_create(t.name)]
+    if denied:
+        return replace(result, detail=f"Unauthorized to CREATE on topics {summarize(denied)}.")
+    for topic in result.to_create:
+        record = TopicRecord(
+            name=topic.name,
+            topic_id=new_topic_id(),
+            partitions=topic.partitions,
+            replication_factor=topic.replication_factor,
+            created_at_ms=now_ms,
+        )
+        with contextlib.suppress(TopicAlreadyExists):  # a racing install created it
+            store.topics.create(record, now_ms)
+    for name in sorted(topology.internal_topics()):
+        store.topics.subscribe(name, group_id)
+    partitions = {t.name: t.partitions for t in store.topics.list()}
+    return configure(topology, partitions)

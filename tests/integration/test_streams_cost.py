@@ -1,0 +1,82 @@
+"""The steady streams heartbeat's DynamoDB cost, on DynamoDB Local: the same as a
+consumer-protocol heartbeat's (test_consumer_concurrency.py), whatever the group's size: two
+item reads, and on a renewal one member write of at most one write unit."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from groupcoord.core.session_renewal import renewal_slack_ms
+from groupcoord.core.topics import TopicRecord
+from groupcoord.models.streams import StreamsGroupHeartbeatRequest
+from groupcoord.service.context import ApiContext
+from groupcoord.service.streams.heartbeat import streams_group_heartbeat
+from groupcoord.store import capacity
+from groupcoord.store.store import Store
+from groupcoord.topic_ids import new_topic_id
+from tests.support.consumer import unique
+from tests.support.streams import as_entries, as_tasks, word_count
+
+
+def _heartbeat(store: Store, body: dict, now_ms: int) -> dict:
+    ctx = ApiContext(settings=store.settings, store=store, now_ms=now_ms, endpoint="http://x")
+    request = StreamsGroupHeartbeatRequest.model_validate(body)
+    return streams_group_heartbeat(request, ctx).to_json_dict()
+
+
+def _settled_group(store: Store, size: int, now: int) -> tuple[str, dict[str, int]]:
+    words = unique("words")
+    store.topics.create(TopicRecord(words, new_topic_id(), 16), now_ms=0)
+    group, topology = unique("g"), word_count(words, unique("app"))
+    epochs: dict[str, int] = {}
+    owned: dict[str, dict] = {}
+    for i in range(size):
+        member = f"m-{i}"
+        body = {"groupId": group, "memberId": member, "memberEpoch": 0, "processId": f"p{i}",
+                "rebalanceTimeoutMs": 30000, "topology": topology, "activeTasks": [],
+                "standbyTasks": [], "warmupTasks": []}  # fmt: skip
+        answer = _heartbeat(store, body, now)
+        epochs[member] = answer["memberEpoch"]
+        owned[member] = {r: as_tasks(answer[f"{r}Tasks"]) for r in ("active", "standby", "warmup")}
+    for _ in range(4):  # reconcile everyone, acknowledging revocations
+        for member in epochs:
+            tasks = {f"{r}Tasks": as_entries(t) for r, t in owned[member].items()}
+            body = {"groupId": group, "memberId": member, "memberEpoch": epochs[member], **tasks}
+            answer = _heartbeat(store, body, now)
+            assert answer["errorCode"] == 0, answer
+            epochs[member] = answer["memberEpoch"]
+            if answer["activeTasks"] is not None:
+                owned[member] = {
+                    r: as_tasks(answer[f"{r}Tasks"]) for r in ("active", "standby", "warmup")
+                }
+    return group, epochs
+
+
+def test_a_steady_streams_heartbeat_costs_what_a_consumer_one_does(store: Store) -> None:
+    settings = replace(
+        store.settings,
+        session_renewal_skips=1,
+        group_streams_initial_rebalance_delay_ms=0,
+        group_streams_assignment_interval_ms=0,
+        group_streams_num_standby_replicas=1,
+    )
+    store = Store(store.dynamo, settings)
+    interval = settings.group_streams_heartbeat_interval_ms
+    slack = renewal_slack_ms(interval, 1, settings.group_streams_session_timeout_ms)
+    costs = {}
+    for size in (2, 12):
+        now = int(time.time() * 1000)
+        group, epochs = _settled_group(store, size, now)
+        body = {"groupId": group, "memberId": "m-1", "memberEpoch": epochs["m-1"]}
+        with capacity.metered() as usage:
+            assert _heartbeat(store, body, now + interval)["errorCode"] == 0
+        assert usage.by_operation == {"get_item": 2}, usage.by_operation
+        assert usage.read_units <= 1.5
+        with capacity.metered() as usage:
+            assert _heartbeat(store, body, now + slack + 1)["errorCode"] == 0
+        costs[size] = usage
+        assert usage.by_operation == {"get_item": 2, "put_item": 1}, usage.by_operation
+        assert usage.write_units <= 1.0, usage.write_units
+        assert usage.read_units <= 1.5
+    assert costs[2].by_operation == costs[12].by_operation

@@ -1,0 +1,59 @@
+"""Static membership of streams groups (beyond Kafka 4.2) over HTTP on DynamoDB Local: a
+temporary leave (-2) keeps the tasks, a rejoin under a new member id takes them back with no
+new group epoch, the old id is fenced (82), an instance still in use is 111."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.api import Api
+from tests.support.consumer import create_topic, unique
+from tests.support.streams import HB, StreamsMember, describe, settle, streams_serve, word_count
+
+
+@pytest.fixture(scope="module")
+def url(dynamodb_endpoint: str) -> str:
+    """The streams tests' shared `serve` on DynamoDB Local (not the in-memory adapter)."""
+    return streams_serve(dynamodb_endpoint)
+
+
+def static_pair(api: Api) -> tuple[StreamsMember, StreamsMember]:
+    words = unique("words")
+    create_topic(api, words, 2)
+    group = unique("g")
+    a = StreamsMember(api, group, word_count(words, unique("app")), instanceId="i-a")
+    b = StreamsMember(api, group, a.topology, instanceId="i-b")
+    a.join()
+    b.join()
+    settle([a, b])
+    return a, b
+
+
+def test_a_static_member_leaves_and_returns_under_a_new_id_without_a_rebalance(
+    api: Api,
+) -> None:
+    a, b = static_pair(api)
+    before, epoch = describe(api, a.group), a.epoch
+    assert a.call(memberEpoch=-2, instanceId="i-a")["memberEpoch"] == -2
+    again = StreamsMember(api, a.group, a.topology, process_id=a.process_id, instanceId="i-a")
+    answer = again.join()
+    assert answer["errorCode"] == 0, answer
+    assert (again.epoch, again.active, again.standby) == (epoch, a.active, a.standby)
+    after = describe(api, a.group)
+    assert after["groupEpoch"] == before["groupEpoch"]
+    assert sorted(m["memberId"] for m in after["members"]) == sorted([again.member_id, b.member_id])
+    # The old member id is fenced by the new one.
+    old = api.ok(HB, {"groupId": a.group, "memberId": a.member_id, "memberEpoch": epoch,
+                      "instanceId": "i-a"})  # fmt: skip
+    assert old["errorCode"] == 82
+    settle([again, b])
+    assert again.active == a.active
+
+
+def test_an_instance_id_in_use_is_111_and_an_unknown_one_25(api: Api) -> None:
+    a, _ = static_pair(api)
+    thief = StreamsMember(api, a.group, a.topology, instanceId="i-a")
+    assert thief.join()["errorCode"] == 111
+    stranger = api.ok(HB, {"groupId": a.group, "memberId": "x", "memberEpoch": 1,
+                           "instanceId": "i-none"})  # fmt: skip
+    assert stranger["errorCode"] == 25

@@ -1,0 +1,69 @@
+"""Warm-up tasks by lag (beyond Kafka 4.2) over HTTP on DynamoDB Local: a stateful task moves
+to a new member only once its state there is caught up; until then the new member warms it up
+and the old owner keeps it active."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.api import Api
+from tests.support.consumer import create_topic, unique
+from tests.support.servers import running_service
+from tests.support.streams import StreamsMember, settle
+
+SETTINGS = {
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.assignment.interval.ms": "0",
+    "group.streams.acceptable.recovery.lag": "10",
+    "group.streams.num.warmup.replicas": "2",
+}
+
+
+@pytest.fixture(scope="module")
+def url(dynamodb_endpoint: str) -> Iterator[str]:
+    with running_service(dynamodb_endpoint, SETTINGS) as base:
+        yield base
+
+
+def counter(words: str, prefix: str) -> dict:
+    """One stateful sub-topology: a count per key kept in a store with a changelog."""
+    return {
+        "epoch": 1,
+        "subtopologies": [
+            {
+                "subtopologyId": "0",
+                "sourceTopics": [words],
+                "stateChangelogTopics": [{"name": f"{prefix}-counts-changelog"}],
+            }
+        ],
+    }
+
+
+def offsets(tasks: set[int], value: int) -> list[dict]:
+    return [{"subtopologyId": "0", "partition": p, "offset": value} for p in sorted(tasks)]
+
+
+def test_a_warm_up_that_catches_up_is_promoted(api: Api) -> None:
+    words = unique("words")
+    create_topic(api, words, 4)
+    group = unique("g")
+    a = StreamsMember(api, group, counter(words, unique("app")))
+    a.join()
+    assert a.active == {"0": {0, 1, 2, 3}}
+    b = StreamsMember(api, group, a.topology)
+    b.join()
+    settle([a, b])
+    # b has no state yet: a keeps every task, b warms up the ones it is meant to take.
+    assert a.active == {"0": {0, 1, 2, 3}}
+    assert not b.active and len(b.warmup["0"]) == 2
+    warming = b.warmup["0"]
+    # b reports its restore: still 50 behind, then 5 behind (within the acceptable lag).
+    b.heartbeat(taskOffsets=offsets(warming, 50), taskEndOffsets=offsets(warming, 100))
+    settle([a, b])
+    assert not b.active and b.warmup["0"] == warming
+    b.heartbeat(taskOffsets=offsets(warming, 95))  # end offsets unchanged: kept from before
+    settle([a, b])
+    assert b.active == {"0": warming} and not b.warmup
+    assert a.active == {"0": {0, 1, 2, 3} - warming}

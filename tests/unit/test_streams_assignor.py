@@ -1,0 +1,156 @@
+"""The sticky task assignor (core/streams/assignor.py): every task active exactly once,
+standbys never beside their active, spread by client tags, and sticky across rebalances."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groupcoord.core.streams.assignor import AssignorMember, assign
+from groupcoord.core.streams.tasks import TaskId, TasksTuple, task_ids
+
+TWO_SUBTOPOLOGIES = {"0": 4, "1": 4}
+
+
+def actives(result: dict[str, TasksTuple]) -> Counter[TaskId]:
+    return Counter(t for tasks in result.values() for t in task_ids(tasks.active))
+
+
+def with_previous(members: list[AssignorMember], result: dict[str, TasksTuple]) -> list:
+    return [
+        AssignorMember(m.member_id, m.process_id, result[m.member_id], m.client_tags)
+        for m in members
+    ]
+
+
+def test_two_processes_share_every_task_and_standbys_cross_over() -> None:
+    members = [AssignorMember("a", "p1"), AssignorMember("b", "p2")]
+    result = assign(members, TWO_SUBTOPOLOGIES, stateful={"1"}, num_standby=1)
+    assert set(actives(result)) == {(s, p) for s in "01" for p in range(4)}
+    assert max(actives(result).values()) == 1
+    assert all(len(list(task_ids(r.active))) == 4 for r in result.values())
+    # Every stateful task has its standby on the other process; stateless ones have none.
+    for me, other in (("a", "b"), ("b", "a")):
+        assert result[me].standby == {
+            "1": frozenset(p for s, p in task_ids(result[other].active) if s == "1")
+        }
+
+
+def test_a_new_member_takes_tasks_only_from_the_busiest() -> None:
+    first = assign([AssignorMember("a", "p1")], {"0": 6}, stateful=(), num_standby=0)
+    members = [AssignorMember("a", "p1", first["a"]), AssignorMember("b", "p2")]
+    second = assign(members, {"0": 6}, stateful=(), num_standby=0)
+    assert len(second["a"].active["0"]) == 3 and second["a"].active["0"] <= first["a"].active["0"]
+
+
+def test_a_previous_standby_is_preferred_as_the_new_active() -> None:
+    # c held task 0_1 as standby; the active owner left: c gets it, not the empty member d.
+    previous = TasksTuple.of(standby={"0": {1}})
+    members = [
+        AssignorMember("b", "p2", TasksTuple.of(active={"0": {0}})),
+        AssignorMember("c", "p3", previous),
+        AssignorMember("d", "p4"),
+    ]
+    result = assign(members, {"0": 2}, stateful={"0"}, num_standby=0)
+    assert result["c"].active == {"0": frozenset({1})}
+    assert result["b"].active == {"0": frozenset({0})}
+
+
+def test_standbys_spread_over_client_tags() -> None:
+    zone = {"p1": "a", "p2": "a", "p3": "b", "p4": "b"}
+    members = [
+        AssignorMember(f"m{p}", p, client_tags=(("zone", z),)) for p, z in sorted(zone.items())
+    ]
+    result = assign(members, {"0": 8}, stateful={"0"}, num_standby=1)
+    process = {m.member_id: m.process_id for m in members}
+    where_active = {t: process[m] for m, r in result.items() for t in task_ids(r.active)}
+    for m, r in result.items():
+        for task in task_ids(r.standby):
+            assert zone[process[m]] != zone[where_active[task]], task
+
+
+def test_too_few_processes_get_fewer_standbys() -> None:
+    members = [AssignorMember("a", "p1"), AssignorMember("b", "p1")]
+    result = assign(members, {"0": 2}, stateful={"0"}, num_standby=1)
+    assert all(not r.standby for r in result.values())
+
+
+@st.composite
+def groups(draw: st.DrawFn) -> tuple[list[AssignorMember], dict[str, int], set[str], int]:
+    processes = draw(st.integers(1, 5))
+    count = draw(st.integers(1, 8))
+    members = [
+        AssignorMember(
+            f"m{i}",
+            f"p{draw(st.integers(0, processes - 1))}",
+            client_tags=(("zone", draw(st.sampled_from("ab"))),),
+        )
+        for i in range(count)
+    ]
+    subs = draw(st.dictionaries(st.sampled_from("0123"), st.integers(1, 12), min_size=1))
+    stateful = draw(st.sets(st.sampled_from(sorted(subs))))
+    return members, subs, stateful, draw(st.integers(0, 2))
+
+
+def check_invariants(
+    members: list[AssignorMember],
+    result: dict[str, TasksTuple],
+    subs: dict[str, int],
+    stateful: set[str],
+    standbys: int,
+) -> None:
+    everything = {(s, p) for s, n in subs.items() for p in range(n)}
+    assert actives(result) == Counter(everything)  # every task active exactly once
+    process = {m.member_id: m.process_id for m in members}
+    holders: dict[TaskId, list[str]] = {}
+    for m, r in result.items():
+        for task in (*task_ids(r.active), *task_ids(r.standby)):
+            holders.setdefault(task, []).append(process[m])
+        assert all(s in stateful for s in r.standby)
+    for task, where in holders.items():
+        # Never two copies of a task on one process: standbys never beside their active.
+        assert len(where) == len(set(where)), task
+        if task[0] in stateful:
+            assert len(where) == 1 + min(standbys, len(set(process.values())) - 1), task
+    if len(set(process.values())) == len(members):  # one member a process: balanced
+        counts = [len(list(task_ids(r.active))) for r in result.values()]
+        assert max(counts) - min(counts) <= 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups())
+def test_every_task_once_and_no_standby_beside_its_active(group: tuple) -> None:
+    members, subs, stateful, standbys = group
+    result = assign(members, subs, stateful, standbys)
+    check_invariants(members, result, subs, stateful, standbys)
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups())
+def test_a_second_rebalance_moves_no_active_task(group: tuple) -> None:
+    members, subs, stateful, standbys = group
+    first = assign(members, subs, stateful, standbys)
+    second = assign(with_previous(members, first), subs, stateful, standbys)
+    check_invariants(members, second, subs, stateful, standbys)
+    assert {m: r.active for m, r in second.items()} == {m: r.active for m, r in first.items()}
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups(), st.integers(0, 7))
+def test_a_member_leaving_moves_only_its_own_active_tasks(group: tuple, gone: int) -> None:
+    members, subs, stateful, standbys = group
+    first = assign(members, subs, stateful, standbys)
+    leaver = members[gone % len(members)]
+    rest = [m for m in with_previous(members, first) if m.member_id != leaver.member_id]
+    if not rest:
+        return
+    second = assign(rest, subs, stateful, standbys)
+    check_invariants(rest, second, subs, stateful, standbys)
+    # A survivor keeps its tasks up to its share of the group without the leaver.
+    share = sum(subs.values()) // len(rest)
+    for m in rest:
+        had = set(task_ids(first[m.member_id].active))
+        kept = had & set(task_ids(second[m.member_id].active))
+        assert len(kept) >= min(len(had), share), m.member_id
