@@ -57,10 +57,14 @@ def held(coordinator: InProcessCoordinator, monkeypatch: pytest.MonkeyPatch) -> 
     original: Callable[..., None] = offsets.commit
 
     def commit(
-        group_id: str, committed: Sequence[CommittedOffset], guard: Any, sink: Any = None
+        group_id: str,
+        committed: Sequence[CommittedOffset],
+        guard: Any,
+        sink: Any = None,
+        **options: Any,
     ) -> None:
         if not any(o.offset == OLDER for o in committed):
-            return original(group_id, committed, guard, sink)
+            return original(group_id, committed, guard, sink, **options)
         at = deadline.current()
         state.deadlines.append(at)
         state.reached.set()
@@ -69,7 +73,7 @@ def held(coordinator: InProcessCoordinator, monkeypatch: pytest.MonkeyPatch) -> 
             if state.late and at is not None:
                 while clock.now_ms() <= at:  # past this request's deadline, whatever the load
                     time.sleep(0.005)
-            original(group_id, committed, guard, sink)
+            original(group_id, committed, guard, sink, **options)
         except BaseException as error:
             state.outcome.append(error)
             raise

@@ -49,7 +49,7 @@ class Store:
         # Kinesis-backed topics: their shard registries, and the stream reader (the only
         # caller of Kinesis; its boto3 client is made at first use).
         self.shards = ShardRegistry(dynamo, self.topics, settings.deadline_shards)
-        self.streams = Streams()
+        self.kinesis = Streams()
 
     @classmethod
     def connect(

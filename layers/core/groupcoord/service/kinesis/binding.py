@@ -26,12 +26,12 @@ def kinesis_topic(
     arn = asked.stream_arn
     limit = ctx.settings.topic_max_partitions
     try:
-        summary = ctx.store.streams.describe(arn)
+        summary = ctx.store.kinesis.describe(arn)
         if summary.status not in _LISTABLE:
             return Refusal(
                 Errors.INVALID_CONFIG, f"Kinesis stream {arn} is {summary.status}, not ACTIVE."
             )
-        listed = ctx.store.streams.list_shards(arn, limit)
+        listed = ctx.store.kinesis.list_shards(arn, limit)
     except StreamNotFound:
         return Refusal(Errors.INVALID_CONFIG, f"Kinesis stream {arn} does not exist.")
     except StreamForbidden:

@@ -45,7 +45,7 @@ def sync_topic(store: Store, record: TopicRecord, now_ms: int) -> Synced:
     limit = store.settings.topic_max_partitions
     next_sync_ms = now_ms + store.settings.kinesis_shard_sync_interval_ms
     try:
-        summary = store.streams.describe(binding.stream_arn)
+        summary = store.kinesis.describe(binding.stream_arn)
         if not stream_matches(binding, summary.created_ms):
             # Never mixed into the old stream's partitions; the due time moves on.
             logger.warning(
@@ -54,7 +54,7 @@ def sync_topic(store: Store, record: TopicRecord, now_ms: int) -> Synced:
             )
             store.shards.finish(record, RegistryPlan(), token, now_ms, next_sync_ms)
             return Synced.RECREATED
-        listed = store.streams.list_shards(binding.stream_arn, limit)
+        listed = store.kinesis.list_shards(binding.stream_arn, limit)
         plan = plan_registry(store.shards.rows(record), listed, limit)
         store.shards.finish(record, plan, token, now_ms, next_sync_ms)
     except BaseException:
