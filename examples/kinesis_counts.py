@@ -80,6 +80,9 @@ def main() -> None:
         metavar="DYNAMODB_ENDPOINT",
         help="write the counts first and checkpoint later (no transaction), for comparison",
     )
+    parser.add_argument(
+        "--commit-interval", type=float, default=5.0, help="seconds between checkpoints"
+    )
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a graceful stop hands over at once
@@ -89,7 +92,8 @@ def main() -> None:
         import boto3
 
         dynamodb = boto3.client("dynamodb", endpoint_url=args.at_least_once)
-    consumer(args.url, args.group, args.topic, args.table, dynamodb).run(stop)
+    options = {"commit_interval_s": args.commit_interval}
+    consumer(args.url, args.group, args.topic, args.table, dynamodb, **options).run(stop)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """Lineage gating in the consumer protocol, on DynamoDB Local with kinesis-local: a child shard
-is assigned only once the group committed the end of every parent (a merge's two), at once
-(the end bumps the group epoch) and preferably to the parent's last owner; a commit on a shard
-that is not assignable yet is refused, retriably (27)."""
+is assigned only once every parent (a merge's two) is done for the group: its end committed
+(at once: the end bumps the group epoch, and preferably to the parent's last owner), expired,
+or closed before a LATEST group started; a commit on a shard that is not assignable yet is
+refused, retriably (27). An expired shard leaves metadata after the grace period."""
 
 from __future__ import annotations
 
 import uuid
 from base64 import b64decode
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,9 +22,11 @@ from tests.support.classic_client import ClassicClient, decode_assignment, encod
 from tests.support.consumer import Member, settle, unique
 from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
 
+GRACE_MS = 600_000
 SETTINGS = {
     "groupcoord.kinesis.shard.sync.interval.ms": "60000",
     "group.consumer.assignment.interval.ms": "0",
+    "groupcoord.kinesis.expired.shard.grace.ms": str(GRACE_MS),
 }
 
 
@@ -156,3 +160,56 @@ def test_classic_leaders_see_and_keep_only_assignable_shards(
     leader.sync({leader.member_id: everything})
     answer = leader.sync_once({leader.member_id: everything}).body
     assert decode_assignment(b64decode(answer["assignment"])) == {(topic, 1), (topic, 2)}
+
+
+def test_a_latest_group_gets_the_children_of_a_split_before_it_started(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    latest, horizon = f"k-{uuid.uuid4().hex[:10]}", f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, latest, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    kinesis_topic(api, horizon, arn)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    resharded(store, latest)  # 0 closed, 1 and 2 its children
+    resharded(store, horizon)
+    # Created after the split: the open children are where it starts, their parent is done.
+    member = Member(api, unique("g"), topics=[latest])
+    member.join()
+    settle([member])
+    assert owned(member) == {1, 2}
+    assert commit(api, member, latest, 1, {"sequenceNumber": "1"}) == 0
+    # From TRIM_HORIZON the same split waits for the parent's end.
+    reader = Member(api, unique("g"), topics=[horizon])
+    reader.join()
+    settle([reader])
+    assert owned(reader) == {0}
+    assert commit(api, reader, horizon, 1, {"sequenceNumber": "1"}) == 27
+
+
+def test_an_expired_parent_is_done_and_leaves_metadata_after_the_grace(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(2)
+    topic = f"k-{uuid.uuid4().hex[:10]}"
+    kinesis_topic(api, topic, arn)
+    for shard in streams.shards(arn):
+        streams.split(arn, shard["ShardId"])
+    resharded(store, topic)  # 0 and 1 closed; 2, 3 children of 0; 4, 5 of 1
+    record = store.topics.get(topic)
+    assert record is not None
+    # kinesis-local keeps its shards for a day: the sync's finding (ListShards no longer
+    # showing a closed shard, core/kinesis/shards.plan_registry) written as a sync writes it.
+    now = store.clock.now_ms()
+    old, recent = store.shards.rows_at(record, [0, 1]).values()
+    store.shards.write_rows(
+        record.topic_id,
+        [replace(old, expired_at_ms=now - 2 * GRACE_MS), replace(recent, expired_at_ms=now)],
+    )
+    member = Member(api, unique("g"), topics=[topic])
+    member.join()
+    settle([member])
+    assert owned(member) == {2, 3, 4, 5}  # from TRIM_HORIZON, yet no parent's end committed
+    found = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
+    assert [p["partitionIndex"] for p in found] == [1, 2, 3, 4, 5]  # 0 past its grace

@@ -69,7 +69,7 @@ def reshard_history(operations: list[tuple[bool, int]], first: int) -> list[Shar
 
 def apply(rows: list[ShardRow], plan: RegistryPlan) -> list[ShardRow]:
     by_index = {row.index: row for row in rows}
-    for row in [*plan.closed, *plan.added]:
+    for row in [*plan.closed, *plan.added, *plan.expired]:
         by_index[row.index] = row
     return [by_index[i] for i in sorted(by_index)]
 
@@ -151,8 +151,8 @@ def test_sequence_numbers_compare_as_integers(a: int, b: int) -> None:
 def test_a_closed_shard_updates_its_row_and_keeps_its_index() -> None:
     rows = [ShardRow(0, Shard("s0")), ShardRow(1, Shard("s1"))]
     listed = [Shard("s0", ending_sequence="99"), Shard("s1"), Shard("s2", ("s0",))]
-    plan = plan_registry(rows, listed, 10)
-    assert plan.closed == (ShardRow(0, Shard("s0", ending_sequence="99")),)
+    plan = plan_registry(rows, listed, 10, 5000)
+    assert plan.closed == (ShardRow(0, Shard("s0", ending_sequence="99"), closed_at_ms=5000),)
     assert plan.added == (ShardRow(2, Shard("s2", ("s0",)), (0,)),)
     # Past the limit: the rest waits, and is counted.
     assert plan_registry(rows, listed, 2).added == ()

@@ -285,6 +285,16 @@ def test_the_kinesis_shard_sync_interval_is_bounded() -> None:
     for refused in ("999", "86400001"):
         with pytest.raises(SettingsError, match=r"shard\.sync\.interval"):
             Settings.from_mapping({"groupcoord.kinesis.shard.sync.interval.ms": refused})
+    assert Settings().kinesis_expired_shard_grace_ms == 86_400_000
+    assert (
+        Settings.from_mapping(
+            {"groupcoord.kinesis.expired.shard.grace.ms": "0"}
+        ).kinesis_expired_shard_grace_ms
+        == 0
+    )
+    for refused in ("-1", str(7 * 86_400_000 + 1)):
+        with pytest.raises(SettingsError, match=r"expired\.shard\.grace"):
+            Settings.from_mapping({"groupcoord.kinesis.expired.shard.grace.ms": refused})
     a, b = (f"arn:aws:kinesis:us-east-1:000000000000:stream/{n}" for n in "ab")
     listed = Settings.from_mapping({"groupcoord.kinesis.streams": f" {a},,{b}"})
     assert listed.kinesis_stream_arns == {a, b}

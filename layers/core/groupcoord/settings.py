@@ -76,6 +76,9 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     # How often the sweeper syncs a Kinesis-backed topic's shards (and how old a sync may be
     # before a join syncs again), docs/kinesis.md.
     "groupcoord.kinesis.shard.sync.interval.ms": ("kinesis_shard_sync_interval_ms", 60000),
+    # How long metadata still lists a shard after a sync found it expired past the stream's
+    # retention (a consumer reading its tail sees its partition go), docs/kinesis.md.
+    "groupcoord.kinesis.expired.shard.grace.ms": ("kinesis_expired_shard_grace_ms", 86_400_000),
 }
 _BOOL_SETTINGS: dict[str, tuple[str, bool]] = {
     # Off: every principal may do everything, as a Kafka cluster without an authorizer.
@@ -105,6 +108,8 @@ CLOCK_OFFSET_MAX_MS = 3_600_000
 # A Kinesis topic's shard sync: at least once a second (tests), at most once a day apart.
 KINESIS_SYNC_MIN_MS = 1000
 KINESIS_SYNC_MAX_MS = 86_400_000
+# An expired shard's grace in metadata: none at all up to a week.
+KINESIS_GRACE_MAX_MS = 7 * 86_400_000
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
@@ -157,6 +162,7 @@ class Settings:
     session_renewal_skips: int = 2
     fault_clock_offset_ms: int = 0
     kinesis_shard_sync_interval_ms: int = 60000
+    kinesis_expired_shard_grace_ms: int = 86_400_000
     authorizer_enabled: bool = False
     allow_everyone_if_no_acl_found: bool = False
     super_users: str = ""
@@ -282,6 +288,11 @@ class Settings:
             raise SettingsError(
                 f"groupcoord.kinesis.shard.sync.interval.ms must be from {KINESIS_SYNC_MIN_MS} "
                 f"to {KINESIS_SYNC_MAX_MS}"
+            )
+        if not 0 <= self.kinesis_expired_shard_grace_ms <= KINESIS_GRACE_MAX_MS:
+            raise SettingsError(
+                "groupcoord.kinesis.expired.shard.grace.ms must be from 0 to "
+                f"{KINESIS_GRACE_MAX_MS}"
             )
         self._check_streams()
         if not 0 <= self.session_renewal_skips <= SESSION_RENEWAL_SKIPS_MAX:

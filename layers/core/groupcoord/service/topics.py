@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.kinesis.binding import binding_asked
-from ..core.kinesis.shards import ShardRow
+from ..core.kinesis.shards import ShardRow, listed_in_metadata
 from ..core.topics import (
     Refusal,
     TopicRecord,
@@ -58,7 +58,11 @@ _LIST_BATCH = 100
 
 
 def _metadata_topic(
-    record: TopicRecord, first: int, end: int, shards: dict[int, KinesisShard]
+    record: TopicRecord,
+    first: int,
+    end: int,
+    shards: dict[int, KinesisShard],
+    hidden: frozenset[int] = frozenset(),
 ) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         name=record.name,
@@ -73,6 +77,7 @@ def _metadata_topic(
                 kinesis_shard=shards.get(i),
             )
             for i in range(first, end)
+            if i not in hidden
         ],
         kinesis_stream_arn=record.kinesis.stream_arn if record.kinesis else None,
     )
@@ -80,12 +85,16 @@ def _metadata_topic(
 
 def _kinesis_shards(
     record: TopicRecord, first: int, end: int, ctx: ApiContext
-) -> dict[int, KinesisShard]:
+) -> tuple[dict[int, KinesisShard], frozenset[int]]:
     """A Kinesis-backed topic's shards for the partitions of a page (one Query of its
-    registry); none for any other topic."""
+    registry), and the partitions not listed any more (expired past the grace period); none
+    for any other topic."""
     if record.kinesis is None:
-        return {}
-    return {row.index: _shown(row) for row in ctx.store.shards.rows(record, first, end)}
+        return {}, frozenset()
+    rows = ctx.store.shards.rows(record, first, end)
+    grace = ctx.settings.kinesis_expired_shard_grace_ms
+    hidden = frozenset(r.index for r in rows if not listed_in_metadata(r, ctx.now_ms, grace))
+    return {row.index: _shown(row) for row in rows if row.index not in hidden}, hidden
 
 
 def _assignable(
@@ -167,7 +176,8 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
         if first >= found.partitions:
             continue  # a cursor past this topic's partitions (recreated smaller): nothing left
         end = min(found.partitions, first + budget)
-        topic = _metadata_topic(found, first, end, _kinesis_shards(found, first, end, ctx))
+        shards, hidden = _kinesis_shards(found, first, end, ctx)
+        topic = _metadata_topic(found, first, end, shards, hidden)
         if request.group_id is not None and found.kinesis is not None:
             topic.partitions = _assignable(found, request.group_id, topic.partitions, ctx)
         if request.include_topic_authorized_operations:

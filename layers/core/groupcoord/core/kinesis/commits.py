@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest
 from ..offset_commit import CommitPlan, ResolvedTopic
+from .done import row_done
 from .positions import Position, PositionAsked, position_error
 from .shards import ShardRow
 
@@ -31,9 +32,13 @@ def judge_positions(
     plan: CommitPlan,
     rows: Mapping[str, Mapping[int, ShardRow]],
     committed: Mapping[tuple[str, int], Position | None],
+    started: Mapping[str, int | None] | None = None,
 ) -> CommitPlan:
     """The plan with each committable partition's position judged: `rows`, per Kinesis topic
-    (by name), the shards of the partitions named; `committed`, the group's positions now."""
+    (by name), the shards of the partitions named and of their parents; `committed`, the
+    group's positions now; `started`, per topic, when the group started for lineage's sake
+    (done.start_ms; none: TRIM_HORIZON)."""
+    started = started or {}
     admin = is_admin_commit(request)
     codes: list[list[Errors]] = []
     refused: set[tuple[str, int]] = set()
@@ -57,7 +62,12 @@ def judge_positions(
                         tuple(asked.child_shard_ids),
                     ),
                     admin=admin,
-                    parents_done=all(_ended(committed.get((record.name, p))) for p in parents),
+                    parents_done=all(
+                        _done(
+                            shards.get(p), committed.get((record.name, p)), started.get(record.name)
+                        )
+                        for p in parents
+                    ),
                 )
                 if code != Errors.NONE:
                     refused.add((record.name, index))
@@ -69,6 +79,13 @@ def judge_positions(
 
 def _ended(position: Position | None) -> bool:
     return position is not None and position.shard_end
+
+
+def _done(row: ShardRow | None, position: Position | None, started: int | None) -> bool:
+    """A parent done for the group (done.py); a parent whose row was not read, by its end."""
+    if row is None:
+        return _ended(position)
+    return row_done(row, _ended(position), started)
 
 
 def parents_of(rows: Mapping[str, Mapping[int, ShardRow]]) -> list[tuple[str, int]]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -37,20 +38,28 @@ class ShardRow:
     # The partitions of its parents that were in the registry when it was added (an expired
     # parent has none): lineage without a lookup by shard id.
     parent_indexes: tuple[int, ...] = ()
+    # When the registry learned the shard closed (the sync's time; 0: closed before the topic
+    # was bound), None while open: what "closed before a group started" is judged by.
+    closed_at_ms: int | None = None
+    # When a sync first missed the closed shard from ListShards (expired past the stream's
+    # retention), None while listed: done for every group, hidden after a grace period.
+    expired_at_ms: int | None = None
 
 
 @dataclass(frozen=True)
 class RegistryPlan:
-    """What a sync writes: new rows, rows whose shard is now closed, and how many new shards
-    did not fit the topic's partition limit (left to a later sync, children of the last)."""
+    """What a sync writes: new rows, rows whose shard is now closed, rows whose closed shard
+    expired, and how many new shards did not fit the topic's partition limit (left to a
+    later sync, children of the last)."""
 
     added: tuple[ShardRow, ...] = ()
     closed: tuple[ShardRow, ...] = ()
     left_out: int = 0
+    expired: tuple[ShardRow, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.closed)
+        return bool(self.added or self.closed or self.expired)
 
 
 def sequence_key(sequence: str) -> tuple[int, int, str]:
@@ -104,17 +113,21 @@ def lineage_order(shards: Iterable[Shard], known: Iterable[str] = ()) -> list[Sh
 
 
 def plan_registry(
-    rows: Sequence[ShardRow], listed: Sequence[Shard], max_partitions: int
+    rows: Sequence[ShardRow], listed: Sequence[Shard], max_partitions: int, now_ms: int = 0
 ) -> RegistryPlan:
     """The registry's new rows after a listing: shards not in it yet, in lineage order, at the
-    next indexes, up to `max_partitions` rows in all; and its rows that the listing shows
-    closed while the registry has them open. A shard missing from the listing keeps its row."""
+    next indexes, up to `max_partitions` rows in all; its rows that the listing shows closed
+    while the registry has them open; and its closed rows the listing no longer shows
+    (expired), unless the listing may have been cut short by the limit. An open shard missing
+    from the listing keeps its row as it is. A first listing (no rows) dates what it finds
+    closed 0: closed before any group could start."""
+    closed_at = now_ms if rows else 0
     known = {row.shard.shard_id: row for row in rows}
     closed: dict[str, ShardRow] = {}
     for shard in listed:
         row = known.get(shard.shard_id)
         if row is not None and shard.closed and not row.shard.closed:
-            closed.setdefault(shard.shard_id, ShardRow(row.index, shard))
+            closed.setdefault(shard.shard_id, replace(row, shard=shard, closed_at_ms=now_ms))
     order = lineage_order((s for s in listed if s.shard_id not in known), known)
     room = max(0, max_partitions - len(rows))
     start = max((row.index for row in rows), default=-1) + 1
@@ -123,12 +136,33 @@ def plan_registry(
     for i, shard in enumerate(order[:room]):
         index_of[shard.shard_id] = start + i
         parents = tuple(index_of[p] for p in shard.parents if p in index_of)
-        added.append(ShardRow(start + i, shard, parents))
-    closed_rows = tuple(
-        ShardRow(row.index, row.shard, known[row.shard.shard_id].parent_indexes)
-        for row in closed.values()
+        added.append(ShardRow(start + i, shard, parents, closed_at if shard.closed else None))
+    return RegistryPlan(
+        tuple(added),
+        tuple(closed.values()),
+        len(order) - len(added),
+        _expired(rows, listed, max_partitions, now_ms),
     )
-    return RegistryPlan(tuple(added), closed_rows, len(order) - len(added))
+
+
+def _expired(
+    rows: Sequence[ShardRow], listed: Sequence[Shard], max_partitions: int, now_ms: int
+) -> tuple[ShardRow, ...]:
+    """The registry's closed rows a complete listing no longer shows, dated now."""
+    if len(listed) >= max_partitions:
+        return ()  # the listing may have stopped before them
+    seen = {shard.shard_id for shard in listed}
+    return tuple(
+        replace(row, expired_at_ms=now_ms)
+        for row in rows
+        if row.shard.closed and row.expired_at_ms is None and row.shard.shard_id not in seen
+    )
+
+
+def listed_in_metadata(row: ShardRow, now_ms: int, grace_ms: int) -> bool:
+    """Whether metadata still lists the row: not expired, or expired less than `grace_ms`
+    ago (groupcoord.kinesis.expired.shard.grace.ms)."""
+    return row.expired_at_ms is None or now_ms - row.expired_at_ms < grace_ms
 
 
 def sync_due(last_sync_ms: int, now_ms: int, interval_ms: int) -> bool:
@@ -136,9 +170,10 @@ def sync_due(last_sync_ms: int, now_ms: int, interval_ms: int) -> bool:
     return now_ms - last_sync_ms >= interval_ms
 
 
-def blocked_partitions(rows: Sequence[ShardRow], done: set[int]) -> frozenset[int]:
-    """The partitions a group may not be assigned: those done (their end committed) and
-    those with a parent in the registry that is not done (a child waits for its parents)."""
+def blocked_partitions(rows: Sequence[ShardRow], done: AbstractSet[int]) -> frozenset[int]:
+    """The partitions a group may not be assigned: those done for it (core/kinesis/done.py)
+    and those with a parent in the registry that is not done (a child waits for its
+    parents)."""
     return frozenset(
         row.index
         for row in rows

@@ -139,7 +139,9 @@ def _leader_sync(
     if group.protocol_type == "consumer":
         # A Kinesis shard the group may not have yet (done, or its parents not) goes to no
         # one, whatever the leader's assignor did (docs/kinesis.md).
-        assignments = stripped_assignments(ctx.store, group.group_id, assignments)
+        assignments = stripped_assignments(
+            ctx.store, group.group_id, assignments, group.created_at_ms
+        )
     # Members first (idempotent), then the flip to Stable conditioned on the version read: a
     # crash in between leaves CompletingRebalance, and the leader's re-sent sync redoes it.
     groups.write_assignments(group, assignments)

@@ -172,7 +172,7 @@ def _targets(
     assignor_members, counts = _resolved(store, members, now_ms, topics)
     # Kinesis-backed topics: a shard done for the group, or whose parents are not, goes to
     # no one; a child preferably to its parent's last owner (docs/kinesis.md).
-    blocked, heirs = gate(store, group.group_id, topics, counts)
+    blocked, heirs = gate(store, group.group_id, topics, counts, group.created_at_ms)
     if heirs:
         assignor_members = with_heirs(assignor_members, heirs, blocked)
     assignor = choose_assignor(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ...core.kinesis.binding import StartingPoint
 from ...core.kinesis.commits import (
     ends_committed,
     judge_positions,
@@ -14,6 +15,7 @@ from ...core.kinesis.commits import (
     parents_of,
     unknown_children,
 )
+from ...core.kinesis.done import start_ms
 from ...core.kinesis.shards import ShardRow
 from ...core.offset_commit import CommitPlan, ResolvedTopic
 from ...errors import Errors
@@ -22,6 +24,7 @@ from ...observability import logger
 from ...store.kinesis.registry import SyncLeaseLost
 from ...store.kinesis.streams import StreamError
 from ..context import ApiContext
+from .lineage import group_created_ms
 from .sync import sync_topic
 
 
@@ -46,11 +49,47 @@ def judged_plan(
         ]
         rows.setdefault(record.name, {}).update(ctx.store.shards.rows_at(record, indexes))
         named += [(record.name, i) for i in indexes]
-    named += parents_of(rows)
+    parents = parents_of(rows)
+    named += parents
+    _add_parent_rows(rows, parents, resolved, ctx)
     committed = ctx.store.offsets.fetch(request.group_id, named) if named else {}
     positions = {key: offset.position for key, offset in committed.items()}
-    judged = judge_positions(request, resolved, plan, rows, positions)
+    started = _started(request.group_id, resolved, ctx) if parents else {}
+    judged = judge_positions(request, resolved, plan, rows, positions, started)
     return judged, unknown_children(request, resolved, rows)
+
+
+def _add_parent_rows(
+    rows: dict[str, dict[int, ShardRow]],
+    parents: list[tuple[str, int]],
+    resolved: list[ResolvedTopic],
+    ctx: ApiContext,
+) -> None:
+    """The parents' rows beside the named ones (one batched read per topic with parents):
+    a parent is done also when expired or closed before the group started."""
+    records = {r.record.name: r.record for r in resolved if r.record is not None}
+    for name in sorted({topic for topic, _ in parents}):
+        wanted = [i for topic, i in parents if topic == name and i not in rows[name]]
+        if wanted:
+            rows[name].update(ctx.store.shards.rows_at(records[name], wanted))
+
+
+def _started(
+    group_id: str, resolved: list[ResolvedTopic], ctx: ApiContext
+) -> dict[str, int | None]:
+    """Per Kinesis topic of the commit, when the group started for lineage's sake; the
+    group's item is read only for a topic starting at LATEST."""
+    created: int | None = None
+    started: dict[str, int | None] = {}
+    for found in resolved:
+        record = found.record
+        if record is None or record.kinesis is None:
+            continue
+        position = record.kinesis.initial_position
+        if created is None and position.point is StartingPoint.LATEST:
+            created = group_created_ms(ctx.store, group_id)
+        started[record.name] = start_ms(position, created or 0)
+    return started
 
 
 def after_shard_ends(

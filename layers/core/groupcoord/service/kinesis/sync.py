@@ -55,7 +55,7 @@ def sync_topic(store: Store, record: TopicRecord, now_ms: int) -> Synced:
             store.shards.finish(record, RegistryPlan(), token, now_ms, next_sync_ms)
             return Synced.RECREATED
         listed = store.kinesis.list_shards(binding.stream_arn, limit)
-        plan = plan_registry(store.shards.rows(record), listed, limit)
+        plan = plan_registry(store.shards.rows(record), listed, limit, now_ms)
         store.shards.finish(record, plan, token, now_ms, next_sync_ms)
     except BaseException:
         store.shards.release(record, token)

@@ -46,6 +46,10 @@ def row_item(topic_id: str, row: ShardRow) -> dict[str, Any]:
         item["endSeq"] = shard.ending_sequence
     if row.parent_indexes:
         item["parentIdx"] = list(row.parent_indexes)
+    if row.closed_at_ms is not None:
+        item["closedAt"] = row.closed_at_ms
+    if row.expired_at_ms is not None:
+        item["expiredAt"] = row.expired_at_ms
     return item
 
 
@@ -61,7 +65,18 @@ def _row(item: dict[str, Any]) -> ShardRow:
             ending_sequence=item.get("endSeq"),
         ),
         parent_indexes=tuple(int(i) for i in item.get("parentIdx") or ()),
+        closed_at_ms=_closed_at(item),
+        expired_at_ms=None if item.get("expiredAt") is None else int(item["expiredAt"]),
     )
+
+
+def _closed_at(item: dict[str, Any]) -> int | None:
+    """A closed row's closedAt; a row closed before the field was written counts as closed
+    before any group started (0): the way it was judged before, by committed ends only, is
+    kept for TRIM_HORIZON groups, which never use the date."""
+    if item.get("endSeq") is None:
+        return None
+    return int(item.get("closedAt", 0))
 
 
 class ShardRegistry:
@@ -148,7 +163,7 @@ class ShardRegistry:
         """Apply a sync's plan under its lease: rows first, then the count, the sync time
         and the next sync's due time, ending the lease. A plan that changed the registry tells
         the topic's groups (a topic change). SyncLeaseLost if the lease or the topic moved."""
-        self.write_rows(record.topic_id, [*plan.added, *plan.closed])
+        self.write_rows(record.topic_id, [*plan.added, *plan.closed, *plan.expired])
         flip = Update(
             schema.topic_key(record.name),
             f"SET #partitions = :count, shardSyncAt = :now, #dl = :due, #shard = :dlshard "
