@@ -33,8 +33,8 @@ SETTINGS = {
     "group.consumer.min.heartbeat.interval.ms": "100",
     "group.consumer.assignment.interval.ms": "0",
     "groupcoord.sink.tables": TABLE,
-    # A killed worker's shards move after its session: short, for the test.
-    "group.consumer.session.timeout.ms": "3000",
+    # A killed worker's shards move after its session: short, for the test (7 heartbeats).
+    "group.consumer.session.timeout.ms": "1500",
     "group.consumer.min.session.timeout.ms": "1000",
 }
 KEYS = [f"key-{i}" for i in range(10)]
@@ -119,12 +119,14 @@ def test_two_workers_count_exactly_once_through_a_reshard_and_a_handoff(
     sent: Counter[str] = Counter()
 
     def put(rounds: int) -> None:
-        for i in range(rounds):
-            for key in KEYS:
-                streams.client.put_record(
-                    StreamARN=arn, PartitionKey=f"{prefix}-{key}", Data=f"{i}".encode()
-                )
-                sent[f"{prefix}-{key}"] += 1
+        entries = [
+            {"PartitionKey": f"{prefix}-{key}", "Data": f"{i}".encode()}
+            for i in range(rounds)
+            for key in KEYS
+        ]
+        answer = streams.client.put_records(StreamARN=arn, Records=entries)
+        assert answer["FailedRecordCount"] == 0
+        sent.update(entry["PartitionKey"] for entry in entries)
 
     def counted() -> Counter[str]:
         return Counter({k: count_of(client, TABLE, k) for k in sent})
@@ -178,17 +180,21 @@ def test_a_sigkilled_workers_shards_resume_from_its_last_commit(
     kinesis_topic(api, topic, arn)
     prefix = uuid.uuid4().hex[:6]
     sent: Counter[str] = Counter()
-    for i in range(20):
-        for key in KEYS:
-            streams.client.put_record(
-                StreamARN=arn, PartitionKey=f"{prefix}-{key}", Data=f"{i}".encode()
-            )
-            sent[f"{prefix}-{key}"] += 1
+    # One PutRecords (the counts need no order across keys; per key, order is the other
+    # tests' business).
+    entries = [
+        {"PartitionKey": f"{prefix}-{key}", "Data": f"{i}".encode()}
+        for i in range(20)
+        for key in KEYS
+    ]
+    assert streams.client.put_records(StreamARN=arn, Records=entries)["FailedRecordCount"] == 0
+    sent.update(entry["PartitionKey"] for entry in entries)
     group = f"g-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "AWS_ENDPOINT_URL_KINESIS": kinesis_endpoint}
     args = ["--url", api.base_url, "--group", group, "--topic", topic, "--table", TABLE]
     if not exactly_once:
-        args += ["--at-least-once", dynamodb_endpoint]
+        # Checkpoints twice a second: killed soon after its first, with a tail counted since.
+        args += ["--at-least-once", dynamodb_endpoint, "--commit-interval", "0.5"]
     process = subprocess.Popen([sys.executable, str(EXAMPLE), *args], env=env)
     try:
         # Killed once it has checkpointed something (and counted more since, at least once).
@@ -203,7 +209,7 @@ def test_a_sigkilled_workers_shards_resume_from_its_last_commit(
     checkpointed = records_upto(streams, arn, committed(api, group, topic))
     survivor = Worker(api, group, topic, streams, dynamodb=None if exactly_once else client)
     try:
-        deadline = time.monotonic() + 40  # the killed member's session (3 s) and the rest
+        deadline = time.monotonic() + 40  # the killed member's session (1.5 s) and the rest
         while any(count_of(client, TABLE, k) < n for k, n in sent.items()):
             assert not survivor.failures, survivor.failures
             assert time.monotonic() < deadline
