@@ -202,7 +202,8 @@ def test_an_expired_parent_is_done_and_leaves_metadata_after_the_grace(
     # kinesis-local keeps its shards for a day: the sync's finding (ListShards no longer
     # showing a closed shard, core/kinesis/shards.plan_registry) written as a sync writes it.
     now = store.clock.now_ms()
-    old, recent = store.shards.rows_at(record, [0, 1]).values()
+    parents = store.shards.rows_at(record, [0, 1])  # BatchGetItem: in no particular order
+    old, recent = parents[0], parents[1]
     store.shards.write_rows(
         record.topic_id,
         [replace(old, expired_at_ms=now - 2 * GRACE_MS), replace(recent, expired_at_ms=now)],
