@@ -28,6 +28,10 @@ def test_a_map_is_written_once_per_epoch_and_never_by_an_earlier_one(store: Stor
     endpoints.write(group, 1, {"v": "one"}, head)  # a slower builder of an earlier epoch
     endpoints.write(group, 2, {"v": "again"}, head)  # a second builder of the same epoch
     assert endpoints.read(group, endpoints.head(group), 2) == {"v": "two"}
+    # The group deleted and created again under its id: its predecessor's map is not its own.
+    assert endpoints.read(group, endpoints.head(group), 2, born=5) is None
+    endpoints.write(group, 1, {"v": "new group"}, endpoints.head(group), born=5)
+    assert endpoints.read(group, endpoints.head(group), 1, born=5) == {"v": "new group"}
 
 
 def test_a_large_map_is_chunked_and_a_replaced_ones_chunks_deleted(

@@ -93,10 +93,11 @@ def endpoint_partitions(
     GetItem; built from the members by the first heartbeat that needs it at that epoch."""
     endpoints = store.streams.endpoints
     head = endpoints.head(group.group_id)
-    data = endpoints.read(group.group_id, head, group.endpoint_epoch)
+    born = group.created_at_ms
+    data = endpoints.read(group.group_id, head, group.endpoint_epoch, born)
     if data is None:
         data = _build(store, group)
-        endpoints.write(group.group_id, group.endpoint_epoch, data, head)
+        endpoints.write(group.group_id, group.endpoint_epoch, data, head, born)
     entries = {e["m"]: e for e in data["entries"]}
     entries.pop(member.member_id, None)
     if member.user_endpoint is not None:

@@ -28,10 +28,13 @@ class EndpointsStore:
     def head(self, group_id: str) -> dict[str, Any] | None:
         return self.dynamo.get(schema.streams_endpoints_key(group_id), consistent=True)
 
-    def read(self, group_id: str, head: dict[str, Any] | None, epoch: int) -> Any | None:
-        """The map written at `epoch` (`head` as read), None if there is none (or a chunk
-        went with a newer write)."""
-        if head is None or int(head["epoch"]) != epoch:
+    def read(
+        self, group_id: str, head: dict[str, Any] | None, epoch: int, born: int = 0
+    ) -> Any | None:
+        """The map written at `epoch` for the group created at `born` (`head` as read; a
+        group deleted and created again under its id may find its predecessor's map), None if
+        there is none (or a chunk went with a newer write)."""
+        if head is None or int(head["epoch"]) != epoch or int(head.get("born", 0)) != born:
             return None
         text = head["data"]
         chunks = int(head.get("chunks", 1))
@@ -47,9 +50,16 @@ class EndpointsStore:
             text += "".join(found[i] for i in range(1, chunks))
         return json.loads(text)
 
-    def write(self, group_id: str, epoch: int, data: Any, previous: dict[str, Any] | None) -> None:
-        """The map of `epoch`, unless one of this epoch or later is there already; the chunks
-        of `previous` (the head read) are deleted once replaced."""
+    def write(
+        self,
+        group_id: str,
+        epoch: int,
+        data: Any,
+        previous: dict[str, Any] | None,
+        born: int = 0,
+    ) -> None:
+        """The map of `epoch`, unless one of this epoch or later of the same group is there
+        already; the chunks of `previous` (the head read) are deleted once replaced."""
         text = json.dumps(data, separators=(",", ":"))
         parts = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
         write_id = uuid.uuid4().hex[:12]
@@ -59,13 +69,13 @@ class EndpointsStore:
         ]
         self.dynamo.batch_write(puts=chunks)
         head = {**schema.streams_endpoints_key(group_id), "epoch": epoch, "chunks": len(parts),
-                "writeId": write_id, "data": parts[0]}  # fmt: skip
+                "writeId": write_id, "born": born, "data": parts[0]}  # fmt: skip
         try:
             self.dynamo.put(
                 head,
-                condition="attribute_not_exists(pk) OR #e < :e",
+                condition="attribute_not_exists(pk) OR #e < :e OR born <> :born",
                 names={"#e": "epoch"},
-                values={":e": epoch},
+                values={":e": epoch, ":born": born},
             )
         except ConditionFailed:
             self.dynamo.batch_write(deletes=[schema_key(c) for c in chunks])
