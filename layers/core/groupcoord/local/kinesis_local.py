@@ -16,20 +16,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .dynamodb_local import LOOPBACK, Missing, _answers, _die_with_parent, _free_port
+from .dynamodb_local import Missing
+from .loopback_child import LoopbackChild, free_port
 
 NPM_PACKAGE = "kinesis-local@0.6.2"
 HOME_ENV = "GROUPCOORD_KINESIS_LOCAL_HOME"
-STARTUP_DEADLINE_S = 60.0
-STOP_DEADLINE_S = 10.0
 # Resharding and stream changes take this long to finish (kinesis-mock's default is 500 ms):
 # short, so that the tests wait little, and not zero, so that UPDATING is seen as on AWS.
 OPERATION_DURATION = "100ms"
@@ -64,81 +59,32 @@ def find_node() -> str:
     return found
 
 
-class KinesisLocal:
+class KinesisLocal(LoopbackChild):
     """One kinesis-local process on a loopback port (0: a free one), in memory."""
+
+    name = "kinesis-local"
 
     def __init__(self, port: int = 0) -> None:
         self.main = find_main()
         self.node = find_node()
-        self.asked_port = port
-        self.port = port
-        self.process: subprocess.Popen | None = None
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        super().__init__(port)
 
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
+    def cwd(self) -> Path:
+        return self.main.parent
 
-    def _env(self) -> dict[str, str]:
+    def command(self) -> list[str]:
+        return [self.node, str(self.main)]
+
+    def env(self) -> dict[str, str]:
         env = {
             **os.environ,
             "KINESIS_MOCK_PLAIN_PORT": str(self.port),
-            "KINESIS_MOCK_TLS_PORT": str(_free_port()),
+            "KINESIS_MOCK_TLS_PORT": str(free_port()),
             "LOG_LEVEL": "WARN",
             "SHARD_LIMIT": "1000",
         }
         env.update(dict.fromkeys(_DURATIONS, OPERATION_DURATION))
         return env
-
-    def start(self) -> KinesisLocal:
-        """Start it and wait until it answers (a free port taken meanwhile: another one)."""
-        for _ in range(3 if self.asked_port == 0 else 1):
-            self.port = self.asked_port or _free_port()
-            self.process = subprocess.Popen(
-                [self.node, str(self.main)],
-                cwd=self.main.parent,
-                env=self._env(),
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
-            if self._wait_until_up():
-                return self
-        raise RuntimeError(f"kinesis-local did not start: {self._output()}")
-
-    def _wait_until_up(self) -> bool:
-        assert self.process is not None
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                output = self._output()
-                if "in use" in output and self.asked_port == 0:
-                    return False
-                raise RuntimeError(f"kinesis-local exited with {self.process.returncode}: {output}")
-            if _answers(self.port):
-                return True
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"kinesis-local did not answer within {STARTUP_DEADLINE_S:.0f} s")
-
-    def _output(self) -> str:
-        self._log.seek(0)
-        text = self._log.read().decode(errors="replace").strip()[-2000:]
-        self._log.seek(0)
-        self._log.truncate()
-        return text
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._log.close()
 
 
 @contextmanager
