@@ -25,7 +25,9 @@ def _heartbeat(store: Store, body: dict, now_ms: int) -> dict:
     return streams_group_heartbeat(request, ctx).to_json_dict()
 
 
-def _settled_group(store: Store, size: int, now: int) -> tuple[str, dict[str, int]]:
+def _settled_group(
+    store: Store, size: int, now: int, endpoints: bool = False
+) -> tuple[str, dict[str, int]]:
     words = unique("words")
     store.topics.create(TopicRecord(words, new_topic_id(), 16), now_ms=0)
     group, topology = unique("g"), word_count(words, unique("app"))
@@ -36,6 +38,8 @@ def _settled_group(store: Store, size: int, now: int) -> tuple[str, dict[str, in
         body = {"groupId": group, "memberId": member, "memberEpoch": 0, "processId": f"p{i}",
                 "rebalanceTimeoutMs": 30000, "topology": topology, "activeTasks": [],
                 "standbyTasks": [], "warmupTasks": []}  # fmt: skip
+        if endpoints:
+            body["userEndpoint"] = {"host": "127.0.0.1", "port": 7000 + i}
         answer = _heartbeat(store, body, now)
         epochs[member] = answer["memberEpoch"]
         owned[member] = {r: as_tasks(answer[f"{r}Tasks"]) for r in ("active", "standby", "warmup")}
@@ -80,3 +84,49 @@ def test_a_steady_streams_heartbeat_costs_what_a_consumer_one_does(store: Store)
         assert usage.write_units <= 1.0, usage.write_units
         assert usage.read_units <= 1.5
     assert costs[2].by_operation == costs[12].by_operation
+
+
+def test_the_endpoints_map_after_a_bump_costs_one_read_however_many_members(store: Store) -> None:
+    """After an endpoint-epoch bump the first member behind it builds the map (reading every
+    member) and writes it; every other member's answer reads that one item: the same requests
+    for a group of 3 as of 12 (not a read of every member each)."""
+    settings = replace(
+        store.settings,
+        session_renewal_skips=1,
+        group_streams_initial_rebalance_delay_ms=0,
+        group_streams_assignment_interval_ms=0,
+        group_streams_num_standby_replicas=1,
+    )
+    store = Store(store.dynamo, settings)
+    interval = settings.group_streams_heartbeat_interval_ms
+    costs, answers = {}, {}
+    for size in (3, 12):
+        now = int(time.time() * 1000)
+        group, epochs = _settled_group(store, size, now, endpoints=True)
+        epoch = int(store.streams.group_item(group, consistent=True).get("endpointEpoch", 0))
+        store.streams.bump_endpoint_epoch(group)
+        later = now + interval
+        body = {"endpointInformationEpoch": epoch, "groupId": group}
+        first = _heartbeat(store, {**body, "memberId": "m-0", "memberEpoch": epochs["m-0"]},
+                           later)  # fmt: skip
+        assert first["endpointInformationEpoch"] == epoch + 1
+        for member in ("m-1", "m-2"):
+            beat = {**body, "memberId": member, "memberEpoch": epochs[member]}
+            with capacity.metered() as usage:
+                answer = _heartbeat(store, beat, later)
+            assert answer["errorCode"] == 0, answer
+            costs[(size, member)] = dict(usage.by_operation)
+        answers[size] = answer["partitionsByUserEndpoint"]
+        # The map read is the map built: every endpoint, each with its active partitions.
+        assert answers[size] == first["partitionsByUserEndpoint"]
+        assert len(answers[size]) == size
+        active = [
+            (t["topic"], p)
+            for e in answers[size]
+            for t in e["activePartitions"]
+            for p in t["partitions"]
+        ]
+        assert sorted(active) == sorted(set(active)) and active
+    # The group's item, the member's, the endpoints map's: 3 GetItems, at 3 members as at 12.
+    assert costs[(3, "m-1")] == {"get_item": 3}, costs
+    assert set(map(str, costs.values())) == {str({"get_item": 3})}, costs

@@ -197,6 +197,19 @@ def streams_topology_key(group_id: str) -> dict[str, str]:
     return {PK: group_pk(group_id), SK: "STREAMS-TOPOLOGY"}
 
 
+def streams_endpoints_key(group_id: str) -> dict[str, str]:
+    """A streams group's endpoints map of one endpoint epoch (store/streams/endpoints.py):
+    built once per epoch, so that a heartbeat behind the epoch reads one item, not every
+    member."""
+    return {PK: group_pk(group_id), SK: "STREAMS-ENDPOINTS"}
+
+
+def streams_endpoints_chunk_key(group_id: str, write_id: str, chunk: int) -> dict[str, str]:
+    """A further chunk of a large endpoints map, keyed by the write that made it (two writers
+    of one epoch never overwrite each other's chunks)."""
+    return {PK: group_pk(group_id), SK: f"STREAMS-ENDPOINTS#{write_id}#{chunk}"}
+
+
 def streams_report_pk(group_id: str, shard: int) -> str:
     return f"{group_pk(group_id)}#R{shard}"
 

@@ -4,6 +4,7 @@ for interactive queries (Kafka's EndpointToPartitionsManager)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ...core.streams.configuration import InvalidTopology, configure
 from ...core.streams.group import StreamsGroup
@@ -52,13 +53,22 @@ def _partitions(
     ]
 
 
-def endpoint_partitions(
-    store: Store, group: StreamsGroup, member: StreamsGroupMember
-) -> list[StreamsEndpointToPartitions]:
-    """Every endpoint of the group with the partitions its member's active and standby tasks
-    read (`member` as this request wrote it)."""
-    members = {m.member_id: m for m in store.streams.members(group)}
-    members[member.member_id] = member
+def _entry(m: StreamsGroupMember) -> dict[str, Any]:
+    """A member's line of the endpoints map: its endpoint and the tasks it is assigned."""
+    assert m.user_endpoint is not None
+    assigned = m.tasks.assigned
+    return {
+        "m": m.member_id,
+        "h": m.user_endpoint.host,
+        "p": m.user_endpoint.port,
+        "a": {s: sorted(ps) for s, ps in assigned.active.items()},
+        "s": {s: sorted(ps) for s, ps in assigned.standby.items()},
+    }
+
+
+def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
+    """The endpoints map from every member (a Query per member shard), the topology and the
+    partition counts of its source topics."""
     topology = store.streams.topology(group.group_id)
     counts = {t.name: t.partitions for t in store.topics.list()}
     sources: Mapping[str, tuple[str, ...]] = {}
@@ -67,16 +77,42 @@ def endpoint_partitions(
             sources = configure(topology, counts).source_topics
         except InvalidTopology:
             sources = {}
-    found = []
-    for m in sorted(members.values(), key=lambda m: m.member_id):
-        if m.user_endpoint is None:
-            continue
-        assigned = m.tasks.assigned
-        found.append(
-            StreamsEndpointToPartitions(
-                user_endpoint=StreamsEndpoint(host=m.user_endpoint.host, port=m.user_endpoint.port),
-                active_partitions=_partitions(assigned.active, sources, counts),
-                standby_partitions=_partitions(assigned.standby, sources, counts),
-            )
+    read = {t for topics in sources.values() for t in topics}
+    return {
+        "sources": {s: list(ts) for s, ts in sources.items()},
+        "counts": {t: n for t, n in counts.items() if t in read},
+        "entries": [_entry(m) for m in store.streams.members(group) if m.user_endpoint],
+    }
+
+
+def endpoint_partitions(
+    store: Store, group: StreamsGroup, member: StreamsGroupMember
+) -> list[StreamsEndpointToPartitions]:
+    """Every endpoint of the group with the partitions its member's active and standby tasks
+    read (`member` as this request wrote it): from the map of the group's endpoint epoch, one
+    GetItem; built from the members by the first heartbeat that needs it at that epoch."""
+    endpoints = store.streams.endpoints
+    head = endpoints.head(group.group_id)
+    born = group.created_at_ms
+    data = endpoints.read(group.group_id, head, group.endpoint_epoch, born)
+    if data is None:
+        data = _build(store, group)
+        endpoints.write(group.group_id, group.endpoint_epoch, data, head, born)
+    entries = {e["m"]: e for e in data["entries"]}
+    entries.pop(member.member_id, None)
+    if member.user_endpoint is not None:
+        entries[member.member_id] = _entry(member)
+    sources = {s: tuple(ts) for s, ts in data["sources"].items()}
+    counts = data["counts"]
+
+    def tasks(raw: dict[str, list[int]]) -> Tasks:
+        return {s: frozenset(ps) for s, ps in raw.items()}
+
+    return [
+        StreamsEndpointToPartitions(
+            user_endpoint=StreamsEndpoint(host=e["h"], port=int(e["p"])),
+            active_partitions=_partitions(tasks(e["a"]), sources, counts),
+            standby_partitions=_partitions(tasks(e["s"]), sources, counts),
         )
-    return found
+        for _, e in sorted(entries.items())
+    ]

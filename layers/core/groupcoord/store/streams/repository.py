@@ -10,6 +10,8 @@
   its own member item (a Put conditioned on the member's `mver` and `tver`).
 - Topology item (schema.streams_topology_key): the topology of the group's topology epoch,
   written with the join that set it.
+- Endpoints map item (schema.streams_endpoints_key, endpoints.py): the endpoints' tasks at one
+  endpoint epoch, written by the first heartbeat behind it.
 
 docs/streams.md describes the conditions of each write.
 """
@@ -51,6 +53,7 @@ from .codec import (
     topology_from_item,
     topology_to_item,
 )
+from .endpoints import EndpointsStore, chunk_keys
 
 
 class StreamsGroupStore:
@@ -58,6 +61,7 @@ class StreamsGroupStore:
         self.dynamo = dynamo
         self.deadline_shards = deadline_shards
         self.conversions = conversions
+        self.endpoints = EndpointsStore(dynamo)
 
     # --- reads ---
 
@@ -238,7 +242,8 @@ class StreamsGroupStore:
 
     def delete_group_items(self, group_id: str, shards: int) -> None:
         """Member items and the topology of a deleted group (delete-groups cleanup)."""
-        keys = [schema.streams_topology_key(group_id)]
+        keys = [schema.streams_topology_key(group_id), schema.streams_endpoints_key(group_id)]
+        keys += chunk_keys(group_id, self.endpoints.head(group_id))
         pks = [*schema.member_pks(group_id, shards)]
         pks += [schema.static_instance_pk(group_id, shard) for shard in range(shards)]
         pks += [schema.streams_report_pk(group_id, shard) for shard in range(shards)]
