@@ -246,24 +246,7 @@ class GroupMember:
         (groupcoord.client.kinesis builds them)."""
         if not offsets and not writes and not positions:
             return
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for tp, offset in sorted(offsets.items()):
-            by_topic.setdefault(tp.topic, []).append(
-                {
-                    "partitionIndex": tp.partition,
-                    "committedOffset": offset,
-                    "committedMetadata": metadata,
-                }
-            )
-        for tp, position in sorted((positions or {}).items()):
-            by_topic.setdefault(tp.topic, []).append(
-                {
-                    "partitionIndex": tp.partition,
-                    "committedOffset": 0,
-                    "committedMetadata": metadata,
-                    "kinesisPosition": dict(position),
-                }
-            )
+        by_topic = _commit_partitions(offsets, metadata, positions or {})
         membership = self._classic or self._consumer
         assert membership is not None
         extension: dict[str, Any] = {}
@@ -737,3 +720,31 @@ def _code(entry: Mapping[str, Any]) -> Errors:
         return Errors(entry.get("errorCode", 0))
     except ValueError:
         return Errors.UNKNOWN_SERVER_ERROR
+
+
+def _commit_partitions(
+    offsets: Mapping[TopicPartition, int],
+    metadata: str | None,
+    positions: Mapping[TopicPartition, Mapping[str, Any]],
+) -> dict[str, list[dict[str, Any]]]:
+    """offset-commit's partitions per topic: the offsets, then the Kinesis positions (with
+    offset 0: the position is the checkpoint)."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for tp, offset in sorted(offsets.items()):
+        by_topic.setdefault(tp.topic, []).append(
+            {
+                "partitionIndex": tp.partition,
+                "committedOffset": offset,
+                "committedMetadata": metadata,
+            }
+        )
+    for tp, position in sorted(positions.items()):
+        by_topic.setdefault(tp.topic, []).append(
+            {
+                "partitionIndex": tp.partition,
+                "committedOffset": 0,
+                "committedMetadata": metadata,
+                "kinesisPosition": dict(position),
+            }
+        )
+    return by_topic
