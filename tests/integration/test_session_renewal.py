@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -200,9 +201,9 @@ class _ConsumerMember:
         self.epoch = answer["memberEpoch"]
         self.owned = (answer["assignment"] or {}).get("topicPartitions", [])
 
-    def beat(self, now_ms: int) -> tuple[dict, capacity.Usage]:
+    def beat(self, now_ms: int, **extra: Any) -> tuple[dict, capacity.Usage]:
         body = {"groupId": self.group_id, "memberId": self.member_id,
-                "memberEpoch": self.epoch, "topicPartitions": self.owned}  # fmt: skip
+                "memberEpoch": self.epoch, "topicPartitions": self.owned, **extra}  # fmt: skip
         answer, usage = _consumer_beat(self.store, body, now_ms)
         if answer["errorCode"] == 0:
             self.epoch = answer["memberEpoch"]

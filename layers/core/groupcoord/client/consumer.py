@@ -60,6 +60,7 @@ class ConsumerMembership:
         self.epoch = JOIN_EPOCH
         self.heartbeat_interval_ms = 5000
         self._sent_owned: set[TopicPartition] | None = None
+        self._sent_lags: dict[TopicPartition, int] | None = None
         # After a heartbeat that got no answer, the next one is "full" (every field, as
         # Kafka's consumer does): if the lost one was applied, the coordinator answers it
         # under its lost-response rule instead of fencing the member.
@@ -71,9 +72,13 @@ class ConsumerMembership:
         return self.epoch == JOIN_EPOCH
 
     def heartbeat(
-        self, owned: set[TopicPartition], timeout_s: float | None = None
+        self,
+        owned: set[TopicPartition],
+        timeout_s: float | None = None,
+        lags: dict[TopicPartition, int] | None = None,
     ) -> set[TopicPartition] | None:
-        """One heartbeat reporting `owned`; returns the new assignment when the coordinator
+        """One heartbeat reporting `owned` (and `lags` on owned partitions, when they changed
+        since the last answered heartbeat); returns the new assignment when the coordinator
         sent one. Raises RejoinRequired, FencedInstance, CoordinatorUnavailable (retry, after
         rediscovering the coordinator) or GroupcoordError (fatal: a bad subscription, group
         full, ...)."""
@@ -103,6 +108,10 @@ class ConsumerMembership:
             body["topicPartitions"] = [
                 {"topicId": tid, "partitions": parts} for tid, parts in sorted(by_topic.items())
             ]
+        lags = {} if joining else {tp: ms for tp, ms in (lags or {}).items() if tp in owned}
+        body["partitionLags"] = None
+        if lags and (full or lags != self._sent_lags):
+            body["partitionLags"] = self._lags_by_topic_id(lags)
         self._attempted = True
         self._full = True  # until an answer arrives
         reply = self.transport().call(
@@ -122,6 +131,8 @@ class ConsumerMembership:
             raise GroupcoordError(message, error)
         if body["topicPartitions"] is not None:
             self._sent_owned = set(owned)
+        if body["partitionLags"] is not None:
+            self._sent_lags = dict(lags)
         self.epoch = reply.body["memberEpoch"]
         self.heartbeat_interval_ms = reply.body.get("heartbeatIntervalMs") or 5000
         assignment = reply.body.get("assignment")
@@ -134,10 +145,19 @@ class ConsumerMembership:
                 result.update(TopicPartition(name, p) for p in entry["partitions"])
         return result
 
+    def _lags_by_topic_id(self, lags: dict[TopicPartition, int]) -> list[dict]:
+        by_topic: dict[str, list[dict]] = {}
+        for tp, ms in sorted(lags.items()):
+            tid = self.topic_id(tp.topic)
+            if tid is not None:
+                by_topic.setdefault(tid, []).append({"partition": tp.partition, "lagMs": ms})
+        return [{"topicId": tid, "partitions": parts} for tid, parts in sorted(by_topic.items())]
+
     def reset(self) -> None:
         """Forget the epoch: the next heartbeat rejoins (same member id, epoch 0)."""
         self.epoch = JOIN_EPOCH
         self._sent_owned = None
+        self._sent_lags = None
         self._full = True
 
     def leave(self) -> None:

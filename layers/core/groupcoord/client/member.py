@@ -135,6 +135,8 @@ class GroupMember:
         self._topic_cache: dict[str, tuple[str, int]] = {}  # name -> (id, partitions)
         self._topic_cache_at = -1e9
         self._owned: set[TopicPartition] = set()
+        # Lags reported by report_lags, rebound (never mutated) so the heartbeat reads unlocked.
+        self._lags: dict[TopicPartition, int] = {}
         self._lock = threading.RLock()
         self._rejoin = threading.Event()
         self._wake = threading.Event()
@@ -221,6 +223,16 @@ class GroupMember:
     def assignment(self) -> set[TopicPartition]:
         """What this member owns now (as of the last poll())."""
         return set(self._owned)
+
+    def report_lags(self, lags: Mapping[TopicPartition, int]) -> None:
+        """How far behind this member is on partitions it owns, in ms (a Kinesis consumer's
+        MillisBehindLatest). The consumer protocol's heartbeats carry them to the coordinator
+        (the dashboard shows them; the uniform assignor moves the partitions least behind);
+        the classic protocol keeps them client-side."""
+        bad = [tp for tp, ms in lags.items() if not isinstance(ms, int) or ms < 0]
+        if bad:
+            raise ValueError(f"lags must be whole ms >= 0: {sorted(bad)}")
+        self._lags = {**self._lags, **lags}
 
     def commit(
         self,
@@ -497,7 +509,9 @@ class GroupMember:
         consumer = self._consumer
         assert consumer is not None
         try:
-            target = consumer.heartbeat(set(self._owned), timeout_s)
+            owned = set(self._owned)
+            lags = {tp: ms for tp, ms in self._lags.items() if tp in owned}
+            target = consumer.heartbeat(owned, timeout_s, lags)
         except RejoinRequired:
             self._lost = True
             self._wake.set()

@@ -197,6 +197,8 @@ def _consumer(group: ConsumerGroup, ctx: ApiContext, detail: bool) -> ActivityGr
             for topic_id, partitions in assignment.items():
                 for p in partitions:
                     setattr(_cell(grid, ids.get(topic_id, ""), topic_id, p), field, m.member_id)
+        for topic_id, p, lag_ms in m.lags:
+            _cell(grid, ids.get(topic_id, ""), topic_id, p).lag_ms = lag_ms
     session_ms = session_timeout_ms(ctx.settings)
     slack = consumer_renewal_slack_ms(ctx.settings)
     return _detailed(

@@ -194,6 +194,8 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
                 for name, metadata in m.classic.protocols
             ],
         }
+    if m.lags:
+        item["lags"] = [list(entry) for entry in m.lags]
     return item
 
 
@@ -244,6 +246,7 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
             int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
         ),
         classic=classic_from_item(item.get("classic")),
+        lags=tuple((str(t), int(p), int(ms)) for t, p, ms in item.get("lags") or ()),
     )
 
 
