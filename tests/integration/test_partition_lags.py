@@ -14,11 +14,15 @@ import pytest
 
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.activity import DescribeGroupActivityRequest
+from groupcoord.service.classic.common import load
 from groupcoord.service.group_activity import describe_group_activity
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.integration.test_session_renewal import (
+    INTERVAL_MS,
     NOW,
+    _classic_beat,
+    _classic_group,
     _consumer_group,
     _ConsumerMember,
     _ctx,
@@ -63,7 +67,7 @@ def test_lags_within_a_band_ride_on_the_renewals_and_a_band_crossed_writes_at_on
     assert _shown(store, member.group_id, at[3])[0] == 400  # carried by the renewal
     assert _beat(member, at[4], {0: 15_000}) == 1  # into the 10 s band: at once
     shown = _shown(store, member.group_id, at[4])
-    assert (shown[0], shown[1]) == (15_000, 0)
+    assert (shown[0], shown[1]) == (15_000, None)  # a report replaces the last one
     assert _beat(member, at[5], {0: 7_000}) == 0  # back under 10 s, not under half of it
     assert _beat(member, at[6], {0: 4_000}) == 1  # under 5 s: written
     assert _shown(store, member.group_id, at[6])[0] == 4_000
@@ -94,3 +98,30 @@ def test_the_uniform_assignor_moves_the_partitions_least_behind(store: Store) ->
         joiner.beat(NOW + t)
     assert sorted(holder.owned[0]["partitions"]) == [1, 3, 5]
     assert sorted(joiner.owned[0]["partitions"]) == [0, 2, 4]
+
+
+def _classic_lags(store: Store, group_id: str, member_id: str) -> tuple:
+    group = load(store, group_id)
+    assert group is not None
+    member = store.classic.member(group, member_id)
+    assert member is not None
+    return member.lags
+
+
+def test_a_classic_heartbeat_keeps_lags_the_same_way(store: Store) -> None:
+    group_id = _classic_group(store, 1)
+    topic_id = new_topic_id()
+
+    def beat(i: int, lag_ms: int) -> int:
+        lags = [{"topicId": topic_id, "partitions": [{"partition": 0, "lagMs": lag_ms}]}]
+        usage = _classic_beat(
+            store, group_id, "m-0", NOW + i * (INTERVAL_MS + 50), partitionLags=lags
+        )
+        return usage.by_operation.get("update_item", 0)
+
+    assert beat(1, 100) == 1  # a first value: at once
+    assert _classic_lags(store, group_id, "m-0") == ((topic_id, 0, 100),)
+    assert [beat(i, 200 + i) for i in (2, 3, 4)] == [0, 0, 1]  # rides on the renewal
+    assert _classic_lags(store, group_id, "m-0") == ((topic_id, 0, 204),)
+    assert beat(5, 75_000) == 1  # into the 1 min band: at once
+    assert _classic_lags(store, group_id, "m-0") == ((topic_id, 0, 75_000),)

@@ -88,9 +88,11 @@ def _classic_group(store: Store, count: int, next_check_ms: int = NOW + EXPIRY_M
     return group_id
 
 
-def _classic_beat(store: Store, group_id: str, member_id: str, now_ms: int) -> capacity.Usage:
+def _classic_beat(
+    store: Store, group_id: str, member_id: str, now_ms: int, **extra: Any
+) -> capacity.Usage:
     request = HeartbeatRequest.model_validate(
-        {"groupId": group_id, "generationId": 1, "memberId": member_id}
+        {"groupId": group_id, "generationId": 1, "memberId": member_id, **extra}
     )
     with capacity.metered() as usage:
         answer = heartbeat(request, _ctx(store, now_ms))

@@ -95,7 +95,13 @@ KAFKA_DEFAULTS: dict[str, dict[str, Any]] = {
         "protocolName": None,
         "assignments": [],
     },
-    "heartbeat": {"groupId": "g", "generationId": 1, "memberId": "m", "groupInstanceId": None},
+    "heartbeat": {
+        "groupId": "g",
+        "generationId": 1,
+        "memberId": "m",
+        "groupInstanceId": None,
+        "partitionLags": None,  # groupcoord extension: lags unchanged
+    },
     "leave-group": {"groupId": "g", "members": []},
     "consumer-group-heartbeat": {
         "groupId": "g",
@@ -481,7 +487,7 @@ def test_error_body_is_error_code_and_message():
 
 def test_narrow_bounds_are_kept_where_a_field_narrows_its_type() -> None:
     """A Field(ge=0) beside Int32's own bounds would be overridden: -1 must still be refused."""
-    from groupcoord.models.consumer import PartitionLag
+    from groupcoord.models.lags import PartitionLag
     from groupcoord.models.streams import StreamsEndpoint, StreamsTopology
 
     for model, body in (

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from groupcoord.core.consumer.assignment import pairs
 from groupcoord.core.consumer.assignors import AssignorMember, assign_range, assign_uniform
-from groupcoord.core.lag import BANDS_MS, band, changed_meaningfully, group_lags, merged
+from groupcoord.core.lag import BANDS_MS, band, changed_meaningfully, group_lags, kept
 from groupcoord.models import limits
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 
@@ -23,11 +23,19 @@ def test_bands_start_at_each_floor() -> None:
     ]  # fmt: skip
 
 
-def test_only_held_partitions_are_kept_and_unreported_ones_keep_their_value() -> None:
+def test_a_report_replaces_the_last_one_for_held_partitions_only() -> None:
     old = (("t1", 0, 500), ("t1", 5, 9), ("t3", 0, 7))  # t1-5 and t3-0 are no longer held
-    kept = merged(old, [("t1", 1, 20), ("t9", 0, 1), ("t2", 0, -4)], HOLDS)
-    assert kept == (("t1", 0, 500), ("t1", 1, 20), ("t2", 0, 0))
-    assert merged(old, None, HOLDS) == (("t1", 0, 500),)
+    assert kept(old, [("t1", 1, 20), ("t9", 0, 1), ("t2", 0, -4)], HOLDS) == (
+        ("t1", 1, 20),
+        ("t2", 0, 0),
+    )
+    assert kept(old, None, HOLDS) == (("t1", 0, 500),)  # not sent: the old, still held
+    assert kept(old, None, None) == old  # holdings unknown (a classic member): as kept
+
+
+def test_a_report_keeps_at_most_the_bound() -> None:
+    many = [("t", p, 1) for p in range(limits.PARTITION_LAGS_MAX + 10)]
+    assert len(kept((), many, None)) == limits.PARTITION_LAGS_MAX
 
 
 def test_a_first_value_and_a_band_crossed_upwards_are_meaningful() -> None:
@@ -50,7 +58,7 @@ def test_falling_back_a_band_takes_half_its_floor_so_a_lag_at_a_border_writes_on
     st.integers(0, 10**7),
 )
 def test_a_lag_moving_within_its_band_never_writes(entries: list, lag: int) -> None:
-    old = merged((), entries, HOLDS)
+    old = kept((), entries, HOLDS)
     same_band = tuple((t, p, ms) for t, p, ms in old if band(ms) == band(lag))
     moved = tuple((t, p, lag) for t, p, _ in same_band)
     assert not changed_meaningfully(same_band, moved)

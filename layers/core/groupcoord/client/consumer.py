@@ -16,6 +16,7 @@ from .errors import (
     GroupcoordError,
     error_of,
 )
+from .lags import LagReports
 from .transport import Transport
 
 JOIN_EPOCH = 0
@@ -60,7 +61,7 @@ class ConsumerMembership:
         self.epoch = JOIN_EPOCH
         self.heartbeat_interval_ms = 5000
         self._sent_owned: set[TopicPartition] | None = None
-        self._sent_lags: dict[TopicPartition, int] | None = None
+        self._lags = LagReports(topic_id)
         # After a heartbeat that got no answer, the next one is "full" (every field, as
         # Kafka's consumer does): if the lost one was applied, the coordinator answers it
         # under its lost-response rule instead of fencing the member.
@@ -108,10 +109,7 @@ class ConsumerMembership:
             body["topicPartitions"] = [
                 {"topicId": tid, "partitions": parts} for tid, parts in sorted(by_topic.items())
             ]
-        lags = {} if joining else {tp: ms for tp, ms in (lags or {}).items() if tp in owned}
-        body["partitionLags"] = None
-        if lags and (full or lags != self._sent_lags):
-            body["partitionLags"] = self._lags_by_topic_id(lags)
+        body["partitionLags"], sent_lags = self._lags.body(lags or {}, owned, full)
         self._attempted = True
         self._full = True  # until an answer arrives
         reply = self.transport().call(
@@ -132,7 +130,7 @@ class ConsumerMembership:
         if body["topicPartitions"] is not None:
             self._sent_owned = set(owned)
         if body["partitionLags"] is not None:
-            self._sent_lags = dict(lags)
+            self._lags.answered(sent_lags)
         self.epoch = reply.body["memberEpoch"]
         self.heartbeat_interval_ms = reply.body.get("heartbeatIntervalMs") or 5000
         assignment = reply.body.get("assignment")
@@ -145,19 +143,11 @@ class ConsumerMembership:
                 result.update(TopicPartition(name, p) for p in entry["partitions"])
         return result
 
-    def _lags_by_topic_id(self, lags: dict[TopicPartition, int]) -> list[dict]:
-        by_topic: dict[str, list[dict]] = {}
-        for tp, ms in sorted(lags.items()):
-            tid = self.topic_id(tp.topic)
-            if tid is not None:
-                by_topic.setdefault(tid, []).append({"partition": tp.partition, "lagMs": ms})
-        return [{"topicId": tid, "partitions": parts} for tid, parts in sorted(by_topic.items())]
-
     def reset(self) -> None:
         """Forget the epoch: the next heartbeat rejoins (same member id, epoch 0)."""
         self.epoch = JOIN_EPOCH
         self._sent_owned = None
-        self._sent_lags = None
+        self._lags.reset()
         self._full = True
 
     def leave(self) -> None:

@@ -172,6 +172,7 @@ class GroupMember:
                 rebalance_timeout_ms=config.rebalance_timeout_ms,
                 instance_id=config.instance_id,
                 heartbeat_interval_ms=config.heartbeat_interval_ms,
+                topic_id=self._topic_id,
             )
             return classic, None
         consumer = ConsumerMembership(
@@ -226,9 +227,8 @@ class GroupMember:
 
     def report_lags(self, lags: Mapping[TopicPartition, int]) -> None:
         """How far behind this member is on partitions it owns, in ms (a Kinesis consumer's
-        MillisBehindLatest). The consumer protocol's heartbeats carry them to the coordinator
-        (the dashboard shows them; the uniform assignor moves the partitions least behind);
-        the classic protocol keeps them client-side."""
+        MillisBehindLatest). The heartbeats carry them to the coordinator (the dashboard shows
+        them; the consumer protocol's uniform assignor moves the partitions least behind)."""
         bad = [tp for tp, ms in lags.items() if not isinstance(ms, int) or ms < 0]
         if bad:
             raise ValueError(f"lags must be whole ms >= 0: {sorted(bad)}")
@@ -609,7 +609,7 @@ class GroupMember:
                 self._consumer_heartbeat(self._heartbeat_timeout_s())
             return
         assert self._classic is not None
-        error = self._classic.heartbeat(self._heartbeat_timeout_s())
+        error = self._classic.heartbeat(self._heartbeat_timeout_s(), self._lags)
         if error == Errors.NONE:
             self._last_ok = time.monotonic()
         elif error == Errors.REBALANCE_IN_PROGRESS:

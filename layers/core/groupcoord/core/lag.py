@@ -11,8 +11,10 @@ that hovers at a border writes once, not on every heartbeat.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from ..models.limits import PARTITION_LAGS_MAX
 from .consumer.assignment import Assignment, TopicPartition
 
 # (topic id, partition, lag ms), sorted: what a member item keeps.
@@ -28,14 +30,18 @@ def band(lag_ms: int) -> int:
     return sum(1 for floor in BANDS_MS if lag_ms >= floor)
 
 
-def merged(old: Lags, reported: Iterable[tuple[str, int, int]] | None, holds: Assignment) -> Lags:
-    """The lags to keep: `old` updated with what the request `reported` (None: nothing), for
-    the partitions the member `holds` only (a report on any other is dropped)."""
-    values = {(t, p): ms for t, p, ms in old if p in holds.get(t, ())}
-    for topic, partition, ms in reported or ():
-        if partition in holds.get(topic, ()):
-            values[(topic, partition)] = max(0, ms)
-    return tuple(sorted((t, p, ms) for (t, p), ms in values.items()))
+def kept(
+    old: Lags, reported: Iterable[tuple[str, int, int]] | None, holds: Assignment | None
+) -> Lags:
+    """The lags to keep: the request's report (None: not sent, `old` stays), which replaces
+    the last one, of the partitions the member `holds` only (None: not known here, as for a
+    classic member whose assignment is opaque bytes), at most PARTITION_LAGS_MAX of them."""
+    if reported is None:
+        entries: Iterable[tuple[str, int, int]] = old
+    else:
+        entries = ((t, p, max(0, ms)) for t, p, ms in reported)
+    values = {(t, p): ms for t, p, ms in entries if holds is None or p in holds.get(t, ())}
+    return tuple(sorted((t, p, ms) for (t, p), ms in values.items()))[:PARTITION_LAGS_MAX]
 
 
 def changed_meaningfully(old: Lags, new: Lags) -> bool:
@@ -52,8 +58,12 @@ def changed_meaningfully(old: Lags, new: Lags) -> bool:
     return False
 
 
-def as_map(lags: Lags) -> dict[TopicPartition, int]:
-    return {(t, p): ms for t, p, ms in lags}
+def to_item(lags: Lags) -> list[list[str | int]]:
+    return [list(entry) for entry in lags]
+
+
+def from_item(value: Iterable[Sequence[Any]] | None) -> Lags:
+    return tuple((str(e[0]), int(e[1]), int(e[2])) for e in value or ())
 
 
 def group_lags(members: Iterable[Lags]) -> Mapping[TopicPartition, int]:

@@ -95,9 +95,8 @@ class ActivityPartition(KafkaMessage):
     )
     lag_ms: Int64 | None = Field(
         None,
-        description="Consumer protocol: how far behind its holder last said it was (ms; "
-        "partitionLags of consumer-group-heartbeat, kept at band changes and session "
-        "renewals); null when not reported.",
+        description="How far behind its holder last said it was (ms; the partitionLags of "
+        "its heartbeats, kept at band changes and session renewals); null when not reported.",
     )
     committed_offset: Int64 = -1
     commit_timestamp_ms: Int64 = Field(-1, description="When it was last committed (ms).")

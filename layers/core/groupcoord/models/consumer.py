@@ -19,12 +19,17 @@ from .base import (
     KafkaMessage,
     KafkaResponse,
     MemberId,
-    NonNegativeInt64,
     ProtocolName,
     RackId,
     TopicId,
     TopicName,
     TopicRegex,
+)
+from .lags import (
+    PARTITION_LAGS_DESCRIPTION,
+    PartitionLagsField,
+    check_lags_bound,
+    reported,
 )
 
 # --- consumer-group-heartbeat ---
@@ -33,16 +38,6 @@ from .base import (
 class ConsumerGroupHeartbeatTopicPartitions(KafkaMessage):
     topic_id: TopicId
     partitions: list[Int32] = Field([], max_length=limits.TOPIC_PARTITIONS_DEFAULT_MAX)
-
-
-class PartitionLag(KafkaMessage):
-    partition: Int32
-    lag_ms: NonNegativeInt64 = Field(description="How far behind the member is, in ms.")
-
-
-class TopicPartitionLags(KafkaMessage):
-    topic_id: TopicId
-    partitions: list[PartitionLag] = Field([], max_length=limits.PARTITION_LAGS_MAX)
 
 
 class ConsumerGroupHeartbeatRequest(KafkaMessage):
@@ -71,34 +66,16 @@ class ConsumerGroupHeartbeatRequest(KafkaMessage):
         max_length=limits.TOPICS_PER_REQUEST_MAX,
         description="The partitions the member owns; null = unchanged.",
     )
-    partition_lags: list[TopicPartitionLags] | None = Field(
-        None,
-        max_length=limits.TOPICS_PER_REQUEST_MAX,
-        description="groupcoord extension: how far behind the member is on partitions it "
-        "holds (a Kinesis consumer's MillisBehindLatest), at most "
-        f"{limits.PARTITION_LAGS_MAX} in all; shown by describe-group-activity and weighed "
-        "by the uniform assignor. Kept with the member's next write, and written at once "
-        "only when a lag crosses a band (1 s, 10 s, 1 min, 10 min, 1 h): reporting costs no "
-        "write of its own. null = unchanged.",
-    )
+    partition_lags: PartitionLagsField = Field(None, description=PARTITION_LAGS_DESCRIPTION)
 
     @model_validator(mode="after")
     def _lags_bounded(self) -> Self:
-        total = sum(len(t.partitions) for t in self.partition_lags or ())
-        if total > limits.PARTITION_LAGS_MAX:
-            raise ValueError(
-                f"partitionLags: {total} partitions in all; the limit is "
-                f"{limits.PARTITION_LAGS_MAX}"
-            )
+        check_lags_bound(self.partition_lags)
         return self
 
     def reported_lags(self) -> list[tuple[str, int, int]] | None:
         """(topic id, partition, lag ms) of `partition_lags`; None when not sent."""
-        if self.partition_lags is None:
-            return None
-        return [
-            (t.topic_id, p.partition, p.lag_ms) for t in self.partition_lags for p in t.partitions
-        ]
+        return reported(self.partition_lags)
 
 
 class ConsumerGroupHeartbeatAssignment(KafkaMessage):

@@ -13,7 +13,7 @@ from enum import Enum
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ..lag import changed_meaningfully as lags_changed_meaningfully
-from ..lag import merged as merged_lags
+from ..lag import kept as kept_lags
 from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
 from .group import Refusal, is_full_request, owned_partitions
@@ -262,7 +262,7 @@ def plan_reconcile(
         acquired_version=member.acquired_version + (1 if acquired else 0),
     )
     # Reported lags ride on a write made anyway, and force one only on a meaningful change.
-    lags = merged_lags(member.lags, request.reported_lags(), after.holds)
+    lags = kept_lags(member.lags, request.reported_lags(), after.holds)
     writes = (
         new != member
         or renewed_deadline(member.session_deadline, now, session_ms, renewal_slack_ms) is not None

@@ -11,6 +11,8 @@ from ...core.consumer.assignment import from_item, to_item
 from ...core.consumer.member import ClassicMetadata, ConsumerGroupMember, Holder
 from ...core.consumer.model import EMPTY, ConsumerGroup
 from ...core.consumer.reconciliation import MemberAssignment, MemberState
+from ...core.lag import from_item as lags_from_item
+from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..dynamo import Update
 from ..groups import listing_attributes
@@ -195,7 +197,7 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
             ],
         }
     if m.lags:
-        item["lags"] = [list(entry) for entry in m.lags]
+        item["lags"] = lags_to_item(m.lags)
     return item
 
 
@@ -246,7 +248,7 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
             int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
         ),
         classic=classic_from_item(item.get("classic")),
-        lags=tuple((str(t), int(p), int(ms)) for t, p, ms in item.get("lags") or ()),
+        lags=lags_from_item(item.get("lags")),
     )
 
 
