@@ -3,9 +3,9 @@ consumer-group-heartbeat and of the classic heartbeat (core/lag.py keeps and wei
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from . import limits
 from .base import Int32, KafkaMessage, NonNegativeInt64, TopicId
@@ -48,3 +48,18 @@ def reported(lags: list[TopicPartitionLags] | None) -> list[tuple[str, int, int]
     if lags is None:
         return None
     return [(t.topic_id, p.partition, p.lag_ms) for t in lags for p in t.partitions]
+
+
+class ReportsLags(KafkaMessage):
+    """The `partitionLags` field of a heartbeat request, bounded in all."""
+
+    partition_lags: PartitionLagsField = Field(None, description=PARTITION_LAGS_DESCRIPTION)
+
+    @model_validator(mode="after")
+    def _lags_bounded(self) -> Self:
+        check_lags_bound(self.partition_lags)
+        return self
+
+    def reported_lags(self) -> list[tuple[str, int, int]] | None:
+        """(topic id, partition, lag ms) of `partition_lags`; None when not sent."""
+        return reported(self.partition_lags)
