@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from groupcoord.client import TopicPartition
 from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
 from groupcoord.store.store import Store
 from tests.support.api import Api
-from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.kinesis import Streams, deployment_fixture, new_topic, streams_fixture
 
 SETTINGS = {
     "groupcoord.kinesis.shard.sync.interval.ms": "60000",
@@ -28,15 +27,8 @@ SETTINGS = {
 KEYS = [f"key-{i}" for i in range(8)]
 
 
-@pytest.fixture(scope="module")
-def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
-    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def streams(kinesis_endpoint: str) -> Streams:
-    return Streams(kinesis_endpoint)
+deployed = deployment_fixture(SETTINGS)
+streams = streams_fixture()
 
 
 def put(streams: Streams, arn: str, round_: int) -> list[tuple[str, str]]:
@@ -65,8 +57,7 @@ def test_every_record_once_in_key_order_through_a_split_and_a_merge(
     those the group may have."""
     api, _ = deployed
     arn = streams.create(1)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     seen: list[tuple[str, str]] = []
     lock = threading.Lock()
 
