@@ -2,14 +2,19 @@
 is assigned only once every parent (a merge's two) is done for the group: its end committed
 (at once: the end bumps the group epoch, and preferably to the parent's last owner), expired,
 or closed before a LATEST group started; a commit on a shard that is not assignable yet is
-refused, retriably (27). An expired shard leaves metadata after the grace period."""
+refused, retriably (27). An expired shard leaves metadata after the grace period; one that
+closed and expired between two syncs is expired all the same."""
 
 from __future__ import annotations
 
+import copy
 from base64 import b64decode
 from dataclasses import replace
 
 from groupcoord.core.consumer_protocol import Assignment, encode_assignment
+from groupcoord.core.kinesis.shards import Shard
+from groupcoord.service.kinesis.sync import Synced, sync_topic
+from groupcoord.store.kinesis.streams import Streams as KinesisStreams
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.classic_client import ClassicClient, decode_assignment, encode_subscription
@@ -180,3 +185,42 @@ def test_an_expired_parent_is_done_and_leaves_metadata_after_the_grace(
     assert owned(member) == {2, 3, 4, 5}  # from TRIM_HORIZON, yet no parent's end committed
     found = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
     assert [p["partitionIndex"] for p in found] == [1, 2, 3, 4, 5]  # 0 past its grace
+
+
+class PastRetention(KinesisStreams):
+    """kinesis-local's answers as Kinesis gives them once `gone` shards passed the stream's
+    retention (kinesis-local keeps its shards for a day): ListShards no longer shows them."""
+
+    def __init__(self, gone: set[str]) -> None:
+        super().__init__()
+        self.gone = gone
+
+    def list_shards(self, arn: str, max_shards: int) -> list[Shard]:
+        return [s for s in super().list_shards(arn, max_shards) if s.shard_id not in self.gone]
+
+
+def test_a_shard_that_closed_and_expired_between_two_syncs_lets_its_children_go(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    member = Member(api, unique("g"), topics=[topic])
+    member.join()
+    settle([member])
+    assert owned(member) == {0}
+    parent = streams.shards(arn)[0]["ShardId"]
+    streams.split(arn, parent)
+    # No sync saw the parent close before it expired: the next one finds its children only.
+    later = copy.copy(store)
+    later.kinesis = PastRetention({parent})
+    assert sync_topic(later, record_of(store, topic), store.clock.now_ms()) is Synced.CHANGED
+    settle([member])
+    assert owned(member) == {1, 2}  # no end committed for 0: it expired
+    found = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
+    assert [(p["partitionIndex"], p["kinesisShard"]["closed"]) for p in found] == [
+        (0, True),  # within the grace period, shown closed
+        (1, False),
+        (2, False),
+    ]
+    assert commit(api, member, topic, 1, {"sequenceNumber": "1"}) == 0
