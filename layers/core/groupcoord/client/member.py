@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from ..errors import Errors
-from .assignors import TopicPartition
+from .assignors import Blocked, TopicPartition
 from .classic import ClassicMembership, RejoinNeeded
 from .consumer import ConsumerMembership, RejoinRequired
 from .errors import (
@@ -164,7 +164,7 @@ class GroupMember:
                 self._transport,
                 self.group_id,
                 self._subscribed_topics,
-                self._partition_counts,
+                self._leader_partitions,
                 assignors=list(config.assignors),
                 session_timeout_ms=config.session_timeout_ms,
                 rebalance_timeout_ms=config.rebalance_timeout_ms,
@@ -697,9 +697,32 @@ class GroupMember:
         self._refresh_topics(force=refresh)
         return sorted(t for t in self._topic_cache if self._pattern.fullmatch(t))
 
-    def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        self._refresh_topics(force=True)
-        return {t: self._topic_cache[t][1] for t in topics if t in self._topic_cache}
+    def _leader_partitions(self, topics: list[str]) -> tuple[dict[str, int], Blocked]:
+        """A classic leader's view of `topics`: their partition counts and the partitions the
+        group may not be assigned. Asked with the groupId, metadata lists only a Kinesis-backed
+        topic's shards that are assignable to the group (KINESIS.md, "Lineage"); those it
+        leaves out are blocked, so the assignment spreads what may be read and sync-group has
+        nothing to strip. A coordinator that refuses the groupId (no DESCRIBE on the group)
+        is asked without it: every partition, stripped at the sync as before."""
+        if not topics:
+            return {}, {}
+        wanted = [{"name": t} for t in topics]
+        answer = metadata_all_pages(
+            lambda api, body: self._call(api, {**body, "groupId": self.group_id}).body, wanted
+        )
+        if answer.get("errorCode", 0) != 0:
+            answer = metadata_all_pages(lambda api, body: self._call(api, body).body, wanted)
+        counts: dict[str, int] = {}
+        blocked: dict[str, frozenset[int]] = {}
+        for topic in answer.get("topics", []):
+            if topic.get("errorCode", 0) != 0 or not topic.get("name"):
+                continue
+            listed = {p["partitionIndex"] for p in topic["partitions"]}
+            # Past the last one listed, nothing is assignable: the count may stop there.
+            count = max(listed, default=-1) + 1
+            counts[topic["name"]] = count
+            blocked[topic["name"]] = frozenset(range(count)) - listed
+        return counts, blocked
 
     def _topic_name(self, topic_id: str) -> str | None:
         for name, (tid, _) in self._topic_cache.items():
