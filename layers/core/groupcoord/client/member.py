@@ -55,6 +55,8 @@ COMMIT_ATTEMPTS = 3
 # How often the heartbeat thread looks again while the member is not joined (before the first
 # poll, while lost or failed): it has nothing to send then.
 IDLE_BEAT_CHECK_S = 0.05
+# How often wait_for_work() looks at its caller's stop event.
+STOP_CHECK_S = 0.02
 
 
 class RebalanceListener(Protocol):
@@ -140,6 +142,7 @@ class GroupMember:
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
+        self._beat_now = threading.Event()  # heartbeat_soon(): the next beat goes at once
         self._fatal: BaseException | None = None
         self._listener_error: BaseException | None = None
         self._lost = False
@@ -221,6 +224,29 @@ class GroupMember:
     def assignment(self) -> set[TopicPartition]:
         """What this member owns now (as of the last poll())."""
         return set(self._owned)
+
+    def wait_for_work(self, timeout_s: float, stop: threading.Event | None = None) -> bool:
+        """Wait up to `timeout_s` for group work that poll() would do (an assignment to take,
+        a rejoin), or until `stop` is set; whether work is due. For a loop that waits on
+        something else between polls (groupcoord.client.kinesis paces its GetRecords) and
+        must still take a new assignment as soon as the coordinator sends it. Same thread as
+        poll()."""
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while not self._work_due():
+            left = deadline - time.monotonic()
+            if left <= 0 or (stop is not None and stop.is_set()):
+                return False
+            # A short slice: `stop` is another event, and a stop must not wait a whole pause.
+            if self._wake.wait(min(left, STOP_CHECK_S)):
+                self._wake.clear()  # poll() is not waiting (same thread): nothing is lost
+        return True
+
+    def heartbeat_soon(self) -> None:
+        """Send the next heartbeat now rather than at its interval: the caller did something
+        that moves the group (groupcoord.client.kinesis, after committing a shard's end: its
+        children are assignable now, and this member is their preferred owner; a classic
+        member hears of the rebalance). Any thread."""
+        self._beat_now.set()
 
     def commit(
         self,
@@ -554,6 +580,9 @@ class GroupMember:
             wait = next_beat - time.monotonic()
             if self._stop_beating.wait(min(max(0.0, wait), 0.05)):
                 return
+            if self._beat_now.is_set():
+                self._beat_now.clear()
+                next_beat = min(next_beat, time.monotonic())
             if time.monotonic() < next_beat:
                 continue
             if not self._joined or self._lost or self._fatal is not None:
