@@ -226,19 +226,21 @@ class GroupMember:
         return set(self._owned)
 
     def wait_for_work(self, timeout_s: float, stop: threading.Event | None = None) -> bool:
-        """Wait up to `timeout_s` for group work that poll() would do (an assignment to take,
-        a rejoin), or until `stop` is set; whether work is due. For a loop that waits on
-        something else between polls (groupcoord.client.kinesis paces its GetRecords) and
-        must still take a new assignment as soon as the coordinator sends it. Same thread as
-        poll()."""
+        """Wait up to `timeout_s` for news that poll() should act on (an assignment to take,
+        the membership lost or refused), or until `stop` is set; whether news came. For a
+        loop that waits on something else between polls (groupcoord.client.kinesis paces
+        its GetRecords) and must still take a new assignment as soon as the coordinator sends
+        it. Only news wakes it, not work that is merely still due (a join the coordinator has
+        not answered yet): poll() retries that at the caller's pace. Same thread as poll()."""
         deadline = time.monotonic() + max(0.0, timeout_s)
-        while not self._work_due():
+        while self._pending_target is None:
             left = deadline - time.monotonic()
             if left <= 0 or (stop is not None and stop.is_set()):
                 return False
             # A short slice: `stop` is another event, and a stop must not wait a whole pause.
             if self._wake.wait(min(left, STOP_CHECK_S)):
                 self._wake.clear()  # poll() is not waiting (same thread): nothing is lost
+                return True
         return True
 
     def heartbeat_soon(self) -> None:
