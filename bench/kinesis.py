@@ -1,7 +1,11 @@
 """Kinesis-backed topics beside KCL (docs/kinesis.md, docs/performance.md "Kinesis"):
 
 - handoff on a graceful stop: from a worker's stop (SIGTERM in examples/kinesis_counts.py: it
-  commits and leaves) to the other worker's first record of a shard the first one had;
+  commits and leaves) to the other worker's first record of a shard the first one had; stopped
+  right after the other worker got its share (as a rolling deploy that stops the old worker
+  once the new one owns its shards: the survivor has just heartbeated, the worst moment), and
+  at a random moment of the survivor's heartbeat interval (a stop that does not wait on the
+  group);
 - failover on a kill: a worker that stops heartbeating without leaving (as after SIGKILL), to
   the other worker's first record of its shard (bounded by the session timeout);
 - children start: from the commit of a parent shard's end to the first record of a child;
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import threading
 import time
@@ -39,6 +44,7 @@ from .cost_model import FRONT_DOORS, KCL_RENEWAL_S, LAMBDA_REQUEST, MONTH_S, RRU
 
 COMMAND = "python -m bench.kinesis"
 SESSION_MS = 45_000  # group.consumer.session.timeout.ms, Kafka's default
+HEARTBEAT_S = 5.0  # group.consumer.heartbeat.interval.ms, Kafka's default
 # Checkpoint intervals priced: KinesisConsumer's default, and once a minute.
 COMMIT_INTERVALS_S = (5.0, 60.0)
 # The cost model's measured $ per member-month at a 5 s heartbeat (docs/performance.md,
@@ -137,9 +143,12 @@ def topic_on(url_call: Callable[[str, Any], Any], arn: str) -> str:
     return topic
 
 
-def moves(url: str, api: Callable[[str, Any], Any], kinesis: Any, kill: bool) -> float:
+def moves(
+    url: str, api: Callable[[str, Any], Any], kinesis: Any, kill: bool, at_random: bool = False
+) -> float:
     """One handoff (graceful stop) or failover (kill): seconds until the other worker's
-    first record of a shard the stopped one owned."""
+    first record of a shard the stopped one owned. Stopped as soon as both read their shard,
+    or (`at_random`) a uniformly random time within a heartbeat interval later."""
     arn = stream(kinesis, 2)
     producer = Producer(kinesis, arn)
     topic, group = topic_on(api, arn), f"g-{uuid.uuid4().hex[:8]}"
@@ -149,6 +158,8 @@ def moves(url: str, api: Callable[[str, Any], Any], kinesis: Any, kill: bool) ->
         _until(lambda: len(a.owned()) == len(b.owned()) == 1)
         (moved,) = a.owned()
         _until(lambda: a.first_after(moved, time.monotonic() - 0.5))  # A reads it now
+        if at_random:
+            time.sleep(random.uniform(0.0, HEARTBEAT_S))
         stopped = time.monotonic()
         if kill:
             a.kill()
@@ -262,7 +273,7 @@ def cost_rows(checkpoint: tuple[float, float], sync: tuple[float, float]) -> lis
 
 
 def measure_timings(
-    mapping: dict[str, str], store: Store, kinesis: Any, repeat: int
+    mapping: dict[str, str], store: Store, kinesis: Any, repeat: int, failover: bool = True
 ) -> dict[str, tuple[list[float], str]]:
     from tests.support.api import Api
     from tests.support.servers import running_coordinator
@@ -270,19 +281,25 @@ def measure_timings(
     with running_coordinator(mapping, store=store) as coordinator:
         api, url = Api(coordinator.url).ok, coordinator.url
         handoffs = [moves(url, api, kinesis, kill=False) for _ in range(repeat)]
-        failovers = [moves(url, api, kinesis, kill=True) for _ in range(max(1, repeat // 2))]
+        anytime = [moves(url, api, kinesis, kill=False, at_random=True) for _ in range(repeat)]
+        kills = max(1, repeat // 2) if failover else 0
+        failovers = [moves(url, api, kinesis, kill=True) for _ in range(kills)]
         children = [children_start(url, api, kinesis) for _ in range(repeat)]
-    return {
-        "handoff on a graceful stop (to the new owner's first record)": (handoffs, "20-40 s"),
+    found = {
+        "handoff on a graceful stop right after the survivor's share came (to the new "
+        "owner's first record)": (handoffs, "20-40 s"),
+        "handoff on a graceful stop at a random moment": (anytime, "20-40 s"),
         "failover on a kill (session 45 s)": (failovers, "failoverTimeMillis + lease taking"),
         "children start after the parent's end is committed": (children, "a lease-sync cycle"),
     }
+    return {name: found[name] for name in found if found[name][0]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cost-only", action="store_true", help="skip the timings")
+    parser.add_argument("--no-failover", action="store_true", help="skip the kills (45 s each)")
     args = parser.parse_args()
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
@@ -295,19 +312,25 @@ def main() -> None:
         mapping = {"groupcoord.table.name": unique_table()}
         store = Store.connect(Settings.from_mapping(mapping), endpoint_url=endpoint)
         store.ensure_table()
-        timings = {} if args.cost_only else measure_timings(mapping, store, kinesis, args.repeat)
+        timings = (
+            {}
+            if args.cost_only
+            else measure_timings(mapping, store, kinesis, args.repeat, not args.no_failover)
+        )
         arn = stream(kinesis, 1)
         checkpoint = checkpoint_units(endpoint, arn)
         sync = sync_units(endpoint, arn)
     print(f"Measured by `{COMMAND} --repeat {args.repeat}` (kinesis-local, DynamoDB Local).\n")
     if timings:
-        print("| what | median | min | max | KCL |")
-        print("| --- | --- | --- | --- | --- |")
+        print("| what | runs | median | min | max | KCL |")
+        print("| --- | --- | --- | --- | --- | --- |")
         for name, (values, kcl) in timings.items():
             print(
-                f"| {name} | {statistics.median(values):.2f} s | {min(values):.2f} s | "
-                f"{max(values):.2f} s | {kcl} |"
+                f"| {name} | {len(values)} | {statistics.median(values):.2f} s | "
+                f"{min(values):.2f} s | {max(values):.2f} s | {kcl} |"
             )
+        for name, (values, _) in timings.items():
+            print(f"\n{name}: " + ", ".join(f"{v:.2f}" for v in values))
     print(
         f"\nA checkpoint: {checkpoint[0]:.1f} RRU + {checkpoint[1]:.1f} WRU; a shard sync "
         f"that finds nothing new: {sync[0]:.1f} RRU + {sync[1]:.1f} WRU.\n"

@@ -1,13 +1,13 @@
 """groupcoord.client.kinesis against kinesis-local and a coordinator on DynamoDB Local: a
 consumer reads a stream while it is split and merged, and every record is processed once, in
-order per partition key across parents and children; its checkpoints are the group's."""
+order per partition key across parents and children; its checkpoints are the group's. A
+classic group's leader spreads only the shards the group may read."""
 
 from __future__ import annotations
 
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,8 +15,15 @@ import pytest
 from groupcoord.client import TopicPartition
 from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
 from groupcoord.store.store import Store
+from tests.e2e.helpers import CONVERGE_S, no_errors, settled, start_member, wait_until
 from tests.support.api import Api
-from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.kinesis import (
+    Streams,
+    deployment_fixture,
+    new_topic,
+    resharded,
+    streams_fixture,
+)
 
 SETTINGS = {
     "groupcoord.kinesis.shard.sync.interval.ms": "60000",
@@ -28,15 +35,8 @@ SETTINGS = {
 KEYS = [f"key-{i}" for i in range(8)]
 
 
-@pytest.fixture(scope="module")
-def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
-    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def streams(kinesis_endpoint: str) -> Streams:
-    return Streams(kinesis_endpoint)
+deployed = deployment_fixture(SETTINGS)
+streams = streams_fixture()
 
 
 def put(streams: Streams, arn: str, round_: int) -> list[tuple[str, str]]:
@@ -69,12 +69,11 @@ def lags_shown(api: Api, group_id: str) -> bool:
 def test_every_record_once_in_key_order_through_a_split_and_a_merge(
     deployed: tuple[Api, Store], streams: Streams, protocol: str
 ) -> None:
-    """Both protocols: the classic leader hands out every shard, and sync-group keeps only
-    those the group may have."""
+    """Both protocols: the consumer protocol's assignor and the classic leader (from metadata
+    asked with its groupId) hand out only the shards the group may read."""
     api, _ = deployed
     arn = streams.create(1)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     seen: list[tuple[str, str]] = []
     lock = threading.Lock()
 
@@ -133,3 +132,34 @@ def test_every_record_once_in_key_order_through_a_split_and_a_merge(
     # The group's checkpoints: the parents' ends, the merged child's last record.
     partitions = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
     assert len(partitions) == 4
+
+
+def test_a_classic_leader_spreads_only_the_assignable_shards(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    """The leader asks metadata with its groupId, so it assigns only the shards the group may
+    read, balanced over the members, with nothing for sync-group to strip: a range over every
+    partition would give one member both readable shards and the other only children that
+    wait for their parent."""
+    api, store = deployed
+    arn = streams.create(2)
+    topic = new_topic(api, arn)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    resharded(store, topic)  # 0 closed, 1 open; 2 and 3 the children of 0
+    group = f"classic-{uuid.uuid4().hex[:8]}"
+    members = [start_member(api.base_url, group, [topic], "classic") for _ in range(2)]
+
+    def settled_on(*partitions: int) -> bool:
+        wanted = {TopicPartition(topic, p) for p in partitions}
+        return settled(api.base_url, group, "classic", members, wanted)
+
+    try:
+        wait_until(lambda: settled_on(0, 1), CONVERGE_S, "0 and 1, one each")
+        (owner,) = [m for m in members if TopicPartition(topic, 0) in m.owned]
+        owner.member.commit({}, positions={TopicPartition(topic, 0): {"shardEnd": True}})
+        # The end tells the group; the next round spreads 1 and the children.
+        wait_until(lambda: settled_on(1, 2, 3), CONVERGE_S, "1, 2 and 3, balanced")
+        no_errors(members)
+    finally:
+        for member in members:
+            member.close()

@@ -22,7 +22,7 @@ import pytest
 from groupcoord.store.dynamo import make_client
 from groupcoord.store.store import Store
 from tests.support.api import Api
-from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.kinesis import Streams, kinesis_deployment, new_topic, streams_fixture
 from tests.support.sink import count_of, create_sink_table, sink_name
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kinesis_counts.py"
@@ -56,9 +56,7 @@ def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Ap
         yield api, store, client
 
 
-@pytest.fixture(scope="module")
-def streams(kinesis_endpoint: str) -> Streams:
-    return Streams(kinesis_endpoint)
+streams = streams_fixture()
 
 
 def committed(api: Api, group: str, topic: str) -> dict[int, dict[str, Any]]:
@@ -113,8 +111,7 @@ def test_two_workers_count_exactly_once_through_a_reshard_and_a_handoff(
 ) -> None:
     api, _, client = deployed
     arn = streams.create(2)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     prefix = uuid.uuid4().hex[:6]
     sent: Counter[str] = Counter()
 
@@ -176,8 +173,7 @@ def test_a_sigkilled_workers_shards_resume_from_its_last_commit(
     nothing twice; at least once, at most the killed worker's uncommitted tail twice."""
     api, _, client = deployed
     arn = streams.create(2)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     prefix = uuid.uuid4().hex[:6]
     sent: Counter[str] = Counter()
     # One PutRecords (the counts need no order across keys; per key, order is the other

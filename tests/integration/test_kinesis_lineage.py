@@ -2,25 +2,33 @@
 is assigned only once every parent (a merge's two) is done for the group: its end committed
 (at once: the end bumps the group epoch, and preferably to the parent's last owner), expired,
 or closed before a LATEST group started; a commit on a shard that is not assignable yet is
-refused, retriably (27). An expired shard leaves metadata after the grace period."""
+refused, retriably (27). An expired shard leaves metadata after the grace period; one that
+closed and expired between two syncs is expired all the same."""
 
 from __future__ import annotations
 
-import uuid
+import copy
 from base64 import b64decode
-from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
-
-import pytest
 
 from groupcoord.core.consumer_protocol import Assignment, encode_assignment
+from groupcoord.core.kinesis.shards import Shard
 from groupcoord.service.kinesis.sync import Synced, sync_topic
+from groupcoord.store.kinesis.streams import Streams as KinesisStreams
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.classic_client import ClassicClient, decode_assignment, encode_subscription
 from tests.support.consumer import Member, settle, unique
-from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.kinesis import (
+    Streams,
+    deployment_fixture,
+    new_topic,
+    owned,
+    record_of,
+    resharded,
+    streams_fixture,
+)
+from tests.support.kinesis import commit_position as commit
 
 GRACE_MS = 600_000
 SETTINGS = {
@@ -28,39 +36,8 @@ SETTINGS = {
     "group.consumer.assignment.interval.ms": "0",
     "groupcoord.kinesis.expired.shard.grace.ms": str(GRACE_MS),
 }
-
-
-@pytest.fixture(scope="module")
-def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
-    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def streams(kinesis_endpoint: str) -> Streams:
-    return Streams(kinesis_endpoint)
-
-
-def commit(api: Api, member: Member, topic: str, partition: int, at: dict[str, Any]) -> int:
-    entry = {"partitionIndex": partition, "committedOffset": 0, "kinesisPosition": at}
-    body = {
-        "groupId": member.group,
-        "memberId": member.member_id,
-        "generationIdOrMemberEpoch": member.epoch,
-        "topics": [{"name": topic, "partitions": [entry]}],
-    }
-    return api.ok("offset-commit", body)["topics"][0]["partitions"][0]["errorCode"]
-
-
-def owned(member: Member) -> set[int]:
-    return {p for partitions in member.owned.values() for p in partitions}
-
-
-def resharded(store: Store, topic: str) -> None:
-    record = store.topics.get(topic)
-    assert record is not None
-    assert sync_topic(store, record, store.clock.now_ms()) is Synced.CHANGED
-
+deployed = deployment_fixture(SETTINGS)
+streams = streams_fixture()
 
 END = {"shardEnd": True}
 
@@ -70,8 +47,7 @@ def test_children_wait_for_their_parent_then_go_to_its_owner(
 ) -> None:
     api, store = deployed
     arn = streams.create(2)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     group = unique("g")
     a, b = Member(api, group, topics=[topic]), Member(api, group, topics=[topic])
     a.join()
@@ -97,8 +73,7 @@ def test_a_merged_child_waits_for_both_parents(
 ) -> None:
     api, store = deployed
     arn = streams.create(2)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     member = Member(api, unique("g"), topics=[topic])
     member.join()
     settle([member])
@@ -120,8 +95,7 @@ def test_classic_leaders_see_and_keep_only_assignable_shards(
 ) -> None:
     api, store = deployed
     arn = streams.create(1)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     streams.split(arn, streams.shards(arn)[0]["ShardId"])
     resharded(store, topic)  # 0 closed, 1 and 2 its children
     group = unique("classic")
@@ -167,9 +141,8 @@ def test_a_latest_group_gets_the_children_of_a_split_before_it_started(
 ) -> None:
     api, store = deployed
     arn = streams.create(1)
-    latest, horizon = f"k-{uuid.uuid4().hex[:10]}", f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, latest, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
-    kinesis_topic(api, horizon, arn)
+    latest = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    horizon = new_topic(api, arn)
     streams.split(arn, streams.shards(arn)[0]["ShardId"])
     resharded(store, latest)  # 0 closed, 1 and 2 its children
     resharded(store, horizon)
@@ -192,13 +165,11 @@ def test_an_expired_parent_is_done_and_leaves_metadata_after_the_grace(
 ) -> None:
     api, store = deployed
     arn = streams.create(2)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     for shard in streams.shards(arn):
         streams.split(arn, shard["ShardId"])
     resharded(store, topic)  # 0 and 1 closed; 2, 3 children of 0; 4, 5 of 1
-    record = store.topics.get(topic)
-    assert record is not None
+    record = record_of(store, topic)
     # kinesis-local keeps its shards for a day: the sync's finding (ListShards no longer
     # showing a closed shard, core/kinesis/shards.plan_registry) written as a sync writes it.
     now = store.clock.now_ms()
@@ -214,3 +185,42 @@ def test_an_expired_parent_is_done_and_leaves_metadata_after_the_grace(
     assert owned(member) == {2, 3, 4, 5}  # from TRIM_HORIZON, yet no parent's end committed
     found = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
     assert [p["partitionIndex"] for p in found] == [1, 2, 3, 4, 5]  # 0 past its grace
+
+
+class PastRetention(KinesisStreams):
+    """kinesis-local's answers as Kinesis gives them once `gone` shards passed the stream's
+    retention (kinesis-local keeps its shards for a day): ListShards no longer shows them."""
+
+    def __init__(self, gone: set[str]) -> None:
+        super().__init__()
+        self.gone = gone
+
+    def list_shards(self, arn: str, max_shards: int) -> list[Shard]:
+        return [s for s in super().list_shards(arn, max_shards) if s.shard_id not in self.gone]
+
+
+def test_a_shard_that_closed_and_expired_between_two_syncs_lets_its_children_go(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    member = Member(api, unique("g"), topics=[topic])
+    member.join()
+    settle([member])
+    assert owned(member) == {0}
+    parent = streams.shards(arn)[0]["ShardId"]
+    streams.split(arn, parent)
+    # No sync saw the parent close before it expired: the next one finds its children only.
+    later = copy.copy(store)
+    later.kinesis = PastRetention({parent})
+    assert sync_topic(later, record_of(store, topic), store.clock.now_ms()) is Synced.CHANGED
+    settle([member])
+    assert owned(member) == {1, 2}  # no end committed for 0: it expired
+    found = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
+    assert [(p["partitionIndex"], p["kinesisShard"]["closed"]) for p in found] == [
+        (0, True),  # within the grace period, shown closed
+        (1, False),
+        (2, False),
+    ]
+    assert commit(api, member, topic, 1, {"sequenceNumber": "1"}) == 0

@@ -6,31 +6,28 @@ epoch like any commit."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from groupcoord.cli import main
-from groupcoord.service.kinesis.sync import Synced, sync_topic
+from groupcoord.service.kinesis.sync import Synced
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.consumer import Member, settle, unique
-from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.kinesis import (
+    Streams,
+    deployment_fixture,
+    new_topic,
+    streams_fixture,
+    synced,
+)
+from tests.support.kinesis import commit_position as commit
+from tests.support.kinesis import fetched_position as fetched
 
 SETTINGS = {"groupcoord.kinesis.shard.sync.interval.ms": "60000"}
-
-
-@pytest.fixture(scope="module")
-def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
-    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def streams(kinesis_endpoint: str) -> Streams:
-    return Streams(kinesis_endpoint)
+deployed = deployment_fixture(SETTINGS)
+streams = streams_fixture()
 
 
 def position(sequence: str | None, sub: int = 0, **extra: Any) -> dict[str, Any]:
@@ -38,33 +35,6 @@ def position(sequence: str | None, sub: int = 0, **extra: Any) -> dict[str, Any]
     if sequence is not None:
         found["sequenceNumber"] = sequence
     return found
-
-
-def commit(
-    api: Api,
-    member: Member | None,
-    group: str,
-    topic: str,
-    partition: int,
-    at: dict[str, Any] | None,
-    epoch: int | None = None,
-) -> int:
-    """One partition's commit (from `member` at its epoch, or from outside); its code."""
-    entry: dict[str, Any] = {"partitionIndex": partition, "committedOffset": 0}
-    if at is not None:
-        entry["kinesisPosition"] = at
-    body: dict[str, Any] = {"groupId": group, "topics": [{"name": topic, "partitions": [entry]}]}
-    if member is not None:
-        body["memberId"] = member.member_id
-        body["generationIdOrMemberEpoch"] = member.epoch if epoch is None else epoch
-    answer = api.ok("offset-commit", body)
-    return answer["topics"][0]["partitions"][0]["errorCode"]
-
-
-def fetched(api: Api, group: str, topic: str, partition: int) -> dict[str, Any] | None:
-    topics = [{"name": topic, "partitionIndexes": [partition]}]
-    answer = api.ok("offset-fetch", {"groups": [{"groupId": group, "topics": topics}]})
-    return answer["groups"][0]["topics"][0]["partitions"][0]["kinesisPosition"]
 
 
 def joined(api: Api, topic: str) -> tuple[Member, str]:
@@ -80,34 +50,33 @@ def test_positions_are_committed_fetched_and_never_moved_back(
 ) -> None:
     api, _ = deployed
     arn = streams.create(1)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     member, group = joined(api, topic)
     long = "4" + "9" * 128  # 129 digits: past any int64 or DynamoDB number
-    assert commit(api, member, group, topic, 0, position(long, 7)) == 0
+    assert commit(api, member, topic, 0, position(long, 7)) == 0
     assert fetched(api, group, topic, 0) == {
         "sequenceNumber": long,
         "subSequenceNumber": 7,
         "shardEnd": False,
         "childShardIds": [],
     }
-    assert commit(api, member, group, topic, 0, position(long, 7)) == 0  # a retry
-    assert commit(api, member, group, topic, 0, position(long, 6)) == 1  # back: refused
-    assert commit(api, member, group, topic, 0, position("5" + "0" * 127)) == 1  # fewer digits
+    assert commit(api, member, topic, 0, position(long, 7)) == 0  # a retry
+    assert commit(api, member, topic, 0, position(long, 6)) == 1  # back: refused
+    assert commit(api, member, topic, 0, position("5" + "0" * 127)) == 1  # fewer digits
     assert fetched(api, group, topic, 0)["subSequenceNumber"] == 7
-    assert commit(api, member, group, topic, 0, position("5" + "0" * 128)) == 0
+    assert commit(api, member, topic, 0, position("5" + "0" * 128)) == 0
     # A zombie (an epoch the member no longer has) is fenced as in any commit.
-    assert commit(api, member, group, topic, 0, position("6" + "0" * 128), epoch=0) != 0
+    assert commit(api, member, topic, 0, position("6" + "0" * 128), epoch=0) != 0
     assert fetched(api, group, topic, 0)["sequenceNumber"] == "5" + "0" * 128
     # No position on a Kinesis topic, or one on another topic: 42.
-    assert commit(api, member, group, topic, 0, None) == 42
+    assert commit(api, member, topic, 0, None) == 42
     plain = unique("t")
     api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
-    assert commit(api, None, unique("g"), plain, 0, position("1")) == 42
+    assert commit(api, None, plain, 0, position("1"), group=unique("g")) == 42
     # The admin's reset: from outside, once the group is empty, back is allowed.
-    assert commit(api, None, group, topic, 0, position("1")) != 0  # not while it has members
+    assert commit(api, None, topic, 0, position("1"), group=group) != 0  # not while it has members
     assert member.leave()["errorCode"] == 0
-    assert commit(api, None, group, topic, 0, position("1")) == 0
+    assert commit(api, None, topic, 0, position("1"), group=group) == 0
     assert fetched(api, group, topic, 0)["sequenceNumber"] == "1"
 
 
@@ -116,30 +85,27 @@ def test_a_shard_end_needs_a_closed_shard_or_its_children(
 ) -> None:
     api, store = deployed
     arn = streams.create(2)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     member, group = joined(api, topic)
     end = position(None, shardEnd=True)
-    assert commit(api, member, group, topic, 0, end) == 42  # open, as far as it knows
+    assert commit(api, member, topic, 0, end) == 42  # open, as far as it knows
     first = streams.shards(arn)[0]["ShardId"]
     streams.split(arn, first)
     children = [s["ShardId"] for s in streams.shards(arn) if s.get("ParentShardId") == first]
     # Named children: accepted, and the registry synced from the report.
     named = position("10", shardEnd=True, childShardIds=children)
-    assert commit(api, member, group, topic, 0, named) == 0
+    assert commit(api, member, topic, 0, named) == 0
     partitions = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
     assert [p["kinesisShard"]["shardId"] for p in partitions][2:] == children
     assert fetched(api, group, topic, 0)["shardEnd"] is True
     # The end is past every record.
-    assert commit(api, member, group, topic, 0, position("99999")) == 1
+    assert commit(api, member, topic, 0, position("99999")) == 1
     # A shard the registry knows closed takes its end without children.
     other = streams.shards(arn)[1]["ShardId"]
     streams.split(arn, other)
-    record = store.topics.get(topic)
-    assert record is not None
-    assert sync_topic(store, record, store.clock.now_ms()) is Synced.CHANGED
+    assert synced(store, topic) is Synced.CHANGED
     settle([member])  # the sync told the group: its epoch moved
-    assert commit(api, member, group, topic, 1, end) == 0
+    assert commit(api, member, topic, 1, end) == 0
 
 
 def test_groupcoord_offsets_reset_sets_a_position_of_an_empty_group(
@@ -147,10 +113,9 @@ def test_groupcoord_offsets_reset_sets_a_position_of_an_empty_group(
 ) -> None:
     api, _ = deployed
     arn = streams.create(1)
-    topic = f"k-{uuid.uuid4().hex[:10]}"
-    kinesis_topic(api, topic, arn)
+    topic = new_topic(api, arn)
     member, group = joined(api, topic)
-    assert commit(api, member, group, topic, 0, position("900", 2)) == 0
+    assert commit(api, member, topic, 0, position("900", 2)) == 0
     reset = ["offsets", "reset", group, "--topic", topic, "--url", api.base_url]
     assert main([*reset, "--to-sequence", "5:1"]) == 1  # not while it has members
     assert member.leave()["errorCode"] == 0

@@ -6,21 +6,24 @@ is single-flight, and a stream re-created under the same name is refused."""
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from groupcoord.core.kinesis.shards import ShardRow
-from groupcoord.service.kinesis.sync import Synced, sync_stale, sync_topic
+from groupcoord.service.kinesis.sync import Synced, sync_stale
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Update
 from groupcoord.store.store import Store
-from groupcoord.store.topics import TopicRecord
 from tests.support.api import Api
 from tests.support.consumer import Member, settle, unique
-from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.kinesis import (
+    Streams,
+    deployment_fixture,
+    kinesis_topic,
+    record_of,
+    streams_fixture,
+    synced,
+    topic_name,
+)
 from tests.support.streams import StreamsMember, word_count
 
 # Long enough that no scheduled sync runs during a test unless the test makes it due.
@@ -29,24 +32,8 @@ SETTINGS = {
     "groupcoord.kinesis.shard.sync.interval.ms": str(SYNC_MS),
     "group.streams.initial.rebalance.delay.ms": "0",
 }
-
-
-@pytest.fixture(scope="module")
-def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
-    """A coordinator (with its sweeper) on a table of DynamoDB Local, reaching kinesis-local."""
-    with kinesis_deployment(dynamodb_endpoint, SETTINGS) as deployed:
-        yield deployed
-
-
-@pytest.fixture(scope="module")
-def streams(kinesis_endpoint: str) -> Streams:
-    return Streams(kinesis_endpoint)
-
-
-def topic_name() -> str:
-    return f"k-{uuid.uuid4().hex[:10]}"
-
-
+deployed = deployment_fixture(SETTINGS)
+streams = streams_fixture()
 create = kinesis_topic
 
 
@@ -72,12 +59,6 @@ def age(store: Store, name: str, attribute: str, to_ms: int) -> None:
     names = {"#at": attribute}
     update = Update(schema.topic_key(name), "SET #at = :to", names=names, values={":to": to_ms})
     store.dynamo.update(update)
-
-
-def record_of(store: Store, name: str) -> TopicRecord:
-    record = store.topics.get(name)
-    assert record is not None
-    return record
 
 
 def test_create_binds_the_stream_and_metadata_shows_its_shards(
@@ -126,7 +107,7 @@ def test_split_and_merge_append_partitions_in_lineage_order(
     create(api, name, arn)
     first, second = (s["ShardId"] for s in streams.shards(arn))
     streams.split(arn, first)
-    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.CHANGED
+    assert synced(store, name) is Synced.CHANGED
     children = [s["ShardId"] for s in streams.shards(arn)[2:]]
     assert shards_of(api, name) == [
         (first, [], True),
@@ -135,7 +116,7 @@ def test_split_and_merge_append_partitions_in_lineage_order(
         (children[1], [first], False),
     ]
     streams.merge(arn, children[0], children[1])
-    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.CHANGED
+    assert synced(store, name) is Synced.CHANGED
     merged = streams.shards(arn)[-1]["ShardId"]
     assert shards_of(api, name) == [
         (first, [], True),
@@ -145,7 +126,7 @@ def test_split_and_merge_append_partitions_in_lineage_order(
         (merged, [children[0], children[1]], False),
     ]
     # Nothing new: nothing written, and the indexes stay.
-    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.UNCHANGED
+    assert synced(store, name) is Synced.UNCHANGED
     assert [s[0] for s in shards_of(api, name)] == [first, second, *children, merged]
 
 
@@ -181,10 +162,10 @@ def test_a_sync_is_single_flight_per_topic(deployed: tuple[Api, Store], streams:
     assert token is not None
     assert store.shards.take_lease(record_of(store, name), now, 60_000) is None
     streams.split(arn, streams.shards(arn)[0]["ShardId"])
-    assert sync_topic(store, record_of(store, name), now) is Synced.BUSY
+    assert synced(store, name, now) is Synced.BUSY
     assert len(partitions(api, name)) == 1
     # A lease that ran out is taken over; one released is free at once.
-    assert sync_topic(store, record_of(store, name), now + 60_001) is Synced.CHANGED
+    assert synced(store, name, now + 60_001) is Synced.CHANGED
     assert len(partitions(api, name)) == 3
     store.shards.release(record_of(store, name), "not-the-holder")  # no effect, no error
 
@@ -200,7 +181,7 @@ def test_a_re_created_stream_is_refused_not_mixed(
     stream = arn.rsplit("/", 1)[1]
     streams.delete(stream)
     assert streams.create(3, stream) == arn  # the same ARN, another stream
-    assert sync_topic(store, record_of(store, name), store.clock.now_ms()) is Synced.RECREATED
+    assert synced(store, name) is Synced.RECREATED
     assert shards_of(api, name) == before
 
 

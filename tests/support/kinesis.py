@@ -1,15 +1,31 @@
-"""kinesis-local from a test: streams made, resharded and waited for (boto3 on the endpoint
-the `kinesis_endpoint` fixture started)."""
+"""Kinesis-backed topics from a test: kinesis-local's streams made, resharded and waited for
+(boto3 on the endpoint the `kinesis_endpoint` fixture started), a coordinator deployed on
+DynamoDB Local that reaches it, and the requests the endpoint tests share (topics bound to a
+stream, positions committed and fetched, the registry synced).
+
+A test module declares its fixtures in two lines:
+
+    deployed = deployment_fixture(SETTINGS)   # (Api, Store), module-scoped
+    streams = streams_fixture()               # Streams on kinesis-local, module-scoped
+"""
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
+import pytest
+
+if TYPE_CHECKING:
+    from groupcoord.service.kinesis.sync import Synced
+    from groupcoord.store.store import Store
+    from groupcoord.store.topics import TopicRecord
+    from tests.support.api import Api
+    from tests.support.consumer import Member
 
 REGION = "us-east-1"
 
@@ -94,3 +110,94 @@ def kinesis_topic(api: Any, name: str, arn: str, **extra: Any) -> dict[str, Any]
     configs += [{"name": k, "value": v} for k, v in extra.pop("configs", {}).items()]
     body = api.ok("create-topics", {"topics": [{"name": name, "configs": configs, **extra}]})
     return body["topics"][0]
+
+
+def deployment_fixture(settings: dict[str, str]) -> Callable[..., Iterator[tuple[Api, Store]]]:
+    """A module-scoped `deployed` fixture: kinesis_deployment's (Api, Store) on `settings`."""
+
+    @pytest.fixture(scope="module")
+    def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
+        with kinesis_deployment(dynamodb_endpoint, settings) as found:
+            yield found
+
+    return deployed
+
+
+def streams_fixture() -> Callable[..., Streams]:
+    """A module-scoped `streams` fixture: Streams on the session's kinesis-local."""
+
+    @pytest.fixture(scope="module")
+    def streams(kinesis_endpoint: str) -> Streams:
+        return Streams(kinesis_endpoint)
+
+    return streams
+
+
+def topic_name() -> str:
+    return f"k-{uuid.uuid4().hex[:10]}"
+
+
+def new_topic(api: Any, arn: str, **extra: Any) -> str:
+    """A new topic backed by the stream (kinesis_topic's `extra`); its name."""
+    name = topic_name()
+    created = kinesis_topic(api, name, arn, **extra)
+    assert created["errorCode"] == 0, created
+    return name
+
+
+def commit_position(
+    api: Any,
+    member: Member | None,
+    topic: str,
+    partition: int,
+    at: dict[str, Any] | None,
+    group: str | None = None,
+    epoch: int | None = None,
+) -> int:
+    """One partition's offset-commit with a kinesisPosition (none if `at` is None), from
+    `member` at its epoch (or `epoch`), or from outside the group (`member` None, `group`
+    given); the partition's error code."""
+    entry: dict[str, Any] = {"partitionIndex": partition, "committedOffset": 0}
+    if at is not None:
+        entry["kinesisPosition"] = at
+    group = group if group is not None else member.group if member is not None else None
+    assert group is not None, "a commit from outside names its group"
+    body: dict[str, Any] = {"groupId": group, "topics": [{"name": topic, "partitions": [entry]}]}
+    if member is not None:
+        body["memberId"] = member.member_id
+        body["generationIdOrMemberEpoch"] = member.epoch if epoch is None else epoch
+    answer = api.ok("offset-commit", body)
+    return answer["topics"][0]["partitions"][0]["errorCode"]
+
+
+def fetched_position(api: Any, group: str, topic: str, partition: int) -> dict[str, Any] | None:
+    """The group's committed kinesisPosition of the partition (offset-fetch)."""
+    topics = [{"name": topic, "partitionIndexes": [partition]}]
+    answer = api.ok("offset-fetch", {"groups": [{"groupId": group, "topics": topics}]})
+    return answer["groups"][0]["topics"][0]["partitions"][0]["kinesisPosition"]
+
+
+def record_of(store: Store, name: str) -> TopicRecord:
+    record = store.topics.get(name)
+    assert record is not None, name
+    return record
+
+
+def synced(store: Store, name: str, now_ms: int | None = None) -> Synced:
+    """One shard sync of the topic (at `now_ms`, default the store's clock)."""
+    from groupcoord.service.kinesis.sync import sync_topic
+
+    at = store.clock.now_ms() if now_ms is None else now_ms
+    return sync_topic(store, record_of(store, name), at)
+
+
+def resharded(store: Store, name: str) -> None:
+    """A sync that finds the stream's new shards."""
+    from groupcoord.service.kinesis.sync import Synced
+
+    assert synced(store, name) is Synced.CHANGED
+
+
+def owned(member: Member) -> set[int]:
+    """The partitions a test Member owns, of whichever topic."""
+    return {p for partitions in member.owned.values() for p in partitions}

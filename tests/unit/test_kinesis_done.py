@@ -140,10 +140,12 @@ def test_a_sync_dates_closes_and_expiries() -> None:
     assert [(r.index, r.closed_at_ms) for r in plan.closed] == [(1, 7000)]
     assert [(r.index, r.expired_at_ms) for r in plan.expired] == [(0, 7000)]
     assert plan.changed
-    # An open shard missing from a listing is not taken for expired; nor anything when the
-    # listing may have been cut short by the partition limit.
+    # A shard the registry has open that a listing no longer shows closed and expired since
+    # the last sync: expired too, its close dated now; nothing when the listing may have been
+    # cut short by the partition limit.
     assert plan_registry(rows, [Shard("b", ("a",))], 10, 8000).expired == (
         ShardRow(0, rows[0].shard, (), 0, 8000),
+        ShardRow(2, rows[2].shard, (0,), 8000, 8000),
     )
     assert plan_registry(rows, listed[:3], 3, 8000).expired == ()
     # Expired once, dated once.

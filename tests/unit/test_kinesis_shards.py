@@ -3,6 +3,8 @@ given once, in lineage order, whatever the listings return or omit; the configs 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -124,6 +126,79 @@ def test_indexes_are_given_once_in_lineage_order_whatever_the_listings(
         assert {row.shard.shard_id for row in rows} == {s.shard_id for s in history}
         closed = {s.shard_id for s in history if s.closed}
         assert {row.shard.shard_id for row in rows if row.shard.closed} == closed
+
+
+def timed_history(
+    operations: list[tuple[bool, int]], first: int
+) -> list[tuple[Shard, int, int | None]]:
+    """reshard_history with times: the `first` shards are created at 0 and operation i runs at
+    i + 1 (its parents close then, its children are created then). Each shard as it is once
+    closed, when it was created and when it closed (None: open to the end)."""
+    history = reshard_history(operations, first)
+    created = {s.shard_id: 0 for s in history[:first]}
+    for number in range(len(operations)):
+        for child in (f"c{number}a", f"c{number}b", f"c{number}"):
+            created[child] = number + 1
+    closed_at: dict[str, int] = {}
+    for shard in history:
+        for parent in shard.parents:
+            closed_at.setdefault(parent, created[shard.shard_id])
+    return [(s, created[s.shard_id], closed_at.get(s.shard_id)) for s in history]
+
+
+def listing_at(history: list[tuple[Shard, int, int | None]], t: int, retention: int) -> list[Shard]:
+    """What ListShards shows at `t`: the shards created by then, open ones without their end,
+    less the closed ones past the retention."""
+    return [
+        shard if closed is not None and closed <= t else replace(shard, ending_sequence=None)
+        for shard, created, closed in history
+        if created <= t and (closed is None or closed + retention > t)
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    operations=st.lists(st.tuples(st.booleans(), st.integers(0, 50)), max_size=12),
+    first=st.integers(1, 4),
+    retention=st.integers(1, 6),
+    syncs=st.lists(st.integers(0, 24), min_size=1, max_size=6),
+)
+def test_every_shard_gone_from_a_complete_listing_is_expired_and_lets_its_children_go(
+    operations: list[tuple[bool, int]], first: int, retention: int, syncs: list[int]
+) -> None:
+    """Syncs at any times, however far apart: a shard that closed and expired between two of
+    them (never seen closed) is marked expired like one seen closed; an open shard never is;
+    an expired parent holds no child back."""
+    history = timed_history(operations, first)
+    gone_by = {s.shard_id: c + retention for s, _, c in history if c is not None}
+    rows: list[ShardRow] = []
+    for t in sorted(syncs):
+        listed = listing_at(history, t, retention)
+        rows = apply(rows, plan_registry(rows, listed, 1000, t))
+        for row in rows:
+            gone = gone_by.get(row.shard.shard_id)
+            if gone is not None and gone <= t:
+                assert row.expired_at_ms is not None and row.expired_at_ms <= t
+                assert row.closed_at_ms is not None
+            if row.expired_at_ms is not None:
+                assert gone is not None and gone <= row.expired_at_ms  # truly gone then
+        done = {row.index for row in rows if row.expired_at_ms is not None}
+        blocked = blocked_partitions(rows, done)
+        for row in rows:
+            if row.index not in done and set(row.parent_indexes) <= done:
+                assert row.index not in blocked
+        assert not plan_registry(rows, listed, 1000, t).changed
+
+
+def test_a_shard_that_closed_and_expired_between_two_syncs_is_expired() -> None:
+    rows = [ShardRow(0, Shard("s0")), ShardRow(1, Shard("s1"))]
+    # s0 split into s2 and s3, and expired, all since the last sync.
+    listed = [Shard("s1"), Shard("s2", ("s0",)), Shard("s3", ("s0",))]
+    plan = plan_registry(rows, listed, 10, 7000)
+    assert plan.expired == (ShardRow(0, Shard("s0"), closed_at_ms=7000, expired_at_ms=7000),)
+    assert [row.parent_indexes for row in plan.added] == [(0,), (0,)]
+    # A listing that may have been cut short by the limit marks nothing.
+    assert plan_registry(rows, listed, 3, 7000).expired == ()
 
 
 def test_lineage_order_parents_first_then_starting_sequence() -> None:

@@ -1,6 +1,8 @@
 """Leader-side assignors of the classic protocol: range, roundrobin, cooperative-sticky.
 
-Each takes the members' ConsumerProtocol subscriptions and the partition counts and returns
+Each takes the members' ConsumerProtocol subscriptions, the partition counts and the
+partitions that go to no one (`blocked`: a Kinesis-backed topic's shards that are not
+assignable to the group, which the leader's metadata with its groupId leaves out) and returns
 every member's partitions. Kafka's assignors are the reference; the sticky one keeps what
 members own where balance allows, and in cooperative mode (KIP-429) never moves a partition
 directly from one owner to another in one round.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -22,41 +25,55 @@ class TopicPartition(NamedTuple):
 
 
 Assignment = dict[str, list[TopicPartition]]
-Assignor = Callable[[Mapping[str, Subscription], Mapping[str, int]], Assignment]
+Blocked = Mapping[str, AbstractSet[int]]
+NOTHING_BLOCKED: Blocked = {}
+Assignor = Callable[[Mapping[str, Subscription], Mapping[str, int], Blocked], Assignment]
 
 
 def _eligible(subscriptions: Mapping[str, Subscription], topic: str) -> list[str]:
     return sorted(m for m, s in subscriptions.items() if topic in s.topics)
 
 
+def _allowed(topic: str, partitions: Mapping[str, int], blocked: Blocked) -> list[int]:
+    """The topic's partitions that may be assigned, in order."""
+    gone = blocked.get(topic, ())
+    return [p for p in range(partitions.get(topic, 0)) if p not in gone]
+
+
 def assign_range(
-    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int]
+    subscriptions: Mapping[str, Subscription],
+    partitions: Mapping[str, int],
+    blocked: Blocked = NOTHING_BLOCKED,
 ) -> Assignment:
-    """Per topic, contiguous ranges: n/m partitions each, the first n%m members one more."""
+    """Per topic, contiguous ranges of its assignable partitions: n/m each, the first n%m
+    members one more."""
     result: Assignment = {m: [] for m in subscriptions}
     for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
         members = _eligible(subscriptions, topic)
-        count = partitions.get(topic, 0)
-        if not members or not count:
+        allowed = _allowed(topic, partitions, blocked)
+        if not members or not allowed:
             continue
-        per, extra = divmod(count, len(members))
+        per, extra = divmod(len(allowed), len(members))
         start = 0
         for i, member in enumerate(members):
             size = per + (1 if i < extra else 0)
-            result[member] += [TopicPartition(topic, p) for p in range(start, start + size)]
+            result[member] += [TopicPartition(topic, p) for p in allowed[start : start + size]]
             start += size
     return result
 
 
 def assign_roundrobin(
-    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int]
+    subscriptions: Mapping[str, Subscription],
+    partitions: Mapping[str, int],
+    blocked: Blocked = NOTHING_BLOCKED,
 ) -> Assignment:
-    """All partitions in order, dealt to the members in turn (skipping the unsubscribed)."""
+    """All assignable partitions in order, dealt to the members in turn (skipping the
+    unsubscribed)."""
     result: Assignment = {m: [] for m in subscriptions}
     members = sorted(subscriptions)
     turn = 0
     for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
-        for p in range(partitions.get(topic, 0)):
+        for p in _allowed(topic, partitions, blocked):
             for _ in range(len(members)):
                 member = members[turn % len(members)]
                 turn += 1
@@ -67,17 +84,18 @@ def assign_roundrobin(
 
 
 def _owned(
-    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int]
+    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int], blocked: Blocked
 ) -> dict[str, list[TopicPartition]]:
-    """What each member says it owns, dropping what it cannot keep; a partition claimed by
-    two members goes to the one with the newer generation (neither if they tie)."""
+    """What each member says it owns, dropping what it cannot keep (gone, or blocked); a
+    partition claimed by two members goes to the one with the newer generation (neither if
+    they tie)."""
     claims: dict[TopicPartition, list[tuple[int, str]]] = {}
     for member, sub in subscriptions.items():
         for topic, parts in sub.owned_partitions.items():
             if topic not in sub.topics:
                 continue
             for p in parts:
-                if 0 <= p < partitions.get(topic, 0):
+                if 0 <= p < partitions.get(topic, 0) and p not in blocked.get(topic, ()):
                     claims.setdefault(TopicPartition(topic, p), []).append(
                         (sub.generation_id, member)
                     )
@@ -92,6 +110,7 @@ def _owned(
 def assign_sticky(
     subscriptions: Mapping[str, Subscription],
     partitions: Mapping[str, int],
+    blocked: Blocked = NOTHING_BLOCKED,
     cooperative: bool = False,
 ) -> Assignment:
     """Balanced (sizes within one for equal subscriptions), then sticky: members keep what
@@ -101,9 +120,9 @@ def assign_sticky(
     if not members:
         return {}
     topics = sorted({t for s in subscriptions.values() for t in s.topics})
-    all_tps = [TopicPartition(t, p) for t in topics for p in range(partitions.get(t, 0))]
+    all_tps = [TopicPartition(t, p) for t in topics for p in _allowed(t, partitions, blocked)]
     share = -(-len(all_tps) // len(members))  # ceil: nobody keeps more than a full share
-    owned = _owned(subscriptions, partitions)
+    owned = _owned(subscriptions, partitions, blocked)
     result: Assignment = {m: sorted(owned[m])[:share] for m in members}
     taken = {tp for parts in result.values() for tp in parts}
     for tp in [tp for tp in all_tps if tp not in taken]:
@@ -196,6 +215,8 @@ ASSIGNORS: dict[str, Assignor] = {
     "range": assign_range,
     "roundrobin": assign_roundrobin,
     "sticky": assign_sticky,
-    "cooperative-sticky": lambda subs, parts: assign_sticky(subs, parts, cooperative=True),
+    "cooperative-sticky": lambda subs, parts, blocked: assign_sticky(
+        subs, parts, blocked, cooperative=True
+    ),
 }
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})

@@ -22,6 +22,7 @@ from ..errors import Errors
 from .assignors import (
     ASSIGNORS,
     COOPERATIVE_ASSIGNORS,
+    Blocked,
     TopicPartition,
     encode_sticky_user_data,
     with_sticky_memory,
@@ -65,7 +66,7 @@ class ClassicMembership:
         transport: Callable[[], Transport],
         group_id: str,
         topics: Callable[[], list[str]],
-        partition_counts: Callable[[list[str]], dict[str, int]],
+        leader_partitions: Callable[[list[str]], tuple[dict[str, int], Blocked]],
         *,
         assignors: list[str],
         session_timeout_ms: int,
@@ -80,7 +81,9 @@ class ClassicMembership:
         self.transport = transport
         self.group_id = group_id
         self.topics = topics
-        self.partition_counts = partition_counts
+        # The subscribed topics' partition counts and the partitions not assignable to the
+        # group, as the leader's metadata (asked with the groupId) tells them.
+        self.leader_partitions = leader_partitions
         self.assignors = assignors
         self.session_timeout_ms = session_timeout_ms
         self.rebalance_timeout_ms = rebalance_timeout_ms
@@ -212,9 +215,9 @@ class ClassicMembership:
         if joined["protocolName"] in STICKY_USER_DATA:
             subscriptions = {m: with_sticky_memory(s) for m, s in subscriptions.items()}
         topics = sorted({t for s in subscriptions.values() for t in s.topics})
-        counts = self.partition_counts(topics)
+        counts, blocked = self.leader_partitions(topics)
         assignor = ASSIGNORS[joined["protocolName"]]
-        plan = assignor(subscriptions, counts)
+        plan = assignor(subscriptions, counts, blocked)
         assignments = []
         for member_id, parts in plan.items():
             by_topic: dict[str, list[int]] = {}

@@ -160,7 +160,9 @@ class KinesisConsumer:
         try:
             while not stop.is_set():
                 self.step()
-                stop.wait(max(0.0, self._next_fetch() - time.monotonic()))
+                # Until a shard is due, unless the coordinator sends an assignment first: a
+                # shard handed over is opened at once, not a GetRecords pause later.
+                self.member.wait_for_work(max(0.0, self._next_fetch() - time.monotonic()), stop)
         finally:
             self.close()
 
@@ -325,6 +327,9 @@ class KinesisConsumer:
         self.commit(only={shard.partition})
         self._shards.pop(shard.partition, None)
         self._finished.add(shard.partition)
+        # The end moved the group (its children are assignable, preferably to this member):
+        # hear of it now, not at the next heartbeat.
+        self.member.heartbeat_soon()
 
     def _next_fetch(self) -> float:
         due = [s.next_fetch for s in self._shards.values()]

@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from ..errors import Errors
-from .assignors import TopicPartition
+from .assignors import Blocked, TopicPartition
 from .classic import ClassicMembership, RejoinNeeded
 from .consumer import ConsumerMembership, RejoinRequired
 from .errors import (
@@ -55,6 +55,8 @@ COMMIT_ATTEMPTS = 3
 # How often the heartbeat thread looks again while the member is not joined (before the first
 # poll, while lost or failed): it has nothing to send then.
 IDLE_BEAT_CHECK_S = 0.05
+# How often wait_for_work() looks at its caller's stop event.
+STOP_CHECK_S = 0.02
 
 
 class RebalanceListener(Protocol):
@@ -142,6 +144,7 @@ class GroupMember:
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
+        self._beat_now = threading.Event()  # heartbeat_soon(): the next beat goes at once
         self._fatal: BaseException | None = None
         self._listener_error: BaseException | None = None
         self._lost = False
@@ -166,7 +169,7 @@ class GroupMember:
                 self._transport,
                 self.group_id,
                 self._subscribed_topics,
-                self._partition_counts,
+                self._leader_partitions,
                 assignors=list(config.assignors),
                 session_timeout_ms=config.session_timeout_ms,
                 rebalance_timeout_ms=config.rebalance_timeout_ms,
@@ -224,6 +227,31 @@ class GroupMember:
     def assignment(self) -> set[TopicPartition]:
         """What this member owns now (as of the last poll())."""
         return set(self._owned)
+
+    def wait_for_work(self, timeout_s: float, stop: threading.Event | None = None) -> bool:
+        """Wait up to `timeout_s` for news that poll() should act on (an assignment to take,
+        the membership lost or refused), or until `stop` is set; whether news came. For a
+        loop that waits on something else between polls (groupcoord.client.kinesis paces
+        its GetRecords) and must still take a new assignment as soon as the coordinator sends
+        it. Only news wakes it, not work that is merely still due (a join the coordinator has
+        not answered yet): poll() retries that at the caller's pace. Same thread as poll()."""
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while self._pending_target is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or (stop is not None and stop.is_set()):
+                return False
+            # A short slice: `stop` is another event, and a stop must not wait a whole pause.
+            if self._wake.wait(min(left, STOP_CHECK_S)):
+                self._wake.clear()  # poll() is not waiting (same thread): nothing is lost
+                return True
+        return True
+
+    def heartbeat_soon(self) -> None:
+        """Send the next heartbeat now rather than at its interval: the caller did something
+        that moves the group (groupcoord.client.kinesis, after committing a shard's end: its
+        children are assignable now, and this member is their preferred owner; a classic
+        member hears of the rebalance). Any thread."""
+        self._beat_now.set()
 
     def report_lags(self, lags: Mapping[TopicPartition, int]) -> None:
         """How far behind this member is on partitions it owns, in ms (a Kinesis consumer's
@@ -568,6 +596,9 @@ class GroupMember:
             wait = next_beat - time.monotonic()
             if self._stop_beating.wait(min(max(0.0, wait), 0.05)):
                 return
+            if self._beat_now.is_set():
+                self._beat_now.clear()
+                next_beat = min(next_beat, time.monotonic())
             if time.monotonic() < next_beat:
                 continue
             if not self._joined or self._lost or self._fatal is not None:
@@ -711,9 +742,32 @@ class GroupMember:
         self._refresh_topics(force=refresh)
         return sorted(t for t in self._topic_cache if self._pattern.fullmatch(t))
 
-    def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        self._refresh_topics(force=True)
-        return {t: self._topic_cache[t][1] for t in topics if t in self._topic_cache}
+    def _leader_partitions(self, topics: list[str]) -> tuple[dict[str, int], Blocked]:
+        """A classic leader's view of `topics`: their partition counts and the partitions the
+        group may not be assigned. Asked with the groupId, metadata lists only a Kinesis-backed
+        topic's shards that are assignable to the group (KINESIS.md, "Lineage"); those it
+        leaves out are blocked, so the assignment spreads what may be read and sync-group has
+        nothing to strip. A coordinator that refuses the groupId (no DESCRIBE on the group)
+        is asked without it: every partition, stripped at the sync as before."""
+        if not topics:
+            return {}, {}
+        wanted = [{"name": t} for t in topics]
+        answer = metadata_all_pages(
+            lambda api, body: self._call(api, {**body, "groupId": self.group_id}).body, wanted
+        )
+        if answer.get("errorCode", 0) != 0:
+            answer = metadata_all_pages(lambda api, body: self._call(api, body).body, wanted)
+        counts: dict[str, int] = {}
+        blocked: dict[str, frozenset[int]] = {}
+        for topic in answer.get("topics", []):
+            if topic.get("errorCode", 0) != 0 or not topic.get("name"):
+                continue
+            listed = {p["partitionIndex"] for p in topic["partitions"]}
+            # Past the last one listed, nothing is assignable: the count may stop there.
+            count = max(listed, default=-1) + 1
+            counts[topic["name"]] = count
+            blocked[topic["name"]] = frozenset(range(count)) - listed
+        return counts, blocked
 
     def _topic_name(self, topic_id: str) -> str | None:
         for name, (tid, _) in self._topic_cache.items():

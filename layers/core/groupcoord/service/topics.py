@@ -118,7 +118,8 @@ def _shown(row: ShardRow) -> KinesisShard:
             starting_hash_key=shard.hash_start, ending_hash_key=shard.hash_end
         ),
         starting_sequence_number=shard.starting_sequence,
-        closed=shard.closed,
+        # An expired shard was closed, even when the registry never saw its end.
+        closed=shard.closed or row.expired_at_ms is not None,
     )
 
 

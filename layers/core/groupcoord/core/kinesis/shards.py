@@ -41,8 +41,9 @@ class ShardRow:
     # When the registry learned the shard closed (the sync's time; 0: closed before the topic
     # was bound), None while open: what "closed before a group started" is judged by.
     closed_at_ms: int | None = None
-    # When a sync first missed the closed shard from ListShards (expired past the stream's
-    # retention), None while listed: done for every group, hidden after a grace period.
+    # When a sync first missed the shard from ListShards (closed and expired past the
+    # stream's retention), None while listed: done for every group, hidden after a grace
+    # period.
     expired_at_ms: int | None = None
 
 
@@ -117,10 +118,10 @@ def plan_registry(
 ) -> RegistryPlan:
     """The registry's new rows after a listing: shards not in it yet, in lineage order, at the
     next indexes, up to `max_partitions` rows in all; its rows that the listing shows closed
-    while the registry has them open; and its closed rows the listing no longer shows
-    (expired), unless the listing may have been cut short by the limit. An open shard missing
-    from the listing keeps its row as it is. A first listing (no rows) dates what it finds
-    closed 0: closed before any group could start."""
+    while the registry has them open; and its rows the listing no longer shows (expired, open
+    ones included: closed and expired since the last sync), unless the listing may have been
+    cut short by the limit. A first listing (no rows) dates what it finds closed 0: closed
+    before any group could start."""
     closed_at = now_ms if rows else 0
     known = {row.shard.shard_id: row for row in rows}
     closed: dict[str, ShardRow] = {}
@@ -148,15 +149,23 @@ def plan_registry(
 def _expired(
     rows: Sequence[ShardRow], listed: Sequence[Shard], max_partitions: int, now_ms: int
 ) -> tuple[ShardRow, ...]:
-    """The registry's closed rows a complete listing no longer shows, dated now."""
+    """The registry's rows a complete listing no longer shows, dated now. ListShards shows
+    every open shard and every closed one within the stream's retention, so a row missing
+    from it expired, whether the registry had seen it close or not: a shard can close and
+    expire between two syncs (a sweeper stopped for longer than the retention, a shard end
+    never reported). Its close is dated now too, when the registry learned of it."""
     if len(listed) >= max_partitions:
         return ()  # the listing may have stopped before them
     seen = {shard.shard_id for shard in listed}
     return tuple(
-        replace(row, expired_at_ms=now_ms)
+        replace(row, expired_at_ms=now_ms, closed_at_ms=_or(row.closed_at_ms, now_ms))
         for row in rows
-        if row.shard.closed and row.expired_at_ms is None and row.shard.shard_id not in seen
+        if row.expired_at_ms is None and row.shard.shard_id not in seen
     )
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def listed_in_metadata(row: ShardRow, now_ms: int, grace_ms: int) -> bool:

@@ -73,10 +73,11 @@ def _row(item: dict[str, Any]) -> ShardRow:
 def _closed_at(item: dict[str, Any]) -> int | None:
     """A closed row's closedAt; a row closed before the field was written counts as closed
     before any group started (0): the way it was judged before, by committed ends only, is
-    kept for TRIM_HORIZON groups, which never use the date."""
-    if item.get("endSeq") is None:
-        return None
-    return int(item.get("closedAt", 0))
+    kept for TRIM_HORIZON groups, which never use the date. A row that expired before the
+    registry saw its end has a closedAt and no endSeq."""
+    if item.get("closedAt") is not None:
+        return int(item["closedAt"])
+    return None if item.get("endSeq") is None else 0
 
 
 class ShardRegistry:
