@@ -11,6 +11,7 @@ from groupcoord.core.session_renewal import renewal_slack_ms
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.streams import StreamsGroupHeartbeatRequest
 from groupcoord.service.context import ApiContext
+from groupcoord.service.streams.common import reload
 from groupcoord.service.streams.heartbeat import streams_group_heartbeat
 from groupcoord.store import capacity
 from groupcoord.store.store import Store
@@ -103,8 +104,10 @@ def test_the_endpoints_map_after_a_bump_costs_one_read_however_many_members(stor
     for size in (3, 12):
         now = int(time.time() * 1000)
         group, epochs = _settled_group(store, size, now, endpoints=True)
-        epoch = int(store.streams.group_item(group, consistent=True).get("endpointEpoch", 0))
-        store.streams.bump_endpoint_epoch(group)
+        read = reload(store.streams, group)
+        assert read is not None
+        epoch = read.endpoint_epoch
+        store.streams.update_group(read, read.with_endpoints_changed())
         later = now + interval
         body = {"endpointInformationEpoch": epoch, "groupId": group}
         first = _heartbeat(store, {**body, "memberId": "m-0", "memberEpoch": epochs["m-0"]},

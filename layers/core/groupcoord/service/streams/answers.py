@@ -53,16 +53,20 @@ def _partitions(
     ]
 
 
-def _entry(m: StreamsGroupMember) -> dict[str, Any]:
-    """A member's line of the endpoints map: its endpoint and the tasks it is assigned."""
+def _entry(m: StreamsGroupMember, target_epoch: int) -> dict[str, Any]:
+    """A member's line of the endpoints map: its endpoint and its target's active and standby
+    tasks (where the installed assignment puts them, as the classic protocol's
+    partitionsByHost: one endpoint epoch per install, however many members then reconcile).
+    A target newer than the group's `target_epoch` is an install not yet flipped: the tasks it
+    is assigned stand in for it until the flip's new epoch rebuilds the map."""
     assert m.user_endpoint is not None
-    assigned = m.tasks.assigned
+    tasks = m.target if m.target_epoch <= target_epoch else m.tasks.assigned
     return {
         "m": m.member_id,
         "h": m.user_endpoint.host,
         "p": m.user_endpoint.port,
-        "a": {s: sorted(ps) for s, ps in assigned.active.items()},
-        "s": {s: sorted(ps) for s, ps in assigned.standby.items()},
+        "a": {s: sorted(ps) for s, ps in tasks.active.items()},
+        "s": {s: sorted(ps) for s, ps in tasks.standby.items()},
     }
 
 
@@ -81,15 +85,17 @@ def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
     return {
         "sources": {s: list(ts) for s, ts in sources.items()},
         "counts": {t: n for t, n in counts.items() if t in read},
-        "entries": [_entry(m) for m in store.streams.members(group) if m.user_endpoint],
+        "entries": [
+            _entry(m, group.target_epoch) for m in store.streams.members(group) if m.user_endpoint
+        ],
     }
 
 
 def endpoint_partitions(
     store: Store, group: StreamsGroup, member: StreamsGroupMember
 ) -> list[StreamsEndpointToPartitions]:
-    """Every endpoint of the group with the partitions its member's active and standby tasks
-    read (`member` as this request wrote it): from the map of the group's endpoint epoch, one
+    """Every endpoint of the group with the partitions its member's target active and standby
+    tasks read (`member` as this request wrote it): from the map of the group's endpoint epoch, one
     GetItem; built from the members by the first heartbeat that needs it at that epoch."""
     endpoints = store.streams.endpoints
     head = endpoints.head(group.group_id)
@@ -101,7 +107,7 @@ def endpoint_partitions(
     entries = {e["m"]: e for e in data["entries"]}
     entries.pop(member.member_id, None)
     if member.user_endpoint is not None:
-        entries[member.member_id] = _entry(member)
+        entries[member.member_id] = _entry(member, group.target_epoch)
     sources = {s: tuple(ts) for s, ts in data["sources"].items()}
     counts = data["counts"]
 

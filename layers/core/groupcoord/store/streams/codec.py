@@ -26,8 +26,10 @@ from ..dynamo import Update
 from ..groups import listing_attributes
 
 GROUP_TYPE = "streams"
-# Only ever ADDed to (repository.bump_endpoint_epoch), never written from a model: the
-# members whose tasks change bump it without the group's version, so it is no group state.
+# Only ever ADDed to (group_update), in the writes of the group item that change what the
+# endpoints map shows (a member with an endpoint joins, leaves, or a target is installed):
+# an ADD, so that an install's flip (conditioned on its lease, not the version) never loses a
+# join's bump.
 ENDPOINT_EPOCH = "endpointEpoch"
 
 # The group item's attributes beyond what every group item has (and the consumer's names
@@ -137,6 +139,10 @@ def group_update(old: StreamsGroup, new: StreamsGroup, deadline_shards: int) -> 
     expression = "SET " + ", ".join(sets)
     if removes:
         expression += " REMOVE " + ", ".join(removes)
+    if new.endpoint_epoch > old.endpoint_epoch:
+        names["#ep"] = ENDPOINT_EPOCH
+        values[":ep"] = new.endpoint_epoch - old.endpoint_epoch
+        expression += " ADD #ep :ep"
     return Update(
         schema.group_key(old.group_id),
         expression,

@@ -3,22 +3,21 @@
 - Group item (schema.group_key): a fixed set of fields: epochs, version, member count, the
   topology's epoch, fingerprint and status, the endpoint epoch, the shutdown request, the
   initial delay, the install lease, `dl` / `dlShard`. Every write of it is conditioned on the
-  `version` read and bumps it.
+  `version` read (an install's flip: on its lease) and bumps it.
 - Member items (schema.member_key, sharded by member id, as consumer members are): process,
   endpoint, tags, epochs, tasks (assigned + pending revocation, active ones with their
   assignment epochs), the target with its epoch and `waitOn`. A steady heartbeat writes only
   its own member item (a Put conditioned on the member's `mver` and `tver`).
 - Topology item (schema.streams_topology_key): the topology of the group's topology epoch,
   written with the join that set it.
-- Endpoints map item (schema.streams_endpoints_key, endpoints.py): the endpoints' tasks at one
-  endpoint epoch, written by the first heartbeat behind it.
+- Endpoints map item (schema.streams_endpoints_key, endpoints.py): the endpoints' target tasks
+  at one endpoint epoch, written by the first heartbeat behind it.
 
 docs/streams.md describes the conditions of each write.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -41,7 +40,6 @@ from ..dynamo import (
 )
 from ..errors import Conflict
 from .codec import (
-    ENDPOINT_EPOCH,
     group_item,
     group_update,
     is_streams_member,
@@ -179,20 +177,6 @@ class StreamsGroupStore:
         except (ConditionFailed, TransactionCanceled):
             raise Conflict(old.group_id) from None
         return replace(new, version=old.version + 1)
-
-    def bump_endpoint_epoch(self, group_id: str) -> None:
-        """The endpoints' partitions may have changed: clients re-read them (one ADD, no
-        condition but the group's existence, the group's version untouched)."""
-        with contextlib.suppress(ConditionFailed):
-            self.dynamo.update(
-                Update(
-                    schema.group_key(group_id),
-                    "ADD #e :one",
-                    names={"#e": ENDPOINT_EPOCH},
-                    values={":one": 1},
-                    condition="attribute_exists(pk)",
-                )
-            )
 
     def put_topology(self, group_id: str, topology: Topology) -> Put:
         """The topology item of a group's first (or a replaced) topology, written in the
