@@ -18,7 +18,11 @@ from typing import Any
 
 from groupcoord.core.streams.reconciliation import MemberState
 from groupcoord.local.memory import MemoryDynamoClient
-from groupcoord.models.streams import StreamsGroupHeartbeatRequest
+from groupcoord.models.streams import (
+    StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeatResponse,
+    StreamsTaskIds,
+)
 from groupcoord.service.context import ApiContext
 from groupcoord.service.streams.common import reload
 from groupcoord.service.streams.heartbeat import streams_group_heartbeat
@@ -138,8 +142,8 @@ def word_count(words: str, prefix: str) -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-def _tasks(entries: list[dict[str, Any]] | None) -> Tasks:
-    return {e["subtopologyId"]: set(e["partitions"]) for e in entries or () if e["partitions"]}
+def _tasks(entries: list[StreamsTaskIds] | None) -> Tasks:
+    return {e.subtopology_id: set(e.partitions) for e in entries or () if e.partitions}
 
 
 def _entries(tasks: Tasks) -> list[dict[str, Any]]:
@@ -161,11 +165,21 @@ class SimMember:
 class StreamsSim:
     """A streams group's members, heartbeating through the service at the clock's time."""
 
-    def __init__(self, store: Store, clock: ManualClock, group_id: str, topology: dict) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: ManualClock,
+        group_id: str,
+        topology: dict,
+        keep_routes: bool = True,
+    ) -> None:
         self.store, self.clock, self.group_id, self.topology = store, clock, group_id, topology
         self.members: dict[str, SimMember] = {}
+        # Thousands of members each keeping a map of thousands of endpoints would not fit.
+        self.keep_routes = keep_routes
+        self.maps_heard = 0
 
-    def _call(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, body: dict[str, Any]) -> StreamsGroupHeartbeatResponse:
         ctx = ApiContext(
             settings=self.store.settings,
             store=self.store,
@@ -173,25 +187,28 @@ class StreamsSim:
             endpoint="http://sim",
         )
         answer = streams_group_heartbeat(StreamsGroupHeartbeatRequest.model_validate(body), ctx)
-        found = answer.to_json_dict()
-        if found["errorCode"] != 0:
-            raise RuntimeError(f"streams-group-heartbeat: {found}")
-        return found
+        if answer.error_code != 0:
+            raise RuntimeError(f"streams-group-heartbeat: {answer.to_json_dict()}")
+        return answer
 
-    def _heard(self, m: SimMember, answer: dict[str, Any]) -> dict[str, Any]:
-        m.epoch = answer["memberEpoch"]
-        if answer.get("activeTasks") is not None:
-            owned = {r: _tasks(answer[f"{r}Tasks"]) for r in ROLES}
+    def _heard(self, m: SimMember, answer: StreamsGroupHeartbeatResponse) -> None:
+        """What the member keeps of an answer (read off the model: at thousands of endpoints
+        serializing every answer's map would be most of a run's time)."""
+        m.epoch = answer.member_epoch
+        if answer.active_tasks is not None:
+            roles = (answer.active_tasks, answer.standby_tasks, answer.warmup_tasks)
+            owned = {r: _tasks(ts) for r, ts in zip(ROLES, roles, strict=True)}
             m.unsent = m.unsent or owned != m.owned
             m.owned = owned
-        m.endpoint_epoch = answer["endpointInformationEpoch"]
-        if answer.get("partitionsByUserEndpoint") is not None:
-            m.routes = answer["partitionsByUserEndpoint"]
-        return answer
+        m.endpoint_epoch = answer.endpoint_information_epoch
+        if answer.partitions_by_user_endpoint is not None:
+            self.maps_heard += 1
+            if self.keep_routes:
+                m.routes = answer.to_json_dict()["partitionsByUserEndpoint"]
 
     def join(
         self, member_id: str, process_id: str, endpoint: tuple[str, int] | None = None
-    ) -> dict[str, Any]:
+    ) -> StreamsGroupHeartbeatResponse:
         m = SimMember(member_id, process_id, endpoint)
         self.members[member_id] = m
         body = {"groupId": self.group_id, "memberId": member_id, "memberEpoch": 0,
@@ -201,9 +218,11 @@ class StreamsSim:
         if endpoint is not None:
             body["userEndpoint"] = {"host": endpoint[0], "port": endpoint[1]}
         m.unsent = False
-        return self._heard(m, self._call(body))
+        answer = self._call(body)
+        self._heard(m, answer)
+        return answer
 
-    def beat(self, member_id: str) -> dict[str, Any]:
+    def beat(self, member_id: str) -> StreamsGroupHeartbeatResponse:
         m = self.members[member_id]
         body: dict[str, Any] = {"groupId": self.group_id, "memberId": member_id,
                                 "memberEpoch": m.epoch,
@@ -211,9 +230,11 @@ class StreamsSim:
         if m.unsent:
             body |= {f"{r}Tasks": _entries(m.owned[r]) for r in ROLES}
             m.unsent = False
-        return self._heard(m, self._call(body))
+        answer = self._call(body)
+        self._heard(m, answer)
+        return answer
 
-    def leave(self, member_id: str) -> dict[str, Any]:
+    def leave(self, member_id: str) -> StreamsGroupHeartbeatResponse:
         self.members.pop(member_id)
         body = {"groupId": self.group_id, "memberId": member_id, "memberEpoch": -1}
         return self._call(body)

@@ -9,6 +9,7 @@ bench/streams_sim.py through the real heartbeat; every write request is counted 
 
 from __future__ import annotations
 
+from bench import streams_scale
 from bench.streams_sim import (
     ManualClock,
     StreamsSim,
@@ -98,3 +99,18 @@ def test_a_member_that_leaves_drops_out_of_every_members_map_at_their_next_heart
     assert len(expected) == 2 * PARTITIONS
     for m in sim.members.values():
         assert routes_of(m.routes) == expected, m.member_id
+
+
+def test_the_scale_bench_at_60_members_steady_and_rebalanced() -> None:
+    """bench/streams_scale.py's run, small: a steady heartbeat is the consumer protocol's
+    2 GetItems (a member write every third), the group item is not written while the group is
+    steady, and a rebalance of 3 leaving and 3 joining writes it a bounded number of times."""
+    found = streams_scale.run(members=60, partitions=120, moves=3)
+    steady = found["steady"]
+    calls = sum(p.calls for p in steady)
+    assert sum(p.requests for p in steady) / calls <= 2.34
+    assert sum(p.group_item_writes for p in steady) == 0
+    changes = 6
+    # Each leave and join is one write; then two installs (a lease, the lease renewed with
+    # each transaction of targets, a flip) and the listed state settling: none per member.
+    assert sum(p.group_item_writes for p in found["rebalance"]) <= changes + 10

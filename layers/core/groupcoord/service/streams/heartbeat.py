@@ -388,7 +388,9 @@ class _Heartbeat(Reconciling):
                 items.append(
                     self.ss.move_instance(group, iid, instance_owner, plan.member.member_id)
                 )
-        joined = plan.group.with_endpoints_changed(plan.member.user_endpoint is not None)
+        # No new endpoint epoch: the map shows targets, and a joiner has none until the
+        # install that gives it one bumps the epoch (a burst of joins rebuilds no map).
+        joined = plan.group
         if step is TopologyStep.INITIALIZE:
             items.append(self.ss.put_topology(group.group_id, topology))
             joined = replace(

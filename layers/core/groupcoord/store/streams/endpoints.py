@@ -6,12 +6,19 @@ member, O(members^2) per epoch; instead whoever first needs the map at an epoch 
 and writes it here (a Put conditioned on a lower epoch: a later epoch is never replaced by an
 earlier one), and the others read it with one GetItem. A map larger than one item's 400 KB
 is split into chunk items written before the head that names them.
+
+A map, once written, is the map of its epoch for good (a write of the same epoch is refused),
+so each process keeps the last few it read or wrote (`remember` / `cached`): after a bump, a
+function instance reads the map once, not once per member it answers (at 5,000 members a map
+is ~0.5 MB: one read per member would be a read hot key on the group's partition).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from .. import schema
@@ -19,11 +26,31 @@ from ..dynamo import ConditionFailed, Dynamo
 
 # Characters of JSON per item: at most 4 bytes each in UTF-8, under DynamoDB's 400 KB.
 CHUNK_CHARS = 90_000
+# Maps kept per process: a few groups' latest epochs.
+CACHED_MAPS = 16
 
 
 class EndpointsStore:
     def __init__(self, dynamo: Dynamo) -> None:
         self.dynamo = dynamo
+        self._cache: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cached(self, group_id: str, epoch: int, born: int) -> Any | None:
+        """What `remember` kept for the map of `epoch` (of the group created at `born`)."""
+        with self._lock:
+            found = self._cache.get((group_id, epoch, born))
+            if found is not None:
+                self._cache.move_to_end((group_id, epoch, born))
+            return found
+
+    def remember(self, group_id: str, epoch: int, born: int, value: Any) -> None:
+        """Keep `value` (the stored map of `epoch`, in any form the caller likes)."""
+        with self._lock:
+            self._cache[(group_id, epoch, born)] = value
+            self._cache.move_to_end((group_id, epoch, born))
+            while len(self._cache) > CACHED_MAPS:
+                self._cache.popitem(last=False)
 
     def head(self, group_id: str) -> dict[str, Any] | None:
         return self.dynamo.get(schema.streams_endpoints_key(group_id), consistent=True)
@@ -57,9 +84,9 @@ class EndpointsStore:
         data: Any,
         previous: dict[str, Any] | None,
         born: int = 0,
-    ) -> None:
+    ) -> bool:
         """The map of `epoch`, unless one of this epoch or later of the same group is there
-        already; the chunks of `previous` (the head read) are deleted once replaced."""
+        already (False); the chunks of `previous` (the head read) are deleted once replaced."""
         text = json.dumps(data, separators=(",", ":"))
         parts = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
         write_id = uuid.uuid4().hex[:12]
@@ -79,8 +106,9 @@ class EndpointsStore:
             )
         except ConditionFailed:
             self.dynamo.batch_write(deletes=[schema_key(c) for c in chunks])
-            return
+            return False
         self.dynamo.batch_write(deletes=chunk_keys(group_id, previous))
+        return True
 
 
 def schema_key(item: dict[str, Any]) -> dict[str, Any]:
