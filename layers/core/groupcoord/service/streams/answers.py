@@ -137,7 +137,7 @@ def _stored_map(store: Store, group: StreamsGroup) -> _Map:
         stored = endpoints.write(gid, group.endpoint_epoch, data, head, born)
     decoded = _Map.of(data)
     if stored:  # a build that lost the race is answered, not kept: the winner's is the map
-        endpoints.remember(gid, group.endpoint_epoch, born, decoded)
+        endpoints.remember(gid, group.endpoint_epoch, born, decoded, len(decoded.lines))
     return decoded
 
 

@@ -26,31 +26,37 @@ from ..dynamo import ConditionFailed, Dynamo
 
 # Characters of JSON per item: at most 4 bytes each in UTF-8, under DynamoDB's 400 KB.
 CHUNK_CHARS = 90_000
-# Maps kept per process: a few groups' latest epochs.
-CACHED_MAPS = 16
+# Maps kept per process: a few groups' latest epochs, and at most about this many endpoints in
+# all (decoded, ~3 KB each: a 5,000-member map is ~14 MB; the latest map is kept whatever its size).
+CACHED_MAPS = 8
+CACHED_LINES = 20_000
 
 
 class EndpointsStore:
     def __init__(self, dynamo: Dynamo) -> None:
         self.dynamo = dynamo
-        self._cache: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, int, int], tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def cached(self, group_id: str, epoch: int, born: int) -> Any | None:
         """What `remember` kept for the map of `epoch` (of the group created at `born`)."""
         with self._lock:
             found = self._cache.get((group_id, epoch, born))
-            if found is not None:
-                self._cache.move_to_end((group_id, epoch, born))
-            return found
-
-    def remember(self, group_id: str, epoch: int, born: int, value: Any) -> None:
-        """Keep `value` (the stored map of `epoch`, in any form the caller likes)."""
-        with self._lock:
-            self._cache[(group_id, epoch, born)] = value
+            if found is None:
+                return None
             self._cache.move_to_end((group_id, epoch, born))
-            while len(self._cache) > CACHED_MAPS:
-                self._cache.popitem(last=False)
+            return found[0]
+
+    def remember(self, group_id: str, epoch: int, born: int, value: Any, lines: int) -> None:
+        """Keep `value` (the stored map of `epoch`, of `lines` endpoints, in any form the
+        caller likes), dropping the least recently used beyond CACHED_MAPS / CACHED_LINES."""
+        with self._lock:
+            self._cache[(group_id, epoch, born)] = (value, lines)
+            self._cache.move_to_end((group_id, epoch, born))
+            total = sum(n for _, n in self._cache.values())
+            while len(self._cache) > 1 and (len(self._cache) > CACHED_MAPS or total > CACHED_LINES):
+                _, (_, n) = self._cache.popitem(last=False)
+                total -= n
 
     def head(self, group_id: str) -> dict[str, Any] | None:
         return self.dynamo.get(schema.streams_endpoints_key(group_id), consistent=True)
