@@ -12,6 +12,7 @@ store, so a test or a bench can see how often one item (the group item) is writt
 from __future__ import annotations
 
 import threading
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,17 +173,23 @@ class StreamsSim:
         group_id: str,
         topology: dict,
         keep_routes: bool = True,
+        instances: int = 1,
     ) -> None:
         self.store, self.clock, self.group_id, self.topology = store, clock, group_id, topology
+        # Function instances: stores on the same table, each with its own copies (the
+        # endpoints maps it read); a member's requests go to one by its id.
+        others = [Store(store.dynamo, store.settings) for _ in range(1, instances)]
+        self.instances = [store, *others]
         self.members: dict[str, SimMember] = {}
         # Thousands of members each keeping a map of thousands of endpoints would not fit.
         self.keep_routes = keep_routes
         self.maps_heard = 0
 
     def _call(self, body: dict[str, Any]) -> StreamsGroupHeartbeatResponse:
+        store = self.instances[zlib.crc32(body["memberId"].encode()) % len(self.instances)]
         ctx = ApiContext(
-            settings=self.store.settings,
-            store=self.store,
+            settings=store.settings,
+            store=store,
             now_ms=self.clock.now_ms(),
             endpoint="http://sim",
         )
