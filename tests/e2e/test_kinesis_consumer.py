@@ -57,6 +57,14 @@ def until(condition: Any, failures: list[BaseException], timeout_s: float = 30.0
         time.sleep(0.1)
 
 
+def lags_shown(api: Api, group_id: str) -> bool:
+    """Whether describe-group-activity shows a lag on every partition the group owns."""
+    body = {"groupIds": [group_id], "includeMembers": True}
+    (group,) = api.ok("describe-group-activity", body)["groups"]
+    owned = [p for p in group["partitions"] if p.get("owner")]
+    return bool(owned) and all(isinstance(p.get("lagMs"), int) for p in owned)
+
+
 @pytest.mark.parametrize("protocol", ["consumer", "classic"])
 def test_every_record_once_in_key_order_through_a_split_and_a_merge(
     deployed: tuple[Api, Store], streams: Streams, protocol: str
@@ -74,9 +82,10 @@ def test_every_record_once_in_key_order_through_a_split_and_a_merge(
         with lock:
             seen.extend((r.partition_key, r.data.decode()) for r in records)
 
+    group_id = f"g-{uuid.uuid4().hex[:8]}"
     consumer = KinesisConsumer(
         api.base_url,
-        f"g-{uuid.uuid4().hex[:8]}",
+        group_id,
         topic,
         handle,
         kinesis=streams.client,
@@ -111,6 +120,8 @@ def test_every_record_once_in_key_order_through_a_split_and_a_merge(
         streams.merge(arn, first, second)
         sent += put(streams, arn, 2)
         until(lambda: len(seen) >= len(sent), failures)
+        if protocol == "consumer":  # MillisBehindLatest reaches the coordinator
+            until(lambda: lags_shown(api, group_id), failures)
         time.sleep(1.0)  # anything more would be a record twice
     finally:
         stop.set()

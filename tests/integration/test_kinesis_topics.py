@@ -21,10 +21,14 @@ from groupcoord.store.topics import TopicRecord
 from tests.support.api import Api
 from tests.support.consumer import Member, settle, unique
 from tests.support.kinesis import Streams, kinesis_deployment, kinesis_topic
+from tests.support.streams import StreamsMember, word_count
 
 # Long enough that no scheduled sync runs during a test unless the test makes it due.
 SYNC_MS = 60_000
-SETTINGS = {"groupcoord.kinesis.shard.sync.interval.ms": str(SYNC_MS)}
+SETTINGS = {
+    "groupcoord.kinesis.shard.sync.interval.ms": str(SYNC_MS),
+    "group.streams.initial.rebalance.delay.ms": "0",
+}
 
 
 @pytest.fixture(scope="module")
@@ -267,3 +271,25 @@ def test_a_deleted_topic_takes_its_rows_and_a_new_one_starts_afresh(
     rows = store.shards.rows(record_of(store, name))
     assert [row.index for row in rows] == [0, 1, 2]
     assert all(isinstance(row, ShardRow) for row in rows)
+
+
+def test_a_streams_group_does_not_read_a_kinesis_backed_topic(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    """Tasks have no lineage, so a shard's children would be processed beside their parent:
+    the group stays NotReady (status 1) and says why, and a regex source skips the topic."""
+    api, _ = deployed
+    topic = unique("kstreams")
+    kinesis_topic(api, topic, streams.create(1))
+    member = StreamsMember(api, unique("g"), word_count(topic, unique("app")))
+    answer = member.join()
+    assert answer["errorCode"] == 0, answer
+    ((code, detail),) = [(s["statusCode"], s["statusDetail"]) for s in answer["status"]]
+    assert code == 1 and f"Source topics {topic} are backed by Kinesis streams" in detail
+    assert not member.active
+    by_regex = {"epoch": 1, "subtopologies": [
+        {"subtopologyId": "0", "sourceTopicRegex": [f"{topic}.*"]}
+    ]}  # fmt: skip
+    regex_member = StreamsMember(api, unique("g"), by_regex)
+    (status,) = regex_member.join()["status"]
+    assert status["statusCode"] == 1 and "No topic matches" in status["statusDetail"]

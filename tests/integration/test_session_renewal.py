@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -87,9 +88,11 @@ def _classic_group(store: Store, count: int, next_check_ms: int = NOW + EXPIRY_M
     return group_id
 
 
-def _classic_beat(store: Store, group_id: str, member_id: str, now_ms: int) -> capacity.Usage:
+def _classic_beat(
+    store: Store, group_id: str, member_id: str, now_ms: int, **extra: Any
+) -> capacity.Usage:
     request = HeartbeatRequest.model_validate(
-        {"groupId": group_id, "generationId": 1, "memberId": member_id}
+        {"groupId": group_id, "generationId": 1, "memberId": member_id, **extra}
     )
     with capacity.metered() as usage:
         answer = heartbeat(request, _ctx(store, now_ms))
@@ -200,9 +203,9 @@ class _ConsumerMember:
         self.epoch = answer["memberEpoch"]
         self.owned = (answer["assignment"] or {}).get("topicPartitions", [])
 
-    def beat(self, now_ms: int) -> tuple[dict, capacity.Usage]:
+    def beat(self, now_ms: int, **extra: Any) -> tuple[dict, capacity.Usage]:
         body = {"groupId": self.group_id, "memberId": self.member_id,
-                "memberEpoch": self.epoch, "topicPartitions": self.owned}  # fmt: skip
+                "memberEpoch": self.epoch, "topicPartitions": self.owned, **extra}  # fmt: skip
         answer, usage = _consumer_beat(self.store, body, now_ms)
         if answer["errorCode"] == 0:
             self.epoch = answer["memberEpoch"]

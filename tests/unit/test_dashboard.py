@@ -99,7 +99,8 @@ def test_durations_read_short() -> None:
 def test_the_group_page_labels_members_and_marks_moving_and_revoked_partitions() -> None:
     detail = group(2, [member("b", 500), member("a", 9000)], partitions=0)
     detail["partitions"] = [
-        {"topicName": "t", "partitionIndex": 0, "owner": "a", "targetMember": "a"},
+        {"topicName": "t", "partitionIndex": 0, "owner": "a", "targetMember": "a",
+         "lagMs": 65_000},
         {"topicName": "t", "partitionIndex": 1, "owner": "a", "revokingMember": "a",
          "targetMember": "b", "committedOffset": 7, "commitTimestampMs": 1000},
         {"topicName": "t", "partitionIndex": 2},
@@ -111,6 +112,8 @@ def test_the_group_page_labels_members_and_marks_moving_and_revoked_partitions()
     ]
     cells = page.topics[0].cells
     assert (cells[0].owner, cells[0].moving) == ("M1", False)
+    assert cells[0].behind == "1 min 5 s behind" and "1 min 5 s behind" in cells[0].title
+    assert cells[1].behind is None
     assert (cells[1].revoking, cells[1].target, cells[1].moving) == ("M1", "M2", True)
     assert cells[2].owner is None
     assert [(o.partition, o.offset) for o in page.offsets] == [(1, 7)]

@@ -95,7 +95,13 @@ KAFKA_DEFAULTS: dict[str, dict[str, Any]] = {
         "protocolName": None,
         "assignments": [],
     },
-    "heartbeat": {"groupId": "g", "generationId": 1, "memberId": "m", "groupInstanceId": None},
+    "heartbeat": {
+        "groupId": "g",
+        "generationId": 1,
+        "memberId": "m",
+        "groupInstanceId": None,
+        "partitionLags": None,  # groupcoord extension: lags unchanged
+    },
     "leave-group": {"groupId": "g", "members": []},
     "consumer-group-heartbeat": {
         "groupId": "g",
@@ -108,6 +114,7 @@ KAFKA_DEFAULTS: dict[str, dict[str, Any]] = {
         "subscribedTopicRegex": None,
         "serverAssignor": None,
         "topicPartitions": None,
+        "partitionLags": None,  # groupcoord extension: lags unchanged
     },
     "offset-commit": {
         "groupId": "g",
@@ -476,3 +483,18 @@ def test_error_body_is_error_code_and_message():
         "errorCode": 42,
         "errorMessage": "groupId: missing",
     }
+
+
+def test_narrow_bounds_are_kept_where_a_field_narrows_its_type() -> None:
+    """A Field(ge=0) beside Int32's own bounds would be overridden: -1 must still be refused."""
+    from groupcoord.models.lags import PartitionLag
+    from groupcoord.models.streams import StreamsEndpoint, StreamsTopology
+
+    for model, body in (
+        (StreamsEndpoint, {"host": "h", "port": -1}),
+        (StreamsEndpoint, {"host": "h", "port": 65536}),
+        (StreamsTopology, {"epoch": -1, "subtopologies": []}),
+        (PartitionLag, {"partition": 0, "lagMs": -1}),
+    ):
+        with pytest.raises(ValidationError):
+            model.model_validate(body)

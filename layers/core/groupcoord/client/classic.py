@@ -33,6 +33,7 @@ from .errors import (
     GroupcoordError,
     error_of,
 )
+from .lags import LagReports
 from .transport import Reply, Transport
 
 PROTOCOL_TYPE = "consumer"
@@ -71,6 +72,7 @@ class ClassicMembership:
         rebalance_timeout_ms: int,
         instance_id: str | None = None,
         heartbeat_interval_ms: int | None = None,
+        topic_id: Callable[[str], str | None] = lambda _: None,
     ) -> None:
         unknown = [a for a in assignors if a not in ASSIGNORS]
         if unknown or not assignors:
@@ -86,6 +88,7 @@ class ClassicMembership:
         self.member_id = ""
         self.generation = -1
         self.owned: set[TopicPartition] = set()
+        self._lags = LagReports(topic_id)
         self.heartbeat_interval_ms = max(1, session_timeout_ms // 3)
         # Kafka's heartbeat.interval.ms is the client's choice; over HTTP it travels as the
         # join-group's heartbeatFrequency (heartbeats per session), with the failed-heartbeat
@@ -271,7 +274,12 @@ class ClassicMembership:
 
     # --- between rounds ---
 
-    def heartbeat(self, timeout_s: float | None = None) -> Errors:
+    def heartbeat(
+        self, timeout_s: float | None = None, lags: dict[TopicPartition, int] | None = None
+    ) -> Errors:
+        """One heartbeat, carrying `lags` of owned partitions when they changed (the
+        coordinator keeps them for describe-group-activity)."""
+        partition_lags, sent = self._lags.body(lags or {}, set(self.owned), full=False)
         reply = self.transport().call(
             "heartbeat",
             {
@@ -279,11 +287,15 @@ class ClassicMembership:
                 "generationId": self.generation,
                 "memberId": self.member_id,
                 "groupInstanceId": self.instance_id,
+                "partitionLags": partition_lags,
             },
             timeout_s=timeout_s,
             retries=0,
         )
-        return error_of(reply.body)
+        error = error_of(reply.body)
+        if partition_lags is not None and error == Errors.NONE:
+            self._lags.answered(sent)
+        return error
 
     def leave(self) -> None:
         """Leave the group (a dynamic member); a static member sends nothing and so leaves
@@ -302,6 +314,7 @@ class ClassicMembership:
     def reset(self) -> None:
         """Forget the membership (UNKNOWN_MEMBER_ID / fenced): the next join starts afresh."""
         self.member_id, self.generation = "", -1
+        self._lags.reset()
 
     def commit_fields(self) -> dict:
         return {

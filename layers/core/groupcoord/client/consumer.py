@@ -16,6 +16,7 @@ from .errors import (
     GroupcoordError,
     error_of,
 )
+from .lags import LagReports
 from .transport import Transport
 
 JOIN_EPOCH = 0
@@ -60,6 +61,7 @@ class ConsumerMembership:
         self.epoch = JOIN_EPOCH
         self.heartbeat_interval_ms = 5000
         self._sent_owned: set[TopicPartition] | None = None
+        self._lags = LagReports(topic_id)
         # After a heartbeat that got no answer, the next one is "full" (every field, as
         # Kafka's consumer does): if the lost one was applied, the coordinator answers it
         # under its lost-response rule instead of fencing the member.
@@ -71,9 +73,13 @@ class ConsumerMembership:
         return self.epoch == JOIN_EPOCH
 
     def heartbeat(
-        self, owned: set[TopicPartition], timeout_s: float | None = None
+        self,
+        owned: set[TopicPartition],
+        timeout_s: float | None = None,
+        lags: dict[TopicPartition, int] | None = None,
     ) -> set[TopicPartition] | None:
-        """One heartbeat reporting `owned`; returns the new assignment when the coordinator
+        """One heartbeat reporting `owned` (and `lags` on owned partitions, when they changed
+        since the last answered heartbeat); returns the new assignment when the coordinator
         sent one. Raises RejoinRequired, FencedInstance, CoordinatorUnavailable (retry, after
         rediscovering the coordinator) or GroupcoordError (fatal: a bad subscription, group
         full, ...)."""
@@ -103,6 +109,7 @@ class ConsumerMembership:
             body["topicPartitions"] = [
                 {"topicId": tid, "partitions": parts} for tid, parts in sorted(by_topic.items())
             ]
+        body["partitionLags"], sent_lags = self._lags.body(lags or {}, owned, full)
         self._attempted = True
         self._full = True  # until an answer arrives
         reply = self.transport().call(
@@ -122,6 +129,8 @@ class ConsumerMembership:
             raise GroupcoordError(message, error)
         if body["topicPartitions"] is not None:
             self._sent_owned = set(owned)
+        if body["partitionLags"] is not None:
+            self._lags.answered(sent_lags)
         self.epoch = reply.body["memberEpoch"]
         self.heartbeat_interval_ms = reply.body.get("heartbeatIntervalMs") or 5000
         assignment = reply.body.get("assignment")
@@ -138,6 +147,7 @@ class ConsumerMembership:
         """Forget the epoch: the next heartbeat rejoins (same member id, epoch 0)."""
         self.epoch = JOIN_EPOCH
         self._sent_owned = None
+        self._lags.reset()
         self._full = True
 
     def leave(self) -> None:

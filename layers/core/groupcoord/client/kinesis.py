@@ -13,8 +13,9 @@ installed), commits on an interval and on revocation, and the shard's end commit
 children once GetRecords has no next iterator. `handle` may return DynamoDB writes
 (groupcoord.client.sink): with `exactly_once=True` each batch is committed with its writes in
 one transaction (docs/exactly-once.md), so no record's writes land twice. `lag_ms()` is each
-shard's MillisBehindLatest. boto3 comes with the `kinesis` extra; nothing here is imported
-by the rest of the client.
+shard's MillisBehindLatest, also reported to the coordinator (GroupMember.report_lags: the
+dashboard shows it, and the uniform assignor moves the shards least behind). boto3 comes with
+the `kinesis` extra; nothing here is imported by the rest of the client.
 """
 
 from __future__ import annotations
@@ -281,6 +282,8 @@ class KinesisConsumer:
             return
         shard.backoff_s = 0.0
         shard.lag_ms = answer.get("MillisBehindLatest")
+        if shard.lag_ms is not None:
+            self.member.report_lags({shard.partition: int(shard.lag_ms)})
         self._hand_over(shard, answer.get("Records", []))
         shard.iterator = answer.get("NextShardIterator")
         if shard.iterator is None and shard.partition in self._shards:

@@ -135,6 +135,8 @@ class GroupMember:
         self._topic_cache: dict[str, tuple[str, int]] = {}  # name -> (id, partitions)
         self._topic_cache_at = -1e9
         self._owned: set[TopicPartition] = set()
+        # Lags reported by report_lags, rebound (never mutated) so the heartbeat reads unlocked.
+        self._lags: dict[TopicPartition, int] = {}
         self._lock = threading.RLock()
         self._rejoin = threading.Event()
         self._wake = threading.Event()
@@ -170,6 +172,7 @@ class GroupMember:
                 rebalance_timeout_ms=config.rebalance_timeout_ms,
                 instance_id=config.instance_id,
                 heartbeat_interval_ms=config.heartbeat_interval_ms,
+                topic_id=self._topic_id,
             )
             return classic, None
         consumer = ConsumerMembership(
@@ -221,6 +224,15 @@ class GroupMember:
     def assignment(self) -> set[TopicPartition]:
         """What this member owns now (as of the last poll())."""
         return set(self._owned)
+
+    def report_lags(self, lags: Mapping[TopicPartition, int]) -> None:
+        """How far behind this member is on partitions it owns, in ms (a Kinesis consumer's
+        MillisBehindLatest). The heartbeats carry them to the coordinator (the dashboard shows
+        them; the consumer protocol's uniform assignor moves the partitions least behind)."""
+        bad = [tp for tp, ms in lags.items() if not isinstance(ms, int) or ms < 0]
+        if bad:
+            raise ValueError(f"lags must be whole ms >= 0: {sorted(bad)}")
+        self._lags = {**self._lags, **lags}
 
     def commit(
         self,
@@ -497,7 +509,9 @@ class GroupMember:
         consumer = self._consumer
         assert consumer is not None
         try:
-            target = consumer.heartbeat(set(self._owned), timeout_s)
+            owned = set(self._owned)
+            lags = {tp: ms for tp, ms in self._lags.items() if tp in owned}
+            target = consumer.heartbeat(owned, timeout_s, lags)
         except RejoinRequired:
             self._lost = True
             self._wake.set()
@@ -595,7 +609,7 @@ class GroupMember:
                 self._consumer_heartbeat(self._heartbeat_timeout_s())
             return
         assert self._classic is not None
-        error = self._classic.heartbeat(self._heartbeat_timeout_s())
+        error = self._classic.heartbeat(self._heartbeat_timeout_s(), self._lags)
         if error == Errors.NONE:
             self._last_ok = time.monotonic()
         elif error == Errors.REBALANCE_IN_PROGRESS:

@@ -55,6 +55,7 @@ class Cell:
     target: str | None
     moving: bool  # a target that is not the owner: the partition is about to move
     title: str
+    behind: str | None = None  # the lag its holder last reported (lagMs)
 
 
 @dataclass
@@ -172,6 +173,9 @@ def _grid(partitions: list[dict[str, Any]], labels: dict[str, str]) -> list[Topi
             parts.append(f", being revoked from {revoking}")
         if target and target != owner:
             parts.append(f", target {target}")
+        behind = None if p.get("lagMs") is None else f"{duration(int(p['lagMs']))} behind"
+        if behind:
+            parts.append(f", {behind}")
         topics.setdefault(name, TopicRow(name)).cells.append(
             Cell(
                 partition=int(p["partitionIndex"]),
@@ -180,6 +184,7 @@ def _grid(partitions: list[dict[str, Any]], labels: dict[str, str]) -> list[Topi
                 target=target,
                 moving=target is not None and target != owner,
                 title="".join(parts),
+                behind=behind,
             )
         )
     return list(topics.values())

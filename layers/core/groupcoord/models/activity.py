@@ -93,6 +93,11 @@ class ActivityPartition(KafkaMessage):
     target_member: str | None = Field(
         None, description="Consumer protocol: the member the installed target gives it to."
     )
+    lag_ms: Int64 | None = Field(
+        None,
+        description="How far behind its holder last said it was (ms; the partitionLags of "
+        "its heartbeats, kept at band changes and session renewals); null when not reported.",
+    )
     committed_offset: Int64 = -1
     commit_timestamp_ms: Int64 = Field(-1, description="When it was last committed (ms).")
 

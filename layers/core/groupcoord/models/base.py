@@ -29,6 +29,11 @@ Int8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
 Int16 = Annotated[int, Field(ge=-(2**15), le=2**15 - 1)]
 Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+# Narrower bounds are their own types: a `Field(ge=0)` on an Int32 field is overridden by the
+# type's own bounds and lets -1 through.
+NonNegativeInt32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
+NonNegativeInt64 = Annotated[int, Field(ge=0, le=2**63 - 1)]
+Port = Annotated[int, Field(ge=0, le=65535)]
 
 _TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 

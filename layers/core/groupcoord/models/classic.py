@@ -23,6 +23,12 @@ from .base import (
     Reason,
     base64_bytes,
 )
+from .lags import (
+    PARTITION_LAGS_DESCRIPTION,
+    PartitionLagsField,
+    check_lags_bound,
+    reported,
+)
 
 # A positive Int32: the join-group extensions divide by it.
 PositiveInt32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
@@ -142,6 +148,15 @@ class HeartbeatRequest(KafkaMessage):
     generation_id: Int32
     member_id: MemberId
     group_instance_id: InstanceId | None = None
+    partition_lags: PartitionLagsField = Field(None, description=PARTITION_LAGS_DESCRIPTION)
+
+    @model_validator(mode="after")
+    def _lags_bounded(self) -> Self:
+        check_lags_bound(self.partition_lags)
+        return self
+
+    def reported_lags(self) -> list[tuple[str, int, int]] | None:
+        return reported(self.partition_lags)
 
 
 class HeartbeatResponse(KafkaResponse):

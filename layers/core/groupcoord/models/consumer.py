@@ -4,7 +4,9 @@ and consumer-group-describe (ConsumerGroupDescribe v1).
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Self
+
+from pydantic import Field, model_validator
 
 from . import limits
 from .base import (
@@ -22,6 +24,12 @@ from .base import (
     TopicId,
     TopicName,
     TopicRegex,
+)
+from .lags import (
+    PARTITION_LAGS_DESCRIPTION,
+    PartitionLagsField,
+    check_lags_bound,
+    reported,
 )
 
 # --- consumer-group-heartbeat ---
@@ -58,6 +66,16 @@ class ConsumerGroupHeartbeatRequest(KafkaMessage):
         max_length=limits.TOPICS_PER_REQUEST_MAX,
         description="The partitions the member owns; null = unchanged.",
     )
+    partition_lags: PartitionLagsField = Field(None, description=PARTITION_LAGS_DESCRIPTION)
+
+    @model_validator(mode="after")
+    def _lags_bounded(self) -> Self:
+        check_lags_bound(self.partition_lags)
+        return self
+
+    def reported_lags(self) -> list[tuple[str, int, int]] | None:
+        """(topic id, partition, lag ms) of `partition_lags`; None when not sent."""
+        return reported(self.partition_lags)
 
 
 class ConsumerGroupHeartbeatAssignment(KafkaMessage):

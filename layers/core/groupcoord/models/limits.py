@@ -56,6 +56,9 @@ FILTERS_MAX = 16  # list-groups states/types filters
 # names more partitions than a topic may have; the setting's default and ceiling:
 TOPIC_PARTITIONS_DEFAULT_MAX = 100_000
 BROKER_IDS_MAX = 16
+# Lags one heartbeat reports (partitionLags): one per partition a member holds, and a member
+# item keeps them (about 20 bytes each), so a member holding more reports only some.
+PARTITION_LAGS_MAX = 4096
 
 # --- the DynamoDB writes an offset-commit may carry (models/sink_writes.py) ---
 # One TransactWriteItems holds 100 items: the commit's fence and its idempotency marker take

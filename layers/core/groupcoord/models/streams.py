@@ -22,6 +22,8 @@ from .base import (
     KafkaMessage,
     KafkaResponse,
     MemberId,
+    NonNegativeInt32,
+    Port,
     RackId,
     TopicName,
     TopicRegex,
@@ -77,7 +79,7 @@ class StreamsSubtopology(KafkaMessage):
 
 
 class StreamsTopology(KafkaMessage):
-    epoch: Int32 = Field(ge=0)
+    epoch: NonNegativeInt32
     subtopologies: list[StreamsSubtopology] = Field(
         [],
         max_length=limits.SUBTOPOLOGIES_MAX,
@@ -127,7 +129,7 @@ class StreamsTaskOffset(KafkaMessage):
 
 class StreamsEndpoint(KafkaMessage):
     host: Host
-    port: Int32 = Field(ge=0, le=65535)
+    port: Port
 
 
 class StreamsKeyValue(KafkaMessage):

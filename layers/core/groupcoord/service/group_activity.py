@@ -133,9 +133,14 @@ def _classic(group: ClassicGroup, ctx: ApiContext, detail: bool) -> ActivityGrou
                 continue  # a client's own bytes: nothing to show
             for topic, partitions in decoded.items():
                 owners.update({(topic, p): m.member_id for p in partitions})
-    grid = _grid(ctx, group.subscribed_topics, {})
+    ids: dict[str, str] = {}
+    grid = _grid(ctx, group.subscribed_topics, ids)
     for (topic, partition), member_id in owners.items():
         _cell(grid, topic, "", partition).owner = member_id
+    for m in members:  # a lag shows where its reporter is the decoded owner
+        for topic_id, partition, lag_ms in m.lags:
+            if owners.get((ids.get(topic_id, ""), partition)) == m.member_id:
+                grid[(ids[topic_id], partition)].lag_ms = lag_ms
     return _detailed(
         described,
         ctx,
@@ -197,6 +202,8 @@ def _consumer(group: ConsumerGroup, ctx: ApiContext, detail: bool) -> ActivityGr
             for topic_id, partitions in assignment.items():
                 for p in partitions:
                     setattr(_cell(grid, ids.get(topic_id, ""), topic_id, p), field, m.member_id)
+        for topic_id, p, lag_ms in m.lags:
+            _cell(grid, ids.get(topic_id, ""), topic_id, p).lag_ms = lag_ms
     session_ms = session_timeout_ms(ctx.settings)
     slack = consumer_renewal_slack_ms(ctx.settings)
     return _detailed(

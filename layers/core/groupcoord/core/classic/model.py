@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from ..lag import NO_LAGS, Lags
+
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
 COMPLETING_REBALANCE = "CompletingRebalance"
@@ -68,6 +70,8 @@ class ClassicMember:
     # assignment (generation -1), and the digest of its protocols as the member item keeps it.
     payload_loaded: bool = True
     stored_digest: str = ""
+    # The lags it last reported (core/lag.py); a rejoin's rewrite of the item forgets them.
+    lags: Lags = NO_LAGS
 
     @property
     def protocol_names(self) -> list[str]:

@@ -5,6 +5,10 @@ partition count of every subscribed topic, and return every member's new target.
 partition of a subscribed topic goes to exactly one member subscribed to that topic, but the
 `blocked` ones (a Kinesis-backed topic's shards that are done, or whose parents are not:
 core/kinesis/shards.blocked_partitions), which go to none.
+
+`lags` (the members' reported lags, core/lag.py) only steer which partitions `uniform` moves
+when balance forces a move: the ones least behind, so a lagging partition (a Kinesis shard a
+member is catching up on) keeps its owner and its warm iterator, and a move costs the least.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ class AssignorMember:
 # Per topic id, the partitions no member is given.
 Blocked = Mapping[str, frozenset[int]]
 NOTHING_BLOCKED: Blocked = {}
+# Per partition, its last reported lag (ms); a partition not in it counts as caught up.
+PartitionLags = Mapping[TopicPartition, int]
+NO_LAGS: PartitionLags = {}
 AssignorFn = Callable[..., dict[str, Assignment]]
 
 
@@ -64,24 +71,34 @@ def assign_uniform(
     members: Sequence[AssignorMember],
     topics: Mapping[str, int],
     blocked: Blocked = NOTHING_BLOCKED,
+    lags: PartitionLags = NO_LAGS,
 ) -> dict[str, Assignment]:
     """Balanced to within one partition when all members subscribe to the same topics (the
-    best effort otherwise), then sticky: a member keeps what it had as far as balance allows."""
+    best effort otherwise), then sticky: a member keeps what it had as far as balance allows,
+    and what it gives up is what it is least behind on."""
     ordered = sorted(members, key=lambda m: m.member_id)
     if not ordered:
         return {}
     if len({frozenset(m.topics & topics.keys()) for m in ordered}) == 1:
-        return _uniform_homogeneous(ordered, topics, blocked)
-    return _uniform_general(ordered, topics, blocked)
+        return _uniform_homogeneous(ordered, topics, blocked, lags)
+    return _uniform_general(ordered, topics, blocked, lags)
+
+
+def _most_behind_first(partitions: list[TopicPartition], lags: PartitionLags) -> None:
+    """Sorts in place, the largest lag first (stable: equal lags keep their order)."""
+    if lags:
+        partitions.sort(key=lambda tp: -lags.get(tp, 0))
 
 
 def _uniform_homogeneous(
-    members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked
+    members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked, lags: PartitionLags
 ) -> dict[str, Assignment]:
     every = _partitions(members[0].topics, topics, blocked)
     base, extra = divmod(len(every), len(members))
     taken: set[TopicPartition] = set()
     retained = {m.member_id: _valid_previous(m, topics, taken, blocked) for m in members}
+    for kept_by_member in retained.values():
+        _most_behind_first(kept_by_member, lags)
     # The members that retain the most get the extra partition: the fewest moves.
     by_retained = sorted(members, key=lambda m: (-len(retained[m.member_id]), m.member_id))
     quota = {m.member_id: base + (1 if i < extra else 0) for i, m in enumerate(by_retained)}
@@ -104,7 +121,7 @@ def _uniform_homogeneous(
 
 
 def _uniform_general(
-    members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked
+    members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked, lags: PartitionLags
 ) -> dict[str, Assignment]:
     subscribers: dict[str, list[str]] = {}
     for m in members:
@@ -136,7 +153,11 @@ def _uniform_general(
                 heavy = max(heavy_with, key=lambda m: (len(owned[m]), m))
                 if len(owned[heavy]) - len(owned[light]) <= 1:
                     break
-                tp = max(tp for tp in owned[heavy] if tp[0] == topic)
+                # The one it is least behind on (then the highest, as ever).
+                tp = max(
+                    (tp for tp in owned[heavy] if tp[0] == topic),
+                    key=lambda tp: (-lags.get(tp, 0), tp),
+                )
                 owned[heavy].remove(tp)
                 owned[light].add(tp)
                 moved = True
@@ -154,9 +175,12 @@ def assign_range(
     members: Sequence[AssignorMember],
     topics: Mapping[str, int],
     blocked: Blocked = NOTHING_BLOCKED,
+    lags: PartitionLags = NO_LAGS,
 ) -> dict[str, Assignment]:
     """Per topic: its subscribers in order, contiguous ranges of n/m partitions (of those not
-    blocked), the first n % m members one more."""
+    blocked), the first n % m members one more. `lags` are not weighed: range's placement is
+    a function of the members and partitions alone, as Kafka's."""
+    del lags
     result: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
     ordered = sorted(members, key=_range_order)
     for topic in sorted(topics):

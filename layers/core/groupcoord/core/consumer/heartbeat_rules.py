@@ -12,6 +12,8 @@ from enum import Enum
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
+from ..lag import changed_meaningfully as lags_changed_meaningfully
+from ..lag import kept as kept_lags
 from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
 from .group import Refusal, is_full_request, owned_partitions
@@ -259,11 +261,15 @@ def plan_reconcile(
         rebalance_deadline=rebalance_deadline,
         acquired_version=member.acquired_version + (1 if acquired else 0),
     )
-    writes = new != member or (
-        renewed_deadline(member.session_deadline, now, session_ms, renewal_slack_ms) is not None
+    # Reported lags ride on a write made anyway, and force one only on a meaningful change.
+    lags = kept_lags(member.lags, request.reported_lags(), after.holds)
+    writes = (
+        new != member
+        or renewed_deadline(member.session_deadline, now, session_ms, renewal_slack_ms) is not None
+        or lags_changed_meaningfully(member.lags, lags)
     )
     if writes:
-        new = replace(new, session_deadline=now + session_ms + renewal_slack_ms)
+        new = replace(new, session_deadline=now + session_ms + renewal_slack_ms, lags=lags)
     refusal = None
     lower_to = None
     if after.epoch == 0 and request.member_epoch == 0:

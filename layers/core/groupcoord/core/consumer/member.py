@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..lag import NO_LAGS, Lags
 from .assignment import Assignment
 from .reconciliation import MemberAssignment, MemberState
 
@@ -66,6 +67,8 @@ class ConsumerGroupMember:
     rebalance_deadline: int | None = None
     # Set for a member that uses the classic protocol (a mixed group).
     classic: ClassicMetadata | None = None
+    # The lags it last reported on partitions it holds (core/lag.py).
+    lags: Lags = NO_LAGS
 
     @property
     def epoch(self) -> int:

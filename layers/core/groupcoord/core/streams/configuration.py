@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from ..topics import compile_regex
+from ..topics import TopicRecord, compile_regex
 from .topology import INTERNAL_TOPICS, Subtopology, TopicInfo, Topology
 
 
@@ -70,6 +70,15 @@ class ConfiguredTopology:
     def is_ready(self) -> bool:
         """Every topic is there with the right partition count: tasks may be assigned."""
         return self.status is None
+
+
+def readable_counts(topics: Iterable[TopicRecord]) -> dict[str, int]:
+    """The partition counts a streams topology is configured on: every topic of the registry
+    but the Kinesis-backed ones. A streams group's tasks are partitions with no lineage, so a
+    shard's children would be processed beside their parent, out of order: a source that is a
+    Kinesis-backed topic counts as missing (status 1, `configured` says why), and a source
+    regex does not match one."""
+    return {t.name: t.partitions for t in topics if t.kinesis is None}
 
 
 def summarize(topics: Iterable[str]) -> str:

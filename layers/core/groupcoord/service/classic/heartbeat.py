@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from ...core.acls import AclOperation
 from ...core.classic.model import EMPTY, PREPARING_REBALANCE, ClassicGroup, ClassicMember
+from ...core.lag import Lags
+from ...core.lag import changed_meaningfully as lags_changed_meaningfully
+from ...core.lag import kept as kept_lags
 from ...core.offsets import classic_membership_error
 from ...core.session_renewal import renewed_deadline
 from ...errors import Errors
@@ -49,6 +52,18 @@ def _renewed_already(
     return renewed_deadline(member.session_deadline_ms, ctx.now_ms, member.expiry_ms, slack) is None
 
 
+def _reported_lags(
+    member: ClassicMember | None, request: HeartbeatRequest
+) -> tuple[Lags | None, bool]:
+    """The lags to write with the renewal (None: none sent), and whether they changed
+    meaningfully (core/lag.py: then they are a write of their own). A classic member's
+    assignment is opaque bytes here, so a report is kept as sent (bounded)."""
+    if member is None or request.partition_lags is None:
+        return None, False
+    lags = kept_lags(member.lags, request.reported_lags(), None)
+    return lags, lags_changed_meaningfully(member.lags, lags)
+
+
 def heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResponse:
     refused = group_refusal(ctx, AclOperation.READ, request.group_id, HeartbeatResponse)
     if refused is not None:
@@ -90,7 +105,8 @@ def _decide(request: HeartbeatRequest, ctx: ApiContext, *, consistent: bool) -> 
     if request.generation_id != group.generation:
         return HeartbeatResponse(error_code=_membership_error(request, ctx, group, member))
     slack = classic_renewal_slack_ms(member, ctx.settings) if member is not None else 0
-    if member is None or not _renewed_already(member, request, ctx, slack):
+    lags, forced = _reported_lags(member, request)
+    if member is None or forced or not _renewed_already(member, request, ctx, slack):
         try:
             # Conditional: the member may have changed since the read.
             store.renew_joined_session(
@@ -100,6 +116,7 @@ def _decide(request: HeartbeatRequest, ctx: ApiContext, *, consistent: bool) -> 
                 ctx.now_ms,
                 caller=ctx.caller.principal if ctx.caller.bound_to_own_members else None,
                 slack_ms=slack,
+                lags=lags,
             )
         except SessionNotRenewed as refused:
             error = _membership_error(request, ctx, group, refused.member)

@@ -31,6 +31,7 @@ from ...core.consumer_protocol import (
     Subscription,
     encode_assignment,
 )
+from ...core.lag import kept as kept_lags
 from ...core.migration import (
     CONSUMER_PROTOCOL_TYPE,
     common_protocols,
@@ -321,11 +322,18 @@ def _classic_member(
     return member, Errors.NONE
 
 
-def _renew_session(ctx: ApiContext, group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
-    """The member's session restarts (one conditional update of its item, at its epoch)."""
+def _renew_session(
+    ctx: ApiContext,
+    group: ConsumerGroup,
+    member: ConsumerGroupMember,
+    reported: list[tuple[str, int, int]] | None = None,
+) -> bool:
+    """The member's session restarts (one conditional update of its item, at its epoch),
+    with the lags it `reported` on partitions it holds (a classic member renews every time)."""
     assert member.classic is not None
     deadline = ctx.now_ms + member.classic.session_timeout_ms
-    return ctx.store.consumer.renew_session(group, member, deadline)
+    lags = None if reported is None else kept_lags(member.lags, reported, member.assignment.holds)
+    return ctx.store.consumer.renew_session(group, member, deadline, lags)
 
 
 def _load(ctx: ApiContext, group_id: str) -> ConsumerGroup:
@@ -407,7 +415,7 @@ def mixed_heartbeat(request: HeartbeatRequest, ctx: ApiContext) -> HeartbeatResp
         return HeartbeatResponse(error_code=error)
     if request.generation_id != member.epoch:
         return HeartbeatResponse(error_code=Errors.ILLEGAL_GENERATION)
-    if not _renew_session(ctx, group, member):
+    if not _renew_session(ctx, group, member, request.reported_lags()):
         return HeartbeatResponse(error_code=Errors.ILLEGAL_GENERATION)
     if group.group_epoch > group.target_epoch:
         group = ensure_target(ctx.store, group)

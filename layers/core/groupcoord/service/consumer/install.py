@@ -40,6 +40,7 @@ from ...core.consumer.group import (
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
 from ...core.kinesis.lineage import with_heirs
+from ...core.lag import group_lags
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
@@ -178,7 +179,8 @@ def _targets(
     assignor = choose_assignor(
         (m.server_assignor for m in members), store.settings.consumer_assignors
     )
-    targets = ASSIGNORS[assignor](assignor_members, counts, blocked)
+    lags = group_lags(m.lags for m in members)
+    targets = ASSIGNORS[assignor](assignor_members, counts, blocked, lags)
     return targets, assignor, names, regex, subscription_digest(counts)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.streams.configuration import InvalidTopology, configure
+from ...core.streams.configuration import InvalidTopology, configure, readable_counts
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import statuses
 from ...core.streams.member import StreamsGroupMember
@@ -75,7 +75,7 @@ def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
     """The endpoints map from every member (a Query per member shard), the topology and the
     partition counts of its source topics."""
     topology = store.streams.topology(group.group_id)
-    counts = {t.name: t.partitions for t in store.topics.list()}
+    counts = readable_counts(store.topics.list())
     sources: Mapping[str, tuple[str, ...]] = {}
     if topology is not None:
         try:

@@ -16,7 +16,12 @@ from dataclasses import replace
 from ...core.acls import AclOperation
 from ...core.consumer.group import Refusal
 from ...core.ownership import NOT_OWNER_MESSAGE
-from ...core.streams.configuration import InvalidTopology, StatusCode, configure
+from ...core.streams.configuration import (
+    InvalidTopology,
+    StatusCode,
+    configure,
+    readable_counts,
+)
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import (
     GroupAccess,
@@ -278,7 +283,7 @@ class _Heartbeat(Reconciling):
         """A topology that can never be configured (a loop, a repartition source nothing
         writes) is refused before anything is created or kept (130)."""
         assert self.request.topology is not None
-        partitions = {t.name: t.partitions for t in self.ctx.store.topics.list()}
+        partitions = readable_counts(self.ctx.store.topics.list())
         try:
             configure(from_message(self.request.topology), partitions)
         except InvalidTopology as why:

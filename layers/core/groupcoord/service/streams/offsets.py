@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ...core.streams.configuration import resolve_sources
+from ...core.streams.configuration import readable_counts, resolve_sources
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.offsets import streams_commit_error
 from ...errors import Errors
@@ -30,7 +30,7 @@ def _readers(ctx: ApiContext, group_id: str) -> dict[str, set[str]]:
     if topology is None:
         return {}
     regexes = any(s.source_topic_regex for s in topology.subtopologies)
-    counts = {t.name: t.partitions for t in ctx.store.topics.list()} if regexes else {}
+    counts = readable_counts(ctx.store.topics.list()) if regexes else {}
     internal = topology.internal_topics()
     readers: dict[str, set[str]] = {}
     for s in topology.subtopologies:

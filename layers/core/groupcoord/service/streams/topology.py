@@ -9,7 +9,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ...core.consumer.group import combined_regex
-from ...core.streams.configuration import ConfiguredTopology, configure, summarize
+from ...core.streams.configuration import (
+    ConfiguredTopology,
+    StatusCode,
+    configure,
+    readable_counts,
+    summarize,
+)
 from ...core.streams.topology import Topology
 from ...core.topics import TopicRecord
 from ...store.store import Store
@@ -40,8 +46,10 @@ def configured(
     """The topology configured on the registry's topics, its missing internal topics created
     first (with the partition counts configuration derived): once they exist it is ready. A
     caller who may not create them leaves them missing (status 3, naming them)."""
-    partitions = {t.name: t.partitions for t in store.topics.list()}
-    result = configure(topology, partitions)
+    topics = store.topics.list()
+    result = configure(topology, readable_counts(topics))
+    if result.status is StatusCode.MISSING_SOURCE_TOPICS:
+        return _kinesis_named(result, topology, topics)
     if not result.to_create:
         return result
     denied = [t.name for t in result.to_create if not may_create(t.name)]
@@ -59,5 +67,21 @@ def configured(
             store.topics.create(record, now_ms)
     for name in sorted(topology.internal_topics()):
         store.topics.subscribe(name, group_id)
-    partitions = {t.name: t.partitions for t in store.topics.list()}
-    return configure(topology, partitions)
+    return configure(topology, readable_counts(store.topics.list()))
+
+
+def _kinesis_named(
+    result: ConfiguredTopology, topology: Topology, topics: list[TopicRecord]
+) -> ConfiguredTopology:
+    """A missing source that is a Kinesis-backed topic: said so (core/streams/configuration.
+    readable_counts), rather than "missing"."""
+    sources = {t for s in topology.subtopologies for t in s.source_topics}
+    kinesis = sorted(t.name for t in topics if t.kinesis is not None and t.name in sources)
+    if not kinesis:
+        return result
+    return replace(
+        result,
+        detail=f"Source topics {summarize(kinesis)} are backed by Kinesis streams: a streams "
+        "group does not read Kinesis-backed topics (their shards' lineage is not gated for "
+        "tasks); read them with a consumer group.",
+    )

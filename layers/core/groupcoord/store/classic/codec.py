@@ -15,6 +15,7 @@ from ...core.classic.model import (
     ClassicMember,
     Protocol,
 )
+from ...core.lag import from_item as lags_from_item
 from .. import schema
 from ..groups import listing_attributes
 
@@ -130,6 +131,7 @@ def member_from_item(item: dict[str, Any]) -> ClassicMember:
         pending=bool(item.get("pending", False)),
         payload_loaded=False,
         stored_digest=item.get("protocolsDigest", ""),
+        lags=lags_from_item(item.get("lags")),
     )
 
 

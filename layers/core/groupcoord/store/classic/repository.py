@@ -67,6 +67,8 @@ from ...core.classic.model import (
     ClassicGroup,
     ClassicMember,
 )
+from ...core.lag import Lags
+from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..conversion import Conversions
 from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
@@ -403,11 +405,12 @@ class ClassicGroupStore:
         *,
         caller: str | None = None,
         slack_ms: int = 0,
+        lags: Lags | None = None,
     ) -> None:
         """A heartbeat: restart the session timer of a joined (not pending) member (to `now_ms`
         + its expiry + `slack_ms`), with the instance id it gave if any, and, given `caller`,
         of a member `caller` created (or of unknown creator); else raise SessionNotRenewed
-        with the member as it is."""
+        with the member as it is. `lags` (not None) replace the member's reported lags."""
         condition = "attribute_exists(pk) AND pending = :false"
         values: dict[str, Any] = {":false": False, ":now": now_ms + slack_ms}
         if instance_id:
@@ -421,15 +424,12 @@ class ClassicGroupStore:
             values[":nobody"] = ""
             values[":caller"] = caller
         key = schema.member_key(group.group_id, member_id, group.member_shards)
+        expression = "SET sessionDeadline = expiryMs + :now"
+        if lags is not None:
+            expression += ", lags = :lags"
+            values[":lags"] = lags_to_item(lags)
         try:
-            self.dynamo.update(
-                Update(
-                    key,
-                    "SET sessionDeadline = expiryMs + :now",
-                    values=values,
-                    condition=condition,
-                )
-            )
+            self.dynamo.update(Update(key, expression, values=values, condition=condition))
         except ConditionFailed as failed:
             item = failed.old if failed.old is not None else self.dynamo.get(key, consistent=True)
             member = member_from_item(item) if item and is_classic_member(item) else None

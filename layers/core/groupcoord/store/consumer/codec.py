@@ -11,6 +11,8 @@ from ...core.consumer.assignment import from_item, to_item
 from ...core.consumer.member import ClassicMetadata, ConsumerGroupMember, Holder
 from ...core.consumer.model import EMPTY, ConsumerGroup
 from ...core.consumer.reconciliation import MemberAssignment, MemberState
+from ...core.lag import from_item as lags_from_item
+from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..dynamo import Update
 from ..group_update import version_update
@@ -172,6 +174,8 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
                 for name, metadata in m.classic.protocols
             ],
         }
+    if m.lags:
+        item["lags"] = lags_to_item(m.lags)
     return item
 
 
@@ -222,6 +226,7 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
             int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
         ),
         classic=classic_from_item(item.get("classic")),
+        lags=lags_from_item(item.get("lags")),
     )
 
 

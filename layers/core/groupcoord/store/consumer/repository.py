@@ -20,6 +20,8 @@ from typing import Any
 
 from ...core.consumer.member import ConsumerGroupMember
 from ...core.consumer.model import ConsumerGroup
+from ...core.lag import Lags
+from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..dynamo import ConditionFailed, Delete, TransactItem, Update
 from ..member_groups import MemberGroupStore
@@ -102,15 +104,27 @@ class ConsumerGroupStore(MemberGroupStore[ConsumerGroup, ConsumerGroupMember]):
     ) -> list[TransactItem]:
         return remove_member_items(group, m)
 
-    def renew_session(self, group: ConsumerGroup, m: ConsumerGroupMember, deadline_ms: int) -> bool:
-        """Move the member's session deadline, if it is still at the epoch read (one
-        conditional update of its item); False if it moved or is gone."""
+    def renew_session(
+        self,
+        group: ConsumerGroup,
+        m: ConsumerGroupMember,
+        deadline_ms: int,
+        lags: Lags | None = None,
+    ) -> bool:
+        """Move the member's session deadline (and replace its reported lags, given), if it is
+        still at the epoch read (one conditional update of its item); False if it moved or is
+        gone."""
+        expression = "SET sessionDeadline = :deadline, mver = mver + :one"
+        values: dict[str, Any] = {":deadline": deadline_ms, ":one": 1, ":epoch": m.epoch}
+        if lags is not None:
+            expression += ", lags = :lags"
+            values[":lags"] = lags_to_item(lags)
         try:
             self.dynamo.update(
                 Update(
                     schema.member_key(group.group_id, m.member_id, group.member_shards),
-                    "SET sessionDeadline = :deadline, mver = mver + :one",
-                    values={":deadline": deadline_ms, ":one": 1, ":epoch": m.epoch},
+                    expression,
+                    values=values,
                     condition="attribute_exists(pk) AND memberEpoch = :epoch",
                 )
             )
