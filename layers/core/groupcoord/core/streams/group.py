@@ -39,7 +39,9 @@ class StreamsGroup:
     # as a status by every heartbeat until it can.
     topology_status: StatusCode | None = None
     topology_detail: str = ""
-    # Grows whenever the endpoints' partitions may have changed (interactive queries).
+    # Grows whenever the endpoints map may have changed (interactive queries): a member with
+    # an endpoint joined, left or changed it, or a target was installed. The map shows the
+    # target, so a rebalance bumps it once, not once per member that reconciles.
     endpoint_epoch: int = 0
     # The member that asked the application to shut down (status 4 until the group is empty).
     shutdown_requested_by: str | None = None
@@ -66,6 +68,11 @@ class StreamsGroup:
             state=ASSIGNING if count else EMPTY,
             shutdown_requested_by=self.shutdown_requested_by if count else None,
         )
+
+    def with_endpoints_changed(self, changed: bool = True) -> StreamsGroup:
+        """The endpoints map is out of date when `changed`: a new endpoint epoch, written
+        with the group write that changed it (no write of its own)."""
+        return replace(self, endpoint_epoch=self.endpoint_epoch + 1) if changed else self
 
 
 def group_state(

@@ -4,6 +4,7 @@ for interactive queries (Kafka's EndpointToPartitionsManager)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...core.streams.configuration import InvalidTopology, configure, readable_counts
@@ -53,16 +54,20 @@ def _partitions(
     ]
 
 
-def _entry(m: StreamsGroupMember) -> dict[str, Any]:
-    """A member's line of the endpoints map: its endpoint and the tasks it is assigned."""
+def _entry(m: StreamsGroupMember, target_epoch: int) -> dict[str, Any]:
+    """A member's line of the endpoints map: its endpoint and its target's active and standby
+    tasks (where the installed assignment puts them, as the classic protocol's
+    partitionsByHost: one endpoint epoch per install, however many members then reconcile).
+    A target newer than the group's `target_epoch` is an install not yet flipped: the tasks it
+    is assigned stand in for it until the flip's new epoch rebuilds the map."""
     assert m.user_endpoint is not None
-    assigned = m.tasks.assigned
+    tasks = m.target if m.target_epoch <= target_epoch else m.tasks.assigned
     return {
         "m": m.member_id,
         "h": m.user_endpoint.host,
         "p": m.user_endpoint.port,
-        "a": {s: sorted(ps) for s, ps in assigned.active.items()},
-        "s": {s: sorted(ps) for s, ps in assigned.standby.items()},
+        "a": {s: sorted(ps) for s, ps in tasks.active.items()},
+        "s": {s: sorted(ps) for s, ps in tasks.standby.items()},
     }
 
 
@@ -81,38 +86,71 @@ def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
     return {
         "sources": {s: list(ts) for s, ts in sources.items()},
         "counts": {t: n for t, n in counts.items() if t in read},
-        "entries": [_entry(m) for m in store.streams.members(group) if m.user_endpoint],
+        "entries": [
+            _entry(m, group.target_epoch) for m in store.streams.members(group) if m.user_endpoint
+        ],
     }
+
+
+@dataclass(frozen=True)
+class _Map:
+    """A stored endpoints map, decoded: each member's line as answered, and what a line is
+    computed from (kept per process: EndpointsStore.remember)."""
+
+    lines: dict[str, StreamsEndpointToPartitions]
+    sources: dict[str, tuple[str, ...]]
+    counts: dict[str, int]
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> _Map:
+        sources = {s: tuple(ts) for s, ts in data["sources"].items()}
+        counts = data["counts"]
+        lines = {e["m"]: _line(e, sources, counts) for e in data["entries"]}
+        return cls(lines, sources, counts)
+
+
+def _line(
+    e: dict[str, Any], sources: Mapping[str, tuple[str, ...]], counts: Mapping[str, int]
+) -> StreamsEndpointToPartitions:
+    def tasks(raw: dict[str, list[int]]) -> Tasks:
+        return {s: frozenset(ps) for s, ps in raw.items()}
+
+    return StreamsEndpointToPartitions(
+        user_endpoint=StreamsEndpoint(host=e["h"], port=int(e["p"])),
+        active_partitions=_partitions(tasks(e["a"]), sources, counts),
+        standby_partitions=_partitions(tasks(e["s"]), sources, counts),
+    )
+
+
+def _stored_map(store: Store, group: StreamsGroup) -> _Map:
+    """The map of the group's endpoint epoch: this process's copy, else one GetItem (and its
+    chunks), else built from the members by the first heartbeat that needs it and written."""
+    endpoints, gid, born = store.streams.endpoints, group.group_id, group.created_at_ms
+    found = endpoints.cached(gid, group.endpoint_epoch, born)
+    if found is not None:
+        return found
+    head = endpoints.head(gid)
+    data = endpoints.read(gid, head, group.endpoint_epoch, born)
+    stored = data is not None
+    if data is None:
+        data = _build(store, group)
+        stored = endpoints.write(gid, group.endpoint_epoch, data, head, born)
+    decoded = _Map.of(data)
+    if stored:  # a build that lost the race is answered, not kept: the winner's is the map
+        endpoints.remember(gid, group.endpoint_epoch, born, decoded, len(decoded.lines))
+    return decoded
 
 
 def endpoint_partitions(
     store: Store, group: StreamsGroup, member: StreamsGroupMember
 ) -> list[StreamsEndpointToPartitions]:
-    """Every endpoint of the group with the partitions its member's active and standby tasks
-    read (`member` as this request wrote it): from the map of the group's endpoint epoch, one
-    GetItem; built from the members by the first heartbeat that needs it at that epoch."""
-    endpoints = store.streams.endpoints
-    head = endpoints.head(group.group_id)
-    born = group.created_at_ms
-    data = endpoints.read(group.group_id, head, group.endpoint_epoch, born)
-    if data is None:
-        data = _build(store, group)
-        endpoints.write(group.group_id, group.endpoint_epoch, data, head, born)
-    entries = {e["m"]: e for e in data["entries"]}
-    entries.pop(member.member_id, None)
+    """Every endpoint of the group with the partitions its member's target active and standby
+    tasks read, from the map of the group's endpoint epoch (_stored_map), with `member`'s own
+    line as this request wrote it."""
+    found = _stored_map(store, group)
+    lines = dict(found.lines)
+    lines.pop(member.member_id, None)
     if member.user_endpoint is not None:
-        entries[member.member_id] = _entry(member)
-    sources = {s: tuple(ts) for s, ts in data["sources"].items()}
-    counts = data["counts"]
-
-    def tasks(raw: dict[str, list[int]]) -> Tasks:
-        return {s: frozenset(ps) for s, ps in raw.items()}
-
-    return [
-        StreamsEndpointToPartitions(
-            user_endpoint=StreamsEndpoint(host=e["h"], port=int(e["p"])),
-            active_partitions=_partitions(tasks(e["a"]), sources, counts),
-            standby_partitions=_partitions(tasks(e["s"]), sources, counts),
-        )
-        for _, e in sorted(entries.items())
-    ]
+        own = _entry(member, group.target_epoch)
+        lines[member.member_id] = _line(own, found.sources, found.counts)
+    return [line for _, line in sorted(lines.items())]

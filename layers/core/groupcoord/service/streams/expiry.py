@@ -61,14 +61,13 @@ def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) 
         return
     removals = [item for m in expired for item in ss.remove_member_items(group, m)]
     fenced = replace(group.with_members(-len(expired)), deadline=deadline)
+    fenced = fenced.with_endpoints_changed(any(m.user_endpoint is not None for m in expired))
     if not remaining:
         fenced = replace(fenced, target_epoch=fenced.group_epoch)
     try:
         fenced = ss.update_group(group, fenced, extra=removals)
     except Conflict:
         return
-    if any(m.user_endpoint is not None for m in expired):
-        ss.bump_endpoint_epoch(group.group_id)
     if remaining:
         ensure_target(store, fenced, batched=False)
 

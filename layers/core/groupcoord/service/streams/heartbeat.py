@@ -266,11 +266,8 @@ class _Heartbeat(Reconciling):
 
     def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         member = self._existing(group)
-        group = self.ss.update_group(
-            group, group.with_members(-1), extra=self.ss.remove_member_items(group, member)
-        )
-        if member.user_endpoint is not None:
-            self.ss.bump_endpoint_epoch(group.group_id)
+        left = group.with_members(-1).with_endpoints_changed(member.user_endpoint is not None)
+        group = self.ss.update_group(group, left, extra=self.ss.remove_member_items(group, member))
         self._ensure_target(group)
         return self._left(LEAVE_EPOCH)
 
@@ -323,9 +320,19 @@ class _Heartbeat(Reconciling):
             updated, changed = self._apply(self._owned(member))
             if not changed:
                 return self._reconcile(group, member, updated)
-            items = self.ss.put_member_items(group, updated, new=False)
-            return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+            return self._rewrite(group, member, updated)
         return self._add_member(group, topology, step, owner_id)
+
+    def _rewrite(
+        self, group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember
+    ) -> StreamsGroupHeartbeatResponse:
+        """What the target is computed from changed: the member and a new group epoch in one
+        write (and a new endpoint epoch if the member's endpoint changed too)."""
+        items = self.ss.put_member_items(group, updated, new=False)
+        moved = group.with_members(0).with_endpoints_changed(
+            updated.user_endpoint != member.user_endpoint
+        )
+        return self._after_change(self.ss.update_group(group, moved, items))
 
     def _replace_static(
         self, group: StreamsGroup, owner: StreamsGroupMember
@@ -345,12 +352,15 @@ class _Heartbeat(Reconciling):
             *self.ss.put_member_items(group, updated, new=True),
             self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
-        if changed:
-            group = self.ss.update_group(group, group.with_members(0), extra=items)
+        # The endpoints map names members by id: the new id's line replaces the old one's.
+        endpoints = owner.user_endpoint is not None or updated.user_endpoint is not None
+        if changed or endpoints:
+            moved = group.with_members(0) if changed else group
+            group = self.ss.update_group(
+                group, moved.with_endpoints_changed(endpoints), extra=items
+            )
         else:
             self.ss.transact(items)
-        if owner.user_endpoint is not None or updated.user_endpoint is not None:
-            self.ss.bump_endpoint_epoch(group.group_id)
         return self._after_change(group)
 
     def _add_member(
@@ -383,6 +393,8 @@ class _Heartbeat(Reconciling):
                 items.append(
                     self.ss.move_instance(group, iid, instance_owner, plan.member.member_id)
                 )
+        # No new endpoint epoch: the map shows targets, and a joiner has none until the
+        # install that gives it one bumps the epoch (a burst of joins rebuilds no map).
         joined = plan.group
         if step is TopologyStep.INITIALIZE:
             items.append(self.ss.put_topology(group.group_id, topology))
@@ -390,8 +402,6 @@ class _Heartbeat(Reconciling):
                 joined, topology_epoch=topology.epoch, topology_digest=topology.digest()
             )
         group = self.ss.update_group(group, joined, extra=items)
-        if plan.member.user_endpoint is not None:
-            self.ss.bump_endpoint_epoch(group.group_id)
         return self._after_change(group)
 
     def _after_change(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
@@ -431,6 +441,5 @@ class _Heartbeat(Reconciling):
         if self._record_report(group, member) and not changed:
             return self._after_change(self.ss.update_group(group, group.with_members(0)))
         if changed:
-            items = self.ss.put_member_items(group, updated, new=False)
-            return self._after_change(self.ss.update_group(group, group.with_members(0), items))
+            return self._rewrite(group, member, updated)
         return self._reconcile(group, member, updated)

@@ -218,6 +218,8 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
             install_id=None,
             install_until=0,
         )
+        # The endpoints map shows the target: one new endpoint epoch per install, in the flip.
+        installed = installed.with_endpoints_changed(any(m.user_endpoint for m in members))
         flipped = installs.flip_target(group, installed, install_id)
     except BaseException:
         installs.release_install(group.group_id, install_id)

@@ -76,10 +76,13 @@ class Reconciling:
             session_ms=session_ms(self.ctx.settings),
             renewal_slack_ms=renewal_slack(self.ctx.settings),
         )
-        if plan.writes:
+        if plan.member.user_endpoint != member.user_endpoint:
+            # A new endpoint alone (no new group epoch; rare): the member and a new endpoint
+            # epoch in one write. A member's tasks changing needs none: the map shows targets.
+            items = self.ss.put_member_items(group, plan.member, new=False)
+            group = self.ss.update_group(group, group.with_endpoints_changed(), extra=items)
+        elif plan.writes:
             self.ss.write_member(group, plan.member)
-        if plan.after.assigned != plan.before.assigned and plan.member.user_endpoint is not None:
-            self.ss.bump_endpoint_epoch(group.group_id)
         if self.request.shutdown_application and group.shutdown_requested_by is None:
             group = self.ss.update_group(
                 group, replace(group, shutdown_requested_by=member.member_id)

@@ -15,6 +15,7 @@ from ...core.lag import from_item as lags_from_item
 from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..dynamo import Update
+from ..group_update import version_update
 from ..groups import listing_attributes
 
 GROUP_TYPE = "consumer"
@@ -114,30 +115,7 @@ def group_update(old: ConsumerGroup, new: ConsumerGroup, deadline_shards: int) -
     """Write what changed from `old` to `new` (SET, or REMOVE what became absent) and bump
     `version`, on the version read."""
     before = group_attributes(old, deadline_shards)
-    after = group_attributes(new, deadline_shards)
-    names = {"#version": "version"}
-    values: dict[str, Any] = {":expected": old.version, ":one": 1}
-    sets, removes = [], []
-    for i, (name, value) in enumerate(after.items()):
-        if value == before[name]:
-            continue
-        names[f"#a{i}"] = name
-        if value is None:
-            removes.append(f"#a{i}")
-        else:
-            values[f":a{i}"] = value
-            sets.append(f"#a{i} = :a{i}")
-    sets.append("#version = #version + :one")
-    expression = "SET " + ", ".join(sets)
-    if removes:
-        expression += " REMOVE " + ", ".join(removes)
-    return Update(
-        schema.group_key(old.group_id),
-        expression,
-        names=names,
-        values=values,
-        condition="#version = :expected",
-    )
+    return version_update(old.group_id, before, group_attributes(new, deadline_shards), old.version)
 
 
 def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[str, str]:

@@ -15,8 +15,7 @@ docs/consumer-protocol.md describes the conditions of each write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any
 
 from ...core.consumer.member import ConsumerGroupMember
@@ -24,11 +23,9 @@ from ...core.consumer.model import ConsumerGroup
 from ...core.lag import Lags
 from ...core.lag import to_item as lags_to_item
 from .. import schema
-from ..conversion import Conversions
-from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
-from ..errors import Conflict
+from ..dynamo import ConditionFailed, Delete, TransactItem, Update
+from ..member_groups import MemberGroupStore
 from .codec import (
-    KIND_STATIC_INSTANCE,
     group_item,
     group_update,
     is_consumer_member,
@@ -61,61 +58,30 @@ def remove_member_items(group: ConsumerGroup, m: ConsumerGroupMember) -> list[Tr
     return items
 
 
-class ConsumerGroupStore:
-    def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
-        self.dynamo = dynamo
-        self.deadline_shards = deadline_shards
-        self.conversions = conversions
+class ConsumerGroupStore(MemberGroupStore[ConsumerGroup, ConsumerGroupMember]):
+    """Consumer groups' items: the group and member reads and writes it shares with streams
+    groups' store (store/member_groups.py), and its sessions and static members."""
 
-    def group_item(self, group_id: str, *, consistent: bool) -> dict[str, Any] | None:
-        # Through Conversions: an interrupted protocol conversion is finished first.
-        return self.conversions.read_group_item(group_id, consistent=consistent)
+    # --- the encoding (store/member_groups.py) ---
 
-    def member(
-        self, group: ConsumerGroup, member_id: str, *, consistent: bool
-    ) -> ConsumerGroupMember | None:
-        key = schema.member_key(group.group_id, member_id, group.member_shards)
-        item = self.dynamo.get(key, consistent=consistent)
-        return member_from_item(item) if item and is_consumer_member(item) else None
+    def group_update(self, old: ConsumerGroup, new: ConsumerGroup) -> Update:
+        return group_update(old, new, self.deadline_shards)
 
-    def members(self, group: ConsumerGroup) -> list[ConsumerGroupMember]:
-        found = []
-        for pk in schema.member_pks(group.group_id, group.member_shards):
-            for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
-                if is_consumer_member(item):
-                    found.append(member_from_item(item))
-        return sorted(found, key=lambda m: m.member_id)
+    def is_member(self, item: Mapping[str, Any]) -> bool:
+        return is_consumer_member(item)
 
-    def members_by_id(
-        self, group: ConsumerGroup, member_ids: Iterable[str]
-    ) -> dict[str, ConsumerGroupMember]:
-        keys = [
-            schema.member_key(group.group_id, mid, group.member_shards)
-            for mid in sorted(set(member_ids))
-        ]
-        items = self.dynamo.batch_get(keys, consistent=True)
-        return {i["memberId"]: member_from_item(i) for i in items if is_consumer_member(i)}
+    def member_from_item(self, item: Mapping[str, Any]) -> ConsumerGroupMember:
+        return member_from_item(item)
 
-    def instance_owner(self, group: ConsumerGroup, instance_id: str) -> str | None:
-        key = static_instance_key(group.group_id, instance_id, group.member_shards)
-        item = self.dynamo.get(key, consistent=True)
-        return item["memberId"] if item else None
+    def member_to_item(self, group_id: str, shards: int, m: ConsumerGroupMember) -> dict[str, Any]:
+        return member_to_item(group_id, shards, m)
 
-    def update_group(
-        self, old: ConsumerGroup, new: ConsumerGroup, extra: Sequence[TransactItem] = ()
-    ) -> ConsumerGroup:
-        """One conditional write of the group (what changed from `old`, as read, to `new`),
-        with `extra` items in the same transaction; Conflict if the group moved. Returns the
-        group as written (no re-read needed: the write was on the version read)."""
-        update = group_update(old, new, self.deadline_shards)
-        try:
-            if extra:
-                self.dynamo.transact([update, *extra])
-            else:
-                self.dynamo.update(update)
-        except (ConditionFailed, TransactionCanceled):
-            raise Conflict(old.group_id) from None
-        return replace(new, version=old.version + 1)
+    def member_condition(
+        self, m: ConsumerGroupMember
+    ) -> tuple[str, dict[str, str], dict[str, Any]]:
+        return member_condition(m)
+
+    # --- writes ---
 
     def create_group(
         self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None
@@ -129,42 +95,8 @@ class ConsumerGroupStore:
             subscribed_topics=tuple((replacing or {}).get("subscribedTopics") or ()),
             created_at_ms=now_ms,
         )
-        item = group_item(group, self.deadline_shards, topic_changes=0)
-        if replacing is None:
-            condition, names, values = "attribute_not_exists(pk)", None, None
-        else:
-            condition = "groupType = :classic AND #version = :v AND memberCount = :zero"
-            names = {"#version": "version"}
-            values = {":classic": "classic", ":v": replacing.get("version", 0), ":zero": 0}
-        try:
-            self.dynamo.put(item, condition=condition, names=names, values=values)
-        except ConditionFailed:
-            raise Conflict(group_id) from None
-
-    def put_member_items(
-        self, group: ConsumerGroup, m: ConsumerGroupMember, *, new: bool
-    ) -> list[TransactItem]:
-        item = member_to_item(group.group_id, group.member_shards, m)
-        if new:
-            return [Put(item, condition="attribute_not_exists(pk)")]
-        condition, names, values = member_condition(m)
-        return [Put({**item, "mver": m.version + 1}, condition, names, values)]
-
-    def claim_instance(self, group: ConsumerGroup, m: ConsumerGroupMember) -> Put:
-        assert m.instance_id is not None
-        key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
-        item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
-                "memberId": m.member_id}  # fmt: skip
-        return Put(item, condition="attribute_not_exists(pk)")
-
-    def move_instance(
-        self, group: ConsumerGroup, instance_id: str, old_id: str, new_id: str
-    ) -> Update:
-        return Update(
-            static_instance_key(group.group_id, instance_id, group.member_shards),
-            "SET memberId = :new",
-            values={":new": new_id, ":old": old_id},
-            condition="memberId = :old",
+        self.put_new_group(
+            group_item(group, self.deadline_shards, topic_changes=0), group_id, replacing
         )
 
     def remove_member_items(
@@ -199,21 +131,6 @@ class ConsumerGroupStore:
         except ConditionFailed:
             return False
         return True
-
-    def write_member(self, group: ConsumerGroup, m: ConsumerGroupMember) -> None:
-        """The steady heartbeat's one write: the member item, on the versions read."""
-        (put,) = self.put_member_items(group, m, new=False)
-        assert isinstance(put, Put)
-        try:
-            self.dynamo.put(put.item, condition=put.condition, names=put.names, values=put.values)
-        except ConditionFailed:
-            raise Conflict(m.member_id) from None
-
-    def transact(self, items: Sequence[TransactItem]) -> None:
-        try:
-            self.dynamo.transact(items)
-        except TransactionCanceled:
-            raise Conflict("transaction") from None
 
     def delete_group_items(self, group_id: str, shards: int) -> None:
         """Member and instance items of a deleted group (delete-groups cleanup)."""

@@ -23,11 +23,14 @@ from ...core.streams.topology import CopartitionGroup, Subtopology, TopicInfo, T
 from ...core.streams.warmups import Report
 from .. import schema
 from ..dynamo import Update
+from ..group_update import version_update
 from ..groups import listing_attributes
 
 GROUP_TYPE = "streams"
-# Only ever ADDed to (repository.bump_endpoint_epoch), never written from a model: the
-# members whose tasks change bump it without the group's version, so it is no group state.
+# Only ever ADDed to (group_update), in the writes of the group item that change what the
+# endpoints map shows (a member with an endpoint joins, leaves, or a target is installed):
+# an ADD, so that an install's flip (conditioned on its lease, not the version) never loses a
+# join's bump.
 ENDPOINT_EPOCH = "endpointEpoch"
 
 # The group item's attributes beyond what every group item has (and the consumer's names
@@ -118,32 +121,13 @@ def group_item(group: StreamsGroup, deadline_shards: int) -> dict[str, Any]:
 
 
 def group_update(old: StreamsGroup, new: StreamsGroup, deadline_shards: int) -> Update:
-    """Write what changed from `old` to `new` and bump `version`, on the version read."""
+    """Write what changed from `old` to `new` and bump `version`, on the version read; a new
+    endpoint epoch is ADDed (ENDPOINT_EPOCH)."""
     before = group_attributes(old, deadline_shards)
     after = group_attributes(new, deadline_shards)
-    names = {"#version": "version"}
-    values: dict[str, Any] = {":expected": old.version, ":one": 1}
-    sets, removes = [], []
-    for i, (name, value) in enumerate(after.items()):
-        if value == before[name]:
-            continue
-        names[f"#a{i}"] = name
-        if value is None:
-            removes.append(f"#a{i}")
-        else:
-            values[f":a{i}"] = value
-            sets.append(f"#a{i} = :a{i}")
-    sets.append("#version = #version + :one")
-    expression = "SET " + ", ".join(sets)
-    if removes:
-        expression += " REMOVE " + ", ".join(removes)
-    return Update(
-        schema.group_key(old.group_id),
-        expression,
-        names=names,
-        values=values,
-        condition="#version = :expected",
-    )
+    bump = new.endpoint_epoch - old.endpoint_epoch
+    adds = {ENDPOINT_EPOCH: bump} if bump > 0 else None
+    return version_update(old.group_id, before, after, old.version, adds)
 
 
 # --- tasks ---

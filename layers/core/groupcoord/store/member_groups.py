@@ -1,0 +1,169 @@
+"""What the consumer protocol's and streams groups' stores share (store/consumer/repository.py,
+store/streams/repository.py): the group item, read through Conversions and written as the
+difference from the one read on its version; member items sharded over the group's member
+shards, each write conditioned on the member as read; static instance claims. A
+family says only how its group item and its members are encoded (as store/install_lease.py's
+installs do)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Generic, Protocol, TypeVar
+
+from . import schema
+from .consumer.codec import KIND_STATIC_INSTANCE, static_instance_key
+from .conversion import Conversions
+from .dynamo import ConditionFailed, Dynamo, Put, TransactionCanceled, TransactItem, Update
+from .errors import Conflict
+
+
+class MemberGroup(Protocol):
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def member_shards(self) -> int: ...
+
+
+class VersionedMember(Protocol):
+    @property
+    def member_id(self) -> str: ...
+    @property
+    def instance_id(self) -> str | None: ...
+    @property
+    def version(self) -> int: ...
+
+
+G = TypeVar("G", bound=MemberGroup)
+M = TypeVar("M", bound=VersionedMember)
+
+
+class MemberGroupStore(Generic[G, M]):
+    """One family's group and member items; a subclass encodes them."""
+
+    def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
+        self.dynamo = dynamo
+        self.deadline_shards = deadline_shards
+        self.conversions = conversions
+
+    # --- what a family supplies ---
+
+    def group_update(self, old: G, new: G) -> Update:
+        raise NotImplementedError
+
+    def is_member(self, item: Mapping[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def member_from_item(self, item: Mapping[str, Any]) -> M:
+        raise NotImplementedError
+
+    def member_to_item(self, group_id: str, shards: int, m: M) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def member_condition(self, m: M) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """A member write's condition on the member as read."""
+        raise NotImplementedError
+
+    # --- reads ---
+
+    def group_item(self, group_id: str, *, consistent: bool) -> dict[str, Any] | None:
+        # Through Conversions: an interrupted protocol conversion is finished first.
+        return self.conversions.read_group_item(group_id, consistent=consistent)
+
+    def member(self, group: G, member_id: str, *, consistent: bool) -> M | None:
+        key = schema.member_key(group.group_id, member_id, group.member_shards)
+        item = self.dynamo.get(key, consistent=consistent)
+        return self.member_from_item(item) if item and self.is_member(item) else None
+
+    def members(self, group: G) -> list[M]:
+        found = []
+        for pk in schema.member_pks(group.group_id, group.member_shards):
+            for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
+                if self.is_member(item):
+                    found.append(self.member_from_item(item))
+        return sorted(found, key=lambda m: m.member_id)
+
+    def members_by_id(self, group: G, member_ids: Iterable[str]) -> dict[str, M]:
+        keys = [
+            schema.member_key(group.group_id, mid, group.member_shards)
+            for mid in sorted(set(member_ids))
+        ]
+        items = self.dynamo.batch_get(keys, consistent=True)
+        return {i["memberId"]: self.member_from_item(i) for i in items if self.is_member(i)}
+
+    def instance_owner(self, group: G, instance_id: str) -> str | None:
+        """The member id a static instance id is claimed by (its own item)."""
+        key = static_instance_key(group.group_id, instance_id, group.member_shards)
+        item = self.dynamo.get(key, consistent=True)
+        return item["memberId"] if item else None
+
+    # --- writes ---
+
+    def put_new_group(
+        self, item: dict[str, Any], group_id: str, replacing: Mapping[str, Any] | None
+    ) -> None:
+        """A new group's whole item: where there is none, or over `replacing`, an Empty classic
+        group's item as read (on its version); Conflict otherwise."""
+        if replacing is None:
+            condition, names, values = "attribute_not_exists(pk)", None, None
+        else:
+            condition = "groupType = :classic AND #version = :v AND memberCount = :zero"
+            names = {"#version": "version"}
+            values = {":classic": "classic", ":v": replacing.get("version", 0), ":zero": 0}
+        try:
+            self.dynamo.put(item, condition=condition, names=names, values=values)
+        except ConditionFailed:
+            raise Conflict(group_id) from None
+
+    def update_group(self, old: G, new: G, extra: Sequence[TransactItem] = ()) -> G:
+        """One conditional write of the group (what changed from `old`, as read, to `new`),
+        with `extra` items in the same transaction; Conflict if the group moved. Returns the
+        group as written (no re-read needed: the write was on the version read)."""
+        update = self.group_update(old, new)
+        try:
+            if extra:
+                self.dynamo.transact([update, *extra])
+            else:
+                self.dynamo.update(update)
+        except (ConditionFailed, TransactionCanceled):
+            raise Conflict(old.group_id) from None
+        return replace(new, version=old.version + 1)  # type: ignore[type-var]
+
+    def put_member_items(self, group: G, m: M, *, new: bool) -> list[TransactItem]:
+        item = self.member_to_item(group.group_id, group.member_shards, m)
+        if new:
+            return [Put(item, condition="attribute_not_exists(pk)")]
+        condition, names, values = self.member_condition(m)
+        return [Put({**item, "mver": m.version + 1}, condition, names, values)]
+
+    def write_member(self, group: G, m: M) -> None:
+        """The steady heartbeat's one write: the member item, on the versions read."""
+        (put,) = self.put_member_items(group, m, new=False)
+        assert isinstance(put, Put)
+        try:
+            self.dynamo.put(put.item, condition=put.condition, names=put.names, values=put.values)
+        except ConditionFailed:
+            raise Conflict(m.member_id) from None
+
+    def claim_instance(self, group: G, m: M) -> Put:
+        assert m.instance_id is not None
+        key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
+        item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
+                "memberId": m.member_id}  # fmt: skip
+        return Put(item, condition="attribute_not_exists(pk)")
+
+    def move_instance(self, group: G, instance_id: str, old_id: str, new_id: str) -> Update:
+        return Update(
+            static_instance_key(group.group_id, instance_id, group.member_shards),
+            "SET memberId = :new",
+            values={":new": new_id, ":old": old_id},
+            condition="memberId = :old",
+        )
+
+    def transact(self, items: Sequence[TransactItem]) -> None:
+        try:
+            self.dynamo.transact(items)
+        except TransactionCanceled:
+            raise Conflict("transaction") from None
