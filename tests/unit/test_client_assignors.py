@@ -38,3 +38,14 @@ def test_a_cooperative_member_keeps_no_blocked_partition_it_owned() -> None:
     plan = ASSIGNORS["cooperative-sticky"](subscriptions, {"t": 4}, {"t": frozenset({0})})
     assert TopicPartition("t", 1) in plan["a"]  # kept
     assert TopicPartition("t", 0) not in plan["a"] + plan["b"]  # given up, to no one
+
+
+def test_every_assignor_takes_a_plain_call_with_nothing_blocked() -> None:
+    """Topics with no Kinesis shards: callers (the TypeScript client's parity test among them)
+    pass only subscriptions and counts, and every partition is handed out."""
+    subscriptions = {"a": Subscription(["t"]), "b": Subscription(["t"])}
+    for name, assign in ASSIGNORS.items():
+        plan = assign(subscriptions, {"t": 4})
+        assert sorted(tp for parts in plan.values() for tp in parts) == [
+            TopicPartition("t", p) for p in range(4)
+        ], name

@@ -11,10 +11,10 @@ directly from one owner to another in one round.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..core.consumer_protocol import ConsumerProtocolError, Subscription
 
@@ -27,7 +27,16 @@ class TopicPartition(NamedTuple):
 Assignment = dict[str, list[TopicPartition]]
 Blocked = Mapping[str, AbstractSet[int]]
 NOTHING_BLOCKED: Blocked = {}
-Assignor = Callable[[Mapping[str, Subscription], Mapping[str, int], Blocked], Assignment]
+
+
+class Assignor(Protocol):
+    def __call__(
+        self,
+        subscriptions: Mapping[str, Subscription],
+        partitions: Mapping[str, int],
+        blocked: Blocked = ...,
+        /,
+    ) -> Assignment: ...
 
 
 def _eligible(subscriptions: Mapping[str, Subscription], topic: str) -> list[str]:
@@ -211,12 +220,18 @@ def with_sticky_memory(subscription: Subscription) -> Subscription:
     return replace(subscription, owned_partitions=owned, generation_id=generation)
 
 
+def assign_cooperative_sticky(
+    subscriptions: Mapping[str, Subscription],
+    partitions: Mapping[str, int],
+    blocked: Blocked = NOTHING_BLOCKED,
+) -> Assignment:
+    return assign_sticky(subscriptions, partitions, blocked, cooperative=True)
+
+
 ASSIGNORS: dict[str, Assignor] = {
     "range": assign_range,
     "roundrobin": assign_roundrobin,
     "sticky": assign_sticky,
-    "cooperative-sticky": lambda subs, parts, blocked: assign_sticky(
-        subs, parts, blocked, cooperative=True
-    ),
+    "cooperative-sticky": assign_cooperative_sticky,
 }
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
