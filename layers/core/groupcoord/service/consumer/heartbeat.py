@@ -200,12 +200,16 @@ class _Heartbeat:
         if group.deadline is not None and group.deadline <= self.now:
             scanned = expire_consumer_group(self.ctx.store, item, self.now)
             group = scanned if scanned is not None else self._reload(group)
+        batched = self.batched_installs
         if group.topic_changes != group.topic_changes_seen:
-            # A subscribed topic was created, deleted or grown: a new target may be due.
+            # A subscribed topic was created, deleted or grown, or a shard ended: a new target
+            # may be due. Such changes are rare, so they are not batched: a parent's end
+            # starts its children at this heartbeat, even right after an install.
             matter = topic_changes_matter(self.ctx.store, group, self.now)
             group = self.cs.update_group(group, after_topic_changes(group, matter))
+            batched = batched and not matter
         if group.group_epoch > group.target_epoch:
-            group = ensure_target(self.ctx.store, group, self.batched_installs)
+            group = ensure_target(self.ctx.store, group, batched)
         return group
 
     # --- hooks for classic-protocol members (service/consumer/classic_members.py) ---
