@@ -136,3 +136,26 @@ def test_a_steady_heartbeat_reads_two_items_and_writes_one_on_every_other_beat(
         assert usage.write_units <= 1.0
         assert usage.read_units <= 1.5
     assert costs[2].by_operation == costs[12].by_operation
+
+
+def test_an_install_reads_the_topics_subscribed_not_the_whole_registry(store: Store) -> None:
+    """One tenant's topics must not make another's rebalances dearer: a group subscribed by
+    name computes its target on the topics it names (item reads), not on the registry."""
+    topic = unique("t")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 8), now_ms=0)
+    now = int(time.time() * 1000)
+
+    def first_join_reads() -> float:
+        body = {"groupId": unique("g"), "memberId": "m-0", "memberEpoch": 0,
+                "rebalanceTimeoutMs": 30000, "subscribedTopicNames": [topic],
+                "topicPartitions": []}  # fmt: skip
+        with capacity.metered() as usage:
+            answer = _heartbeat(store, body, now)
+        assert answer["errorCode"] == 0 and answer["assignment"]["topicPartitions"], answer
+        return usage.read_units
+
+    before = first_join_reads()
+    for i in range(300):
+        store.topics.create(TopicRecord(unique(f"other-tenant-{i}"), new_topic_id(), 8), 0)
+    after = first_join_reads()
+    assert after <= before + 1, (before, after)

@@ -136,3 +136,25 @@ def test_the_endpoints_map_after_a_bump_costs_one_read_however_many_members(stor
     # from the instance's copy, a steady heartbeat's 2.
     assert costs[(3, "m-1")] == costs[(12, "m-1")] == {"get_item": 3}, costs
     assert costs[(3, "m-2")] == costs[(12, "m-2")] == {"get_item": 2}, costs
+
+
+def test_a_join_reads_the_topics_it_names_not_the_whole_registry(store: Store) -> None:
+    """One tenant's topics must not make another's joins dearer: a streams join configures its
+    topology on the topics it names (a batch of item reads), not on a listing of the registry."""
+    words = unique("words")
+    store.topics.create(TopicRecord(words, new_topic_id(), 4), now_ms=0)
+    now = int(time.time() * 1000)
+
+    def first_join_reads() -> float:
+        body = {"groupId": unique("g"), "memberId": "m-0", "memberEpoch": 0, "processId": "p0",
+                "rebalanceTimeoutMs": 30000, "topology": word_count(words, unique("app")),
+                "activeTasks": [], "standbyTasks": [], "warmupTasks": []}  # fmt: skip
+        with capacity.metered() as usage:
+            assert _heartbeat(store, body, now)["errorCode"] == 0
+        return usage.read_units
+
+    before = first_join_reads()
+    for i in range(300):
+        store.topics.create(TopicRecord(unique(f"other-tenant-{i}"), new_topic_id(), 8), 0)
+    after = first_join_reads()
+    assert after <= before + 1, (before, after)

@@ -110,6 +110,12 @@ class TopicRegistry:
         items = self.dynamo.query("pk = :pk", {":pk": schema.TOPICS_PK}, consistent=True)
         return [_record(i) for i in items]
 
+    def get_many(self, names: Iterable[str]) -> list[TopicRecord]:
+        """The topics of these names that exist (strongly consistent reads, in batches): a
+        read that costs what the caller names, not what the registry holds."""
+        items = self.dynamo.batch_get([schema.topic_key(n) for n in names], consistent=True)
+        return sorted((_record(i) for i in items), key=lambda r: r.name)
+
     def list_from(self, start: str | None, *, batch: int) -> Iterator[TopicRecord]:
         """The topics in name order from `start` on (inclusive; None: from the first), read
         `batch` at a time as the caller advances: a caller that stops early has read at most

@@ -106,6 +106,14 @@ class Topology:
             names.update(s.repartition_sink_topics)
         return frozenset(names)
 
+    def registry_names(self) -> frozenset[str] | None:
+        """The registry topics its configuration reads: every named source and internal
+        topic; None when a sub-topology has a source regex (which reads the whole registry)."""
+        if any(s.source_topic_regex for s in self.subtopologies):
+            return None
+        sources = {t for s in self.subtopologies for t in s.source_topics}
+        return frozenset(sources) | self.internal_topics()
+
     def digest(self) -> str:
         """A fingerprint of everything but the epoch: two joins with the same epoch must send
         the same topology (else 131)."""

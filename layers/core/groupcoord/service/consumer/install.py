@@ -188,16 +188,21 @@ def _topics_synced(
     store: Store, names: list[str], regex: str | None, now_ms: int
 ) -> list[TopicRecord]:
     """The topics, after a lazy shard sync of the Kinesis-backed ones the group subscribes to
-    whose last sync is older than groupcoord.kinesis.shard.sync.interval.ms (listed again
-    if a registry grew)."""
-    topics = store.topics.list()
+    whose last sync is older than groupcoord.kinesis.shard.sync.interval.ms (read again if
+    a registry grew). Only a regex reads the whole registry: named subscriptions cost what
+    they name, whatever other groups' topics the registry holds."""
+
+    def read() -> list[TopicRecord]:
+        return store.topics.list() if regex else store.topics.get_many(names)
+
+    topics = read()
     wanted = set(names)
     subscribed = [
         t
         for t in topics
         if t.kinesis is not None and (t.name in wanted or (regex and regex_matches(regex, t.name)))
     ]
-    return store.topics.list() if sync_stale(store, subscribed, now_ms) else topics
+    return read() if sync_stale(store, subscribed, now_ms) else topics
 
 
 def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.streams.configuration import InvalidTopology, configure, readable_counts
+from ...core.streams.configuration import InvalidTopology, configure
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import statuses
 from ...core.streams.member import StreamsGroupMember
@@ -20,6 +20,7 @@ from ...models.streams import (
     StreamsTopicPartitions,
 )
 from ...store.store import Store
+from .topology import registry_counts
 
 
 def task_list(tasks: Tasks) -> list[StreamsTaskIds]:
@@ -75,7 +76,7 @@ def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
     """The endpoints map from every member (a Query per member shard), the topology and the
     partition counts of its source topics."""
     topology = store.streams.topology(group.group_id)
-    counts = readable_counts(store.topics.list())
+    counts = registry_counts(store, topology)
     sources: Mapping[str, tuple[str, ...]] = {}
     if topology is not None:
         try:

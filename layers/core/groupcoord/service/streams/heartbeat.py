@@ -20,7 +20,6 @@ from ...core.streams.configuration import (
     InvalidTopology,
     StatusCode,
     configure,
-    readable_counts,
 )
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import (
@@ -55,6 +54,7 @@ from .common import heartbeat_interval_ms, reload, session_ms
 from .expiry import expire_streams_group
 from .install import Installed, ensure_target
 from .reconciling import Reconciling
+from .topology import registry_counts
 
 
 class Answer(Exception):
@@ -283,9 +283,9 @@ class _Heartbeat(Reconciling):
         """A topology that can never be configured (a loop, a repartition source nothing
         writes) is refused before anything is created or kept (130)."""
         assert self.request.topology is not None
-        partitions = readable_counts(self.ctx.store.topics.list())
+        topology = from_message(self.request.topology)
         try:
-            configure(from_message(self.request.topology), partitions)
+            configure(topology, registry_counts(self.ctx.store, topology))
         except InvalidTopology as why:
             raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
 

@@ -36,6 +36,21 @@ def subscribe(store: Store, group_id: str, topology: Topology) -> None:
         store.topics.set_regex(group_id, regex)
 
 
+def registry_topics(store: Store, topology: Topology | None) -> list[TopicRecord]:
+    """The registry topics `topology` is configured on: only those it names (a read of a
+    few items, whatever else the registry holds), or the whole registry for a source regex."""
+    if topology is None:
+        return []
+    names = topology.registry_names()
+    return store.topics.list() if names is None else store.topics.get_many(names)
+
+
+def registry_counts(store: Store, topology: Topology | None) -> dict[str, int]:
+    """The partition counts `configure` reads for `topology` (readable_counts of
+    registry_topics)."""
+    return readable_counts(registry_topics(store, topology))
+
+
 # Whether the request may create an internal topic (Kafka: CREATE on it, or on the cluster).
 MayCreate = Callable[[str], bool]
 
@@ -46,7 +61,7 @@ def configured(
     """The topology configured on the registry's topics, its missing internal topics created
     first (with the partition counts configuration derived): once they exist it is ready. A
     caller who may not create them leaves them missing (status 3, naming them)."""
-    topics = store.topics.list()
+    topics = registry_topics(store, topology)
     result = configure(topology, readable_counts(topics))
     if result.status is StatusCode.MISSING_SOURCE_TOPICS:
         return _kinesis_named(result, topology, topics)
@@ -67,7 +82,7 @@ def configured(
             store.topics.create(record, now_ms)
     for name in sorted(topology.internal_topics()):
         store.topics.subscribe(name, group_id)
-    return configure(topology, readable_counts(store.topics.list()))
+    return configure(topology, registry_counts(store, topology))
 
 
 def _kinesis_named(
