@@ -6,7 +6,9 @@ queries).
 
 Single-threaded: the application calls `poll()` often (at least every heartbeat interval);
 `poll` heartbeats when one is due, or at once after the tasks changed (to acknowledge a
-revocation), and returns the member's tasks. docs/streams.md describes the protocol.
+revocation), and returns the member's tasks. Task offsets go out as task_offsets.py says:
+with the join, then at most once per `taskOffsetIntervalMs`, and at once when a warm-up task
+has caught up. docs/streams.md describes the protocol.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from typing import Any, Protocol
 
 from ..errors import Errors
 from .errors import RETRIABLE_ERRORS, GroupcoordError, error_of
+from .task_offsets import TaskId, TaskOffsetReports
 from .transport import Transport
 
 API = "streams-group-heartbeat"
 Tasks = dict[str, frozenset[int]]  # subtopology id -> partitions
-TaskId = tuple[str, int]
 Endpoint = tuple[str, int]  # (host, port)
+SHUTDOWN_APPLICATION = 4  # the status code
 REJOIN_ERRORS = {Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID}
 
 
@@ -69,10 +72,8 @@ def _entries(tasks: Tasks) -> list[dict[str, Any]]:
     return [{"subtopologyId": s, "partitions": sorted(ps)} for s, ps in sorted(tasks.items())]
 
 
-def _offsets(offsets: Mapping[TaskId, int]) -> list[dict[str, Any]]:
-    return [
-        {"subtopologyId": s, "partition": p, "offset": o} for (s, p), o in sorted(offsets.items())
-    ]
+def _task_ids(tasks: Tasks) -> set[TaskId]:
+    return {(s, p) for s, ps in tasks.items() for p in ps}
 
 
 class StreamsMember:
@@ -109,8 +110,7 @@ class StreamsMember:
         self._next_heartbeat = 0.0
         self._endpoint_epoch = -1
         self._routes: list[dict[str, Any]] = []
-        self._offsets: dict[TaskId, int] | None = None
-        self._end_offsets: dict[TaskId, int] | None = None
+        self.reports = TaskOffsetReports()
         self._shutdown = False
 
     # --- what the application calls ---
@@ -130,10 +130,18 @@ class StreamsMember:
         self, offsets: Mapping[TaskId, int], end_offsets: Mapping[TaskId, int] | None = None
     ) -> None:
         """The state stores' changelog offsets per task (cumulative), and the changelogs' end
-        offsets, sent with the next heartbeat (every taskOffsetIntervalMs is enough)."""
-        self._offsets = dict(offsets)
-        if end_offsets is not None:
-            self._end_offsets = dict(end_offsets)
+        offsets (None: unchanged). Call it as often as convenient: the latest values go with
+        the join, then at most every taskOffsetIntervalMs, and at once (a heartbeat now) when
+        they show a warm-up task caught up, which the coordinator then promotes."""
+        self.reports.record(offsets, end_offsets)
+        if self.epoch > 0 and self.reports.caught_up(_task_ids(self.tasks.warmup)):
+            self._next_heartbeat = 0.0
+
+    @property
+    def shutdown_requested(self) -> bool:
+        """Whether the last answer carried SHUTDOWN_APPLICATION (status 4): a member of the
+        application asked every member to shut down (close, then stop the process)."""
+        return any(code == SHUTDOWN_APPLICATION for code, _ in self.statuses)
 
     def request_shutdown(self) -> None:
         """Ask every member of the application to shut down (status 4)."""
@@ -229,6 +237,7 @@ class StreamsMember:
 
     def _heartbeat(self) -> None:
         if self.epoch == 0:
+            self.reports.rejoined()  # the join carries the latest report whole
             body = self._join_fields()
         else:
             body = {
@@ -236,16 +245,15 @@ class StreamsMember:
                 "standbyTasks": _entries(self.tasks.standby),
                 "warmupTasks": _entries(self.tasks.warmup),
             }
-        if self._offsets is not None:
-            body["taskOffsets"] = _offsets(self._offsets)
-            self._offsets = None
-        if self._end_offsets is not None:
-            body["taskEndOffsets"] = _offsets(self._end_offsets)
-            self._end_offsets = None
+        now = time.monotonic()
+        report = self.reports.due(now, _task_ids(self.tasks.warmup))
+        body.update(report.fields())
         if self._shutdown:
             body["shutdownApplication"] = True
         answer = self._call({"memberEpoch": self.epoch, **body})
         error = error_of(answer)
+        if error == Errors.NONE:
+            self.reports.sent(report, now)
         if error in REJOIN_ERRORS:
             self._apply_tasks(StreamsTasks())  # its tasks are lost: rejoin from nothing
             self.epoch = 0
@@ -266,6 +274,8 @@ class StreamsMember:
     def _applied(self, answer: dict[str, Any]) -> None:
         self.epoch = answer["memberEpoch"]
         self.heartbeat_interval_ms = answer.get("heartbeatIntervalMs") or 5000
+        self.reports.interval_ms = answer.get("taskOffsetIntervalMs", self.reports.interval_ms)
+        self.reports.acceptable_lag = answer.get("acceptableRecoveryLag")
         self.statuses = [(s["statusCode"], s["statusDetail"]) for s in answer.get("status") or ()]
         due = time.monotonic() + self.heartbeat_interval_ms / 1000
         if answer.get("partitionsByUserEndpoint") is not None:
