@@ -101,6 +101,12 @@ class Counter:
 
     def on_tasks_assigned(self, tasks: StreamsTasks) -> None:
         print(f"assigned {tasks}", flush=True)
+        for p in sorted(tasks.active.get(SUBTOPOLOGY, ())):
+            # A standby (or warm-up) of the task here has kept its state: only the changelog's
+            # tail is left to replay, where a cold start replays all of it.
+            offset, total = self.store(p).changelog_offset, len(lines(self.changelog(p)))
+            print(f"active {SUBTOPOLOGY}_{p}: state at changelog offset {offset} of {total}",
+                  flush=True)  # fmt: skip
 
     def store(self, partition: int) -> Store:
         if partition not in self.stores:

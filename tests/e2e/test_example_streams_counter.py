@@ -1,10 +1,13 @@
 """examples/streams_counter.py as a user runs it: two processes count keys with a standby of
 each task on the other; one is killed (SIGKILL) and the survivor carries on from its warm
-standby state: every key counted exactly as the input says, every offset committed."""
+standby state (its log shows it took the task over with the state whole, where a cold start
+replays the whole changelog): every key counted exactly as the input says, every offset
+committed."""
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +24,8 @@ from tests.e2e.helpers import unique, wait_until
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "streams_counter.py"
 PARTITIONS, LINES = 2, 30
 KEYS = ["apple", "pear", "fig"]
+# What the example prints when a task becomes active on it.
+TAKEN_OVER = re.compile(r"^active 0_(\d+): state at changelog offset (\d+) of (\d+)$", re.M)
 
 
 def _free_port() -> int:
@@ -51,6 +56,12 @@ def _start(url: str, group: str, data: Path, state: Path, log: Path, port: int) 
     return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
+def _caught_up(state: Path) -> bool:
+    """Whether the process holds state of every task, each with the whole changelog."""
+    stores = [json.loads(f.read_text()) for f in state.glob("0_*.json")]
+    return len(stores) == PARTITIONS and all(s["changelogOffset"] == LINES for s in stores)
+
+
 def _query(port: int, partition: int, key: str) -> int | None:
     """The count a process answers (following its redirect to the owner), None if not yet."""
     try:
@@ -72,19 +83,16 @@ def test_a_killed_process_hands_its_tasks_to_the_warm_standby(
     try:
         done = dict.fromkeys(range(PARTITIONS), LINES)
         wait_until(lambda: _committed(coordinator, group) == done, 60, "the input counted")
-        # Each process holds state of both tasks: its active one, and the other's standby.
-        wait_until(
-            lambda: all(len(list((tmp_path / n).glob("0_*.json"))) == 2 for n in "ab"),
-            30,
-            "standbys warm",
-        )
+        # Each process holds state of both tasks: its active one, and the other's standby,
+        # each of them caught up with the changelog.
+        wait_until(lambda: all(_caught_up(tmp_path / n) for n in "ab"), 30, "standbys warm")
         # Either process answers for every partition: its own, or by redirecting to the owner.
         for p in range(PARTITIONS):
             expected = (data / "input" / f"{p}.txt").read_text().split().count("apple")
             wait_until(lambda p=p, e=expected: _query(a_port, p, "apple") == e, 30, "a query")
         a.send_signal(signal.SIGKILL)
         a.wait(10)
-        killed = time.monotonic()
+        killed, b_log_before = time.monotonic(), (tmp_path / "b.log").stat().st_size
         _append(data, LINES, 10)
         done = dict.fromkeys(range(PARTITIONS), LINES + 10)
         wait_until(lambda: _committed(coordinator, group) == done, 60, "b took over")
@@ -94,6 +102,11 @@ def test_a_killed_process_hands_its_tasks_to_the_warm_standby(
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
         b.wait(20)
+    # b took a's task over with its standby's state: none of the changelog left to replay.
+    with (tmp_path / "b.log").open() as log:
+        log.seek(b_log_before)
+        taken = [tuple(map(int, m)) for m in TAKEN_OVER.findall(log.read())]
+    assert len(taken) == 1 and taken[0][1:] == (LINES, LINES), taken
     printed = [json.loads(line) for line in (tmp_path / "b.log").read_text().splitlines()
                if line.startswith("{")]  # fmt: skip
     counts = {entry["partition"]: entry["counts"] for entry in printed}
