@@ -36,6 +36,10 @@ SETTINGS = {
     **IMMEDIATE_INSTALLS,
     "group.initial.rebalance.delay.ms": "0",
     "groupcoord.sweep.interval.ms": "200",
+    # Streams groups: tasks at once, one standby replica (warm-ups as Kafka's defaults).
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.assignment.interval.ms": "0",
+    "group.streams.num.standby.replicas": "1",
 }
 
 

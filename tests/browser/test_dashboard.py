@@ -1,7 +1,8 @@
 """The dashboard in a real browser against `serve`'s /ui (and the standalone `groupcoord
-dashboard` server), with live groups of both types: it lists them, shows a member joining and
-leaving in the partition grid and the timeline, and is usable from the keyboard. Each page is
-saved as a screenshot (tests/browser/screenshots/) for review."""
+dashboard` server), with live groups of every type: it lists them, shows a member joining and
+leaving in the partition grid and the timeline, a streams group's tasks by role as they move,
+and is usable from the keyboard. Each page is saved as a screenshot
+(tests/browser/screenshots/) for review."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 
 import pytest
 
+from groupcoord.client import StreamsMember
 from groupcoord.dashboard.server import DashboardServer
 from tests.support import classic_client
 from tests.support.api import Api
 from tests.support.classic_client import Consumer, Ownership
-from tests.support.consumer import Member, create_topic, settle, unique
+from tests.support.consumer import Member, create_topic, settle, unique, until
 from tests.support.servers import InProcessCoordinator
 
 from .conftest import SETTINGS, SHOWN_WITHIN_MS, screenshot
@@ -193,3 +195,51 @@ def test_the_standalone_dashboard_works_from_the_keyboard(
         expect(page).to_have_url(f"{dashboard.url}/")
     finally:
         dashboard.stop()
+
+
+def _tasks(tasks: dict[str, frozenset[int]]) -> str:
+    """A role's tasks as the page writes them: "subtopology: partitions"."""
+    return " · ".join(f"{s}: {', '.join(map(str, sorted(ps)))}" for s, ps in sorted(tasks.items()))
+
+
+def test_a_streams_group_shows_its_tasks_by_role(
+    page: Any, api: Api, coordinator: InProcessCoordinator
+) -> None:
+    words = unique("clicks")
+    create_topic(api, words, 4)
+    counts = {"subtopologyId": "0", "sourceTopics": [words],
+              "stateChangelogTopics": [{"name": f"{unique('app')}-counts-changelog"}]}  # fmt: skip
+    group, topology = unique("sessions-streams"), {"epoch": 1, "subtopologies": [counts]}
+    a = StreamsMember(coordinator.url, group, topology, process_id="process-a")
+    b = StreamsMember(coordinator.url, group, topology, process_id="process-b")
+    try:
+        a.heartbeat()
+        b.heartbeat()
+        # b has no state yet: a keeps every task active, b warms up two of them and keeps a
+        # standby of the other two (one standby replica).
+        until(lambda: [m.heartbeat() for m in (a, b)] and b.tasks.warmup and b.tasks.standby)
+        assert a.tasks.active == {"0": frozenset(range(4))} and not b.tasks.active
+        page.goto(f"{coordinator.url}/ui/groups/{group}")
+        expect(page.locator("table.tasks thead")).to_contain_text("ActiveStandbyWarm-up")
+        rows = {m: page.locator("table.tasks tbody tr", has_text=m.process_id) for m in (a, b)}
+        for m in (a, b):
+            expect(rows[m].locator("td.active")).to_have_text(_tasks(m.tasks.active) or "-")
+            expect(rows[m].locator("td.standby")).to_have_text(_tasks(m.tasks.standby) or "-")
+            expect(rows[m].locator("td.warmup")).to_have_text(_tasks(m.tasks.warmup) or "-")
+        # The grid: each source partition owned by the member whose active task reads it.
+        expect(page.locator("li.cell")).to_have_count(4)
+        screenshot(page, "streams-group-warming-up")
+
+        # b reports its warm-ups caught up: they become its active tasks, live on the page.
+        warming = b.tasks.warmup
+        b.report_offsets({("0", p): 100 for p in range(4)}, {("0", p): 100 for p in range(4)})
+        until(lambda: [m.heartbeat() for m in (a, b)] and b.tasks.active == warming)
+        until(lambda: [m.heartbeat() for m in (a, b)] and len({a.epoch, b.epoch}) == 1)
+        expect(rows[b].locator("td.active")).to_have_text(_tasks(warming))
+        expect(rows[b].locator("td.warmup")).to_have_text("-")
+        expect(rows[a].locator("td.standby")).to_have_text(_tasks(warming))
+        expect(rows[a].locator("td.active")).to_have_text(_tasks(a.tasks.active))
+        screenshot(page, "streams-group")
+    finally:
+        a.close()
+        b.close()
