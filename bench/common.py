@@ -59,6 +59,9 @@ from groupcoord.store.consumer.codec import (  # noqa: E402
 )
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
+from groupcoord.store.streams.codec import (  # noqa: E402
+    group_from_item as streams_group_from_item,
+)
 
 __all__ = ["running_serve", "unique_table"]
 
@@ -326,6 +329,16 @@ class InProcess:
         return Call(api, result["statusCode"], body, usage, audited, seconds, cpu_seconds)
 
     @contextmanager
+    def unaudited(self) -> Iterator[None]:
+        """Calls in the block are not audited: timed calls, which the audit's own reads of
+        the items written would slow down."""
+        saved, self.audit = self.audit, None
+        try:
+            yield
+        finally:
+            self.audit = saved
+
+    @contextmanager
     def _audited(self) -> Iterator[Audited | None]:
         if self.audit is None:
             yield None
@@ -486,6 +499,17 @@ def make_consumer_group_timer_due(coordinator: InProcess, group_id: str) -> None
     assert item is not None
     group = consumer_group_from_item(item)
     consumer.update_group(group, replace(group, deadline=runtime.now_ms() - 1))
+
+
+def make_streams_group_timer_due(coordinator: InProcess, group_id: str) -> None:
+    """Move a streams group's next deadline (`dl`, as a consumer group's: the earliest session
+    deadline or rebalance timeout of its members) into the past: the next heartbeat of the
+    group runs its expiry check (service/streams/expiry.py)."""
+    streams = coordinator.store.streams
+    item = streams.group_item(group_id, consistent=True)
+    assert item is not None
+    group = streams_group_from_item(item)
+    streams.update_group(group, replace(group, deadline=runtime.now_ms() - 1))
 
 
 # --- simulated classic members (a consumer's poll loop, one request per round) ---

@@ -108,6 +108,7 @@ FUNCTION_URL_TARGET_USD = 0.40  # issue #32's target for the function URL rows
 # in-process durations of this machine vary from run to run by about as much.
 CLOSE_MS = 5.0
 CLASSIC, CONSUMER = "classic", "consumer protocol"
+STREAMS = "streams"  # bench/streams.py's rows, priced with this model's functions
 # Per protocol: (steady heartbeat scenario, group timer scenario) of cost.py.
 SCENARIOS = {CLASSIC: (HEARTBEAT, CLASSIC_TIMER), CONSUMER: (CONSUMER_HEARTBEAT, CONSUMER_TIMER)}
 _DEFAULTS = Settings()
@@ -121,9 +122,14 @@ KAFKA_SESSION_TIMEOUT_S = 45.0
 SESSION_S = {
     CLASSIC: KAFKA_SESSION_TIMEOUT_S,
     CONSUMER: _DEFAULTS.group_consumer_session_timeout_ms / 1000,
+    STREAMS: _DEFAULTS.group_streams_session_timeout_ms / 1000,
 }
 SHORT_CLASSIC_SESSIONS_S = (3 * HEARTBEAT_S, 6 * HEARTBEAT_S)
-INTERVAL_S = {CLASSIC: HEARTBEAT_S, CONSUMER: _DEFAULTS.group_consumer_heartbeat_interval_ms / 1000}
+INTERVAL_S = {
+    CLASSIC: HEARTBEAT_S,
+    CONSUMER: _DEFAULTS.group_consumer_heartbeat_interval_ms / 1000,
+    STREAMS: _DEFAULTS.group_streams_heartbeat_interval_ms / 1000,
+}
 
 
 def template_lambda() -> tuple[str, int]:
@@ -203,6 +209,19 @@ class Check:
     seconds: float
 
 
+def check_month(
+    check: Check, interval_s: float, gb_s_price: float = LAMBDA_GB_S, memory_gb: float = MEMORY_GB
+) -> dict[str, float]:
+    """$ per group-month of a group's timer checks, one every `interval_s`: what each adds to
+    its heartbeat (units, and handler time billed as Lambda duration)."""
+    per_month = MONTH_S / interval_s
+    return {
+        "Lambda duration": per_month * check.seconds * memory_gb * gb_s_price,
+        "DynamoDB writes": per_month * check.write * WRU,
+        "DynamoDB reads": per_month * check.read * RRU,
+    }
+
+
 def timer_checks(rows: list[dict[str, Any]], protocol: str) -> dict[int, Check]:
     """members -> what a check adds: cost.py's timer row minus its "renewal not due" row (the
     timer samples are heartbeats whose renewal was not due)."""
@@ -231,6 +250,11 @@ class SteadyTimes:
     renewing_ms: float
     cpu_ms: float
 
+    def billed_ms(self, skips: int) -> float:
+        """The billed duration of the average steady heartbeat at `skips`: of every skips + 1,
+        `skips` only read and one renews."""
+        return (skips * self.quiet_ms + self.renewing_ms) / (skips + 1)
+
 
 def measure_duration_ms(
     check_sizes: list[int], samples: int = 100, check_samples: int = 15
@@ -254,17 +278,17 @@ def measure_duration_ms(
             # Each group is measured right after it is built: a member that joined through
             # the protocol has the default session, which a long wait would let run out.
             for protocol in (CLASSIC, CONSUMER):
-                beat, ids, make_due = _built_group(coordinator, protocol, size)
+                beat, ids, make_due = built_group(coordinator, protocol, size)
                 if size == 10:
-                    steady[protocol] = _steady_ms(coordinator, protocol, beat, ids, samples)
+                    steady[protocol] = steady_ms(coordinator, protocol, beat, ids, samples)
                 if size in check_sizes:
-                    checks[protocol][size] = _check_ms(
+                    checks[protocol][size] = check_ms(
                         coordinator, beat, ids[0], make_due, check_samples
                     )
     return steady, checks
 
 
-def _built_group(
+def built_group(
     coordinator: InProcess, protocol: str, size: int
 ) -> tuple[Callable[[str], Call], list[str], Callable[[], None]]:
     """A Stable group of `size` members built directly: its heartbeat, its member ids and how
@@ -282,7 +306,7 @@ def _built_group(
     return sim.beat, sim.ids, lambda: make_consumer_group_timer_due(coordinator, group_id)
 
 
-def _steady_ms(
+def steady_ms(
     coordinator: InProcess, protocol: str, beat: Callable[[str], Call], ids: list[str], n: int
 ) -> SteadyTimes:
     with renewal_skips(coordinator, 0):
@@ -306,15 +330,16 @@ def _steady_ms(
     )
 
 
-def _check_ms(
+def check_calls(
     coordinator: InProcess,
     beat: Callable[[str], Call],
     member_id: str,
     make_due: Callable[[], None],
     n: int,
-) -> float:
-    """What a forced-due timer check adds to a heartbeat (ms, p50 less the quiet p50): the
-    heartbeats are of a member that renewed just before, so that only the check writes."""
+) -> tuple[list[Call], list[Call]]:
+    """`n` heartbeats that only read and `n` that found the group's timer check forced due
+    (quiet, checked): the heartbeats are of a member that renewed just before, so that only
+    the check writes."""
     with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
         quiet, checked = [], []
         for _ in range(n):
@@ -325,6 +350,18 @@ def _check_ms(
     for answer in quiet + checked:
         assert answer.status == 200 and answer.error_code == 0, answer.body
     assert all(a.usage.write_units for a in checked), "a forced-due check wrote nothing"
+    return quiet, checked
+
+
+def check_ms(
+    coordinator: InProcess,
+    beat: Callable[[str], Call],
+    member_id: str,
+    make_due: Callable[[], None],
+    n: int,
+) -> float:
+    """What a forced-due timer check adds to a heartbeat (ms, p50 less the quiet p50)."""
+    quiet, checked = check_calls(coordinator, beat, member_id, make_due, n)
     quiet_ms = percentile([a.seconds * 1000 for a in quiet], 50)
     return max(0.0, percentile([a.seconds * 1000 for a in checked], 50) - quiet_ms)
 
@@ -440,9 +477,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def duration_ms(protocol: str, skips: int) -> float:
         """The billed duration of the average steady heartbeat at `skips`."""
-        times = durations[protocol]
-        quiet_ms, renewing_ms = times.quiet_ms, times.renewing_ms
-        return (skips * quiet_ms + renewing_ms) / (skips + 1)
+        return durations[protocol].billed_ms(skips)
 
     def timer_month(
         protocol: str,
@@ -454,13 +489,8 @@ def main(argv: list[str] | None = None) -> None:
     ) -> dict[str, float]:
         """$ per group-month of the group's timer checks: what each adds to its heartbeat
         (units, and handler time billed as Lambda duration), once per check interval."""
-        check = checks[protocol][members]
-        per_month = MONTH_S / check_interval_s(protocol, skips, session_s)
-        return {
-            "Lambda duration": per_month * check.seconds * memory_gb * gb_s_price,
-            "DynamoDB writes": per_month * check.write * WRU,
-            "DynamoDB reads": per_month * check.read * RRU,
-        }
+        interval_s = check_interval_s(protocol, skips, session_s)
+        return check_month(checks[protocol][members], interval_s, gb_s_price, memory_gb)
 
     def units(protocol: str, members: int, skips: int) -> tuple[float, float]:
         """(read, write) units of the average heartbeat, the group's timer checks included:

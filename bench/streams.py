@@ -1,61 +1,118 @@
-"""A steady streams-group heartbeat's cost (docs/streams.md): DynamoDB requests and capacity
-units per heartbeat, in-process on a DynamoDB Local started here, for groups of 10 and 100
-members, and the $ per member-month they come to at a 5 s heartbeat.
+"""A steady streams-group heartbeat's cost (docs/streams.md) next to a consumer-protocol one, in
+$ per member-month at a 5 s heartbeat, by bench/cost_model.py's method and with its functions,
+for groups of 10 and 100 members.
 
     python -m bench.streams [--sizes 10,100] [--no-write]
 
-Two figures per size, as bench/cost.py measures the other protocols: a heartbeat whose session
-renewal is not due (reads only) and one whose renewal is due (a member write), blended at the
-default `groupcoord.session.renewal.skips` (2): (2 x not due + due) / 3. The $ column counts
-the front door (API Gateway HTTP API), Lambda requests and DynamoDB, at bench/cost_model.py's
-prices; Lambda duration is left out (not measured here; bench/cost.py's rows have it for the
-other protocols).
+The Lambda handlers run in-process on API Gateway events (bench.common.InProcess) against a
+DynamoDB Local started here. Per protocol and size, in one group (streams: every member its own
+process, a two-sub-topology topology, one standby; consumer protocol: cost_model's group, built
+directly):
+
+- units per heartbeat from the capacity audit (bench.common.CapacityAudit, as bench/cost.py:
+  read units, and write units with the GSI writes), every member's heartbeat once with its
+  session renewal due (skips 0) and once not due (the default skips, right after a renewal),
+  blended (skips x not due + due) / (skips + 1);
+- Lambda duration: cost_model.steady_ms, the p50 in-process handler time in a 10-member group
+  (renewing, only reading), blended the same way, billed at template.yaml's Lambda;
+- the group's timer check (its expiry check, due about every session - interval/2): what one
+  adds to its heartbeat, units from the audit and time from cost_model.check_ms, priced by
+  cost_model.check_month and spread over the members.
+
+Priced with cost_model.per_heartbeat (the HTTP API front door, Lambda requests and duration,
+DynamoDB): the same model as bench/cost_model.py's rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 import uuid
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import dynamodb_local, write_section
-from bench.cost_model import API_GATEWAY, HEARTBEAT_S, LAMBDA_REQUEST, MONTH_S, RRU, WRU
-from groupcoord.core.session_renewal import renewal_slack_ms
-from groupcoord.core.topics import TopicRecord
-from groupcoord.models.streams import StreamsGroupHeartbeatRequest
-from groupcoord.service.context import ApiContext
-from groupcoord.service.streams.heartbeat import streams_group_heartbeat
-from groupcoord.settings import Settings
-from groupcoord.store import capacity
-from groupcoord.store.store import Store
-from groupcoord.topic_ids import new_topic_id
+from bench.common import (
+    TOPIC,
+    Call,
+    InProcess,
+    create_topic,
+    dynamodb_local,
+    make_streams_group_timer_due,
+    table,
+    write_section,
+)
+from bench.cost import RENEWAL_SKIPS, renewal_skips
+from bench.cost_model import (
+    ARCHITECTURE,
+    CONSUMER,
+    HEARTBEAT_S,
+    MEMORY_MB,
+    MONTH_S,
+    STREAMS,
+    Check,
+    SteadyTimes,
+    blended,
+    built_group,
+    check_calls,
+    check_interval_s,
+    check_month,
+    check_ms,
+    num,
+    per_heartbeat,
+    steady_ms,
+    usd,
+)
 
 COMMAND = "python -m bench.streams"
-SKIPS = 2
+API = "streams-group-heartbeat"
+SETTINGS = {
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.assignment.interval.ms": "0",
+    "group.streams.num.standby.replicas": "1",
+    "group.consumer.assignment.interval.ms": "0",
+}
+DURATION_SIZE = 10  # cost_model measures steady durations in a 10-member group
+STEADY_SAMPLES, CHECK_SAMPLES, CHECK_AUDITS = 100, 15, 3
+Beat = Callable[[str], Call]
 
 
-def _heartbeat(store: Store, body: dict[str, Any], now_ms: int) -> dict[str, Any]:
-    ctx = ApiContext(settings=store.settings, store=store, now_ms=now_ms, endpoint="http://x")
-    request = StreamsGroupHeartbeatRequest.model_validate(body)
-    return streams_group_heartbeat(request, ctx).to_json_dict()
+@dataclass(frozen=True)
+class Units:
+    """Per heartbeat: read units, write units (GSI writes included), DynamoDB requests."""
+
+    read: float
+    write: float
+    requests: float
+
+    @classmethod
+    def of(cls, calls: list[Call]) -> Units:
+        audits = [c.audited for c in calls if c.audited is not None]
+        assert len(audits) == len(calls), "calls measured without the audit"
+        return cls(
+            read=sum(a.read_units for a in audits) / len(calls),
+            write=sum(a.write_units + a.index_write_units for a in audits) / len(calls),
+            requests=sum(c.usage.requests for c in calls) / len(calls),
+        )
 
 
-def _tasks(answer: dict[str, Any], role: str) -> list[dict[str, Any]]:
-    return answer.get(f"{role}Tasks") or []
+@dataclass(frozen=True)
+class Figures:
+    not_due: Units
+    due: Units
+    check: Check  # what one timer check adds to its heartbeat
 
 
-def _settled(store: Store, size: int, now: int) -> tuple[str, dict[str, int]]:
-    """A group of `size` members (a process each) on a 2-sub-topology topology, reconciled."""
-    words = f"words-{uuid.uuid4().hex[:8]}"
-    store.topics.create(TopicRecord(words, new_topic_id(), 2 * size), now_ms=0)
+def _streams_group(coordinator: InProcess, size: int) -> tuple[Beat, list[str], Callable[[], None]]:
+    """A group of `size` members (a process each) on a 2-sub-topology topology, reconciled:
+    its steady heartbeat, its member ids and how to force its timer check due."""
     group = f"bench-{uuid.uuid4().hex[:8]}"
+    words = f"{group}-words"
+    create_topic(coordinator, words, 2 * size)
     topology = {"epoch": 1, "subtopologies": [
         {"subtopologyId": "0", "sourceTopics": [words], "repartitionSinkTopics": [f"{group}-r"]},
         {"subtopologyId": "1", "sourceTopics": [f"{group}-r"],
@@ -63,58 +120,148 @@ def _settled(store: Store, size: int, now: int) -> tuple[str, dict[str, int]]:
          "stateChangelogTopics": [{"name": f"{group}-c"}]},
     ]}  # fmt: skip
     epochs: dict[str, int] = {}
-    owned: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for i in range(size):
-        member = f"m-{i}"
-        answer = _heartbeat(store, {
-            "groupId": group, "memberId": member, "memberEpoch": 0, "processId": f"p{i}",
-            "rebalanceTimeoutMs": 30000, "topology": topology, "activeTasks": [],
-            "standbyTasks": [], "warmupTasks": []}, now)  # fmt: skip
+    owned: dict[str, dict[str, Any]] = {}
+
+    def send(member: str, body: dict[str, Any]) -> None:
+        answer = coordinator.call(API, {"groupId": group, "memberId": member, **body}).body
+        assert answer["errorCode"] == 0, answer
         epochs[member] = answer["memberEpoch"]
-        owned[member] = {r: _tasks(answer, r) for r in ("active", "standby", "warmup")}
+        if answer.get("activeTasks") is not None:
+            owned[member] = {
+                f"{r}Tasks": answer[f"{r}Tasks"] for r in ("active", "standby", "warmup")
+            }
+
+    for i in range(size):
+        send(f"m-{i}", {"memberEpoch": 0, "processId": f"p{i}", "rebalanceTimeoutMs": 30000,
+                        "topology": topology, "activeTasks": [], "standbyTasks": [],
+                        "warmupTasks": []})  # fmt: skip
     for _ in range(6):
-        for member in epochs:
-            tasks = {f"{r}Tasks": t for r, t in owned[member].items()}
-            body = {"groupId": group, "memberId": member, "memberEpoch": epochs[member], **tasks}
-            answer = _heartbeat(store, body, now)
-            epochs[member] = answer["memberEpoch"]
-            if answer.get("activeTasks") is not None:
-                owned[member] = {r: _tasks(answer, r) for r in ("active", "standby", "warmup")}
-    return group, epochs
+        for member in list(epochs):
+            send(member, {"memberEpoch": epochs[member], **owned[member]})
+
+    def beat(member: str) -> Call:
+        body = {"groupId": group, "memberId": member, "memberEpoch": epochs[member]}
+        return coordinator.call(API, body)
+
+    return beat, list(epochs), lambda: make_streams_group_timer_due(coordinator, group)
 
 
-def measure(store: Store, size: int) -> dict[str, float]:
-    now = int(time.time() * 1000)
-    group, epochs = _settled(store, size, now)
-    settings = store.settings
-    interval = settings.group_streams_heartbeat_interval_ms
-    slack = renewal_slack_ms(interval, SKIPS, settings.group_streams_session_timeout_ms)
-    figures: dict[str, float] = {}
-    for label, at in (("not_due", now + interval), ("due", now + slack + 1)):
-        reads = writes = requests = 0.0
-        for member, epoch in epochs.items():
-            body = {"groupId": group, "memberId": member, "memberEpoch": epoch}
-            with capacity.metered() as usage:
-                assert _heartbeat(store, body, at)["errorCode"] == 0
-            reads += usage.read_units
-            writes += usage.write_units
-            requests += sum(usage.by_operation.values())
-        figures[f"{label}_rcu"] = reads / size
-        figures[f"{label}_wcu"] = writes / size
-        figures[f"{label}_requests"] = requests / size
-    return figures
+def _group(coordinator: InProcess, protocol: str, size: int) -> tuple[Beat, list[str], Any]:
+    with coordinator.unaudited():
+        if protocol == STREAMS:
+            return _streams_group(coordinator, size)
+        return built_group(coordinator, protocol, size)
 
 
-def row(size: int, f: dict[str, float]) -> str:
-    def blend(name: str) -> float:
-        return (SKIPS * f[f"not_due_{name}"] + f[f"due_{name}"]) / (SKIPS + 1)
+def _steady_units(coordinator: InProcess, beat: Beat, ids: list[str]) -> tuple[Units, Units]:
+    """(renewal not due, renewal due) of every member's heartbeat, audited."""
+    with renewal_skips(coordinator, 0):
+        due = [beat(m) for m in ids]
+    with renewal_skips(coordinator, max(1, RENEWAL_SKIPS)):
+        for m in ids:
+            beat(m)  # renews: the next heartbeat finds its session a session ahead
+        quiet = [beat(m) for m in ids]
+    for answer in due + quiet:
+        assert answer.status == 200 and answer.error_code == 0, answer.body
+    assert all(a.usage.write_units for a in due), "a heartbeat at skips 0 did not renew"
+    assert not any(a.usage.write_units for a in quiet), "a heartbeat right after one renewed"
+    return Units.of(quiet), Units.of(due)
 
-    rcu, wcu, requests = blend("rcu"), blend("wcu"), blend("requests")
+
+def measure(coordinator: InProcess, beat: Beat, ids: list[str], make_due: Any) -> Figures:
+    """A group's steady heartbeat (audited units) and timer check (audited units, then its
+    time unaudited)."""
+    not_due, due = _steady_units(coordinator, beat, ids)
+    quiet, checked = check_calls(coordinator, beat, ids[0], make_due, CHECK_AUDITS)
+    added, base = Units.of(checked), Units.of(quiet)
+    with coordinator.unaudited():
+        seconds = check_ms(coordinator, beat, ids[0], make_due, CHECK_SAMPLES) / 1000
+    check = Check(read=added.read - base.read, write=added.write - base.write, seconds=seconds)
+    return Figures(not_due, due, check)
+
+
+def measure_protocol(
+    coordinator: InProcess, protocol: str, sizes: list[int]
+) -> tuple[dict[int, Figures], SteadyTimes]:
+    """Figures per size, and the steady durations of a 10-member group (cost_model's)."""
+    figures, times = {}, None
+    for size in sorted({*sizes, DURATION_SIZE}):
+        beat, ids, make_due = _group(coordinator, protocol, size)
+        if size in sizes:
+            figures[size] = measure(coordinator, beat, ids, make_due)
+        if size == DURATION_SIZE:
+            with coordinator.unaudited():
+                times = steady_ms(coordinator, protocol, beat, ids, STEADY_SAMPLES)
+    assert times is not None
+    return figures, times
+
+
+def month(protocol: str, size: int, f: Figures, times: SteadyTimes) -> dict[str, float]:
+    """$ per member-month: steady heartbeats, and the member's share of the timer checks."""
+    read, write = blended({size: (f.not_due.read, f.not_due.write)},
+                          {size: (f.due.read, f.due.write)}, RENEWAL_SKIPS)[size]  # fmt: skip
     beats = MONTH_S / HEARTBEAT_S
-    dollars = beats * (API_GATEWAY + LAMBDA_REQUEST + rcu * RRU + wcu * WRU)
+    parts = per_heartbeat(read, write, times.billed_ms(RENEWAL_SKIPS))
+    costs = {k: v * beats for k, v in parts.items()}
+    checks = check_month(f.check, check_interval_s(protocol, RENEWAL_SKIPS))
+    costs["group timer checks"] = sum(checks.values()) / size
+    return costs
+
+
+def row(protocol: str, size: int, f: Figures, times: SteadyTimes) -> tuple[str, ...]:
+    def blend(name: str) -> float:
+        return (RENEWAL_SKIPS * getattr(f.not_due, name) + getattr(f.due, name)) / (
+            RENEWAL_SKIPS + 1
+        )
+
+    costs = month(protocol, size, f, times)
+    dynamodb = costs.pop("DynamoDB writes") + costs.pop("DynamoDB reads")
     return (
-        f"| streams, {size:,} members, HTTP API | {requests:.2f} | {rcu:.3f} | {wcu:.3f} | "
-        f"{f['not_due_requests']:.0f} / {f['due_requests']:.0f} | **${dollars:.4f}** |"
+        f"{protocol}, {size:,} members, HTTP API",
+        f"{blend('requests'):.2f}",
+        f"{blend('read'):.3f}",
+        f"{blend('write'):.3f}",
+        f"{f.not_due.requests:.0f} / {f.due.requests:.0f}",
+        f"{times.billed_ms(RENEWAL_SKIPS):.1f}",
+        f"{num(f.check.read)} / {num(f.check.write)} / {f.check.seconds * 1000:.0f}",
+        usd(costs["front door"] + costs["Lambda requests"]),
+        usd(costs["Lambda duration"]),
+        usd(dynamodb),
+        usd(costs["group timer checks"]),
+        f"**{usd(dynamodb + sum(costs.values()))}**",
+    )
+
+
+HEADERS = (
+    "per member-month",
+    "DynamoDB requests / heartbeat",
+    "RCU / heartbeat",
+    "WCU / heartbeat",
+    "requests: renewal not due / due",
+    "billed ms / heartbeat (10 members)",
+    "one timer check adds: RCU / WCU / ms",
+    "front door + Lambda requests",
+    "Lambda duration",
+    "DynamoDB",
+    "group timer checks",
+    "total",
+)
+
+
+def explanation() -> str:
+    return (
+        "A steady heartbeat of a settled group, streams (every member its own process, a "
+        "two-sub-topology topology, one standby) next to the consumer protocol, priced by "
+        "bench/cost_model.py's model with its functions: units from the capacity audit (GSI "
+        "writes included), renewal not due and due blended at session.renewal.skips "
+        f"{RENEWAL_SKIPS}; Lambda duration billed at the p50 in-process handler time of a "
+        f"10-member group ({ARCHITECTURE}, {MEMORY_MB} MB, template.yaml); the group's timer "
+        "check (what one forced due adds to its heartbeat: audited units, in-process time) "
+        "once per check interval (cost_model.check_interval_s: "
+        f"{check_interval_s(STREAMS, RENEWAL_SKIPS):g} s for streams, "
+        f"{check_interval_s(CONSUMER, RENEWAL_SKIPS):g} s for the consumer protocol, at their "
+        "default sessions and intervals), spread over the members. Times are this machine's "
+        "against DynamoDB Local (as in cost_model: an estimate, not a bound)."
     )
 
 
@@ -123,29 +270,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10,100")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
     args = parser.parse_args(argv)
-    lines = [
-        "| per member-month | DynamoDB requests / heartbeat | RCU / heartbeat | "
-        "WCU / heartbeat | requests: renewal not due / due | front door + Lambda requests "
-        "+ DynamoDB |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    measured = {}
     with dynamodb_local() as url:
-        base = Settings.from_mapping({
-            "groupcoord.table.name": f"bench-streams-{uuid.uuid4().hex[:8]}",
-            "group.streams.initial.rebalance.delay.ms": "0",
-            "group.streams.assignment.interval.ms": "0",
-            "group.streams.num.standby.replicas": "1",
-        })  # fmt: skip
-        store = Store.connect(replace(base, session_renewal_skips=SKIPS), endpoint_url=url)
-        store.ensure_table()
-        for size in (int(s) for s in args.sizes.split(",")):
-            lines.append(row(size, measure(store, size)))
-            print(lines[-1], flush=True)
-    body = (
-        "A steady heartbeat of a settled group (every member its own process, one standby), "
-        f"blended at session.renewal.skips {SKIPS}; Lambda duration not included.\n\n"
-        + "\n".join(lines)
+        coordinator = InProcess(url, SETTINGS, audit=True)
+        create_topic(coordinator, TOPIC, 1000)  # the consumer protocol's groups read it
+        for protocol in (STREAMS, CONSUMER):
+            measured[protocol] = measure_protocol(coordinator, protocol, sizes)
+    rows, totals = [], {}
+    for size in sizes:
+        for protocol, (figures, times) in measured.items():
+            rows.append(row(protocol, size, figures[size], times))
+            totals[protocol, size] = sum(month(protocol, size, figures[size], times).values())
+    compared = "; ".join(
+        f"at {size:,} members streams {usd(totals[STREAMS, size])}, consumer protocol "
+        f"{usd(totals[CONSUMER, size])} ({totals[STREAMS, size] / totals[CONSUMER, size]:.2f}x)"
+        for _, size in sorted(k for k in totals if k[0] == STREAMS)
     )
+    body = f"{explanation()}\n\n{table(HEADERS, rows)}\n\nPer member-month: {compared}."
+    print(body)
     if not args.no_write:
         write_section("streams", "Streams groups: a steady heartbeat's cost", COMMAND, body)
     return 0
