@@ -1,8 +1,8 @@
 """Kinesis-backed topics against kinesis-local, on DynamoDB Local: create-topics binds a
 stream, partitions follow its splits and merges in lineage order with indexes never moved or
-reused, metadata shows each partition's shard, the sweeper and a join (a consumer group's, a
-classic leader's) sync the shards, a sync is single-flight, and a stream re-created under the
-same name is refused."""
+reused, metadata shows each partition's shard and the topic's initial position, the sweeper
+and a join (a consumer group's, a classic leader's) sync the shards, a sync is single-flight,
+and a stream re-created under the same name is refused."""
 
 from __future__ import annotations
 
@@ -99,6 +99,29 @@ def test_create_binds_the_stream_and_metadata_shows_its_shards(
     plain = topic_name()
     api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
     assert partitions(api, plain)[0]["kinesisShard"] is None
+
+
+def test_metadata_tells_where_a_group_without_a_checkpoint_starts(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+
+    def initial(configs: dict[str, str]) -> Any:
+        name = topic_name()
+        assert create(api, name, arn, configs=configs)["errorCode"] == 0
+        found = api.ok("metadata", {"topics": [{"name": name}]})["topics"][0]
+        return found["kinesisInitialPosition"]
+
+    position = "groupcoord.kinesis.initial.position"
+    assert initial({}) == {"type": "TRIM_HORIZON", "timestampMs": None}  # the default
+    assert initial({position: "LATEST"}) == {"type": "LATEST", "timestampMs": None}
+    at = {position: "AT_TIMESTAMP:1700000000123"}
+    assert initial(at) == {"type": "AT_TIMESTAMP", "timestampMs": 1700000000123}
+    plain = topic_name()
+    api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
+    found = api.ok("metadata", {"topics": [{"name": plain}]})["topics"][0]
+    assert found["kinesisInitialPosition"] is None
 
 
 def test_split_and_merge_append_partitions_in_lineage_order(
