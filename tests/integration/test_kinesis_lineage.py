@@ -160,6 +160,38 @@ def test_a_latest_group_gets_the_children_of_a_split_before_it_started(
     assert commit(api, reader, horizon, 1, {"sequenceNumber": "1"}) == 27
 
 
+def test_a_classic_member_may_not_commit_on_a_shard_closed_before_its_group_started(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    latest = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    resharded(store, latest)  # 0 closed, 1 and 2 its children
+    group = unique("classic")
+    member = ClassicClient(
+        api.base_url, group, protocols=[("range", encode_subscription([latest]))]
+    )
+    member.join()
+    member.sync({member.member_id: encode_assignment(Assignment({latest: [1, 2]}))})
+
+    def commit_classic(partition: int, at: dict[str, object]) -> int:
+        entry = {"partitionIndex": partition, "committedOffset": 0, "kinesisPosition": at}
+        body = {
+            "groupId": group,
+            "memberId": member.member_id,
+            "generationIdOrMemberEpoch": member.generation,
+            "topics": [{"name": latest, "partitions": [entry]}],
+        }
+        return api.ok("offset-commit", body)["topics"][0]["partitions"][0]["errorCode"]
+
+    # A classic commit is fenced by the generation only: the shard's lineage refuses it. 0 is
+    # an ancestor of where the group started, done for it (27, retriable); its children not.
+    assert commit_classic(0, {"sequenceNumber": "1"}) == 27
+    assert commit_classic(0, END) == 27
+    assert commit_classic(1, {"sequenceNumber": "1"}) == 0
+
+
 def test_an_expired_parent_is_done_and_leaves_metadata_after_the_grace(
     deployed: tuple[Api, Store], streams: Streams
 ) -> None:

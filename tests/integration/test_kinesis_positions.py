@@ -1,8 +1,9 @@
 """Kinesis checkpoints over offset-commit and offset-fetch, on DynamoDB Local with kinesis-local:
 a position (up to 129 digits and a sub-sequence) is committed and fetched, never moved back
 (the admin's reset from outside an empty group aside), a shard's end accepted only for a
-closed shard or with its children named (which syncs the registry), and fenced by the member's
-epoch like any commit."""
+closed shard or with its children named (which syncs the registry), refused retriably on a
+shard the group is done with (its end again aside), and fenced by the member's epoch like any
+commit."""
 
 from __future__ import annotations
 
@@ -98,14 +99,38 @@ def test_a_shard_end_needs_a_closed_shard_or_its_children(
     partitions = api.ok("metadata", {"topics": [{"name": topic}]})["topics"][0]["partitions"]
     assert [p["kinesisShard"]["shardId"] for p in partitions][2:] == children
     assert fetched(api, group, topic, 0)["shardEnd"] is True
-    # The end is past every record.
-    assert commit(api, member, topic, 0, position("99999")) == 1
+    # The end is past every record, and the shard is done: not assignable any more (27).
+    assert commit(api, member, topic, 0, position("99999")) == 27
     # A shard the registry knows closed takes its end without children.
     other = streams.shards(arn)[1]["ShardId"]
     streams.split(arn, other)
     assert synced(store, topic) is Synced.CHANGED
     settle([member])  # the sync told the group: its epoch moved
     assert commit(api, member, topic, 1, end) == 0
+
+
+def test_a_done_shard_takes_its_end_again_and_nothing_else(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    member, group = joined(api, topic)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    assert synced(store, topic) is Synced.CHANGED
+    settle([member])  # the sync told the group: its epoch moved
+    end = position(None, shardEnd=True)
+    assert commit(api, member, topic, 0, position("10")) == 0
+    assert commit(api, member, topic, 0, end) == 0
+    # A client whose answer was lost sends the same end again: accepted.
+    assert commit(api, member, topic, 0, end) == 0
+    # Anything else on the finished shard: refused, retriably (27), and nothing moves.
+    assert commit(api, member, topic, 0, position("20")) == 27
+    assert fetched(api, group, topic, 0)["shardEnd"] is True
+    # The admin's reset of an empty group still may (reading the shard again).
+    assert member.leave()["errorCode"] == 0
+    assert commit(api, None, topic, 0, position("1"), group=group) == 0
+    assert fetched(api, group, topic, 0)["sequenceNumber"] == "1"
 
 
 def test_groupcoord_offsets_reset_sets_a_position_of_an_empty_group(

@@ -1,19 +1,22 @@
 """Kinesis-backed topics against kinesis-local, on DynamoDB Local: create-topics binds a
 stream, partitions follow its splits and merges in lineage order with indexes never moved or
-reused, metadata shows each partition's shard, the sweeper and a join sync the shards, a sync
-is single-flight, and a stream re-created under the same name is refused."""
+reused, metadata shows each partition's shard and the topic's initial position, the sweeper
+and a join (a consumer group's, a classic leader's) sync the shards, a sync is single-flight,
+and a stream re-created under the same name is refused."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+from groupcoord.core.consumer_protocol import Assignment, encode_assignment
 from groupcoord.core.kinesis.shards import ShardRow
 from groupcoord.service.kinesis.sync import Synced, sync_stale
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Update
 from groupcoord.store.store import Store
 from tests.support.api import Api
+from tests.support.classic_client import ClassicClient, encode_subscription
 from tests.support.consumer import Member, settle, unique
 from tests.support.kinesis import (
     Streams,
@@ -96,6 +99,29 @@ def test_create_binds_the_stream_and_metadata_shows_its_shards(
     plain = topic_name()
     api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
     assert partitions(api, plain)[0]["kinesisShard"] is None
+
+
+def test_metadata_tells_where_a_group_without_a_checkpoint_starts(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+
+    def initial(configs: dict[str, str]) -> Any:
+        name = topic_name()
+        assert create(api, name, arn, configs=configs)["errorCode"] == 0
+        found = api.ok("metadata", {"topics": [{"name": name}]})["topics"][0]
+        return found["kinesisInitialPosition"]
+
+    position = "groupcoord.kinesis.initial.position"
+    assert initial({}) == {"type": "TRIM_HORIZON", "timestampMs": None}  # the default
+    assert initial({position: "LATEST"}) == {"type": "LATEST", "timestampMs": None}
+    at = {position: "AT_TIMESTAMP:1700000000123"}
+    assert initial(at) == {"type": "AT_TIMESTAMP", "timestampMs": 1700000000123}
+    plain = topic_name()
+    api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
+    found = api.ok("metadata", {"topics": [{"name": plain}]})["topics"][0]
+    assert found["kinesisInitialPosition"] is None
 
 
 def test_split_and_merge_append_partitions_in_lineage_order(
@@ -203,6 +229,58 @@ def test_a_join_syncs_a_stale_topic(deployed: tuple[Api, Store], streams: Stream
     assert len(partitions(api, name)) == 3
     # The parent, not yet its children (test_kinesis_lineage.py).
     assert [sorted(p) for p in member.owned.values()] == [[0]]
+
+
+def test_a_classic_leaders_join_syncs_a_stale_topic(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = deployed
+
+    def bound() -> tuple[str, str]:
+        arn = streams.create(1)
+        name = topic_name()
+        create(api, name, arn)
+        return name, arn
+
+    def split_unseen(name: str, arn: str) -> None:
+        """The stream splits after the topic's last sync, which is older than the interval."""
+        streams.split(arn, streams.shards(arn)[0]["ShardId"])
+        age(store, name, "shardSyncAt", store.clock.now_ms() - SYNC_MS)
+        assert len(partitions(api, name)) == 1
+
+    def leader_of(topic: str) -> ClassicClient:
+        subscription = [("range", encode_subscription([topic]))]
+        return ClassicClient(api.base_url, unique("classic"), protocols=subscription)
+
+    def leaders_view(leader: ClassicClient, topic: str) -> list[tuple[int, bool]]:
+        body = {"topics": [{"name": topic}], "groupId": leader.group_id}
+        found = api.ok("metadata", body)["topics"][0]["partitions"]
+        return [(p["partitionIndex"], p["kinesisShard"]["closed"]) for p in found]
+
+    # A new group's first join.
+    name, arn = bound()
+    split_unseen(name, arn)
+    first = leader_of(name)
+    first.join()
+    assert first.is_leader
+    assert len(partitions(api, name)) == 3
+    assert leaders_view(first, name) == [(0, True)]  # closed; its children wait for its end
+    # A stable group's leader rejoining (a rebalance): synced before its barrier closes, so
+    # the sync's topic change is taken into this rebalance, not a second one.
+    name, arn = bound()
+    leader = leader_of(name)
+    leader.join()
+    assignment = {leader.member_id: encode_assignment(Assignment({name: [0]}))}
+    leader.sync(assignment)
+    assert leader.heartbeat() == 0
+    split_unseen(name, arn)
+    generation = leader.generation
+    leader.join()
+    assert leader.is_leader and leader.generation == generation + 1
+    assert len(partitions(api, name)) == 3
+    assert leaders_view(leader, name) == [(0, True)]
+    leader.sync(assignment)
+    assert leader.heartbeat() == 0
 
 
 def test_refusals(deployed: tuple[Api, Store], streams: Streams) -> None:

@@ -73,8 +73,9 @@ INDEX_READERS = {
 # The functions an offset-commit runs in, so the only ones that may write the sink tables.
 COMMITTERS = {"offsets", ROUTER}
 # The functions that sync a Kinesis-backed topic's shards: create-topics (admin), a consumer
-# group's target install (membership), the sweeper's schedule.
-KINESIS_SYNCERS = {"membership", "admin", "sweeper", ROUTER}
+# group's target install and a classic join (membership), a commit of a shard's end naming
+# children the registry lacks (offsets), the sweeper's schedule.
+KINESIS_SYNCERS = {"membership", "offsets", "admin", "sweeper", ROUTER}
 FRONT_DOORS = ("HttpApi", "FunctionUrl")
 EXPECTED_MANAGED_POLICIES = {
     "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",

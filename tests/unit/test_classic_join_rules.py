@@ -13,6 +13,7 @@ from groupcoord.core.classic.joining import (
     Refuse,
     Renew,
     WriteJoin,
+    leads_a_rebalance,
     member_template,
     needs_instance_owner,
     needs_voters,
@@ -509,6 +510,26 @@ def test_a_static_replacement_is_refused_protocols_the_others_do_not_support() -
 
 
 # --- members belong to their creator (core/ownership.py) ---
+
+
+# --- which join syncs the group's Kinesis-backed topics lazily ---
+
+
+def test_the_leader_joining_a_rebalance_or_the_first_member_leads_it() -> None:
+    def leads(g: ClassicGroup, member: ClassicMember, request: JoinGroupRequest) -> bool:
+        return leads_a_rebalance(g, plan(request, JoinFacts(g, exists=True, existing=member)))
+
+    leader, follower = in_generation(stored("m1"), 3), in_generation(stored("m2"), 3)
+    assert leads(group(), leader, join_request("m1"))  # rejoining in Stable
+    assert leads(preparing(), leader, join_request("m1"))  # into the open barrier
+    assert not leads(preparing(), follower, join_request("m2"))
+    assert not leads(group(), follower, join_request("m2"))  # answered as it is (Renew)
+    pending = stored("p1", pending=True, session_deadline_ms=NOW + 100)
+    assert leads(replace(new_group(), version=1), pending, join_request("p1"))
+    # A static leader replaced in Stable is answered at once and does not assign.
+    old = in_generation(stored("m1", instance_id="i1"), 3)
+    facts = static_facts(group(), old, follower)
+    assert not leads_a_rebalance(group(), plan(join_request("", "i1"), facts))
 
 
 def bound(request: JoinGroupRequest, principal: str) -> Joiner:

@@ -1,6 +1,7 @@
 """Kinesis checkpoints (core/kinesis/positions.py): ordered as (integer, sub-sequence) with the
 shard's end last, never moved back but by an admin, a shard's end only for a closed shard or
-with its children named."""
+with its children named, a member's commit only on a shard assignable to its group (not done,
+its parents done), a repeated end aside."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_positions_never_move_back_but_for_an_admin() -> None:
     assert position_error(OPEN, at, asked("49"), admin=False) == Errors.OFFSET_OUT_OF_RANGE
     assert position_error(OPEN, at, asked("49"), admin=True) == Errors.NONE
     ended = Position(None, shard_end=True)
-    assert position_error(CLOSED, ended, asked("501"), admin=False) == Errors.OFFSET_OUT_OF_RANGE
+    assert position_error(CLOSED, ended, asked("501"), admin=True) == Errors.NONE
     assert position_error(CLOSED, None, asked("1"), admin=False) == Errors.NONE
 
 
@@ -51,6 +52,65 @@ def test_a_shard_end_needs_a_closed_shard_or_its_children() -> None:
     assert position_error(CLOSED, None, end, admin=False) == Errors.NONE
     with_children = asked("7", end=True, children=["shardId-000000000002"])
     assert position_error(OPEN, None, with_children, admin=False) == Errors.NONE
+
+
+def test_a_member_may_not_commit_on_a_done_shard_but_may_repeat_its_end() -> None:
+    end, ended = asked(None, end=True), Position(None, shard_end=True)
+    retriable = Errors.REBALANCE_IN_PROGRESS
+    # Its end committed: anything but that end again is refused, retriably.
+    assert position_error(CLOSED, ended, asked("501"), admin=False) == retriable
+    assert position_error(CLOSED, ended, end, admin=False) == Errors.NONE  # a lost answer's retry
+    again = asked("98", end=True, children=["shardId-000000000002"])
+    assert position_error(CLOSED, ended, again, admin=False) == Errors.NONE
+    # Expired, or closed before the group started: done with nothing committed.
+    assert position_error(CLOSED, None, end, admin=False, done=True) == retriable
+    assert position_error(CLOSED, None, asked("1"), admin=False, done=True) == retriable
+    # Its parents not done: not assignable either.
+    assert position_error(CLOSED, None, asked("1"), admin=False, parents_done=False) == retriable
+    # An admin's reset is not a member's commit.
+    assert position_error(CLOSED, ended, asked("1"), admin=True, done=True) == Errors.NONE
+
+
+positions = st.one_of(
+    st.none(),
+    st.builds(Position, sequences.map(str), subs),
+    st.just(Position(None, shard_end=True)),
+)
+
+
+@given(
+    st.sampled_from([OPEN, CLOSED]),
+    positions,
+    positions.filter(lambda p: p is not None),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_refused_retriably_exactly_when_not_assignable(
+    row: ShardRow,
+    committed: Position | None,
+    position: Position,
+    admin: bool,
+    parents_done: bool,
+    done: bool,
+) -> None:
+    """27 iff a member's commit on a shard whose parents are not all done, or which is done
+    itself (its end committed counts), unless it repeats the end committed."""
+    children = ("shardId-000000000002",) if position.shard_end else ()
+    code = position_error(
+        row,
+        committed,
+        PositionAsked(position, children),
+        admin=admin,
+        parents_done=parents_done,
+        done=done,
+    )
+    ended = committed is not None and committed.shard_end
+    repeat = ended and position.shard_end
+    assignable = parents_done and not (done or ended)
+    assert (code == Errors.REBALANCE_IN_PROGRESS) == (
+        not admin and not assignable and (not parents_done or not repeat)
+    )
 
 
 def test_a_position_belongs_to_kinesis_topics_only() -> None:

@@ -7,6 +7,8 @@ Kafka-shaped clients can read the response.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from . import limits
@@ -14,6 +16,7 @@ from .base import (
     UNKNOWN_AUTHORIZED_OPERATIONS,
     Int16,
     Int32,
+    Int64,
     KafkaMessage,
     KafkaResponse,
     TopicId,
@@ -112,6 +115,21 @@ class KinesisShard(KafkaMessage):
     )
 
 
+class KinesisInitialPosition(KafkaMessage):
+    """Where a group starts reading a shard it has no checkpoint in (groupcoord extension):
+    create-topics' groupcoord.kinesis.initial.position, in GetShardIterator's terms. A child
+    of a shard the group finished starts at TRIM_HORIZON whatever this says."""
+
+    type: Literal["TRIM_HORIZON", "LATEST", "AT_TIMESTAMP"] = Field(
+        description="GetShardIterator's ShardIteratorType for such a shard."
+    )
+    timestamp_ms: Int64 | None = Field(
+        None,
+        description="AT_TIMESTAMP's time, in milliseconds since the epoch (GetShardIterator's "
+        "Timestamp); null for the other types.",
+    )
+
+
 class MetadataResponsePartition(KafkaMessage):
     error_code: Int16 = 0
     partition_index: Int32
@@ -140,6 +158,12 @@ class MetadataResponseTopic(KafkaMessage):
         description="groupcoord extension: the Kinesis data stream whose shards are this "
         "topic's partitions (create-topics' groupcoord.kinesis.stream.arn); null for any other "
         "topic.",
+    )
+    kinesis_initial_position: KinesisInitialPosition | None = Field(
+        None,
+        description="groupcoord extension: for a topic backed by a Kinesis data stream, where a "
+        "group starts reading a shard it has no checkpoint in (create-topics' "
+        "groupcoord.kinesis.initial.position); null for any other topic.",
     )
 
 

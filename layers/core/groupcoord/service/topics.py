@@ -35,6 +35,7 @@ from ..models.topics import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     KinesisHashKeyRange,
+    KinesisInitialPosition,
     KinesisShard,
     MetadataCursor,
     MetadataRequest,
@@ -80,7 +81,16 @@ def _metadata_topic(
             if i not in hidden
         ],
         kinesis_stream_arn=record.kinesis.stream_arn if record.kinesis else None,
+        kinesis_initial_position=_initial_position(record),
     )
+
+
+def _initial_position(record: TopicRecord) -> KinesisInitialPosition | None:
+    """A Kinesis-backed topic's starting point for a shard without a checkpoint."""
+    if record.kinesis is None:
+        return None
+    position = record.kinesis.initial_position
+    return KinesisInitialPosition(type=position.point.value, timestamp_ms=position.timestamp_ms)
 
 
 def _kinesis_shards(

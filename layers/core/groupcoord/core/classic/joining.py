@@ -18,6 +18,7 @@ from ..ownership import may_act_as
 from .identity import identity_error
 from .model import (
     COMPLETING_REBALANCE,
+    EMPTY,
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
@@ -174,6 +175,19 @@ def needs_voters(
         return False
     names = [p.name for p in request.protocols]
     return supports_protocols(group, request.protocol_type, names, replacing=1)
+
+
+def leads_a_rebalance(group: ClassicGroup, plan: JoinPlan) -> bool:
+    """Whether the join `plan` is the leader's joining a rebalance (or the first member's into
+    an Empty group, which has no leader yet), before the barrier closes: where a classic group
+    syncs its stale Kinesis-backed topics lazily. One join a rebalance, not every member's;
+    and a sync that finds new shards tells the group while its barrier is open, so the topic
+    change is taken into this rebalance rather than starting another."""
+    if isinstance(plan, WriteJoin) and plan.respond_now:
+        return False  # answered from the current generation: the leader does not assign
+    if not isinstance(plan, JoinOpenBarrier | WriteJoin):
+        return False
+    return group.leader == plan.member.member_id or group.state == EMPTY
 
 
 # --- the decisions ---

@@ -37,7 +37,8 @@ def judge_positions(
     """The plan with each committable partition's position judged: `rows`, per Kinesis topic
     (by name), the shards of the partitions named and of their parents; `committed`, the
     group's positions now; `started`, per topic, when the group started for lineage's sake
-    (done.start_ms; none: TRIM_HORIZON)."""
+    (done.start_ms; none: TRIM_HORIZON), which only a closed shard's judgement looks at
+    (done.before_start): the caller gives it for every topic with a closed row."""
     started = started or {}
     admin = is_admin_commit(request)
     codes: list[list[Errors]] = []
@@ -52,9 +53,10 @@ def judge_positions(
                 asked = partition.kinesis_position
                 row = shards.get(index) if record.kinesis is not None else None
                 parents = row.parent_indexes if row is not None else ()
+                at = committed.get((record.name, index))
                 code = position_error(
                     row,
-                    committed.get((record.name, index)),
+                    at,
                     None
                     if asked is None
                     else PositionAsked(
@@ -68,6 +70,7 @@ def judge_positions(
                         )
                         for p in parents
                     ),
+                    done=row is not None and _done(row, at, started.get(record.name)),
                 )
                 if code != Errors.NONE:
                     refused.add((record.name, index))
@@ -82,7 +85,7 @@ def _ended(position: Position | None) -> bool:
 
 
 def _done(row: ShardRow | None, position: Position | None, started: int | None) -> bool:
-    """A parent done for the group (done.py); a parent whose row was not read, by its end."""
+    """A shard done for the group (done.py); a parent whose row was not read, by its end."""
     if row is None:
         return _ended(position)
     return row_done(row, _ended(position), started)

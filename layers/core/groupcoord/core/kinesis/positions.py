@@ -3,7 +3,8 @@ digits) and a sub-sequence number (a record of a KPL aggregate), or the end of i
 are compared as (integer, sub-sequence), the end after every record, and never move back, but
 for an admin's commit from outside the group (which Kafka admits only while the group is
 empty: the reset). A shard's end is accepted only for a shard the registry knows is closed,
-or when the commit names the shard's children (a reshard the registry has not seen yet)."""
+or when the commit names the shard's children (a reshard the registry has not seen yet). A
+member commits only on a shard assignable to its group: not done, its parents done."""
 
 from __future__ import annotations
 
@@ -52,11 +53,15 @@ def position_error(
     *,
     admin: bool,
     parents_done: bool = True,
+    done: bool = False,
 ) -> Errors:
     """Why a Kinesis partition's commit is refused, or NONE. `row`: the partition's shard
     (None: the topic is not Kinesis-backed); `committed`: the group's position now;
-    `parents_done`: whether the group finished every parent of the shard (else it is not
-    assignable to the group yet: 27, retriable, as the group's next assignment will say)."""
+    `parents_done`: whether the group finished every parent of the shard; `done`: whether it
+    finished the shard itself (done.row_done; a committed end counts whatever is passed).
+    A member's commit on a shard that is not assignable to its group is refused with 27,
+    retriable: the group's next assignment says who owns what. One exception: the end already
+    committed, sent again (a client retrying a commit whose answer it lost)."""
     if row is None:
         # A position on a topic that is not Kinesis-backed means nothing here.
         return Errors.INVALID_REQUEST if asked is not None else Errors.NONE
@@ -64,6 +69,9 @@ def position_error(
         return Errors.INVALID_REQUEST  # a Kinesis partition's checkpoint is a position
     position = asked.position
     if not admin and not parents_done:
+        return Errors.REBALANCE_IN_PROGRESS
+    ended = committed is not None and committed.shard_end
+    if not admin and (done or ended) and not (ended and position.shard_end):
         return Errors.REBALANCE_IN_PROGRESS
     if position.shard_end and not (row.shard.closed or asked.children):
         return Errors.INVALID_REQUEST  # an open shard has no end yet

@@ -18,6 +18,7 @@ from ...core.classic.joining import (
     Refuse,
     Renew,
     WriteJoin,
+    leads_a_rebalance,
     needs_instance_owner,
     needs_voters,
     plan_join,
@@ -40,7 +41,8 @@ from ...store.errors import ConditionFailed, Conflict
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
-from ..races import GroupBusy, retry_on_race
+from ..kinesis.sync import sync_stale_named
+from ..races import DecideAgain, GroupBusy, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
 from .common import (
     NotClassic,
@@ -159,7 +161,22 @@ def _register_once(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupRespo
     )
     # A fresh id for a new member, drawn whether or not the plan hands one out.
     plan = plan_join(joiner, facts, now, ctx.settings, new_member_id(ctx.client_id))
+    if _synced_new_shards(request, ctx, group, plan, now):
+        raise DecideAgain()  # the sync told the group: decide on the group as it is now
     return _carry_out(request, ctx, group, expected, plan, now)
+
+
+def _synced_new_shards(
+    request: JoinGroupRequest, ctx: ApiContext, group: ClassicGroup, plan: JoinPlan, now: int
+) -> bool:
+    """The lazy shard sync of a classic group (docs/kinesis.md): when its leader joins a
+    rebalance, the Kinesis-backed topics of the group's and the leader's subscriptions whose
+    last sync is older than groupcoord.kinesis.shard.sync.interval.ms are synced, so that the
+    leader's metadata lists the shards a reshard added. Whether a registry changed."""
+    if request.protocol_type != CONSUMER_PROTOCOL_TYPE or not leads_a_rebalance(group, plan):
+        return False
+    named = named_topics((p.name, p.metadata) for p in request.protocols)
+    return sync_stale_named(ctx.store, named | set(group.subscribed_topics), now)
 
 
 def _read_facts(

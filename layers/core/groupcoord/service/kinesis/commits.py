@@ -54,7 +54,10 @@ def judged_plan(
     _add_parent_rows(rows, parents, resolved, ctx)
     committed = ctx.store.offsets.fetch(request.group_id, named) if named else {}
     positions = {key: offset.position for key, offset in committed.items()}
-    started = _started(request.group_id, resolved, ctx) if parents else {}
+    # When the group started matters only for a closed shard (one closed before the start is
+    # done): the group's item is read for that alone, and only for a LATEST topic.
+    closed = any(r.closed_at_ms is not None for found in rows.values() for r in found.values())
+    started = _started(request.group_id, resolved, ctx) if closed else {}
     judged = judge_positions(request, resolved, plan, rows, positions, started)
     return judged, unknown_children(request, resolved, rows)
 

@@ -1,9 +1,10 @@
 """The shard sync of a Kinesis-backed topic: list the stream's shards and append the new ones
 to the topic's registry. Run at creation (service/kinesis/binding.py), by the sweeper when the
 topic's scheduled sync is due (`sync_due_topic`, every groupcoord.kinesis.shard.sync.interval.ms),
-and lazily by a consumer group's target install when the last sync is older than that
-(`sync_stale`). Single-flight per topic: a sync holds the topic's lease (a conditional write on
-the topic item), and one that finds it held does nothing. Its cost is bounded: one
+and lazily by a consumer group's target install or a classic group's leader joining a
+rebalance when the last sync is older than that (`sync_stale`, `sync_stale_named`).
+Single-flight per topic: a sync holds the topic's lease (a conditional write on the topic
+item), and one that finds it held does nothing. Its cost is bounded: one
 DescribeStreamSummary, ListShards pages of 1,000 shards, one Query of the registry, and writes
 only for what changed."""
 
@@ -94,3 +95,10 @@ def sync_stale(store: Store, records: Iterable[TopicRecord], now_ms: int) -> boo
                 "lazy shard sync failed", extra={"topic": record.name, "error": str(error)}
             )
     return changed
+
+
+def sync_stale_named(store: Store, names: Iterable[str], now_ms: int) -> bool:
+    """`sync_stale` of the topics of these names (a classic leader's join names them): one
+    batched read of what the names name, whatever else the registry holds."""
+    wanted = sorted(set(names))
+    return bool(wanted) and sync_stale(store, store.topics.get_many(wanted), now_ms)
