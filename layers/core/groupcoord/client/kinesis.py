@@ -20,18 +20,21 @@ the `kinesis` extra; nothing here is imported by the rest of the client.
 
 from __future__ import annotations
 
-import base64
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .assignors import TopicPartition
 from .errors import CommitFailed, GroupcoordError
+from .kinesis_records import KinesisRecord, user_records
+from .kinesis_records import position_order as _order
 from .member import GroupMember
 from .transport import Transport
+
+__all__ = ["Handler", "KinesisConsumer", "KinesisRecord", "user_records"]
 
 # GetRecords: 5 calls a second per shard, shared by every reader: about one a second each.
 FETCH_INTERVAL_S = 1.0
@@ -40,49 +43,7 @@ BACKOFF_MAX_S = 10.0
 ITERATOR_LIFETIME_S = 290.0
 THROTTLED = ("ProvisionedThroughputExceededException", "LimitExceededException")
 
-Handler = Callable[[TopicPartition, list["KinesisRecord"]], Sequence[Mapping[str, Any]] | None]
-
-
-@dataclass(frozen=True)
-class KinesisRecord:
-    """One user record (a KPL aggregate's records come one by one, by sub-sequence)."""
-
-    shard_id: str
-    sequence_number: str
-    sub_sequence_number: int
-    partition_key: str
-    data: bytes
-
-    @property
-    def position(self) -> dict[str, Any]:
-        return {
-            "sequenceNumber": self.sequence_number,
-            "subSequenceNumber": self.sub_sequence_number,
-        }
-
-
-def _order(position: Mapping[str, Any]) -> tuple[int, int]:
-    return (int(position.get("sequenceNumber") or 0), int(position.get("subSequenceNumber", 0)))
-
-
-def user_records(shard_id: str, raw: Iterable[Mapping[str, Any]]) -> list[KinesisRecord]:
-    """GetRecords' records as user records: KPL aggregates split (aws-kinesis-agg)."""
-    raw = list(raw)
-    try:
-        from aws_kinesis_agg.deaggregator import iter_deaggregate_records
-    except ImportError:  # without the extra: records as they are
-        return [
-            KinesisRecord(shard_id, r["SequenceNumber"], 0, r["PartitionKey"], r["Data"])
-            for r in raw
-        ]
-    records = []
-    for found in iter_deaggregate_records(raw, data_format="Boto3"):
-        r = found["kinesis"]
-        aggregated = "subSequenceNumber" in r  # its records come base64-encoded
-        data = base64.b64decode(r["data"]) if aggregated else r["data"]
-        sub = int(r.get("subSequenceNumber", 0))
-        records.append(KinesisRecord(shard_id, r["sequenceNumber"], sub, r["partitionKey"], data))
-    return records
+Handler = Callable[[TopicPartition, list[KinesisRecord]], Sequence[Mapping[str, Any]] | None]
 
 
 @dataclass
