@@ -4,107 +4,76 @@ consumer group, in place of the Kinesis Client Library.
     consumer = KinesisConsumer(url, "billing", "orders", handle)   # handle(tp, records)
     consumer.run(stop)                                             # until stop is set
 
-Per shard this member owns: an iterator from the group's checkpoint (at the sequence number,
-skipping the records at or below it; a child shard, or a shard without a checkpoint, from the
-topic's initial position, children from TRIM_HORIZON), GetRecords about once a second with
-jittered back-off when Kinesis throttles, a new iterator after one expired or a pause of over
-five minutes, KPL aggregates split into their records (the `aws-kinesis-agg` package, when
-installed), commits on an interval and on revocation, and the shard's end committed with its
-children once GetRecords has no next iterator. `handle` may return DynamoDB writes
-(groupcoord.client.sink): with `exactly_once=True` each batch is committed with its writes in
-one transaction (docs/exactly-once.md), so no record's writes land twice. `lag_ms()` is each
-shard's MillisBehindLatest, also reported to the coordinator (GroupMember.report_lags: the
-dashboard shows it, and the uniform assignor moves the shards least behind). boto3 comes with
-the `kinesis` extra; nothing here is imported by the rest of the client.
+Per shard this member owns (kinesis_shard.py reads it): an iterator from the group's checkpoint
+(at the sequence number, skipping the records at or below it; a child shard from TRIM_HORIZON,
+a shard without a checkpoint from the topic's initial position), GetRecords at most once a
+`fetch_interval_s` (1 s) with jittered back-off when Kinesis throttles, a new iterator after
+one expired or a pause of over five minutes (after the last record handed over), KPL
+aggregates split into their records (kinesis_records.py, with the `aws-kinesis-agg` package of
+the extra; without it an aggregate is an error, not a record), commits on an interval and on
+revocation, and the shard's end committed with its children once GetRecords has no next
+iterator. `handle` may return DynamoDB writes (groupcoord.client.sink): with
+`exactly_once=True` each batch is committed with its writes in one transaction
+(docs/exactly-once.md), so no record's writes land twice. `lag_ms()` is each shard's
+MillisBehindLatest, also reported to the coordinator (GroupMember.report_lags: the dashboard
+shows it, and the uniform assignor moves the shards least behind). boto3 comes with the
+`kinesis` extra; nothing here is imported by the rest of the client.
 """
 
 from __future__ import annotations
 
-import base64
-import random
+import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .assignors import TopicPartition
 from .errors import CommitFailed, GroupcoordError
+from .kinesis_records import KinesisRecord, position_order, user_records
+from .kinesis_shard import (
+    FETCH_INTERVAL_S,
+    MIN_FETCH_INTERVAL_S,
+    Pacing,
+    ShardReader,
+    StartAt,
+    topic_start,
+)
 from .member import GroupMember
 from .transport import Transport
 
-# GetRecords: 5 calls a second per shard, shared by every reader: about one a second each.
-FETCH_INTERVAL_S = 1.0
-BACKOFF_MAX_S = 10.0
-# A shard iterator expires 5 minutes after it was handed out.
-ITERATOR_LIFETIME_S = 290.0
-THROTTLED = ("ProvisionedThroughputExceededException", "LimitExceededException")
+__all__ = [
+    "FETCH_INTERVAL_S",
+    "MIN_FETCH_INTERVAL_S",
+    "Handler",
+    "KinesisConsumer",
+    "KinesisRecord",
+    "user_records",
+]
 
-Handler = Callable[[TopicPartition, list["KinesisRecord"]], Sequence[Mapping[str, Any]] | None]
+log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class KinesisRecord:
-    """One user record (a KPL aggregate's records come one by one, by sub-sequence)."""
-
-    shard_id: str
-    sequence_number: str
-    sub_sequence_number: int
-    partition_key: str
-    data: bytes
-
-    @property
-    def position(self) -> dict[str, Any]:
-        return {
-            "sequenceNumber": self.sequence_number,
-            "subSequenceNumber": self.sub_sequence_number,
-        }
-
-
-def _order(position: Mapping[str, Any]) -> tuple[int, int]:
-    return (int(position.get("sequenceNumber") or 0), int(position.get("subSequenceNumber", 0)))
-
-
-def user_records(shard_id: str, raw: Iterable[Mapping[str, Any]]) -> list[KinesisRecord]:
-    """GetRecords' records as user records: KPL aggregates split (aws-kinesis-agg)."""
-    raw = list(raw)
-    try:
-        from aws_kinesis_agg.deaggregator import iter_deaggregate_records
-    except ImportError:  # without the extra: records as they are
-        return [
-            KinesisRecord(shard_id, r["SequenceNumber"], 0, r["PartitionKey"], r["Data"])
-            for r in raw
-        ]
-    records = []
-    for found in iter_deaggregate_records(raw, data_format="Boto3"):
-        r = found["kinesis"]
-        aggregated = "subSequenceNumber" in r  # its records come base64-encoded
-        data = base64.b64decode(r["data"]) if aggregated else r["data"]
-        sub = int(r.get("subSequenceNumber", 0))
-        records.append(KinesisRecord(shard_id, r["sequenceNumber"], sub, r["partitionKey"], data))
-    return records
+Handler = Callable[[TopicPartition, list[KinesisRecord]], Sequence[Mapping[str, Any]] | None]
 
 
 @dataclass
 class _Shard:
     partition: TopicPartition
-    shard_id: str
-    has_parents: bool
-    checkpoint: dict[str, Any] | None  # the group's committed position when opened
-    iterator: str | None = None
-    iterator_at: float = 0.0
+    reader: ShardReader
     done_upto: dict[str, Any] | None = None  # processed, not yet committed
-    next_fetch: float = 0.0
-    backoff_s: float = 0.0
     lag_ms: int | None = None
-    read_upto: dict[str, Any] | None = field(default=None)  # the last record handed over
 
 
 class KinesisConsumer:
     """A GroupMember of `group_id` on the Kinesis-backed `topic` that reads its shards and
     hands their records to `handler` (see the module's docstring). `member_options` go to
     GroupMember (protocol, session_timeout_ms, ...); `kinesis` is a boto3 Kinesis client
-    (default: one for the stream's region)."""
+    (default: one for the stream's region). `initial_position` (`TRIM_HORIZON`, `LATEST`,
+    `AT_TIMESTAMP:<epoch ms>`), where a shard without a checkpoint starts, defaults to the
+    topic's (`groupcoord.kinesis.initial.position`, from metadata); `fetch_interval_s` is the
+    least pause between two GetRecords of a shard (at least 0.2 s), `limit` the records an
+    answer holds at most (1 to 10,000)."""
 
     def __init__(
         self,
@@ -114,7 +83,7 @@ class KinesisConsumer:
         handler: Handler,
         *,
         kinesis: Any = None,
-        initial_position: str = "TRIM_HORIZON",
+        initial_position: str | None = None,
         commit_interval_s: float = 5.0,
         fetch_interval_s: float = FETCH_INTERVAL_S,
         limit: int = 1000,
@@ -123,13 +92,13 @@ class KinesisConsumer:
     ) -> None:
         self.topic = topic
         self.handler = handler
-        self.initial_position = initial_position
         self.commit_interval_s = commit_interval_s
-        self.fetch_interval_s = fetch_interval_s
-        self.limit = limit
+        self.pacing = Pacing(fetch_interval_s, limit)
+        asked = StartAt.parse(initial_position) if initial_position is not None else None
         self.exactly_once = exactly_once
         self._metadata = Transport(bootstrap_url)
-        self._stream_arn, self._shard_info = self._read_shards()
+        self._stream_arn, self._shard_info, topics = self._read_shards()
+        self.initial_position = _initial_position(topic, asked, topics)
         self._kinesis = kinesis if kinesis is not None else _client_for(self._stream_arn)
         self._shards: dict[TopicPartition, _Shard] = {}
         self._finished: set[TopicPartition] = set()
@@ -174,7 +143,7 @@ class KinesisConsumer:
             self._open(tp)
         now = time.monotonic()
         for shard in list(self._shards.values()):
-            if shard.next_fetch <= now and shard.partition in self._shards:
+            if shard.reader.due_at <= now and shard.partition in self._shards:
                 self._fetch(shard)
         if time.monotonic() - self._last_commit >= self.commit_interval_s:
             self.commit()
@@ -210,12 +179,14 @@ class KinesisConsumer:
 
     # --- shards ---
 
-    def _read_shards(self) -> tuple[str, dict[int, tuple[str, bool]]]:
-        """The stream's ARN and each partition's (shard id, has parents), from metadata (a
-        page at a time: an answer holds at most 2,000 partitions)."""
+    def _read_shards(self) -> tuple[str, dict[int, tuple[str, bool]], StartAt | None]:
+        """The stream's ARN, each partition's (shard id, has parents) and the topic's initial
+        position (if the coordinator tells it), from metadata (a page at a time: an answer
+        holds at most 2,000 partitions)."""
         body: dict[str, Any] = {"topics": [{"name": self.topic}]}
         shards: dict[int, tuple[str, bool]] = {}
         arn: str | None = None
+        start: StartAt | None = None
         while True:
             answer = self._metadata.call("metadata", body).body
             for found in answer["topics"]:
@@ -224,6 +195,7 @@ class KinesisConsumer:
                         f"topic {self.topic} is not backed by a Kinesis stream", -1
                     )
                 arn = found["kinesisStreamArn"]
+                start = topic_start(found)
                 for p in found["partitions"]:
                     shard = p["kinesisShard"]
                     shards[p["partitionIndex"]] = (shard["shardId"], bool(shard["parentShardIds"]))
@@ -231,98 +203,69 @@ class KinesisConsumer:
                 break
             body = {**body, "cursor": answer["nextCursor"]}
         assert arn is not None
-        return arn, shards
+        return arn, shards, start
 
     def _open(self, tp: TopicPartition) -> None:
         if tp.partition not in self._shard_info:
-            self._stream_arn, self._shard_info = self._read_shards()  # a reshard since
+            self._stream_arn, self._shard_info, _ = self._read_shards()  # a reshard since
         shard_id, has_parents = self._shard_info[tp.partition]
         checkpoint = self.member.committed_positions([tp]).get(tp)
         if checkpoint is not None and checkpoint.get("shardEnd"):
             self._finished.add(tp)  # done: the coordinator moves on to its children
             return
-        shard = _Shard(tp, shard_id, has_parents, checkpoint, read_upto=checkpoint)
-        self._shards[tp] = shard
-        self._new_iterator(shard)
-
-    def _new_iterator(self, shard: _Shard) -> None:
-        """An iterator from where the shard's records were handed over (or its checkpoint)."""
-        args: dict[str, Any] = {"StreamARN": self._stream_arn, "ShardId": shard.shard_id}
-        at = shard.read_upto
-        if at is not None and at.get("sequenceNumber") is not None:
-            # AT the sequence number: a KPL aggregate's remaining records are in it.
-            args.update(
-                ShardIteratorType="AT_SEQUENCE_NUMBER", StartingSequenceNumber=at["sequenceNumber"]
-            )
-        elif shard.has_parents:
-            args["ShardIteratorType"] = "TRIM_HORIZON"  # a child starts where its parents end
-        elif self.initial_position.startswith("AT_TIMESTAMP:"):
-            stamp = int(self.initial_position.split(":", 1)[1]) / 1000
-            args.update(ShardIteratorType="AT_TIMESTAMP", Timestamp=stamp)
-        else:
-            args["ShardIteratorType"] = self.initial_position
-        shard.iterator = self._kinesis.get_shard_iterator(**args)["ShardIterator"]
-        shard.iterator_at = time.monotonic()
+        reader = ShardReader(
+            self._kinesis,
+            self._stream_arn,
+            shard_id,
+            has_parents=has_parents,
+            start=self.initial_position,
+            read_upto=checkpoint,
+            pacing=self.pacing,
+        )
+        self._shards[tp] = _Shard(tp, reader)  # its iterator: at its first fetch, this step
 
     def _fetch(self, shard: _Shard) -> None:
-        from botocore.exceptions import ClientError
-
-        if time.monotonic() - shard.iterator_at > ITERATOR_LIFETIME_S:
-            self._new_iterator(shard)
-        try:
-            answer = self._kinesis.get_records(ShardIterator=shard.iterator, Limit=self.limit)
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
-            if code == "ExpiredIteratorException":
-                self._new_iterator(shard)
-            elif code in THROTTLED:
-                shard.backoff_s = min(BACKOFF_MAX_S, max(0.2, shard.backoff_s * 2))
-                shard.next_fetch = time.monotonic() + shard.backoff_s * random.uniform(0.5, 1.5)
-                return
-            else:
-                raise
+        answer = shard.reader.fetch()
+        if answer is None:  # throttled or expired: due again later
             return
-        shard.backoff_s = 0.0
         shard.lag_ms = answer.get("MillisBehindLatest")
         if shard.lag_ms is not None:
             self.member.report_lags({shard.partition: int(shard.lag_ms)})
         self._hand_over(shard, answer.get("Records", []))
-        shard.iterator = answer.get("NextShardIterator")
-        if shard.iterator is None and shard.partition in self._shards:
+        if shard.reader.ended and shard.partition in self._shards:
             self._end(shard, [c["ShardId"] for c in answer.get("ChildShards") or []])
-        empty = not answer.get("Records")
-        shard.next_fetch = time.monotonic() + (self.fetch_interval_s if empty else 0.2)
 
     def _hand_over(self, shard: _Shard, raw: list[dict[str, Any]]) -> None:
-        after = _order(shard.read_upto) if shard.read_upto else None
+        """The records after the last one handed over (or the checkpoint) to the handler."""
+        reader = shard.reader
+        after = position_order(reader.read_upto) if reader.read_upto else None
         records = [
             r
-            for r in user_records(shard.shard_id, raw)
-            if after is None or _order(r.position) > after
+            for r in user_records(reader.shard_id, raw)
+            if after is None or position_order(r.position) > after
         ]
         if not records:
             return
         writes = self.handler(shard.partition, records)
-        shard.read_upto = records[-1].position
+        reader.read_upto = upto = records[-1].position
         if self.exactly_once:
             # The batch's writes with its position, in one transaction: all or nothing.
             try:
-                self.member.commit(
-                    {}, writes=list(writes or []), positions={shard.partition: shard.read_upto}
-                )
+                self.member.commit({}, writes=list(writes or []), positions={shard.partition: upto})
             except CommitFailed:
                 self._shards.pop(shard.partition, None)
             return
         if writes:
             raise GroupcoordError("the handler returned writes: use exactly_once=True", -1)
-        shard.done_upto = shard.read_upto
+        shard.done_upto = upto
 
     def _end(self, shard: _Shard, children: list[str]) -> None:
         """The shard's end, with its children, committed at once: they may start."""
         end: dict[str, Any] = {"shardEnd": True, "childShardIds": children}
-        if shard.read_upto and shard.read_upto.get("sequenceNumber") is not None:
-            end["sequenceNumber"] = shard.read_upto["sequenceNumber"]
-            end["subSequenceNumber"] = shard.read_upto.get("subSequenceNumber", 0)
+        upto = shard.reader.read_upto
+        if upto and upto.get("sequenceNumber") is not None:
+            end["sequenceNumber"] = upto["sequenceNumber"]
+            end["subSequenceNumber"] = upto.get("subSequenceNumber", 0)
         shard.done_upto = end
         self.commit(only={shard.partition})
         self._shards.pop(shard.partition, None)
@@ -332,11 +275,24 @@ class KinesisConsumer:
         self.member.heartbeat_soon()
 
     def _next_fetch(self) -> float:
-        due = [s.next_fetch for s in self._shards.values()]
-        return min([*due, time.monotonic() + self.fetch_interval_s])
+        due = [s.reader.due_at for s in self._shards.values()]
+        return min([*due, time.monotonic() + self.pacing.interval_s])
 
 
 def _client_for(stream_arn: str) -> Any:
     import boto3
 
     return boto3.client("kinesis", region_name=stream_arn.split(":")[3])
+
+
+def _initial_position(topic: str, asked: StartAt | None, topics: StartAt | None) -> StartAt:
+    """The argument if given, else the topic's, else TRIM_HORIZON (the topic config's default,
+    for a coordinator that does not tell it)."""
+    if asked is not None and topics is not None and asked != topics:
+        log.warning(
+            "KinesisConsumer(initial_position=%s) overrides topic %s's initial position %s",
+            asked,
+            topic,
+            topics,
+        )
+    return asked or topics or StartAt()

@@ -1,0 +1,260 @@
+"""KinesisConsumer's record loop against kinesis-local and a coordinator on DynamoDB Local, as a
+user runs it: GetRecords about once a second per shard while records flow; a group reset with
+`groupcoord offsets reset --to-sequence 0` (or to a record inside a KPL aggregate) reads from
+there; a shard taken away is committed on revocation, so its new owner reads none of it again;
+the topic's initial position is the consumer's default, and an explicit one overrides it."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+import pytest
+from aws_kinesis_agg.aggregator import RecordAggregator
+
+from groupcoord.cli import main
+from groupcoord.client import TopicPartition
+from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
+from groupcoord.client.kinesis_shard import StartAt
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.kinesis import (
+    REGION,
+    Streams,
+    deployment_fixture,
+    fetched_position,
+    new_topic,
+    streams_fixture,
+)
+
+SETTINGS = {
+    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
+    "group.consumer.heartbeat.interval.ms": "200",
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.assignment.interval.ms": "0",
+    "group.initial.rebalance.delay.ms": "0",
+}
+deployed = deployment_fixture(SETTINGS)
+streams = streams_fixture()
+
+
+class Running:
+    """A KinesisConsumer on its own thread (and its own boto3 client, whose GetRecords calls
+    it counts), noting the records handed to it."""
+
+    def __init__(self, api: Api, group: str, topic: str, endpoint: str, **options: Any) -> None:
+        self.kinesis: Any = boto3.client("kinesis", endpoint_url=endpoint, region_name=REGION)
+        self.get_records = 0
+        self.kinesis.meta.events.register("provide-client-params.kinesis.GetRecords", self._count)
+        self.records: list[KinesisRecord] = []
+        self.lock = threading.Lock()
+        self.failures: list[BaseException] = []
+        self.stop = threading.Event()
+        self.consumer = KinesisConsumer(
+            api.base_url, group, topic, self._handle, kinesis=self.kinesis, **options
+        )
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _count(self, **_: Any) -> None:
+        self.get_records += 1
+
+    def _handle(self, tp: TopicPartition, records: list[KinesisRecord]) -> None:
+        with self.lock:
+            self.records.extend(records)
+
+    def _run(self) -> None:
+        try:
+            self.consumer.run(self.stop)
+        except BaseException as error:  # shown by the test, not lost on the thread
+            self.failures.append(error)
+
+    def data(self) -> list[str]:
+        with self.lock:
+            return [r.data.decode() for r in self.records]
+
+    def owned(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.member.assignment()}
+
+    def until(self, condition: Callable[[], Any], what: str, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            assert not self.failures, self.failures
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive()
+        assert not self.failures, self.failures
+
+
+def group_name() -> str:
+    return f"g-{uuid.uuid4().hex[:8]}"
+
+
+def put(streams: Streams, arn: str, *data: str, hash_key: str | None = None) -> list[str]:
+    """Put the records (on the shard of `hash_key`, if given); their sequence numbers."""
+    where = {"ExplicitHashKey": hash_key} if hash_key is not None else {}
+    return [
+        streams.client.put_record(StreamARN=arn, PartitionKey="k", Data=d.encode(), **where)[
+            "SequenceNumber"
+        ]
+        for d in data
+    ]
+
+
+def reset(api: Api, group: str, topic: str, to: str) -> None:
+    """`groupcoord offsets reset GROUP --topic T --to-sequence TO`, as an operator runs it."""
+    argv = ["offsets", "reset", group, "--topic", topic, "--url", api.base_url]
+    assert main([*argv, "--to-sequence", to]) == 0
+
+
+def test_getrecords_about_once_a_second_per_shard_while_records_flow(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """The default pace leaves the shard's other 4 calls a second to the stream's other
+    readers, records flowing or not (it was 5 a second while they flowed: the whole limit)."""
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    flowing = threading.Event()
+
+    def producer() -> None:
+        while not flowing.is_set():
+            put(streams, arn, "r")
+            time.sleep(0.05)
+
+    putter = threading.Thread(target=producer, daemon=True)
+    putter.start()
+    running = Running(api, group_name(), topic, kinesis_endpoint)
+    try:
+        running.until(lambda: running.records, "the first records")
+        window_s, before = 6.0, running.get_records
+        time.sleep(window_s)
+        calls = running.get_records - before
+    finally:
+        flowing.set()
+        putter.join(timeout=10)
+        running.close()
+    assert 2 <= calls <= window_s + 2, calls  # at 5 a second: about 30
+
+
+def test_a_group_reset_to_sequence_0_reads_its_shard_from_the_first_record(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """`--to-sequence 0` stores sequence number 0, which Kinesis refuses as
+    AT_SEQUENCE_NUMBER (kinesis-local too): the consumer starts at the trim horizon."""
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    put(streams, arn, "a", "b", "c")
+    group = group_name()
+    reset(api, group, topic, "0")
+    running = Running(api, group, topic, kinesis_endpoint, initial_position="LATEST")
+    try:
+        running.until(lambda: len(running.data()) >= 3, "the shard's records")
+    finally:
+        running.close()
+    assert running.data() == ["a", "b", "c"]
+    assert fetched_position(api, group, topic, 0)["sequenceNumber"] != "0"  # moved on
+
+
+def test_a_group_reset_inside_a_kpl_aggregate_resumes_after_that_record(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """An aggregate's records share its sequence number; the checkpoint's sub-sequence
+    number says how far into it the group got: the records at or below it are skipped."""
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    put(streams, arn, "plain-0")
+    aggregator = RecordAggregator()
+    for i in range(5):
+        assert aggregator.add_user_record(f"key-{i}", f"agg-{i}".encode()) is None
+    key, hash_key, blob = aggregator.clear_and_get().get_contents()
+    where = {"ExplicitHashKey": hash_key} if hash_key is not None else {}
+    aggregate = streams.client.put_record(StreamARN=arn, PartitionKey=key, Data=blob, **where)[
+        "SequenceNumber"
+    ]
+    (last,) = put(streams, arn, "plain-1")
+    group = group_name()
+    reset(api, group, topic, f"{aggregate}:2")
+    running = Running(api, group, topic, kinesis_endpoint)
+    try:
+        running.until(lambda: len(running.data()) >= 3, "the records after the checkpoint")
+        time.sleep(1.5)  # a GetRecords more: nothing else comes
+    finally:
+        running.close()  # commits
+    assert running.data() == ["agg-3", "agg-4", "plain-1"]
+    assert [(r.sequence_number, r.sub_sequence_number) for r in running.records[:2]] == [
+        (aggregate, 3),
+        (aggregate, 4),
+    ]
+    assert fetched_position(api, group, topic, 0)["sequenceNumber"] == last
+
+
+def test_a_revoked_shard_is_committed_so_its_new_owner_reads_none_of_it_again(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """At least once (no exactly_once), with no interval commit in the test's time: the
+    first member's revocation commits what it processed before the shard moves."""
+    api, _ = deployed
+    arn = streams.create(2)
+    topic = new_topic(api, arn)
+    hash_keys = [s["HashKeyRange"]["StartingHashKey"] for s in streams.shards(arn)]
+    for p, hash_key in enumerate(hash_keys):
+        put(streams, arn, *(f"{p}-{i}" for i in range(5)), hash_key=hash_key)
+    group = group_name()
+    first = Running(api, group, topic, kinesis_endpoint, commit_interval_s=3600.0)
+    second = None
+    try:
+        first.until(lambda: len(first.data()) >= 10, "every record, by the first member")
+        second = Running(api, group, topic, kinesis_endpoint, commit_interval_s=3600.0)
+        second.until(lambda: len(second.owned()) == 1 and len(first.owned()) == 1, "a shard each")
+        (moved,) = second.owned()
+        second.until(lambda: second.get_records >= 2, "the new owner's reads")
+        assert second.data() == []  # nothing it was handed had been processed already
+        position = fetched_position(api, group, topic, moved)
+        assert position is not None and position["sequenceNumber"] == next(
+            r.sequence_number for r in reversed(first.records) if r.data.startswith(b"%d-" % moved)
+        )
+        put(streams, arn, "new", hash_key=hash_keys[moved])
+        second.until(lambda: second.data() == ["new"], "the new record, by its new owner")
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_the_topic_s_initial_position_is_the_default_and_an_explicit_one_overrides_it(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    put(streams, arn, "old")
+    explicit = Running(api, group_name(), topic, kinesis_endpoint, initial_position="TRIM_HORIZON")
+    try:
+        explicit.until(lambda: explicit.data() == ["old"], "the record put before")
+    finally:
+        explicit.close()
+    (entry,) = api.ok("metadata", {"topics": [{"name": topic}]})["topics"]
+    if "kinesisInitialPosition" not in entry:
+        pytest.skip("this coordinator's metadata does not tell a topic's initial position yet")
+    time.sleep(1.5)  # "old" before the margin a LATEST start keeps for clocks that disagree
+    default = Running(api, group_name(), topic, kinesis_endpoint)
+    try:
+        assert default.consumer.initial_position == StartAt.parse("LATEST")
+        default.until(lambda: default.get_records >= 1, "its first read, from LATEST")
+        put(streams, arn, "new")
+        default.until(lambda: default.data(), "the record put after")
+        time.sleep(1.5)  # a GetRecords more: nothing else comes
+    finally:
+        default.close()
+    assert default.data() == ["new"]
