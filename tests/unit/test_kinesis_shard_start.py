@@ -59,10 +59,17 @@ def test_without_a_checkpoint_a_child_starts_at_the_trim_horizon_a_root_at_the_t
 def test_the_topic_s_initial_position_from_its_metadata_entry() -> None:
     assert topic_start({"name": "t"}) is None  # a coordinator that does not tell it
     assert topic_start({"name": "t", "kinesisInitialPosition": None}) is None
-    assert topic_start({"name": "t", "kinesisInitialPosition": "LATEST"}) == LATEST
-    assert topic_start({"kinesisInitialPosition": "AT_TIMESTAMP:12"}) == StartAt("AT_TIMESTAMP", 12)
+    assert (
+        topic_start(
+            {"name": "t", "kinesisInitialPosition": {"type": "LATEST", "timestampMs": None}}
+        )
+        == LATEST
+    )
+    assert topic_start(
+        {"kinesisInitialPosition": {"type": "AT_TIMESTAMP", "timestampMs": 12}}
+    ) == StartAt("AT_TIMESTAMP", 12)
     with pytest.raises(GroupcoordError, match="initial_position"):
-        topic_start({"name": "t", "kinesisInitialPosition": "AT_SEQUENCE_NUMBER:5"})
+        topic_start({"name": "t", "kinesisInitialPosition": {"type": "AT_SEQUENCE_NUMBER"}})
 
 
 @pytest.mark.parametrize("text", ["latest", "AT_TIMESTAMP:", "AT_TIMESTAMP:12345678901234", ""])

@@ -69,11 +69,14 @@ def topic_start(topic: Mapping[str, Any]) -> StartAt | None:
     """The topic's initial position from its `metadata` entry (`kinesisInitialPosition`, the
     topic config `groupcoord.kinesis.initial.position`), or None from a coordinator that does
     not tell it. A value this client cannot read is an error, not a silent TRIM_HORIZON."""
-    text = topic.get("kinesisInitialPosition")
-    if text is None:
+    position = topic.get("kinesisInitialPosition")  # {"type": ..., "timestampMs": ...}
+    if position is None:
         return None
     try:
-        return StartAt.parse(str(text))
+        if not isinstance(position, Mapping):
+            raise ValueError(f"{position!r} is not an object")
+        kind, at_ms = position.get("type"), position.get("timestampMs")
+        return StartAt.parse(f"{kind}:{at_ms}" if kind == AT_TIMESTAMP else str(kind))
     except ValueError as error:
         raise GroupcoordError(
             f"topic {topic.get('name')}: {error}; pass KinesisConsumer(initial_position=...)"
