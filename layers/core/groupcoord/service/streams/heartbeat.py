@@ -352,8 +352,9 @@ class _Heartbeat(Reconciling):
             *self.ss.put_member_items(group, updated, new=True),
             self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
-        # The endpoints map names members by id: the new id's line replaces the old one's.
-        endpoints = owner.user_endpoint is not None or updated.user_endpoint is not None
+        # The endpoints map names a static member's line by its instance: the new member id
+        # takes it over unchanged (same tasks), so only a new endpoint needs a new map.
+        endpoints = owner.user_endpoint != updated.user_endpoint
         if changed or endpoints:
             moved = group.with_members(0) if changed else group
             group = self.ss.update_group(
