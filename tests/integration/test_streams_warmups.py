@@ -11,7 +11,7 @@ import pytest
 from tests.support.api import Api
 from tests.support.consumer import create_topic, unique
 from tests.support.servers import running_service
-from tests.support.streams import StreamsMember, settle
+from tests.support.streams import StreamsMember, counter, offsets, settle
 
 SETTINGS = {
     "group.streams.initial.rebalance.delay.ms": "0",
@@ -25,24 +25,6 @@ SETTINGS = {
 def url(dynamodb_endpoint: str) -> Iterator[str]:
     with running_service(dynamodb_endpoint, SETTINGS) as base:
         yield base
-
-
-def counter(words: str, prefix: str) -> dict:
-    """One stateful sub-topology: a count per key kept in a store with a changelog."""
-    return {
-        "epoch": 1,
-        "subtopologies": [
-            {
-                "subtopologyId": "0",
-                "sourceTopics": [words],
-                "stateChangelogTopics": [{"name": f"{prefix}-counts-changelog"}],
-            }
-        ],
-    }
-
-
-def offsets(tasks: set[int], value: int) -> list[dict]:
-    return [{"subtopologyId": "0", "partition": p, "offset": value} for p in sorted(tasks)]
 
 
 def test_a_warm_up_that_catches_up_is_promoted(api: Api) -> None:

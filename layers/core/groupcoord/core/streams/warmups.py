@@ -31,6 +31,11 @@ class Report:
             return None
         return max(0, self.end_offsets[task] - self.offsets[task])
 
+    def lags(self) -> dict[TaskId, int]:
+        """The lag of every task the report knows."""
+        found = {t: self.lag(t) for t in self.offsets}
+        return {t: lag for t, lag in found.items() if lag is not None}
+
 
 def caught_up(report: Report | None, task: TaskId, acceptable_lag: int) -> bool:
     lag = report.lag(task) if report is not None else None
