@@ -11,7 +11,7 @@ import pytest
 from tests.support.api import Api
 from tests.support.consumer import create_topic, unique
 from tests.support.servers import running_service
-from tests.support.streams import StreamsMember, counter, offsets, settle
+from tests.support.streams import StreamsMember, counter, describe, offsets, settle
 
 SETTINGS = {
     "group.streams.initial.rebalance.delay.ms": "0",
@@ -49,3 +49,20 @@ def test_a_warm_up_that_catches_up_is_promoted(api: Api) -> None:
     settle([a, b])
     assert b.active == {"0": warming} and not b.warmup
     assert a.active == {"0": {0, 1, 2, 3} - warming}
+
+
+def test_describe_shows_each_members_latest_report(api: Api) -> None:
+    words = unique("words")
+    create_topic(api, words, 2)
+    group = unique("g")
+    a = StreamsMember(api, group, counter(words, unique("app")))
+    b = StreamsMember(api, group, a.topology)
+    a.join()
+    b.join()
+    settle([a, b])
+    b.heartbeat(taskOffsets=offsets({1, 0}, 40), taskEndOffsets=offsets({0, 1}, 100))
+    b.heartbeat(taskOffsets=offsets({1}, 70))  # end offsets null: the last ones stay
+    by_id = {m["memberId"]: m for m in describe(api, group)["members"]}
+    assert by_id[b.member_id]["taskOffsets"] == offsets({1}, 70)
+    assert by_id[b.member_id]["taskEndOffsets"] == offsets({0, 1}, 100)
+    assert by_id[a.member_id]["taskOffsets"] == by_id[a.member_id]["taskEndOffsets"] == []
