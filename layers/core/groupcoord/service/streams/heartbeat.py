@@ -125,6 +125,9 @@ class _Heartbeat(Reconciling):
         self.consistent = consistent
         self.ss = ctx.store.streams
         self.now = ctx.now_ms
+        # The digest of the report this heartbeat stored (_record_report), which the member's
+        # write records.
+        self.report_digest: str | None = None
 
     def _may_create(self, topic: str) -> bool:
         """Kafka's check before it creates a streams group's internal topic."""
@@ -262,7 +265,12 @@ class _Heartbeat(Reconciling):
         )
 
     def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
-        return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+        updated, changed = apply_request(
+            member, self.request, self.ctx.client_id, self.ctx.client_host
+        )
+        if self.report_digest is not None:
+            updated = replace(updated, report_digest=self.report_digest)
+        return updated, changed
 
     def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         member = self._existing(group)
@@ -419,7 +427,10 @@ class _Heartbeat(Reconciling):
 
     def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
         """Keep the member's changelog offsets report (each list null: unchanged); True when
-        one of its warm-ups is now caught up (the next install promotes it)."""
+        one of its warm-ups is now caught up (the next install promotes it). A report equal
+        to the stored one (the member item keeps its digest) writes nothing: its promotion,
+        if any, was asked for when it was stored. A new one is written before the member,
+        whose write (due anyway, or now: it renews the session too) records its digest."""
         offsets = task_offsets(self.request.task_offsets)
         ends = task_offsets(self.request.task_end_offsets)
         if offsets is None and ends is None:
@@ -429,7 +440,11 @@ class _Heartbeat(Reconciling):
             offsets = previous.offsets if offsets is None else offsets
             ends = previous.end_offsets if ends is None else ends
         report = Report(offsets, ends)
+        digest = report.digest()
+        if digest == member.report_digest:
+            return False
         self.ss.put_report(group, member.member_id, report)
+        self.report_digest = digest
         lag = self.ctx.settings.group_streams_acceptable_recovery_lag
         return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
 
@@ -438,8 +453,9 @@ class _Heartbeat(Reconciling):
         refusal = check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
         if refusal is not None:
             raise Answer(refusal)
+        promoted = self._record_report(group, member)
         updated, changed = self._apply(member)
-        if self._record_report(group, member) and not changed:
+        if promoted and not changed:
             return self._after_change(self.ss.update_group(group, group.with_members(0)))
         if changed:
             return self._rewrite(group, member, updated)
