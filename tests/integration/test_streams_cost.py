@@ -218,3 +218,30 @@ def test_a_repeated_task_offsets_report_costs_what_a_steady_heartbeat_does(store
         writes[member] = puts
     assert writes["m-3"] == [1, 0, 1, 0, 1, 0, 1], writes
     assert writes["m-4"] == [1, 2, 0, 1, 0, 1, 0], writes
+
+
+def test_a_join_reads_its_topics_eventually_consistently(store: Store) -> None:
+    """Every join reads the topics its topology names, all on the registry's one partition
+    key: a burst of 5,000 joins is that key's load, so the reads are eventually consistent,
+    half a read unit a topic. A join in the initial delay (the burst's every join but the
+    first) with four more source topics reads four halves more."""
+    store = Store(
+        store.dynamo, replace(store.settings, group_streams_initial_rebalance_delay_ms=60_000)
+    )
+    topics = [unique("t") for _ in range(5)]
+    for name in topics:
+        store.topics.create(TopicRecord(name, new_topic_id(), 4), now_ms=0)
+
+    def second_join_reads(sources: list[str]) -> float:
+        group, now = unique("g"), int(time.time() * 1000)
+        topology = {"epoch": 1, "subtopologies": [{"subtopologyId": "0", "sourceTopics": sources}]}
+        for member in ("m-0", "m-1"):
+            body = {"groupId": group, "memberId": member, "memberEpoch": 0, "processId": member,
+                    "rebalanceTimeoutMs": 30000, "topology": topology, "activeTasks": [],
+                    "standbyTasks": [], "warmupTasks": []}  # fmt: skip
+            with capacity.metered() as usage:
+                answer = _heartbeat(store, body, now)
+            assert answer["errorCode"] == 0 and answer["status"][-1]["statusCode"] == 5, answer
+        return usage.read_units
+
+    assert second_join_reads(topics) - second_join_reads(topics[:1]) == 4 * 0.5
