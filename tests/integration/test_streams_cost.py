@@ -158,3 +158,90 @@ def test_a_join_reads_the_topics_it_names_not_the_whole_registry(store: Store) -
         return usage.read_units
 
     assert_reads_ignore_other_topics(store, first_join_reads)
+
+
+def _report(end: int) -> dict:
+    """A report of task 1_0..1_3, far behind `end` (no warm-up is promoted by it)."""
+    tasks = range(4)
+    return {
+        "taskOffsets": [{"subtopologyId": "1", "partition": p, "offset": 0} for p in tasks],
+        "taskEndOffsets": [{"subtopologyId": "1", "partition": p, "offset": end} for p in tasks],
+    }
+
+
+def test_a_repeated_task_offsets_report_costs_what_a_steady_heartbeat_does(store: Store) -> None:
+    """Members report every taskOffsetIntervalMs; a report equal to the stored one writes
+    nothing (the member item keeps its digest), a changed one one write more than the
+    heartbeat would have written anyway: on a beat that renews the session, the report's
+    put; on another, the member write it brings renews the session, so the next renewal
+    comes a beat later and a run of heartbeats writes the member as often as without."""
+    settings = replace(
+        store.settings,
+        session_renewal_skips=1,
+        group_streams_heartbeat_interval_ms=2000,  # the whole test within one rebalance timeout
+        group_streams_initial_rebalance_delay_ms=0,
+        group_streams_assignment_interval_ms=0,
+        group_streams_num_standby_replicas=1,
+    )
+    store = Store(store.dynamo, settings)
+    interval = settings.group_streams_heartbeat_interval_ms
+    slack = renewal_slack_ms(interval, 1, settings.group_streams_session_timeout_ms)
+    assert slack < 2 * interval  # a steady member writes every second heartbeat
+    now = int(time.time() * 1000)
+    group, epochs = _settled_group(store, 5, now)
+
+    def cost(member: str, at: int, **fields: object) -> dict[str, int]:
+        body = {"groupId": group, "memberId": member, "memberEpoch": epochs[member], **fields}
+        with capacity.metered() as usage:
+            assert _heartbeat(store, body, at)["errorCode"] == 0
+        assert usage.write_units <= 2.0 and usage.read_units <= 1.5, usage
+        return dict(usage.by_operation)
+
+    first = now + interval  # no renewal due
+    for member in ("m-0", "m-1", "m-2"):
+        cost(member, first, **_report(10**6))
+    assert cost("m-0", first) == cost("m-1", first, **_report(10**6)) == {"get_item": 2}
+    renewal = first + slack + 1
+    steady = cost("m-0", renewal)
+    assert steady == {"get_item": 2, "put_item": 1}
+    assert cost("m-1", renewal, **_report(10**6)) == steady
+    assert cost("m-2", renewal, **_report(2 * 10**6)) == {"get_item": 2, "put_item": 2}
+
+    # Seven heartbeats, both members renewing on the first: a new report on the second (not
+    # a renewal) is one write more in all.
+    writes = {}
+    for member, report_at in (("m-3", None), ("m-4", 1)):
+        puts = []
+        for beat in range(7):
+            fields = _report(3 * 10**6) if beat == report_at else {}
+            puts.append(cost(member, renewal + beat * interval, **fields).get("put_item", 0))
+        writes[member] = puts
+    assert writes["m-3"] == [1, 0, 1, 0, 1, 0, 1], writes
+    assert writes["m-4"] == [1, 2, 0, 1, 0, 1, 0], writes
+
+
+def test_a_join_reads_its_topics_eventually_consistently(store: Store) -> None:
+    """Every join reads the topics its topology names, all on the registry's one partition
+    key: a burst of 5,000 joins is that key's load, so the reads are eventually consistent,
+    half a read unit a topic. A join in the initial delay (the burst's every join but the
+    first) with four more source topics reads four halves more."""
+    store = Store(
+        store.dynamo, replace(store.settings, group_streams_initial_rebalance_delay_ms=60_000)
+    )
+    topics = [unique("t") for _ in range(5)]
+    for name in topics:
+        store.topics.create(TopicRecord(name, new_topic_id(), 4), now_ms=0)
+
+    def second_join_reads(sources: list[str]) -> float:
+        group, now = unique("g"), int(time.time() * 1000)
+        topology = {"epoch": 1, "subtopologies": [{"subtopologyId": "0", "sourceTopics": sources}]}
+        for member in ("m-0", "m-1"):
+            body = {"groupId": group, "memberId": member, "memberEpoch": 0, "processId": member,
+                    "rebalanceTimeoutMs": 30000, "topology": topology, "activeTasks": [],
+                    "standbyTasks": [], "warmupTasks": []}  # fmt: skip
+            with capacity.metered() as usage:
+                answer = _heartbeat(store, body, now)
+            assert answer["errorCode"] == 0 and answer["status"][-1]["statusCode"] == 5, answer
+        return usage.read_units
+
+    assert second_join_reads(topics) - second_join_reads(topics[:1]) == 4 * 0.5

@@ -234,6 +234,32 @@ def test_a_shutdown_request_reaches_every_member(api: Api) -> None:
     assert 4 in b.statuses()
 
 
+def test_a_shutdown_request_lasts_until_the_group_is_empty(api: Api) -> None:
+    """Status 4 stays in every answer while any member is left, also once the member that
+    asked has gone; the group's next life, after it emptied, does not hear it."""
+    words = unique("words")
+    create_topic(api, words, 2)
+    group = unique("g")
+    a = StreamsMember(api, group, word_count(words, unique("app")))
+    b = StreamsMember(api, group, a.topology)
+    a.join()
+    b.join()
+    settle([a, b])
+    a.heartbeat(shutdownApplication=True)
+    assert 4 in a.statuses()
+    assert a.leave()["errorCode"] == 0
+    for _ in range(2):
+        assert b.heartbeat()["errorCode"] == 0
+        assert 4 in b.statuses()
+    assert b.leave()["errorCode"] == 0
+    assert describe(api, group)["groupState"] == "Empty"
+    c = StreamsMember(api, group, a.topology)
+    assert c.join()["errorCode"] == 0
+    assert 4 not in c.statuses()
+    settle([c])
+    assert 4 not in c.statuses() and c.active
+
+
 def test_a_regex_source_is_resolved_and_re_resolved_when_topics_appear(api: Api) -> None:
     prefix = unique("orders")
     create_topic(api, f"{prefix}-eu", 2)

@@ -57,3 +57,46 @@ def test_an_instance_id_in_use_is_111_and_an_unknown_one_25(api: Api) -> None:
     stranger = api.ok(HB, {"groupId": a.group, "memberId": "x", "memberEpoch": 1,
                            "instanceId": "i-none"})  # fmt: skip
     assert stranger["errorCode"] == 25
+
+
+def _by_port(answer: dict) -> dict[int, dict]:
+    lines = answer["partitionsByUserEndpoint"]
+    by_port = {line["userEndpoint"]["port"]: line for line in lines}
+    assert len(by_port) == len(lines), lines  # one line per endpoint
+    return by_port
+
+
+def test_a_static_rejoin_with_an_endpoint_bumps_neither_epoch(api: Api) -> None:
+    """The endpoints map follows a static member's instance: its rejoin under a new member
+    id, with the same endpoint and tasks, leaves the group epoch and the endpoint epoch
+    alone, and the map still names each endpoint once with its tasks."""
+    words = unique("words")
+    create_topic(api, words, 2)
+    group, topology = unique("g"), word_count(words, unique("app"))
+    a = StreamsMember(api, group, topology, instanceId="i-a",
+                      userEndpoint={"host": "127.0.0.1", "port": 7001})  # fmt: skip
+    b = StreamsMember(api, group, topology, instanceId="i-b",
+                      userEndpoint={"host": "127.0.0.1", "port": 7002})  # fmt: skip
+    a.join()
+    b.join()
+    settle([a, b])
+    before = a.heartbeat(endpointInformationEpoch=-1)
+    endpoint_epoch, group_epoch = (
+        before["endpointInformationEpoch"],
+        describe(api, group)["groupEpoch"],
+    )
+    assert set(_by_port(before)) == {7001, 7002}
+    assert a.call(memberEpoch=-2, instanceId="i-a")["memberEpoch"] == -2
+    again = StreamsMember(api, group, topology, process_id=a.process_id, instanceId="i-a",
+                          userEndpoint={"host": "127.0.0.1", "port": 7001})  # fmt: skip
+    answer = again.join(endpointInformationEpoch=-1)
+    assert answer["errorCode"] == 0, answer
+    assert answer["endpointInformationEpoch"] == endpoint_epoch
+    assert describe(api, group)["groupEpoch"] == group_epoch
+    assert _by_port(answer) == _by_port(before)
+    # The other member is not sent a map (nothing changed), and the map it reads is the same.
+    assert b.heartbeat(endpointInformationEpoch=endpoint_epoch)["partitionsByUserEndpoint"] is None
+    assert _by_port(b.heartbeat(endpointInformationEpoch=-1)) == _by_port(before)
+    settle([again, b])
+    assert (again.active, again.standby) == (a.active, a.standby)
+    assert describe(api, group)["groupEpoch"] == group_epoch

@@ -11,7 +11,7 @@ import pytest
 from tests.support.api import Api
 from tests.support.consumer import create_topic, unique
 from tests.support.servers import running_service
-from tests.support.streams import StreamsMember, settle
+from tests.support.streams import StreamsMember, counter, describe, offsets, settle
 
 SETTINGS = {
     "group.streams.initial.rebalance.delay.ms": "0",
@@ -25,24 +25,6 @@ SETTINGS = {
 def url(dynamodb_endpoint: str) -> Iterator[str]:
     with running_service(dynamodb_endpoint, SETTINGS) as base:
         yield base
-
-
-def counter(words: str, prefix: str) -> dict:
-    """One stateful sub-topology: a count per key kept in a store with a changelog."""
-    return {
-        "epoch": 1,
-        "subtopologies": [
-            {
-                "subtopologyId": "0",
-                "sourceTopics": [words],
-                "stateChangelogTopics": [{"name": f"{prefix}-counts-changelog"}],
-            }
-        ],
-    }
-
-
-def offsets(tasks: set[int], value: int) -> list[dict]:
-    return [{"subtopologyId": "0", "partition": p, "offset": value} for p in sorted(tasks)]
 
 
 def test_a_warm_up_that_catches_up_is_promoted(api: Api) -> None:
@@ -67,3 +49,20 @@ def test_a_warm_up_that_catches_up_is_promoted(api: Api) -> None:
     settle([a, b])
     assert b.active == {"0": warming} and not b.warmup
     assert a.active == {"0": {0, 1, 2, 3} - warming}
+
+
+def test_describe_shows_each_members_latest_report(api: Api) -> None:
+    words = unique("words")
+    create_topic(api, words, 2)
+    group = unique("g")
+    a = StreamsMember(api, group, counter(words, unique("app")))
+    b = StreamsMember(api, group, a.topology)
+    a.join()
+    b.join()
+    settle([a, b])
+    b.heartbeat(taskOffsets=offsets({1, 0}, 40), taskEndOffsets=offsets({0, 1}, 100))
+    b.heartbeat(taskOffsets=offsets({1}, 70))  # end offsets null: the last ones stay
+    by_id = {m["memberId"]: m for m in describe(api, group)["members"]}
+    assert by_id[b.member_id]["taskOffsets"] == offsets({1}, 70)
+    assert by_id[b.member_id]["taskEndOffsets"] == offsets({0, 1}, 100)
+    assert by_id[a.member_id]["taskOffsets"] == by_id[a.member_id]["taskEndOffsets"] == []

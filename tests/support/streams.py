@@ -52,6 +52,25 @@ def word_count(words: str, prefix: str) -> dict[str, Any]:
     }
 
 
+def counter(words: str, prefix: str) -> dict[str, Any]:
+    """One stateful sub-topology: a count per key kept in a store with a changelog."""
+    return {
+        "epoch": 1,
+        "subtopologies": [
+            {
+                "subtopologyId": "0",
+                "sourceTopics": [words],
+                "stateChangelogTopics": [{"name": f"{prefix}-counts-changelog"}],
+            }
+        ],
+    }
+
+
+def offsets(tasks: set[int], value: int) -> list[dict[str, Any]]:
+    """A taskOffsets (or taskEndOffsets) list: `value` for each task 0_p of `tasks`."""
+    return [{"subtopologyId": "0", "partition": p, "offset": value} for p in sorted(tasks)]
+
+
 def as_tasks(entries: list[dict[str, Any]] | None) -> Tasks:
     return {e["subtopologyId"]: set(e["partitions"]) for e in entries or () if e["partitions"]}
 

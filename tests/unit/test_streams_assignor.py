@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupcoord.core.streams.assignor import AssignorMember, assign
+from groupcoord.core.streams.assignor import AssignorMember, assign, lag_rank
 from groupcoord.core.streams.tasks import TaskId, TasksTuple, task_ids
 
 TWO_SUBTOPOLOGIES = {"0": 4, "1": 4}
@@ -154,3 +154,84 @@ def test_a_member_leaving_moves_only_its_own_active_tasks(group: tuple, gone: in
         had = set(task_ids(first[m.member_id].active))
         kept = had & set(task_ids(second[m.member_id].active))
         assert len(kept) >= min(len(had), share), m.member_id
+
+
+# --- the new active among previous standbys, by reported lag (beyond Kafka 4.2) ---
+
+
+def orphaned(lags: dict[str, int | None]) -> list[AssignorMember]:
+    """Task 0_0's active owner is gone; each member listed held it as standby, with its lag
+    (None: no report). A busy member b keeps 0_1 active."""
+    return [
+        AssignorMember(
+            m,
+            f"p-{m}",
+            TasksTuple.of(standby={"0": {0}}, active={"0": {1}} if m == "b" else None),
+            lags={} if lag is None else {("0", 0): lag},
+        )
+        for m, lag in sorted(lags.items())
+    ]
+
+
+def new_active(members: list[AssignorMember], acceptable_lag: int = 10) -> str:
+    result = assign(members, {"0": 2}, stateful={"0"}, num_standby=1, acceptable_lag=acceptable_lag)
+    (owner,) = [m for m, r in result.items() if 0 in r.active.get("0", ())]
+    return owner
+
+
+def test_a_caught_up_standby_is_preferred_over_a_lagging_one() -> None:
+    # By load and name c would win (a lagging c was chosen before lags were an input).
+    assert new_active(orphaned({"c": 500, "d": 5})) == "d"
+    assert new_active(orphaned({"c": 5, "d": 500})) == "c"
+
+
+def test_without_a_caught_up_standby_the_least_lag_wins_and_no_report_comes_last() -> None:
+    assert new_active(orphaned({"c": 900, "d": 50})) == "d"
+    assert new_active(orphaned({"c": None, "d": 50_000})) == "d"
+    # Equally caught up (both within the acceptable lag): load and name decide, as before.
+    assert new_active(orphaned({"c": 9, "d": 0})) == "c"
+    assert new_active(orphaned({"c": None, "d": None})) == "c"
+
+
+def test_a_caught_up_standby_at_its_quota_leaves_the_task_to_the_next() -> None:
+    # b is caught up but keeps 0_1 and is at its quota of one active: c takes 0_0.
+    assert new_active(orphaned({"b": 0, "c": 500})) == "c"
+
+
+@st.composite
+def orphaned_tasks(draw: st.DrawFn) -> tuple:
+    """A group of one-member processes with at most a task each (so no quota gets in the
+    way of a dead owner's task), standbys, and random lag reports."""
+    processes = draw(st.integers(3, 5))
+    tasks = draw(st.integers(1, processes - 1))  # some process has no active task
+    members = [AssignorMember(f"m{i}", f"p{i}") for i in range(processes)]
+    standbys = draw(st.integers(1, 2))
+    lag = st.one_of(st.none(), st.integers(0, 40))
+    lags = [draw(st.lists(lag, min_size=tasks, max_size=tasks)) for _ in members]
+    gone = draw(st.integers(0, tasks - 1))  # the member that held task `gone` dies
+    return members, tasks, standbys, lags, draw(st.integers(0, 20)), gone
+
+
+@settings(max_examples=200, deadline=None)
+@given(orphaned_tasks())
+def test_a_dead_owners_task_goes_to_its_most_caught_up_standby(case: tuple) -> None:
+    members, tasks, standbys, lags, acceptable, gone = case
+    first = assign(members, {"0": tasks}, {"0"}, standbys)
+    (leaver,) = [m for m, r in first.items() if gone in r.active.get("0", ())]
+    rest = [
+        AssignorMember(m.member_id, m.process_id, first[m.member_id],
+                       lags={("0", p): lag for p, lag in enumerate(lags[i]) if lag is not None})
+        for i, m in enumerate(members)
+        if m.member_id != leaver
+    ]  # fmt: skip
+    second = assign(rest, {"0": tasks}, {"0"}, standbys, acceptable_lag=acceptable)
+    check_invariants(rest, second, {"0": tasks}, {"0"}, standbys)
+    for task in task_ids(first[leaver].active):
+        # The survivors keep their own task; those without one may take the dead owner's.
+        free = [m.member_id for m in rest if not first[m.member_id].active]
+        had = [m for m in free if task in set(task_ids(first[m].standby))]
+        (owner,) = [m for m, r in second.items() if task in set(task_ids(r.active))]
+        if had:
+            reported = {m.member_id: m.lags.get(task) for m in rest}
+            ranks = {m: lag_rank(reported[m], acceptable) for m in had}
+            assert owner in had and ranks[owner] == min(ranks.values()), (task, owner, ranks)

@@ -131,12 +131,14 @@ def test_a_static_leave_keeps_the_tasks_with_their_epochs_reset() -> None:
         revoking=TasksTuple.of(active={"0": {1}}),
         active_epochs={("0", 0): 2, ("0", 1): 3},
     )
-    left = static_leave(StreamsGroupMember("m", instance_id="i", tasks=held))
+    member = StreamsGroupMember("m", instance_id="i", tasks=held, report_digest="d")
+    left = static_leave(member)
     assert left.epoch == -2 and left.tasks.revoking.is_empty()
     assert left.tasks.active_epochs == {("0", 0): 0}
     back = plan_static_takeover(left, "m2", "i", NOW, 45_000)
     assert isinstance(back, StreamsGroupMember)
     assert (back.member_id, back.epoch, back.tasks.assigned) == ("m2", 0, left.tasks.assigned)
+    assert back.report_digest == ""  # the report went with the old member id
     busy = plan_static_takeover(StreamsGroupMember("m", tasks=held), "m2", "i", NOW, 1)
     assert isinstance(busy, Refusal) and busy.error == Errors.UNRELEASED_INSTANCE_ID
 

@@ -32,6 +32,16 @@ def test_lag_is_end_less_offset_and_no_report_is_not_caught_up() -> None:
     assert report.lag(("0", 2)) == 5 and report.lag(("0", 3)) is None
     assert caught_up(report, ("0", 2), 10) and not caught_up(report, ("0", 3), 10)
     assert not caught_up(None, ("0", 2), 10)
+    assert report.lags() == {("0", 2): 5}
+
+
+def test_a_reports_digest_is_its_content_in_any_order() -> None:
+    one = Report({("0", 1): 5, ("0", 0): 7}, {("0", 0): 9})
+    same = Report({("0", 0): 7, ("0", 1): 5}, {("0", 0): 9})
+    assert one.digest() == same.digest()
+    assert one.digest() != Report({("0", 0): 7, ("0", 1): 6}, {("0", 0): 9}).digest()
+    # Offsets and end offsets are not interchangeable.
+    assert Report({("0", 0): 7}, {}).digest() != Report({}, {("0", 0): 7}).digest()
 
 
 def test_a_lagging_destination_warms_up_while_the_active_stays() -> None:

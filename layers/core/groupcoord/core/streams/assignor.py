@@ -1,7 +1,9 @@
 """The sticky task assignor (Kafka's streams StickyTaskAssignor), pure.
 
 Active tasks stay with their previous owner while it is under its quota, then go to a
-previous standby of the task, then to the least-loaded process and its least-loaded member.
+previous standby of the task (the most caught-up one by the members' reported lags, beyond
+Kafka 4.2: a task whose owner died resumes where its state is freshest), then to the
+least-loaded process and its least-loaded member.
 Each stateful task gets `num_standby` standbys, never on a process that holds the task
 already (active or standby), preferring its previous active owner and previous standbys;
 the rest go to the least-loaded processes, spread over client tags (racks, zones): among the
@@ -12,7 +14,7 @@ Load is tasks per member of a process (a process with more members takes more).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .tasks import TaskId, TasksTuple, from_task_ids, task_ids
@@ -28,6 +30,20 @@ class AssignorMember:
     # What it had: the previous target (stickiness), and tags for the standbys' spread.
     previous: TasksTuple = field(default_factory=TasksTuple)
     client_tags: tuple[tuple[str, str], ...] = ()
+    # Its state's lag per task, from its latest report (core/streams/warmups.py); a task
+    # missing has no known lag.
+    lags: Mapping[TaskId, int] = field(default_factory=dict)
+
+
+# How caught up a member is on a task, best first: within the acceptable lag, then behind it
+# by its lag, then unknown.
+Rank = tuple[int, int]
+
+
+def lag_rank(lag: int | None, acceptable_lag: int) -> Rank:
+    if lag is None:
+        return (2, 0)
+    return (0, 0) if lag <= acceptable_lag else (1, lag)
 
 
 def _quota(tasks: int, members: int) -> int:
@@ -114,14 +130,31 @@ class _State:
                 best, best_load = member_id, load
         return best
 
+    def freshest_previous(
+        self, candidates: Iterable[str], rank: Callable[[str], Rank]
+    ) -> str | None:
+        """The new active owner among a task's previous standbys: of those under the active
+        quota, the best ranked (most caught up), and among them the least loaded."""
+        eligible = [
+            m
+            for m in candidates
+            if m in self.process_of and self.count(m) < self.active_quota.per_member
+        ]
+        if not eligible:
+            return None
+        best = min(rank(m) for m in eligible)
+        return self.least_loaded_previous(m for m in eligible if rank(m) == best)
+
 
 def assign(
     members: Sequence[AssignorMember],
     task_counts: Mapping[str, int],
     stateful: Iterable[str],
     num_standby: int,
+    acceptable_lag: int = 0,
 ) -> dict[str, TasksTuple]:
-    """Every member's target: `task_counts` sub-topology id -> its number of tasks."""
+    """Every member's target: `task_counts` sub-topology id -> its number of tasks. A member's
+    lag on a task counts as caught up up to `acceptable_lag`."""
     if not members:
         return {}
     stateful = frozenset(stateful) & set(task_counts)
@@ -136,7 +169,12 @@ def assign(
             prev_active[task] = m.member_id
         for task in task_ids(m.previous.standby):
             prev_standby.setdefault(task, []).append(m.member_id)
-    _assign_active(state, active_tasks, prev_active, prev_standby)
+    lags = {m.member_id: m.lags for m in members}
+
+    def rank(task: TaskId) -> Callable[[str], Rank]:
+        return lambda member_id: lag_rank(lags[member_id].get(task), acceptable_lag)
+
+    _assign_active(state, active_tasks, prev_active, prev_standby, rank)
     if standby_tasks:
         _assign_standby(state, standby_tasks, num_standby, prev_active, prev_standby)
     return {
@@ -152,6 +190,7 @@ def _assign_active(
     tasks: list[TaskId],
     prev_active: Mapping[TaskId, str],
     prev_standby: Mapping[TaskId, list[str]],
+    rank: Callable[[TaskId], Callable[[str], Rank]],
 ) -> None:
     # Partition first: a range-shaped previous assignment keeps its pairs of partitions.
     left = sorted(tasks, key=lambda t: (t[1], t[0]))
@@ -164,8 +203,8 @@ def _assign_active(
             rest.append(task)
     unassigned = []
     for task in rest:
-        owner = state.least_loaded_previous(prev_standby.get(task, ()))
-        if owner is not None and state.count(owner) < state.active_quota.per_member:
+        owner = state.freshest_previous(prev_standby.get(task, ()), rank(task))
+        if owner is not None:
             state.add(owner, task, active=True)
         else:
             unassigned.append(task)

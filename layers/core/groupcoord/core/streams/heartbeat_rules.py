@@ -176,7 +176,8 @@ def plan_static_takeover(
     """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
     refused (111) unless the owner left with the static leave epoch; then the new member id
     takes over the owner's tasks and target at epoch 0 (its next step answers the epoch in
-    force, the tasks keeping their assignment epochs)."""
+    force, the tasks keeping their assignment epochs). The owner's report goes with its
+    member id: the new one has none yet."""
     if owner.epoch != STATIC_LEAVE_EPOCH:
         return Refusal(
             Errors.UNRELEASED_INSTANCE_ID,
@@ -188,6 +189,7 @@ def plan_static_takeover(
         member_id=new_member_id,
         tasks=replace(owner.tasks, epoch=0, previous_epoch=0),
         session_deadline=now + session_ms,
+        report_digest="",
         version=0,
     )
 

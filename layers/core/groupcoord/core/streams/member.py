@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .reconciliation import MemberState, MemberTasks
-from .tasks import EMPTY, TaskId, TasksTuple
+from .tasks import EMPTY, TasksTuple
 
 LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2
@@ -46,9 +45,9 @@ class StreamsGroupMember:
     # Grows whenever the member's held tasks grow (installs condition on it, so that the
     # holders they record stay complete).
     acquired_version: int = 0
-    # The latest report of changelog offsets (cumulative per task) and end offsets.
-    task_offsets: Mapping[TaskId, int] = field(default_factory=dict)
-    task_end_offsets: Mapping[TaskId, int] = field(default_factory=dict)
+    # The digest of its latest changelog offsets report (core/streams/warmups.Report, an item
+    # of its own), "" before its first: a heartbeat that repeats the report does not write it.
+    report_digest: str = ""
     # Grows on every write of the member (writes condition on it).
     version: int = 0
     session_deadline: int = 0

@@ -13,6 +13,8 @@ install moves the active.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -30,6 +32,17 @@ class Report:
         if task not in self.offsets or task not in self.end_offsets:
             return None
         return max(0, self.end_offsets[task] - self.offsets[task])
+
+    def digest(self) -> str:
+        """A fingerprint of the report: the member item keeps the stored report's, so that a
+        heartbeat repeating it writes nothing (service/streams/heartbeat.py)."""
+        text = json.dumps([sorted(self.offsets.items()), sorted(self.end_offsets.items())])
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+    def lags(self) -> dict[TaskId, int]:
+        """The lag of every task the report knows."""
+        found = {t: self.lag(t) for t in self.offsets}
+        return {t: lag for t, lag in found.items() if lag is not None}
 
 
 def caught_up(report: Report | None, task: TaskId, acceptable_lag: int) -> bool:

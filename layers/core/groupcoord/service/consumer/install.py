@@ -190,7 +190,9 @@ def _topics_synced(
     """The topics, after a lazy shard sync of the Kinesis-backed ones the group subscribes to
     whose last sync is older than groupcoord.kinesis.shard.sync.interval.ms (read again if
     a registry grew). Only a regex reads the whole registry: named subscriptions cost what
-    they name, whatever other groups' topics the registry holds."""
+    they name, whatever other groups' topics the registry holds. Consistent reads: an install
+    runs once per epoch (batched in time), not once per join, and must see the topic change
+    that bumped it (or a topic created just before the group subscribed)."""
 
     def read() -> list[TopicRecord]:
         return store.topics.list() if regex else store.topics.get_many(names)

@@ -64,12 +64,26 @@ def _entry(m: StreamsGroupMember, target_epoch: int) -> dict[str, Any]:
     assert m.user_endpoint is not None
     tasks = m.target if m.target_epoch <= target_epoch else m.tasks.assigned
     return {
-        "m": m.member_id,
+        **_identity(m),
         "h": m.user_endpoint.host,
         "p": m.user_endpoint.port,
         "a": {s: sorted(ps) for s, ps in tasks.active.items()},
         "s": {s: sorted(ps) for s, ps in tasks.standby.items()},
     }
+
+
+def _identity(m: StreamsGroupMember) -> dict[str, Any]:
+    """Who a line of the map is: the member id and, for a static member, its instance."""
+    found: dict[str, Any] = {"m": m.member_id}
+    if m.instance_id is not None:
+        found["i"] = m.instance_id
+    return found
+
+
+def _line_key(e: dict[str, Any]) -> str:
+    """Whose line it is: a static member's instance (its rejoin under a new member id takes
+    over the same line, so the map and its epoch stay), else the member."""
+    return f"i:{e['i']}" if "i" in e else f"m:{e['m']}"
 
 
 def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
@@ -106,7 +120,7 @@ class _Map:
     def of(cls, data: dict[str, Any]) -> _Map:
         sources = {s: tuple(ts) for s, ts in data["sources"].items()}
         counts = data["counts"]
-        lines = {e["m"]: _line(e, sources, counts) for e in data["entries"]}
+        lines = {_line_key(e): _line(e, sources, counts) for e in data["entries"]}
         return cls(lines, sources, counts)
 
 
@@ -150,8 +164,9 @@ def endpoint_partitions(
     line as this request wrote it."""
     found = _stored_map(store, group)
     lines = dict(found.lines)
-    lines.pop(member.member_id, None)
+    key = _line_key(_identity(member))
+    lines.pop(key, None)
     if member.user_endpoint is not None:
         own = _entry(member, group.target_epoch)
-        lines[member.member_id] = _line(own, found.sources, found.counts)
+        lines[key] = _line(own, found.sources, found.counts)
     return [line for _, line in sorted(lines.items())]

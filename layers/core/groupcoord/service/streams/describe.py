@@ -1,13 +1,18 @@
 """streams-group-describe: the topology, and the members with their process, endpoint, tags,
-epochs, tasks and targets. A group the caller may not DESCRIBE answers 30 alone, unread."""
+epochs, tasks, targets and latest changelog offsets report. A group the caller may not
+DESCRIBE answers 30 alone, unread."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ...core.acls import AclOperation
 from ...core.streams.group import group_state
 from ...core.streams.heartbeat_rules import GROUP_TYPE
-from ...core.streams.tasks import TasksTuple
+from ...core.streams.member import StreamsGroupMember
+from ...core.streams.tasks import TaskId, TasksTuple
 from ...core.streams.topology import TopicInfo, Topology
+from ...core.streams.warmups import Report
 from ...errors import Errors
 from ...models.streams import (
     StreamsDescribedAssignment,
@@ -19,6 +24,7 @@ from ...models.streams import (
     StreamsGroupDescribeRequest,
     StreamsGroupDescribeResponse,
     StreamsKeyValue,
+    StreamsTaskOffset,
     StreamsTopicConfig,
     StreamsTopicInfo,
 )
@@ -54,6 +60,13 @@ def _assignment(tasks: TasksTuple) -> StreamsDescribedAssignment:
     )
 
 
+def _offsets(offsets: Mapping[TaskId, int]) -> list[StreamsTaskOffset]:
+    return [
+        StreamsTaskOffset(subtopology_id=s, partition=p, offset=o)
+        for (s, p), o in sorted(offsets.items())
+    ]
+
+
 def _info(t: TopicInfo) -> StreamsTopicInfo:
     return StreamsTopicInfo(
         name=t.name,
@@ -81,6 +94,29 @@ def _topology(topology: Topology | None) -> StreamsDescribedTopology | None:
     )
 
 
+def _member(m: StreamsGroupMember, report: Report) -> StreamsDescribedMember:
+    """A member as described, with its latest changelog offsets report."""
+    endpoint = m.user_endpoint
+    return StreamsDescribedMember(
+        member_id=m.member_id,
+        member_epoch=m.epoch,
+        instance_id=m.instance_id,
+        rack_id=m.rack_id,
+        client_id=m.client_id,
+        client_host=m.client_host,
+        topology_epoch=m.topology_epoch,
+        process_id=m.process_id,
+        user_endpoint=(
+            StreamsEndpoint(host=endpoint.host, port=endpoint.port) if endpoint else None
+        ),
+        client_tags=[StreamsKeyValue(key=k, value=v) for k, v in m.client_tags],
+        task_offsets=_offsets(report.offsets),
+        task_end_offsets=_offsets(report.end_offsets),
+        assignment=_assignment(m.tasks.assigned),
+        target_assignment=_assignment(m.target),
+    )
+
+
 def _not_found(group_id: str, message: str) -> StreamsGroupDescribedGroup:
     return StreamsGroupDescribedGroup(
         group_id=group_id, error_code=Errors.GROUP_ID_NOT_FOUND, error_message=message
@@ -99,6 +135,7 @@ def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescri
         return _not_found(group_id, f"Group {group_id} is not a streams group.")
     group = group_from_item(item)
     members = ss.members(group)
+    reports = ss.reports(group) if members else {}
     ready = group.topology_status is None
     return StreamsGroupDescribedGroup(
         group_id=group_id,
@@ -108,26 +145,6 @@ def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescri
         group_epoch=group.group_epoch,
         assignment_epoch=group.target_epoch,
         topology=_topology(ss.topology(group_id)),
-        members=[
-            StreamsDescribedMember(
-                member_id=m.member_id,
-                member_epoch=m.epoch,
-                instance_id=m.instance_id,
-                rack_id=m.rack_id,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                topology_epoch=m.topology_epoch,
-                process_id=m.process_id,
-                user_endpoint=(
-                    StreamsEndpoint(host=m.user_endpoint.host, port=m.user_endpoint.port)
-                    if m.user_endpoint is not None
-                    else None
-                ),
-                client_tags=[StreamsKeyValue(key=k, value=v) for k, v in m.client_tags],
-                assignment=_assignment(m.tasks.assigned),
-                target_assignment=_assignment(m.target),
-            )
-            for m in members
-        ],
+        members=[_member(m, reports.get(m.member_id, Report())) for m in members],
         authorized_operations=group_operations(ctx, group_id, asked),
     )

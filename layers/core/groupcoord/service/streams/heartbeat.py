@@ -125,6 +125,9 @@ class _Heartbeat(Reconciling):
         self.consistent = consistent
         self.ss = ctx.store.streams
         self.now = ctx.now_ms
+        # The digest of the report this heartbeat stored (_record_report), which the member's
+        # write records.
+        self.report_digest: str | None = None
 
     def _may_create(self, topic: str) -> bool:
         """Kafka's check before it creates a streams group's internal topic."""
@@ -262,7 +265,12 @@ class _Heartbeat(Reconciling):
         )
 
     def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
-        return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
+        updated, changed = apply_request(
+            member, self.request, self.ctx.client_id, self.ctx.client_host
+        )
+        if self.report_digest is not None:
+            updated = replace(updated, report_digest=self.report_digest)
+        return updated, changed
 
     def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         member = self._existing(group)
@@ -281,11 +289,15 @@ class _Heartbeat(Reconciling):
 
     def _check_configurable(self) -> None:
         """A topology that can never be configured (a loop, a repartition source nothing
-        writes) is refused before anything is created or kept (130)."""
+        writes) is refused before anything is created or kept (130). Every join reads its
+        topics here, all on the registry's one partition key: eventually consistent, half a
+        read unit a topic (a burst of 5,000 joins of a three-topic topology reads 7,500 units
+        there, not 15,000). A stale count cannot refuse a join: only the topology's shape
+        does (a missing topic is a status, which installs decide on consistent reads)."""
         assert self.request.topology is not None
         topology = from_message(self.request.topology)
         try:
-            configure(topology, registry_counts(self.ctx.store, topology))
+            configure(topology, registry_counts(self.ctx.store, topology, consistent=False))
         except InvalidTopology as why:
             raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
 
@@ -352,8 +364,9 @@ class _Heartbeat(Reconciling):
             *self.ss.put_member_items(group, updated, new=True),
             self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
-        # The endpoints map names members by id: the new id's line replaces the old one's.
-        endpoints = owner.user_endpoint is not None or updated.user_endpoint is not None
+        # The endpoints map names a static member's line by its instance: the new member id
+        # takes it over unchanged (same tasks), so only a new endpoint needs a new map.
+        endpoints = owner.user_endpoint != updated.user_endpoint
         if changed or endpoints:
             moved = group.with_members(0) if changed else group
             group = self.ss.update_group(
@@ -418,7 +431,10 @@ class _Heartbeat(Reconciling):
 
     def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
         """Keep the member's changelog offsets report (each list null: unchanged); True when
-        one of its warm-ups is now caught up (the next install promotes it)."""
+        one of its warm-ups is now caught up (the next install promotes it). A report equal
+        to the stored one (the member item keeps its digest) writes nothing: its promotion,
+        if any, was asked for when it was stored. A new one is written before the member,
+        whose write (due anyway, or now: it renews the session too) records its digest."""
         offsets = task_offsets(self.request.task_offsets)
         ends = task_offsets(self.request.task_end_offsets)
         if offsets is None and ends is None:
@@ -428,7 +444,11 @@ class _Heartbeat(Reconciling):
             offsets = previous.offsets if offsets is None else offsets
             ends = previous.end_offsets if ends is None else ends
         report = Report(offsets, ends)
+        digest = report.digest()
+        if digest == member.report_digest:
+            return False
         self.ss.put_report(group, member.member_id, report)
+        self.report_digest = digest
         lag = self.ctx.settings.group_streams_acceptable_recovery_lag
         return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
 
@@ -437,8 +457,9 @@ class _Heartbeat(Reconciling):
         refusal = check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
         if refusal is not None:
             raise Answer(refusal)
+        promoted = self._record_report(group, member)
         updated, changed = self._apply(member)
-        if self._record_report(group, member) and not changed:
+        if promoted and not changed:
             return self._after_change(self.ss.update_group(group, group.with_members(0)))
         if changed:
             return self._rewrite(group, member, updated)

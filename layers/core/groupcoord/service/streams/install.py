@@ -22,7 +22,7 @@ from ...core.streams.heartbeat_rules import in_initial_delay
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.tasks import EMPTY, TaskId, TasksTuple, minus, task_ids, union
 from ...core.streams.topology import Topology
-from ...core.streams.warmups import refine
+from ...core.streams.warmups import Report, refine
 from ...store.errors import Conflict
 from ...store.store import Store
 from .common import reload
@@ -78,12 +78,24 @@ def _previous(m: StreamsGroupMember) -> TasksTuple:
     return TasksTuple(m.target.active, union(m.target.standby, m.target.warmup))
 
 
+def _reports(
+    store: Store, group: StreamsGroup, members: list[StreamsGroupMember], config: ConfiguredTopology
+) -> dict[str, Report]:
+    """The members' latest lag reports, when they can matter: state to move between members
+    (warm-ups), or standbys to choose a new active from (the most caught up)."""
+    s = store.settings
+    copies = s.group_streams_num_warmup_replicas + s.group_streams_num_standby_replicas
+    if copies == 0 or not config.stateful or len(members) < 2:
+        return {}
+    return store.streams.reports(group)
+
+
 def _refined(
     store: Store,
-    group: StreamsGroup,
     members: list[StreamsGroupMember],
     config: ConfiguredTopology,
     targets: dict[str, TasksTuple],
+    reports: dict[str, Report],
 ) -> dict[str, TasksTuple]:
     """Warm-ups by lag (core/streams/warmups.py), when the group has state to move."""
     settings = store.settings
@@ -94,7 +106,7 @@ def _refined(
         targets,
         holders,
         {m.member_id: m.process_id for m in members},
-        store.streams.reports(group),
+        reports,
         config.stateful,
         acceptable_lag=settings.group_streams_acceptable_recovery_lag,
         max_warmups=settings.group_streams_num_warmup_replicas,
@@ -106,6 +118,7 @@ def _targets(
     members: list[StreamsGroupMember],
     topology: Topology,
     config: ConfiguredTopology,
+    reports: dict[str, Report],
 ) -> dict[str, TasksTuple]:
     """The sticky assignor's targets. During a rolling upgrade (members on older topology
     epochs) each set of sub-topologies is assigned among the members that may run it: the
@@ -116,17 +129,25 @@ def _targets(
     for sub in sorted(config.task_counts):
         runners = tuple(m.member_id for m in members if topology.runs(sub, m.topology_epoch))
         by_runners.setdefault(runners, []).append(sub)
+    settings = store.settings
     targets: dict[str, TasksTuple] = {}
     for runners, subs in by_runners.items():
         chosen = [m for m in members if m.member_id in runners]
         found = assign(
             [
-                AssignorMember(m.member_id, m.process_id, _previous(m), m.client_tags)
+                AssignorMember(
+                    m.member_id,
+                    m.process_id,
+                    _previous(m),
+                    m.client_tags,
+                    reports[m.member_id].lags() if m.member_id in reports else {},
+                )
                 for m in chosen
             ],
             {s: config.task_counts[s] for s in subs},
             config.stateful,
-            store.settings.group_streams_num_standby_replicas,
+            settings.group_streams_num_standby_replicas,
+            settings.group_streams_acceptable_recovery_lag,
         )
         for member_id, tasks in found.items():
             targets[member_id] = targets.get(member_id, EMPTY).merge(tasks)
@@ -191,8 +212,9 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
         if group.validated_topology_epoch != topology.epoch:
             subscribe(store, group.group_id, topology)
         config = configured(store, group.group_id, topology, now_ms, may_create)
+        reports = _reports(store, group, members, config)
         targets = _refined(
-            store, group, members, config, _targets(store, members, topology, config)
+            store, members, config, _targets(store, members, topology, config, reports), reports
         )
         by_id = {m.member_id: m for m in members}
         holders = _Holders.of(members)

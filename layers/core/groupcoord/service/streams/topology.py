@@ -36,19 +36,28 @@ def subscribe(store: Store, group_id: str, topology: Topology) -> None:
         store.topics.set_regex(group_id, regex)
 
 
-def registry_topics(store: Store, topology: Topology | None) -> list[TopicRecord]:
+def registry_topics(
+    store: Store, topology: Topology | None, *, consistent: bool = True
+) -> list[TopicRecord]:
     """The registry topics `topology` is configured on: only those it names (a read of a
-    few items, whatever else the registry holds), or the whole registry for a source regex."""
+    few items, whatever else the registry holds), or the whole registry for a source regex.
+    Consistent for what acts on the counts (an install's configuration, which must see a
+    topic created just before it subscribed, and the topics it just created; the endpoints
+    map, kept for its epoch); eventually consistent for a join's check, on every join."""
     if topology is None:
         return []
     names = topology.registry_names()
-    return store.topics.list() if names is None else store.topics.get_many(names)
+    if names is None:
+        return store.topics.list(consistent=consistent)
+    return store.topics.get_many(names, consistent=consistent)
 
 
-def registry_counts(store: Store, topology: Topology | None) -> dict[str, int]:
+def registry_counts(
+    store: Store, topology: Topology | None, *, consistent: bool = True
+) -> dict[str, int]:
     """The partition counts `configure` reads for `topology` (readable_counts of
     registry_topics)."""
-    return readable_counts(registry_topics(store, topology))
+    return readable_counts(registry_topics(store, topology, consistent=consistent))
 
 
 # Whether the request may create an internal topic (Kafka: CREATE on it, or on the cluster).

@@ -208,6 +208,7 @@ def member_to_item(group_id: str, shards: int, m: StreamsGroupMember) -> dict[st
         ("instanceId", m.instance_id),
         ("rackId", m.rack_id),
         ("rebalanceDeadline", m.rebalance_deadline),
+        ("reportDigest", m.report_digest or None),
     ):
         if value is not None:
             item[name] = value
@@ -241,6 +242,7 @@ def member_from_item(item: Mapping[str, Any]) -> StreamsGroupMember:
         target_version=int(item.get("tver", 0)),
         wait_on=tuple(item.get("waitOn") or ()),
         acquired_version=int(item.get("acqVersion", 0)),
+        report_digest=item.get("reportDigest", ""),
         version=int(item.get("mver", 0)),
         session_deadline=int(item.get("sessionDeadline", 0)),
         rebalance_deadline=(
