@@ -6,6 +6,8 @@ and a coordinator on DynamoDB Local, with records that carry a sequence per part
   across parents and children (by when each worker handled them: one clock for the machine);
   exactly once, each record's write in the sink table once; at least once, a record handled
   twice only when no accepted commit had covered it (the uncommitted tail of a move);
+- the example (examples/kinesis_counts.py) stopped by SIGTERM: it commits and leaves the
+  group at once, as the bench's handoff figure assumes;
 - a zombie: a worker frozen (SIGSTOP) in the middle of a batch past its session, its shards
   taken over, then thawed: its commit of that batch, writes and all, is refused with the
   error the client raises to its user, and the table shows none of its writes.
@@ -13,6 +15,9 @@ and a coordinator on DynamoDB Local, with records that carry a sequence per part
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,11 +28,12 @@ import pytest
 
 from groupcoord.errors import Errors
 from groupcoord.store.dynamo import make_client
-from tests.e2e.helpers import CLASSIC_HEARTBEAT_MS, CLASSIC_SESSION_MS
+from tests.e2e.helpers import CLASSIC_HEARTBEAT_MS, CLASSIC_SESSION_MS, CONSUMER_SESSION_MS
 from tests.e2e.helpers import SETTINGS as E2E_SETTINGS
 from tests.support.api import Api
 from tests.support.kinesis import Streams, kinesis_deployment, new_topic, streams_fixture
 from tests.support.kinesis_workers import (
+    ROOT,
     Commit,
     Handled,
     KeyedProducer,
@@ -43,6 +49,7 @@ from tests.support.kinesis_workers import (
 )
 from tests.support.sink import create_sink_table, sink_name
 
+EXAMPLE = ROOT / "examples" / "kinesis_counts.py"
 TABLE = sink_name()
 # The e2e timers (a consumer-protocol session of 5 s); classic members choose theirs.
 SETTINGS = {
@@ -230,3 +237,42 @@ def test_a_frozen_workers_commit_is_refused_and_none_of_its_writes_land(
     found = marks(dynamodb, TABLE, keys)
     assert [record for record, m in found.items() if m["n"] != 1] == []
     assert {found[h.key, h.seq]["by"] == {"survivor"} for h in again} == {True}
+
+
+def test_the_example_commits_and_leaves_on_sigterm(
+    deployed: tuple[Api, Any], streams: Streams, tmp_path: Path
+) -> None:
+    """A deploy stops a worker with SIGTERM: the example's handler makes it a graceful stop,
+    so the group hears of its leave at once, not after its session (a killed worker stays a
+    member until then)."""
+    api, _ = deployed
+    arn = streams.create(2)
+    topic = new_topic(api, arn)
+    keys = [f"{uuid.uuid4().hex[:6]}-{i}" for i in range(4)]
+    producer = KeyedProducer(streams.client, arn, keys)
+    workers = Workers(tmp_path, api, topic, "consumer", table=TABLE)
+    args = ["--url", api.base_url, "--group", workers.group, "--topic", topic, "--table", TABLE]
+    example = subprocess.Popen([sys.executable, str(EXAMPLE), *args])
+    try:
+        survivor = workers.start("survivor")
+
+        def members() -> list[dict[str, Any]]:
+            body = {"groupIds": [workers.group]}
+            return api.ok("consumer-group-describe", body)["groups"][0]["members"]
+
+        def shared() -> bool:
+            found = members()
+            return len(found) == 2 and all(m["assignment"]["topicPartitions"] for m in found)
+
+        until(shared, WAIT_S, "the example and the survivor share the shards", [survivor])
+        sent = time.monotonic()
+        example.send_signal(signal.SIGTERM)
+        assert example.wait(timeout=30) == 0
+        left = [m["memberId"] for m in members()]
+        assert time.monotonic() - sent < CONSUMER_SESSION_MS / 1000  # no expiry yet
+        assert len(left) == 1, left  # the survivor alone: the example left
+    finally:
+        producer.stop()
+        if example.poll() is None:
+            example.kill()
+        workers.close()
