@@ -7,6 +7,7 @@ sink table once."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -18,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from groupcoord.client.errors import FENCING_ERRORS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -181,6 +184,19 @@ class KeyedProducer:
         return dict.fromkeys(self.keys, self.rounds)
 
 
+def spread_keys(prefix: str, ranges: int = 8) -> list[str]:
+    """One partition key in each of `ranges` equal slices of the hash-key space (Kinesis hashes
+    a key with MD5), so that every shard of a split, a merge or a uniform re-count into up to
+    `ranges` shards gets records."""
+    found: dict[int, str] = {}
+    i = 0
+    while len(found) < ranges:
+        key = f"{prefix}-{i}"
+        found.setdefault(int(hashlib.md5(key.encode()).hexdigest(), 16) * ranges >> 128, key)
+        i += 1
+    return [found[r] for r in range(ranges)]
+
+
 def every_record(sent: dict[str, int]) -> set[tuple[str, int]]:
     return {(key, seq) for key, count in sent.items() for seq in range(count)}
 
@@ -203,16 +219,27 @@ def out_of_order(handled: Iterable[Handled]) -> dict[str, list[int]]:
 
 def redelivered_after_commit(handled: list[Handled], commits: list[Commit]) -> list[Handled]:
     """Records handled again although an accepted commit had covered them before: a duplicate
-    that is not from an uncommitted tail."""
-    ordered = sorted(handled, key=lambda h: h.t)
+    that is not from an uncommitted tail. A zombie's handling is excused: a worker that lost
+    its shards without knowing it yet (its next commit fenced) may handle a batch its
+    successor already committed; at least once, that is the price (exactly once, its writes
+    are refused with its commit)."""
     seen: set[tuple[int, int]] = set()
     wrong = []
-    for h in ordered:
+    for h in sorted(handled, key=lambda h: h.t):
         record = (h.partition, h.sn)
-        if record in seen and any(c.t < h.t and c.covers(h.partition, h.sn) for c in commits):
+        covered = any(c.t < h.t and c.covers(h.partition, h.sn) for c in commits)
+        if record in seen and covered and not _fenced_next(h, commits):
             wrong.append(h)
         seen.add(record)
     return wrong
+
+
+def _fenced_next(h: Handled, commits: list[Commit]) -> bool:
+    """The worker's next commit of the partition after handling `h` was fenced."""
+    later = [
+        c for c in commits if c.worker == h.worker and c.t > h.t and h.partition in c.positions
+    ]
+    return bool(later) and min(later, key=lambda c: c.t).error in FENCING_ERRORS
 
 
 def twice(handled: Iterable[Handled]) -> int:
