@@ -66,8 +66,8 @@ def test_positions_are_committed_fetched_and_never_moved_back(
     assert commit(api, member, topic, 0, position("5" + "0" * 127)) == 1  # fewer digits
     assert fetched(api, group, topic, 0)["subSequenceNumber"] == 7
     assert commit(api, member, topic, 0, position("5" + "0" * 128)) == 0
-    # A zombie (an epoch the member no longer has) is fenced as in any commit.
-    assert commit(api, member, topic, 0, position("6" + "0" * 128), epoch=0) != 0
+    # An epoch older than the one the member holds the shard since: fenced (KIP-1251).
+    assert commit(api, member, topic, 0, position("6" + "0" * 128), epoch=0) == 113
     assert fetched(api, group, topic, 0)["sequenceNumber"] == "5" + "0" * 128
     # No position on a Kinesis topic, or one on another topic: 42.
     assert commit(api, member, topic, 0, None) == 42
@@ -79,6 +79,28 @@ def test_positions_are_committed_fetched_and_never_moved_back(
     assert member.leave()["errorCode"] == 0
     assert commit(api, None, topic, 0, position("1"), group=group) == 0
     assert fetched(api, group, topic, 0)["sequenceNumber"] == "1"
+
+
+def test_a_zombie_is_answered_as_fenced_whatever_its_position(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    """A member no longer in the group (it left, as one whose session ran out is removed)
+    commits the batch it was on after another member took the shard over and checkpointed
+    further: the member is judged first (25), not its position, which is behind the group's
+    (1). A zombie must learn it is fenced, so that it gives its shards up and rejoins."""
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    zombie, group = joined(api, topic)
+    assert commit(api, zombie, topic, 0, position("100")) == 0
+    heir = Member(api, group, topics=[topic])
+    assert heir.join()["errorCode"] == 0
+    assert zombie.leave()["errorCode"] == 0
+    settle([heir])
+    assert commit(api, heir, topic, 0, position("300")) == 0
+    assert commit(api, zombie, topic, 0, position("200")) == 25  # behind the heir's
+    assert commit(api, zombie, topic, 0, position("400")) == 25  # ahead of it
+    assert fetched(api, group, topic, 0)["sequenceNumber"] == "300"
 
 
 def test_a_shard_end_needs_a_closed_shard_or_its_children(

@@ -113,7 +113,15 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
         now_ms=ctx.now_ms,
         metadata_max_bytes=ctx.settings.offset_metadata_max_bytes,
     )
+    planned = plan
     plan, to_sync = judged_plan(request, resolved, plan, ctx)
+    if plan.codes != planned.codes:
+        # A Kinesis position refused. The member is judged first, as Kafka does: a zombie's
+        # position is behind its successor's, and it must learn that it is fenced (and give
+        # its shards up), not that its position went back.
+        fenced = _check_only(judged_request(request, planned), ctx)
+        if fenced != Errors.NONE:
+            return commit_answer(request, planned, fenced)
     if sink is not None:
         _check_fits(plan.offsets, sink)
     step = next_step(request, plan, sink is not None)
