@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,7 +161,8 @@ class KinesisConsumer:
             return
         try:
             self.member.commit({}, positions=due)
-        except CommitFailed:
+        except CommitFailed as refused:
+            _log_refused(refused, due)
             for tp in due:
                 self._shards.pop(tp, None)
             return
@@ -252,7 +253,8 @@ class KinesisConsumer:
             # The batch's writes with its position, in one transaction: all or nothing.
             try:
                 self.member.commit({}, writes=list(writes or []), positions={shard.partition: upto})
-            except CommitFailed:
+            except CommitFailed as refused:
+                _log_refused(refused, [shard.partition])
                 self._shards.pop(shard.partition, None)
             return
         if writes:
@@ -277,6 +279,15 @@ class KinesisConsumer:
     def _next_fetch(self) -> float:
         due = [s.reader.due_at for s in self._shards.values()]
         return min([*due, time.monotonic() + self.pacing.interval_s])
+
+
+def _log_refused(refused: CommitFailed, shards: Iterable[TopicPartition]) -> None:
+    """A refused commit is not an error of the loop (the shards moved, or a parent is not
+    done yet: the next poll rejoins and the shards reopen at their checkpoints), but the user
+    should see why their work will be read again."""
+    code = refused.error.name if refused.error is not None else "?"
+    names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in shards)
+    log.warning("commit of %s refused (%s): reopening from the checkpoint", names, code)
 
 
 def _client_for(stream_arn: str) -> Any:
