@@ -16,7 +16,7 @@ import boto3
 from aws_kinesis_agg.aggregator import RecordAggregator
 
 from groupcoord.cli import main
-from groupcoord.client import TopicPartition
+from groupcoord.client import GroupMember, TopicPartition
 from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
 from groupcoord.client.kinesis_shard import StartAt
 from groupcoord.store.store import Store
@@ -256,3 +256,30 @@ def test_the_topic_s_initial_position_is_the_default_and_an_explicit_one_overrid
     finally:
         default.close()
     assert default.data() == ["new"]
+
+
+def test_a_latest_group_reads_a_shard_from_its_start_whoever_opens_it(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """LATEST is where the group started (its creation, as the lineage gating counts it): a
+    shard handed over before its first checkpoint is read by its next owner from there, not
+    from a later LATEST that would skip what was put since the group started."""
+    api, _ = deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": "LATEST"})
+    put(streams, arn, "before")
+    time.sleep(1.5)  # "before" older than the group by more than the clock margin
+    group = group_name()
+    first = GroupMember(api.base_url, group, topics=[topic])  # holds the shard, reads nothing
+    deadline = time.monotonic() + 60
+    while not first.poll(0.2):
+        assert time.monotonic() < deadline, "the first member got no assignment"
+    put(streams, arn, "after")
+    later = Running(api, group, topic, kinesis_endpoint)
+    try:
+        first.close()  # leaves: the shard moves, with no checkpoint in it
+        later.until(lambda: later.data(), "the record put after the group started")
+        time.sleep(1.5)  # a GetRecords more: nothing else comes
+    finally:
+        later.close()
+    assert later.data() == ["after"]

@@ -124,6 +124,30 @@ def test_metadata_tells_where_a_group_without_a_checkpoint_starts(
     assert found["kinesisInitialPosition"] is None
 
 
+def test_asked_with_a_group_latest_tells_where_that_group_started(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    """LATEST means the group's start (its creation, as the lineage gating counts it): asked
+    with the group's id, metadata tells that moment, so every member that opens a shard
+    without a checkpoint reads from the same place."""
+    api, store = deployed
+    name = topic_name()
+    configs = {"groupcoord.kinesis.initial.position": "LATEST"}
+    assert create(api, name, streams.create(1), configs=configs)["errorCode"] == 0
+    group = unique("g")
+
+    def position() -> Any:
+        body = {"topics": [{"name": name}], "groupId": group}
+        return api.ok("metadata", body)["topics"][0]["kinesisInitialPosition"]
+
+    assert position() == {"type": "LATEST", "timestampMs": None}  # no such group yet
+    before = int(time.time() * 1000)
+    Member(api, group, topics=[name]).join()
+    created = store.conversions.read_group_item(group, consistent=True)["createdAt"]
+    assert before - 5000 <= created <= int(time.time() * 1000) + 5000
+    assert position() == {"type": "LATEST", "timestampMs": created}
+
+
 def test_split_and_merge_append_partitions_in_lineage_order(
     deployed: tuple[Api, Store], streams: Streams
 ) -> None:

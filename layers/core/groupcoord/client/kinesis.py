@@ -33,7 +33,10 @@ from .assignors import TopicPartition
 from .errors import CommitFailed, GroupcoordError
 from .kinesis_records import KinesisRecord, position_order, user_records
 from .kinesis_shard import (
+    AT_TIMESTAMP,
     FETCH_INTERVAL_S,
+    LATEST,
+    LATEST_CLOCK_MARGIN_MS,
     MIN_FETCH_INTERVAL_S,
     Pacing,
     ShardReader,
@@ -102,6 +105,7 @@ class KinesisConsumer:
         self._kinesis = kinesis if kinesis is not None else _client_for(self._stream_arn)
         self._shards: dict[TopicPartition, _Shard] = {}
         self._finished: set[TopicPartition] = set()
+        self._group_started: StartAt | None = None  # where a LATEST group started
         self._last_commit = time.monotonic()
         self.member = GroupMember(
             bootstrap_url, group_id, topics=[topic], listener=self, **member_options
@@ -214,16 +218,35 @@ class KinesisConsumer:
         if checkpoint is not None and checkpoint.get("shardEnd"):
             self._finished.add(tp)  # done: the coordinator moves on to its children
             return
+        start = self.initial_position
+        if checkpoint is None and not has_parents and start.kind == LATEST:
+            start = self._group_start() or start
         reader = ShardReader(
             self._kinesis,
             self._stream_arn,
             shard_id,
             has_parents=has_parents,
-            start=self.initial_position,
+            start=start,
             read_upto=checkpoint,
             pacing=self.pacing,
         )
         self._shards[tp] = _Shard(tp, reader)  # its iterator: at its first fetch, this step
+
+    def _group_start(self) -> StartAt | None:
+        """For a LATEST start: AT_TIMESTAMP of the group's creation, which metadata asked with
+        the group id tells (None from a coordinator that does not). Where LATEST put the
+        group's start, so a shard that changes hands before its first checkpoint is read from
+        there by its next owner too, not from a later LATEST that would skip what came since."""
+        if self._group_started is None:
+            body = {"topics": [{"name": self.topic}], "groupId": self.member.group_id,
+                    "responsePartitionLimit": 1}  # fmt: skip
+            (found,) = self._metadata.call("metadata", body).body["topics"]
+            at_ms = (found.get("kinesisInitialPosition") or {}).get("timestampMs")
+            if at_ms is None:
+                return None  # no such group yet, or an older coordinator: ask again next time
+            # Less the margin a LATEST start keeps for clocks that disagree (kinesis_shard).
+            self._group_started = StartAt(AT_TIMESTAMP, int(at_ms) - LATEST_CLOCK_MARGIN_MS)
+        return self._group_started
 
     def _fetch(self, shard: _Shard) -> None:
         answer = shard.reader.fetch()

@@ -126,7 +126,10 @@ class KinesisInitialPosition(KafkaMessage):
     timestamp_ms: Int64 | None = Field(
         None,
         description="AT_TIMESTAMP's time, in milliseconds since the epoch (GetShardIterator's "
-        "Timestamp); null for the other types.",
+        "Timestamp). For LATEST in an answer to a metadata request with a groupId of a group "
+        "that exists, the group's creation: where LATEST put the group's start (the shards "
+        "closed before it are done for the group), so a member reads such a shard "
+        "AT_TIMESTAMP of it and nothing put since the group started is skipped. Else null.",
     )
 
 

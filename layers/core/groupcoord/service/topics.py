@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.kinesis.binding import binding_asked
+from ..core.kinesis.binding import StartingPoint, binding_asked
 from ..core.kinesis.shards import ShardRow, listed_in_metadata
 from ..core.topics import (
     Refusal,
@@ -45,11 +45,12 @@ from ..models.topics import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+from ..store.store import Store
 from ..store.topics import TopicAlreadyExists, TopicChanged
 from ..topic_ids import ZERO_UUID, new_topic_id
 from .context import ApiContext
 from .kinesis.binding import kinesis_topic
-from .kinesis.lineage import gate
+from .kinesis.lineage import gate, group_created_ms
 from .races import retry_on_race
 
 NODE_ID = 0
@@ -64,6 +65,7 @@ def _metadata_topic(
     end: int,
     shards: dict[int, KinesisShard],
     hidden: frozenset[int] = frozenset(),
+    group_started_ms: int | None = None,
 ) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         name=record.name,
@@ -81,16 +83,23 @@ def _metadata_topic(
             if i not in hidden
         ],
         kinesis_stream_arn=record.kinesis.stream_arn if record.kinesis else None,
-        kinesis_initial_position=_initial_position(record),
+        kinesis_initial_position=_initial_position(record, group_started_ms),
     )
 
 
-def _initial_position(record: TopicRecord) -> KinesisInitialPosition | None:
-    """A Kinesis-backed topic's starting point for a shard without a checkpoint."""
+def _initial_position(
+    record: TopicRecord, group_started_ms: int | None
+) -> KinesisInitialPosition | None:
+    """A Kinesis-backed topic's starting point for a shard without a checkpoint; for LATEST,
+    when a group is named and exists, the moment it started (its creation, as the lineage
+    gating counts it)."""
     if record.kinesis is None:
         return None
     position = record.kinesis.initial_position
-    return KinesisInitialPosition(type=position.point.value, timestamp_ms=position.timestamp_ms)
+    at_ms = position.timestamp_ms
+    if position.point is StartingPoint.LATEST and group_started_ms:
+        at_ms = group_started_ms
+    return KinesisInitialPosition(type=position.point.value, timestamp_ms=at_ms)
 
 
 def _kinesis_shards(
@@ -107,14 +116,34 @@ def _kinesis_shards(
     return {row.index: _shown(row) for row in rows if row.index not in hidden}, hidden
 
 
+class _GroupStart:
+    """The named group's creation, read once a request and only for a LATEST topic (one
+    eventually consistent GetItem: it never changes)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.read: dict[str, int] = {}
+
+    def of(self, record: TopicRecord, group_id: str | None) -> int | None:
+        if group_id is None or record.kinesis is None:
+            return None
+        if record.kinesis.initial_position.point is not StartingPoint.LATEST:
+            return None
+        if group_id not in self.read:
+            self.read[group_id] = group_created_ms(self.store, group_id)
+        return self.read[group_id]  # 0: no such group (yet)
+
+
 def _assignable(
     record: TopicRecord,
     group_id: str,
     partitions: list[MetadataResponsePartition],
     ctx: ApiContext,
+    created_ms: int | None,
 ) -> list[MetadataResponsePartition]:
     """The partitions of a page that the group may be assigned (a classic leader's view)."""
-    blocked, _ = gate(ctx.store, group_id, [record], {record.topic_id: record.partitions})
+    subscribed = {record.topic_id: record.partitions}
+    blocked, _ = gate(ctx.store, group_id, [record], subscribed, created_ms)
     gated = blocked.get(record.topic_id, frozenset())
     return [p for p in partitions if p.partition_index not in gated]
 
@@ -175,6 +204,7 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
         )
     budget = request.response_partition_limit
     next_cursor: MetadataCursor | None = None
+    group_starts = _GroupStart(ctx.store)
     for name, read in candidates:
         first = start_partition if name == start_name else 0
         if budget == 0:
@@ -188,9 +218,12 @@ def metadata(request: MetadataRequest, ctx: ApiContext) -> MetadataResponse:
             continue  # a cursor past this topic's partitions (recreated smaller): nothing left
         end = min(found.partitions, first + budget)
         shards, hidden = _kinesis_shards(found, first, end, ctx)
-        topic = _metadata_topic(found, first, end, shards, hidden)
+        group_start = group_starts.of(found, request.group_id)
+        topic = _metadata_topic(found, first, end, shards, hidden, group_start)
         if request.group_id is not None and found.kinesis is not None:
-            topic.partitions = _assignable(found, request.group_id, topic.partitions, ctx)
+            topic.partitions = _assignable(
+                found, request.group_id, topic.partitions, ctx, group_start
+            )
         if request.include_topic_authorized_operations:
             topic.topic_authorized_operations = ctx.caller.operations(ResourceType.TOPIC, name)
         topics.append(topic)
