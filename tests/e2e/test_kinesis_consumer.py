@@ -18,6 +18,7 @@ from groupcoord.store.store import Store
 from tests.e2e.helpers import CONVERGE_S, no_errors, settled, start_member, wait_until
 from tests.support.api import Api
 from tests.support.kinesis import (
+    FAST_LOOP_SETTINGS,
     Streams,
     deployment_fixture,
     new_topic,
@@ -25,13 +26,7 @@ from tests.support.kinesis import (
     streams_fixture,
 )
 
-SETTINGS = {
-    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
-    "group.consumer.heartbeat.interval.ms": "200",
-    "group.consumer.min.heartbeat.interval.ms": "100",
-    "group.consumer.assignment.interval.ms": "0",
-    "group.initial.rebalance.delay.ms": "0",
-}
+SETTINGS = FAST_LOOP_SETTINGS
 KEYS = [f"key-{i}" for i in range(8)]
 
 

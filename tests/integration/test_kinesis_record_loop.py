@@ -22,6 +22,7 @@ from groupcoord.client.kinesis_shard import StartAt
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.kinesis import (
+    FAST_LOOP_SETTINGS,
     REGION,
     Streams,
     deployment_fixture,
@@ -30,13 +31,7 @@ from tests.support.kinesis import (
     streams_fixture,
 )
 
-SETTINGS = {
-    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
-    "group.consumer.heartbeat.interval.ms": "200",
-    "group.consumer.min.heartbeat.interval.ms": "100",
-    "group.consumer.assignment.interval.ms": "0",
-    "group.initial.rebalance.delay.ms": "0",
-}
+SETTINGS = FAST_LOOP_SETTINGS
 deployed = deployment_fixture(SETTINGS)
 streams = streams_fixture()
 

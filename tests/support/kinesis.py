@@ -28,6 +28,15 @@ if TYPE_CHECKING:
     from tests.support.consumer import Member
 
 REGION = "us-east-1"
+# A coordinator for KinesisConsumer loops under test: heartbeats every 200 ms, installs and
+# the first rebalance at once, the scheduled shard sync out of the way (a minute).
+FAST_LOOP_SETTINGS = {
+    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
+    "group.consumer.heartbeat.interval.ms": "200",
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.assignment.interval.ms": "0",
+    "group.initial.rebalance.delay.ms": "0",
+}
 
 
 class Streams:
