@@ -319,21 +319,45 @@ class _Heartbeat(Reconciling):
 
     def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         topology, step = self._topology(group)
+        member, owner, owner_id = self._join_route(group)
         if step is TopologyStep.UPDATE:
             group, step = self._update_topology(group, topology), TopologyStep.SAME
-        member = self.ss.member(group, self.request.member_id, consistent=True)
-        iid = self.request.instance_id
-        owner_id = self.ss.instance_owner(group, iid) if iid is not None else None
-        if owner_id is not None and owner_id != self.request.member_id:
-            owner = self.ss.member(group, owner_id, consistent=True)
-            if owner is not None:
-                return self._replace_static(group, self._owned(owner))
+        if owner is not None:
+            return self._replace_static(group, owner)
         if member is not None:
-            updated, changed = self._apply(self._owned(member))
+            updated, changed = self._apply(member)
             if not changed:
                 return self._reconcile(group, member, updated)
             return self._rewrite(group, member, updated)
         return self._add_member(group, topology, step, owner_id)
+
+    def _join_route(
+        self, group: StreamsGroup
+    ) -> tuple[StreamsGroupMember | None, StreamsGroupMember | None, str | None]:
+        """Who a join names, decided before it writes anything (its topology included): the
+        member it rejoins as, or the static member whose instance it takes over, each only if
+        the caller may act as it (else 30, and the group is left as it was); and who claims
+        its instance id. A takeover the owner did not release (111) is refused here too."""
+        req = self.request
+        member = self.ss.member(group, req.member_id, consistent=True)
+        owner_id = self.ss.instance_owner(group, req.instance_id) if req.instance_id else None
+        if owner_id is not None and owner_id != req.member_id:
+            owner = self.ss.member(group, owner_id, consistent=True)
+            if owner is not None:
+                self._takeover(self._owned(owner))
+                return None, owner, owner_id
+        return (self._owned(member) if member is not None else None), None, owner_id
+
+    def _takeover(self, owner: StreamsGroupMember) -> StreamsGroupMember:
+        """The member a static rejoin under the request's member id makes of `owner`."""
+        req = self.request
+        assert req.instance_id is not None
+        copy = plan_static_takeover(
+            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
+        )
+        if isinstance(copy, Refusal):
+            raise Answer(copy)
+        return copy
 
     def _rewrite(
         self, group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember
@@ -353,11 +377,7 @@ class _Heartbeat(Reconciling):
         epoch, with no new group epoch unless what the target is computed from changed."""
         req = self.request
         assert req.instance_id is not None
-        copy = plan_static_takeover(
-            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
-        )
-        if isinstance(copy, Refusal):
-            raise Answer(copy)
+        copy = self._takeover(owner)
         updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
         items = [
             *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
