@@ -157,9 +157,7 @@ def test_a_streams_regex_resolves_only_topics_the_member_may_describe(tenants: T
     create_topic(tenants.admin, secret, 3)
     create_topic(tenants.admin, own, 1)
     endpoint = {"userEndpoint": {"host": "127.0.0.1", "port": 9000}}
-    bob = StreamsMember(
-        tenants.bob, f"b-rx-{s}", _regex_topology(f"t[ab]-rx-{s}-.*"), **endpoint
-    )
+    bob = StreamsMember(tenants.bob, f"b-rx-{s}", _regex_topology(f"t[ab]-rx-{s}-.*"), **endpoint)
     assert bob.join()["errorCode"] == 0
     settle([bob])
     # Tasks sized by bob's one-partition topic alone; the endpoints map names only it.
@@ -182,7 +180,9 @@ def test_a_streams_regex_resolves_only_topics_the_member_may_describe(tenants: T
     # No existence oracle: a regex that names only alice's topic answers as one naming none.
     statuses = []
     for regex in (f"ta-rx-{s}-secret", f"ta-rx-{s}-nothing"):
-        probe = StreamsMember(tenants.bob, f"b-probe-{uuid.uuid4().hex[:8]}", _regex_topology(regex))
+        probe = StreamsMember(
+            tenants.bob, f"b-probe-{uuid.uuid4().hex[:8]}", _regex_topology(regex)
+        )
         assert probe.join()["errorCode"] == 0
         probe.heartbeat()
         statuses.append((probe.statuses(), probe.active))

@@ -16,7 +16,6 @@ from ..models.groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from ..store.groups import GroupDirectory, GroupListing, InvalidCursor, ListingCursor, is_sealed
 from .context import ApiContext
 
-
 # A filtered listing reads on past the groups it leaves out, in batches of this many a shard,
 # and at most this many groups an answer (a bound on one request's work: past it, the answer
 # ends early, with a cursor).

@@ -55,6 +55,7 @@ from .expiry import expire_streams_group
 from .install import Installed, ensure_target
 from .reconciling import Reconciling
 from .topology import registry_counts
+from .visibility import topic_changes_matter
 
 
 class Answer(Exception):
@@ -199,11 +200,15 @@ class _Heartbeat(Reconciling):
                     group, replace(group, group_epoch=group.group_epoch + 1)
                 )
         if group.topic_changes != group.topic_changes_seen:
-            # A topic of the topology was created, deleted or grown: configure it again.
+            # A topic of the topology was created, deleted or grown: configure it again,
+            # unless a regex matched it that the members may not describe (visibility.py).
+            matters = group.member_count > 0 and topic_changes_matter(
+                self.ctx.store, group, self.now
+            )
             bumped = replace(
                 group,
                 topic_changes_seen=group.topic_changes,
-                group_epoch=group.group_epoch + (1 if group.member_count else 0),
+                group_epoch=group.group_epoch + (1 if matters else 0),
             )
             group = self.ss.update_group(group, bumped)
         if group.group_epoch > group.target_epoch:
