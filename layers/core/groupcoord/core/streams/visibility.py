@@ -44,3 +44,14 @@ def readable_topics(
 def resolved_digest(topics: Iterable[TopicRecord]) -> str:
     """A fingerprint of the topics a configuration read: names, ids and partition counts."""
     return subscription_digest({f"{t.name}/{t.topic_id}": t.partitions for t in topics})
+
+
+def described_topics(topology: Topology) -> set[str]:
+    """The topics streams-group-describe shows of `topology`, which the caller must be allowed
+    to DESCRIBE every one of (Kafka's KafkaApis.handleStreamsGroupDescribe): each sub-topology's
+    sources, repartition sinks, changelogs and repartition sources."""
+    names: set[str] = set()
+    for s in topology.subtopologies:
+        names.update(s.source_topics, s.repartition_sink_topics)
+        names.update(t.name for t in (*s.state_changelog_topics, *s.repartition_source_topics))
+    return names

@@ -5,15 +5,16 @@ of a topic they may not describe)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from ...core.streams.configuration import resolve_sources
 from ...core.streams.group import StreamsGroup
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.topology import Topology
 from ...core.streams.visibility import Visible, all_visible, resolved_digest
 from ...store.store import Store
 from ..authorization import describable_by
-from .topology import registry_topics
+from .topology import registry_counts, registry_topics
 
 
 def members_visible(store: Store, members: Iterable[StreamsGroupMember], now_ms: int) -> Visible:
@@ -44,3 +45,24 @@ def topic_changes_matter(store: Store, group: StreamsGroup, now_ms: int) -> bool
         return True
     visible = members_visible(store, store.streams.members(group), now_ms)
     return digest_if_gated(store, topology, visible) != group.resolved_digest
+
+
+def resolved_sources(
+    store: Store,
+    topology: Topology,
+    members: Iterable[StreamsGroupMember],
+    now_ms: int,
+    may_describe: Callable[[str], bool],
+) -> dict[str, list[str]]:
+    """Per sub-topology with a source regex, the topics it reads as the group's installs
+    resolve them (what every member may describe), without those `may_describe` refuses: what
+    streams-group-describe shows as its sources. Empty for a topology without a regex."""
+    if topology.registry_names() is not None:
+        return {}
+    counts = registry_counts(store, topology, visible=members_visible(store, members, now_ms))
+    internal = topology.internal_topics()
+    return {
+        s.subtopology_id: [t for t in resolve_sources(s, internal, counts) if may_describe(t)]
+        for s in topology.subtopologies
+        if s.source_topic_regex
+    }
