@@ -4,6 +4,8 @@ lineage order (core/kinesis/shards.py)."""
 
 from __future__ import annotations
 
+from ...core.kinesis.binders import SETTING as BINDERS_SETTING
+from ...core.kinesis.binders import may_bind
 from ...core.kinesis.binding import BindingAsked, KinesisBinding
 from ...core.kinesis.shards import ShardRow, plan_registry
 from ...core.topics import Refusal, TopicRecord
@@ -19,11 +21,16 @@ _LISTABLE = ("ACTIVE", "UPDATING")
 def kinesis_topic(
     name: str, asked: BindingAsked, ctx: ApiContext
 ) -> tuple[TopicRecord, tuple[ShardRow, ...]] | Refusal:
-    """The topic bound to the stream asked for, with its first registry rows, or why not (40
+    """The topic bound to the stream asked for, with its first registry rows, or why not (29
+    TOPIC_AUTHORIZATION_FAILED for a caller who may not bind the stream, before Kinesis is
+    asked anything; 40
     INVALID_CONFIG for a stream that is not there or not active, 37 INVALID_PARTITIONS for
     more shards than groupcoord.topic.max.partitions, 7 REQUEST_TIMED_OUT when Kinesis does
     not answer: worth a retry)."""
     arn = asked.stream_arn
+    refused = _binding_refusal(arn, ctx)
+    if refused is not None:
+        return refused
     limit = ctx.settings.topic_max_partitions
     try:
         summary = ctx.store.kinesis.describe(arn)
@@ -57,3 +64,18 @@ def kinesis_topic(
         shard_sync_at_ms=ctx.now_ms,
     )
     return record, plan.added
+
+
+def _binding_refusal(arn: str, ctx: ApiContext) -> Refusal | None:
+    """Why the caller may not bind a topic to stream `arn` (core/kinesis/binders.py): with the
+    authorizer on, only a super user or a principal `groupcoord.kinesis.stream.binders` allows
+    may."""
+    caller = ctx.caller
+    if not caller.checked or caller.principal in ctx.settings.super_user_principals:
+        return None
+    if may_bind(caller.principal, arn, ctx.settings.kinesis_binders):
+        return None
+    return Refusal(
+        Errors.TOPIC_AUTHORIZATION_FAILED,
+        f"{caller.principal} may not bind a topic to Kinesis stream {arn} ({BINDERS_SETTING}).",
+    )
