@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from groupcoord.store.store import Store
 from tests.support.acls import (
     ADMIN,
     CREATE,
@@ -36,6 +37,7 @@ from tests.support.acls import (
     grant,
 )
 from tests.support.api import PRINCIPAL_HEADER, Api
+from tests.support.classic_client import ClassicClient, encode_subscription
 from tests.support.consumer import Member, create_topic
 from tests.support.servers import IMMEDIATE_INSTALLS, running_coordinator
 from tests.support.streams import STREAMS_SETTINGS, StreamsMember, counter, describe, settle
@@ -48,6 +50,8 @@ SETTINGS = {**STREAMS_SETTINGS, **IMMEDIATE_INSTALLS, **authorizer_on(ADMIN)}
 
 @dataclass
 class Tenants:
+    url: str
+    store: Store
     admin: Api
     alice: Api
     bob: Api
@@ -72,7 +76,9 @@ def tenants(request: pytest.FixtureRequest) -> Iterator[Tenants]:
                 )
             ),
         )
-        yield Tenants(admin, Api(url, principal=ALICE), Api(url, principal=BOB))
+        yield Tenants(
+            url, coordinator.store, admin, Api(url, principal=ALICE), Api(url, principal=BOB)
+        )
 
 
 def _suffix() -> str:
@@ -134,6 +140,55 @@ def test_a_refused_streams_join_changes_nothing(tenants: Tenants, static: bool) 
     assert _snapshot(tenants.admin, group) == before
     assert not _exists(tenants.admin, evil)
     assert alice.heartbeat()["errorCode"] == 0 and alice.epoch == before["members"][0][2]
+
+
+def _classic(url: str, group: str, principal: str, topic: str, names: list[str], **fields: Any):
+    client = ClassicClient(
+        url,
+        group,
+        protocols=[(n, encode_subscription([topic])) for n in names],
+        session_timeout_ms=6000,
+        **fields,
+    )
+    client.api.session.headers[PRINCIPAL_HEADER] = principal
+    return client
+
+
+def test_a_refused_join_does_not_upgrade_a_classic_group(tenants: Tenants) -> None:
+    """bob's consumer-protocol join under alice's classic member id would upgrade her classic
+    group before its binding is checked: refused first, the group stays classic."""
+    s = _suffix()
+    topic, group = f"ta-up-{s}", f"a-up-{s}"
+    create_topic(tenants.admin, topic, 2)
+    alice = _classic(tenants.url, group, ALICE, topic, ["range"])
+    assert alice.join()["errorCode"] == 0
+    assert alice.sync({alice.member_id: b""})["errorCode"] == 0
+    grant(tenants.admin, acl(GROUP, group, BOB, READ))
+    bob = Member(tenants.bob, group, topics=[f"tb-up-{s}"])
+    bob.member_id = alice.member_id
+    assert bob.join()["errorCode"] == GROUP_DENIED
+    found = tenants.admin.ok("describe-groups", {"groups": [group]})["groups"][0]
+    assert (found["protocolType"], found["groupState"]) == ("consumer", "Stable"), found
+    assert alice.heartbeat() == 0
+
+
+def test_a_refused_classic_join_leaves_a_mixed_group_as_it_was(tenants: Tenants) -> None:
+    """bob's classic join under alice's classic member id of a consumer group: refused before
+    the group's common classic protocols are narrowed to his (a write of the group item)."""
+    s = _suffix()
+    topic, group = f"ta-mixed-{s}", f"a-mixed-{s}"
+    create_topic(tenants.admin, topic, 2)
+    alice = _classic(tenants.url, group, ALICE, topic, ["range", "roundrobin"])
+    assert alice.join()["errorCode"] == 0
+    assert alice.sync({alice.member_id: b""})["errorCode"] == 0
+    assert Member(tenants.alice, group, topics=[topic]).join()["errorCode"] == 0  # upgrades
+    grant(tenants.admin, acl(GROUP, group, BOB, READ))
+    before = tenants.store.consumer.group_item(group, consistent=True)
+    own = f"tb-mixed-{s}"
+    create_topic(tenants.admin, own, 1)
+    bob = _classic(tenants.url, group, BOB, own, ["range"], member_id=alice.member_id)
+    assert bob.join_once().body["errorCode"] == GROUP_DENIED
+    assert tenants.store.consumer.group_item(group, consistent=True) == before
 
 
 # --- 2. a regex resolves over what the members may describe ---
