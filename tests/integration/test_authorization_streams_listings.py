@@ -45,7 +45,14 @@ from tests.support.streams import STREAMS_SETTINGS, StreamsMember, counter, desc
 ALICE, BOB = "User:alice", "User:bob"
 MISSING_SOURCE_TOPICS = 1
 UNKNOWN_TOPIC = 3
-SETTINGS = {**STREAMS_SETTINGS, **IMMEDIATE_INSTALLS, **authorizer_on(ADMIN)}
+# Streams groups of one member at most (every group here has one; a second is refused, 81).
+SETTINGS = {
+    **STREAMS_SETTINGS,
+    **IMMEDIATE_INSTALLS,
+    **authorizer_on(ADMIN),
+    "group.streams.max.size": "1",
+}
+GROUP_MAX_SIZE_REACHED = 81
 
 
 @dataclass
@@ -140,6 +147,12 @@ def test_a_refused_streams_join_changes_nothing(tenants: Tenants, static: bool) 
     assert _snapshot(tenants.admin, group) == before
     assert not _exists(tenants.admin, evil)
     assert alice.heartbeat()["errorCode"] == 0 and alice.epoch == before["members"][0][2]
+
+    # A new member of bob's own, refused by the full group, leaves the topology alone too.
+    bob = StreamsMember(tenants.bob, group, topology)
+    assert bob.join()["errorCode"] == GROUP_MAX_SIZE_REACHED
+    assert _snapshot(tenants.admin, group) == before
+    assert not _exists(tenants.admin, evil)
 
 
 def _classic(url: str, group: str, principal: str, topic: str, names: list[str], **fields: Any):

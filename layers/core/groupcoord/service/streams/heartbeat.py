@@ -24,6 +24,7 @@ from ...core.streams.configuration import (
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import (
     GroupAccess,
+    NewMember,
     TopologyStep,
     apply_request,
     plan_group_access,
@@ -342,7 +343,8 @@ class _Heartbeat(Reconciling):
         """Who a join names, decided before it writes anything (its topology included): the
         member it rejoins as, or the static member whose instance it takes over, each only if
         the caller may act as it (else 30, and the group is left as it was); and who claims
-        its instance id. A takeover the owner did not release (111) is refused here too."""
+        its instance id. A takeover the owner did not release (111), and a new member of a
+        full group (81), are refused here too."""
         req = self.request
         member = self.ss.member(group, req.member_id, consistent=True)
         owner_id = self.ss.instance_owner(group, req.instance_id) if req.instance_id else None
@@ -351,6 +353,8 @@ class _Heartbeat(Reconciling):
             if owner is not None:
                 self._takeover(self._owned(owner))
                 return None, owner, owner_id
+        if member is None:
+            self._new_member(group)  # a full group refuses it before anything is written
         return (self._owned(member) if member is not None else None), None, owner_id
 
     def _takeover(self, owner: StreamsGroupMember) -> StreamsGroupMember:
@@ -401,13 +405,8 @@ class _Heartbeat(Reconciling):
             self.ss.transact(items)
         return self._after_change(group)
 
-    def _add_member(
-        self,
-        group: StreamsGroup,
-        topology: Topology,
-        step: TopologyStep,
-        instance_owner: str | None,
-    ) -> StreamsGroupHeartbeatResponse:
+    def _new_member(self, group: StreamsGroup) -> NewMember:
+        """The caller as a member the group does not know yet, or refused (a full group)."""
         joiner, _ = self._apply(
             StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
         )
@@ -422,6 +421,16 @@ class _Heartbeat(Reconciling):
         )
         if isinstance(plan, Refusal):
             raise Answer(plan)
+        return plan
+
+    def _add_member(
+        self,
+        group: StreamsGroup,
+        topology: Topology,
+        step: TopologyStep,
+        instance_owner: str | None,
+    ) -> StreamsGroupHeartbeatResponse:
+        plan = self._new_member(group)
         items = self.ss.put_member_items(group, plan.member, new=True)
         iid = plan.member.instance_id
         if iid is not None:
