@@ -1,0 +1,92 @@
+"""No record is skipped at any initial position, whenever the stream was resharded: before the
+topic was bound, between the binding and the group's first member, or while the members run.
+KinesisConsumer reads a one-shard stream through a split of shard 0, on kinesis-local and a
+coordinator on DynamoDB Local; the records it must read are those put at or after the start
+(every one for TRIM_HORIZON, from the timestamp for AT_TIMESTAMP, from the group's creation
+for LATEST)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.kinesis import (
+    FAST_LOOP_SETTINGS,
+    Streams,
+    deployment_fixture,
+    new_topic,
+    streams_fixture,
+)
+from tests.support.kinesis_loop import Running, group_name, put
+
+deployed = deployment_fixture(FAST_LOOP_SETTINGS)
+streams = streams_fixture()
+
+RESHARDS = ("before_binding", "before_first_member", "while_members_run")
+# A LATEST group's start is its creation, which KinesisConsumer reads from a second earlier
+# (clocks): what a LATEST group must read is put that long after it started.
+LATEST_MARGIN_S = 1.2
+
+
+def _reshard(streams: Streams, arn: str) -> None:
+    """Records into shard 0, a split of shard 0, a record into a child."""
+    put(streams, arn, "a")
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    put(streams, arn, "b", hash_key="0")
+
+
+def _member(api: Api, topic: str, endpoint: str) -> Running:
+    """A group's first member, once it owns a shard (the group exists: LATEST started)."""
+    running = Running(api, group_name(), topic, endpoint, fetch_interval_s=0.2)
+    running.until(lambda: running.owned(), "a first assignment", timeout_s=30)
+    return running
+
+
+@pytest.mark.parametrize("reshard", RESHARDS)
+@pytest.mark.parametrize("position", ["TRIM_HORIZON", "AT_TIMESTAMP", "LATEST"])
+def test_no_record_at_or_after_the_start_is_skipped(
+    deployed: tuple[Api, Store],
+    streams: Streams,
+    kinesis_endpoint: str,
+    position: str,
+    reshard: str,
+) -> None:
+    api, _ = deployed
+    arn = streams.create(1)
+    put(streams, arn, "old")
+    time.sleep(0.3)
+    start_ms = int(time.time() * 1000)
+    time.sleep(0.3)
+    config = f"AT_TIMESTAMP:{start_ms}" if position == "AT_TIMESTAMP" else position
+    if reshard == "before_binding":
+        _reshard(streams, arn)
+    topic = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": config})
+    if reshard == "before_first_member":
+        _reshard(streams, arn)
+    running = _member(api, topic, kinesis_endpoint)
+    try:
+        if position == "LATEST":
+            time.sleep(LATEST_MARGIN_S)
+        if reshard == "while_members_run":
+            _reshard(streams, arn)
+        put(streams, arn, "c", hash_key="0")
+        must = {
+            "TRIM_HORIZON": ["old", "a", "b", "c"],
+            "AT_TIMESTAMP": ["a", "b", "c"],
+            "LATEST": ["a", "b", "c"] if reshard == "while_members_run" else ["c"],
+        }[position]
+        running.until(
+            lambda: set(must) <= set(running.data()), f"{must} (read {running.data()})", 30
+        )
+    finally:
+        running.close()
+    read = running.data()
+    assert len(read) == len(set(read)), read  # one member, no handover: once each
+    if position == "LATEST":
+        assert set(must) <= set(read) <= {"old", "a", "b", "c"}, read
+    else:
+        # Exactly: "old" precedes "a" in shard 0, so it would have come by now.
+        assert sorted(read) == sorted(must), read
