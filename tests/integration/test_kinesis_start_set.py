@@ -11,20 +11,24 @@ import time
 
 import pytest
 
+from groupcoord.client import GroupMember
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.kinesis import (
     FAST_LOOP_SETTINGS,
     Streams,
     deployment_fixture,
+    kinesis_topic,
     new_topic,
     streams_fixture,
+    topic_name,
 )
 from tests.support.kinesis_loop import Running, group_name, put
 
 deployed = deployment_fixture(FAST_LOOP_SETTINGS)
 streams = streams_fixture()
 
+POSITION_CONFIG = "groupcoord.kinesis.initial.position"
 RESHARDS = ("before_binding", "before_first_member", "while_members_run")
 # A LATEST group's start is its creation, which KinesisConsumer reads from a second earlier
 # (clocks): what a LATEST group must read is put that long after it started.
@@ -63,7 +67,7 @@ def test_no_record_at_or_after_the_start_is_skipped(
     config = f"AT_TIMESTAMP:{start_ms}" if position == "AT_TIMESTAMP" else position
     if reshard == "before_binding":
         _reshard(streams, arn)
-    topic = new_topic(api, arn, configs={"groupcoord.kinesis.initial.position": config})
+    topic = new_topic(api, arn, configs={POSITION_CONFIG: config})
     if reshard == "before_first_member":
         _reshard(streams, arn)
     running = _member(api, topic, kinesis_endpoint)
@@ -90,3 +94,28 @@ def test_no_record_at_or_after_the_start_is_skipped(
     else:
         # Exactly: "old" precedes "a" in shard 0, so it would have come by now.
         assert sorted(read) == sorted(must), read
+
+
+def test_a_latest_group_created_before_the_binding_reads_what_closed_in_between(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """LATEST starts at the group's creation: a group that existed before the topic was bound
+    reads shard 0's records put since, though shard 0 split before the binding (the binding
+    dated that close 0, before any group, and the records were never read)."""
+    api, _ = deployed
+    arn = streams.create(1)
+    put(streams, arn, "old")
+    time.sleep(LATEST_MARGIN_S)
+    topic, group = topic_name(), group_name()
+    early = GroupMember(api.base_url, group, topics=[topic])  # the group exists from now
+    early.poll(0.5)
+    early.close()
+    time.sleep(LATEST_MARGIN_S)
+    _reshard(streams, arn)
+    assert kinesis_topic(api, topic, arn, configs={POSITION_CONFIG: "LATEST"})["errorCode"] == 0
+    running = Running(api, group, topic, kinesis_endpoint, fetch_interval_s=0.2)
+    try:
+        running.until(lambda: {"a", "b"} <= set(running.data()), "a and b", 30)
+    finally:
+        running.close()
+    assert sorted(running.data()) == ["a", "b"]
