@@ -12,14 +12,18 @@ import time
 import pytest
 
 from groupcoord.client import GroupMember
+from groupcoord.store.kinesis.streams import Streams as KinesisStreams
+from groupcoord.store.kinesis.streams import StreamUnavailable
 from groupcoord.store.store import Store
 from tests.support.api import Api
+from tests.support.consumer import Member, settle, unique
 from tests.support.kinesis import (
     FAST_LOOP_SETTINGS,
     Streams,
     deployment_fixture,
     kinesis_topic,
     new_topic,
+    owned,
     streams_fixture,
     topic_name,
 )
@@ -119,3 +123,35 @@ def test_a_latest_group_created_before_the_binding_reads_what_closed_in_between(
     finally:
         running.close()
     assert sorted(running.data()) == ["a", "b"]
+
+
+class WithoutShardFilter(KinesisStreams):
+    """kinesis-local's answers, as a Kinesis that does not answer ListShards' ShardFilter."""
+
+    def open_at(self, arn: str, at_ms: int, max_shards: int) -> frozenset[str]:
+        raise StreamUnavailable("ListShards: InvalidArgumentException")
+
+
+def test_an_at_timestamp_after_a_split_starts_at_the_children_and_never_skips_without_filter(
+    deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    """Shard 0 split before the timestamp: Kinesis lists its children open then, so the group
+    starts at them (shard 0 is done). Without that answer the binding dates shard 0's close at
+    the binding: the group reads shard 0 from the timestamp (nothing, then its end) first."""
+    api, store = deployed
+    arn = streams.create(1)
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    time.sleep(0.3)
+    config = {POSITION_CONFIG: f"AT_TIMESTAMP:{int(time.time() * 1000)}"}
+    time.sleep(0.3)
+    exact = new_topic(api, arn, configs=config)
+    asked_kinesis, store.kinesis = store.kinesis, WithoutShardFilter()
+    try:
+        fallback = new_topic(api, arn, configs=config)
+    finally:
+        store.kinesis = asked_kinesis
+    for topic, first in ((exact, {1, 2}), (fallback, {0})):
+        member = Member(api, unique("g"), topics=[topic])
+        member.join()
+        settle([member])
+        assert owned(member) == first, topic
