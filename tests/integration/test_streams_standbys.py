@@ -1,0 +1,47 @@
+"""Standbys and the changelog reports members send with their join, over HTTP on DynamoDB
+Local: a join's `taskOffsets` / `taskEndOffsets` are kept and used as a later heartbeat's, so
+processes that restart with their state get balanced active tasks and one standby per stateful
+task on the other process, not warm-ups."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.api import Api
+from tests.support.consumer import create_topic, unique
+from tests.support.streams import StreamsMember, counter, describe, offsets, settle
+
+SETTINGS = {
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.assignment.interval.ms": "0",
+    "group.streams.acceptable.recovery.lag": "10",
+    "group.streams.num.standby.replicas": "1",
+    "group.streams.num.warmup.replicas": "2",
+}
+pytestmark = pytest.mark.coordinator(SETTINGS)
+
+ALL = {0, 1, 2, 3, 4}
+
+
+def count(tasks: dict[str, set[int]]) -> int:
+    return sum(len(ps) for ps in tasks.values())
+
+
+def test_a_join_report_is_kept_and_caught_up_processes_balance_with_standbys(api: Api) -> None:
+    words = unique("words")
+    create_topic(api, words, len(ALL))
+    group = unique("g")
+    caught_up = {"taskOffsets": offsets(ALL, 100), "taskEndOffsets": offsets(ALL, 100)}
+    a = StreamsMember(api, group, counter(words, unique("app")))
+    a.join(**caught_up)
+    b = StreamsMember(api, group, a.topology)
+    b.join(**caught_up)
+    described = {m["memberId"]: m for m in describe(api, group)["members"]}
+    assert len(described[b.member_id]["taskOffsets"]) == len(ALL)
+    assert len(described[b.member_id]["taskEndOffsets"]) == len(ALL)
+    settle([a, b])
+    assert sorted([count(a.active), count(b.active)]) == [2, 3]
+    assert not a.warmup and not b.warmup
+    # Disjoint actives covering every task; each task's standby on the other process.
+    assert a.active["0"] | b.active["0"] == ALL and not a.active["0"] & b.active["0"]
+    assert a.standby == b.active and b.standby == a.active
