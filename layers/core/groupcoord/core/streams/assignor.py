@@ -2,8 +2,10 @@
 
 Active tasks stay with their previous owner while it is under its quota, then go to a
 previous standby of the task (the most caught-up one by the members' reported lags, beyond
-Kafka 4.2: a task whose owner died resumes where its state is freshest), then to the
-least-loaded process and its least-loaded member.
+Kafka 4.2: a task whose owner died resumes where its state is freshest), then to a member
+that reports changelog offsets for it without having it as standby (state on its disk: a
+restarted process, whose new member id has no previous target; the most caught up first, as
+Kafka's), then to the least-loaded process and its least-loaded member.
 Each stateful task gets `num_standby` standbys, never on a process that holds the task
 already (active or standby), preferring its previous active owner and previous standbys;
 the rest go to the least-loaded processes, spread over client tags (racks, zones): among the
@@ -33,11 +35,13 @@ class AssignorMember:
     # Its state's lag per task, from its latest report (core/streams/warmups.py); a task
     # missing has no known lag.
     lags: Mapping[TaskId, int] = field(default_factory=dict)
+    # The changelog offsets it reports per task (the state it has on disk).
+    offsets: Mapping[TaskId, int] = field(default_factory=dict)
 
 
 # How caught up a member is on a task, best first: within the acceptable lag, then behind it
 # by its lag, then unknown.
-Rank = tuple[int, int]
+Rank = tuple[int, ...]
 
 
 def lag_rank(lag: int | None, acceptable_lag: int) -> Rank:
@@ -164,19 +168,37 @@ def assign(
     state = _State(members, len(active_tasks), total)
     prev_active: dict[TaskId, str] = {}
     prev_standby: dict[TaskId, list[str]] = {}
+    reporters: dict[TaskId, list[str]] = {}
     for m in sorted(members, key=lambda m: m.member_id):
         for task in task_ids(m.previous.active):
             prev_active[task] = m.member_id
-        for task in task_ids(m.previous.standby):
+        standby = set(task_ids(m.previous.standby))
+        for task in sorted(standby):
             prev_standby.setdefault(task, []).append(m.member_id)
-    lags = {m.member_id: m.lags for m in members}
+        for task in sorted(set(m.offsets) - standby):
+            reporters.setdefault(task, []).append(m.member_id)
+    by_id = {m.member_id: m for m in members}
+    # Kafka's standby candidates: the previous standbys, then the members with the task's
+    # state on disk.
+    candidates = {
+        t: prev_standby.get(t, []) + reporters.get(t, []) for t in {*prev_standby, *reporters}
+    }
 
     def rank(task: TaskId) -> Callable[[str], Rank]:
-        return lambda member_id: lag_rank(lags[member_id].get(task), acceptable_lag)
+        standbys = set(prev_standby.get(task, ()))
 
-    _assign_active(state, active_tasks, prev_active, prev_standby, rank)
+        def of(member_id: str) -> Rank:
+            m = by_id[member_id]
+            caught_up = lag_rank(m.lags.get(task), acceptable_lag)
+            if member_id in standbys:
+                return (0, *caught_up, 0)
+            return (1, *caught_up, -m.offsets.get(task, 0))
+
+        return of
+
+    _assign_active(state, active_tasks, prev_active, candidates, rank)
     if standby_tasks:
-        _assign_standby(state, standby_tasks, num_standby, prev_active, prev_standby)
+        _assign_standby(state, standby_tasks, num_standby, prev_active, candidates)
     return {
         m.member_id: TasksTuple(
             from_task_ids(state.active[m.member_id]), from_task_ids(state.standby[m.member_id])

@@ -82,10 +82,9 @@ def _reports(
     store: Store, group: StreamsGroup, members: list[StreamsGroupMember], config: ConfiguredTopology
 ) -> dict[str, Report]:
     """The members' latest lag reports, when they can matter: state to move between members
-    (warm-ups), or standbys to choose a new active from (the most caught up)."""
-    s = store.settings
-    copies = s.group_streams_num_warmup_replicas + s.group_streams_num_standby_replicas
-    if copies == 0 or not config.stateful or len(members) < 2:
+    (warm-ups), standbys to choose a new active from (the most caught up), a restarted
+    process's state on disk to give its tasks back to."""
+    if not config.stateful or len(members) < 2:
         return {}
     return store.streams.reports(group)
 
@@ -110,6 +109,7 @@ def _refined(
         config.stateful,
         acceptable_lag=settings.group_streams_acceptable_recovery_lag,
         max_warmups=settings.group_streams_num_warmup_replicas,
+        num_standby=settings.group_streams_num_standby_replicas,
     )
 
 
@@ -141,6 +141,7 @@ def _targets(
                     _previous(m),
                     m.client_tags,
                     reports[m.member_id].lags() if m.member_id in reports else {},
+                    reports[m.member_id].offsets if m.member_id in reports else {},
                 )
                 for m in chosen
             ],
