@@ -182,3 +182,34 @@ def test_a_shutdown_request_reaches_every_process(api: Api, jump_clock: JumpCloc
     assert b.statuses() == [SHUTDOWN_APPLICATION]
     assert a.leave()["memberEpoch"] == -1 and b.leave()["memberEpoch"] == -1
     assert describe(api, group)["groupState"] == "Empty"
+
+
+def test_a_rolling_upgrade_with_a_new_topology_epoch(api: Api, jump_clock: JumpClock) -> None:
+    # Beyond Kafka (whose client always sends epoch 0): a client that gives its new topology a
+    # higher epoch upgrades in place. The second stage's store changes; stages 0 and 1 stay.
+    clicks, app = unique("clicks"), unique("agg")
+    create_topic(api, clicks, 2)
+    group = unique("agg")
+    old = two_stage_aggregation(app, clicks)
+    new = two_stage_aggregation(app, clicks)
+    new["epoch"] = 1
+    new["subtopologies"][2]["stateChangelogTopics"][0]["name"] = f"{app}-per-region-v2-changelog"
+    a, b = start(api, jump_clock, group, old)
+    assert b.leave()["memberEpoch"] == -1  # b's process stops, restarts upgraded
+    b2 = KafkaStreamsThread(api, group, new, b.process_id)
+    assert b2.join()["errorCode"] == 0
+    settle_threads([a, b2])
+    assert a.statuses() == [0]  # STALE_TOPOLOGY: a runs only what both epochs share
+    assert {s for s, _ in pairs(a.active) | pairs(a.standby)} <= {"0", "1"}
+    assert {t for t in pairs(b2.active) if t[0] == "2"} == {("2", 0), ("2", 1)}
+    assert a.leave()["memberEpoch"] == -1  # then a's process
+    a2 = KafkaStreamsThread(api, group, new, a.process_id)
+    assert a2.join()["errorCode"] == 0
+    settle_threads([a2, b2])
+    for t in (a2, b2):  # a2 restores what it warms up, and reports it
+        t.state.update(dict.fromkeys(pairs(t.warmup) | pairs(t.standby), 9))
+        t.end_offsets.update(dict.fromkeys(pairs(t.warmup) | pairs(t.standby), 9))
+        t.heartbeat(offset_interval_passed=True)
+    settle_threads([a2, b2])
+    assert a2.statuses() == b2.statuses() == []
+    check_shared([a2, b2], {(s, p) for s in "012" for p in range(2)}, stateful={"1", "2"})

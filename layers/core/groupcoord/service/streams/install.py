@@ -92,15 +92,23 @@ def _reports(
 def _refined(
     store: Store,
     members: list[StreamsGroupMember],
+    topology: Topology,
     config: ConfiguredTopology,
     targets: dict[str, TasksTuple],
     reports: dict[str, Report],
 ) -> dict[str, TasksTuple]:
-    """Warm-ups by lag (core/streams/warmups.py), when the group has state to move."""
+    """Warm-ups by lag (core/streams/warmups.py), when the group has state to move. A task
+    stays active only on a holder that may still run it (a member on an older topology epoch
+    gives up the sub-topologies that changed at once)."""
     settings = store.settings
     if settings.group_streams_num_warmup_replicas == 0 or not config.stateful or len(members) < 2:
         return targets
-    holders = {t: m.member_id for m in members for t in task_ids(m.tasks.holds.active)}
+    holders = {
+        t: m.member_id
+        for m in members
+        for t in task_ids(m.tasks.holds.active)
+        if topology.runs(t[0], m.topology_epoch)
+    }
     return refine(
         targets,
         holders,
@@ -214,9 +222,8 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
             subscribe(store, group.group_id, topology)
         config = configured(store, group.group_id, topology, now_ms, may_create)
         reports = _reports(store, group, members, config)
-        targets = _refined(
-            store, members, config, _targets(store, members, topology, config, reports), reports
-        )
+        targets = _targets(store, members, topology, config, reports)
+        targets = _refined(store, members, topology, config, targets, reports)
         by_id = {m.member_id: m for m in members}
         holders = _Holders.of(members)
         updates = []
