@@ -150,6 +150,55 @@ class _State:
         return self.least_loaded_previous(m for m in eligible if rank(m) == best)
 
 
+@dataclass(frozen=True)
+class _Previous:
+    """Who had each task: its previous active owner, its previous standbys, and Kafka's
+    standby candidates (the previous standbys, then the members that report offsets for it:
+    its state is on their disk)."""
+
+    active: dict[TaskId, str]
+    standby: dict[TaskId, list[str]]
+    candidates: dict[TaskId, list[str]]
+
+    @classmethod
+    def of(cls, members: Sequence[AssignorMember]) -> _Previous:
+        active: dict[TaskId, str] = {}
+        standby: dict[TaskId, list[str]] = {}
+        reporters: dict[TaskId, list[str]] = {}
+        for m in sorted(members, key=lambda m: m.member_id):
+            for task in task_ids(m.previous.active):
+                active[task] = m.member_id
+            standbys = set(task_ids(m.previous.standby))
+            for task in sorted(standbys):
+                standby.setdefault(task, []).append(m.member_id)
+            for task in sorted(set(m.offsets) - standbys):
+                reporters.setdefault(task, []).append(m.member_id)
+        candidates = {t: standby.get(t, []) + reporters.get(t, []) for t in {*standby, *reporters}}
+        return cls(active, standby, candidates)
+
+
+def _ranker(
+    members: Sequence[AssignorMember], previous: _Previous, acceptable_lag: int
+) -> Callable[[TaskId], Callable[[str], Rank]]:
+    """How a task's candidates rank as its new active owner, best first: previous standbys
+    by lag, then members with its state on disk by lag, then by the highest offset."""
+    by_id = {m.member_id: m for m in members}
+
+    def rank(task: TaskId) -> Callable[[str], Rank]:
+        standbys = set(previous.standby.get(task, ()))
+
+        def of(member_id: str) -> Rank:
+            m = by_id[member_id]
+            caught_up = lag_rank(m.lags.get(task), acceptable_lag)
+            if member_id in standbys:
+                return (0, *caught_up, 0)
+            return (1, *caught_up, -m.offsets.get(task, 0))
+
+        return of
+
+    return rank
+
+
 def assign(
     members: Sequence[AssignorMember],
     task_counts: Mapping[str, int],
@@ -166,39 +215,11 @@ def assign(
     standby_tasks = [t for t in active_tasks if t[0] in stateful] if num_standby > 0 else []
     total = len(active_tasks) + len(standby_tasks) * num_standby
     state = _State(members, len(active_tasks), total)
-    prev_active: dict[TaskId, str] = {}
-    prev_standby: dict[TaskId, list[str]] = {}
-    reporters: dict[TaskId, list[str]] = {}
-    for m in sorted(members, key=lambda m: m.member_id):
-        for task in task_ids(m.previous.active):
-            prev_active[task] = m.member_id
-        standby = set(task_ids(m.previous.standby))
-        for task in sorted(standby):
-            prev_standby.setdefault(task, []).append(m.member_id)
-        for task in sorted(set(m.offsets) - standby):
-            reporters.setdefault(task, []).append(m.member_id)
-    by_id = {m.member_id: m for m in members}
-    # Kafka's standby candidates: the previous standbys, then the members with the task's
-    # state on disk.
-    candidates = {
-        t: prev_standby.get(t, []) + reporters.get(t, []) for t in {*prev_standby, *reporters}
-    }
-
-    def rank(task: TaskId) -> Callable[[str], Rank]:
-        standbys = set(prev_standby.get(task, ()))
-
-        def of(member_id: str) -> Rank:
-            m = by_id[member_id]
-            caught_up = lag_rank(m.lags.get(task), acceptable_lag)
-            if member_id in standbys:
-                return (0, *caught_up, 0)
-            return (1, *caught_up, -m.offsets.get(task, 0))
-
-        return of
-
-    _assign_active(state, active_tasks, prev_active, candidates, rank)
+    previous = _Previous.of(members)
+    rank = _ranker(members, previous, acceptable_lag)
+    _assign_active(state, active_tasks, previous.active, previous.candidates, rank)
     if standby_tasks:
-        _assign_standby(state, standby_tasks, num_standby, prev_active, candidates)
+        _assign_standby(state, standby_tasks, num_standby, previous.active, previous.candidates)
     return {
         m.member_id: TasksTuple(
             from_task_ids(state.active[m.member_id]), from_task_ids(state.standby[m.member_id])
