@@ -447,6 +447,8 @@ class _Heartbeat(Reconciling):
             offsets = previous.offsets if offsets is None else offsets
             ends = previous.end_offsets if ends is None else ends
         report = Report(offsets, ends)
+        if not (offsets or ends or member.report_digest):
+            return None  # an empty report where none is stored (Kafka Streams' first join)
         digest = report.digest()
         if digest == member.report_digest:
             return None
