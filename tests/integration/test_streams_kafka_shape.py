@@ -51,10 +51,13 @@ def pairs(tasks: Tasks) -> set[tuple[str, int]]:
 def start(
     api: Api, clock: JumpClock, group: str, topology: dict, processes: int = 2
 ) -> list[KafkaStreamsThread]:
-    """Processes of one thread each, started together: they join within the initial delay,
-    then share the first target."""
+    """Processes of one thread each (with an application.server endpoint), started together:
+    they join within the initial delay, then share the first target."""
     threads = [
-        KafkaStreamsThread(api, group, topology, str(uuid.uuid4())) for _ in range(processes)
+        KafkaStreamsThread(
+            api, group, topology, str(uuid.uuid4()), endpoint=("127.0.0.1", 7000 + i)
+        )
+        for i in range(processes)
     ]
     for t in threads:
         answer = t.join()
@@ -92,6 +95,21 @@ def test_word_count_shares_tasks_and_crosses_standbys(api: Api, jump_clock: Jump
     (_, counting) = described["topology"]["subtopologies"]
     assert counting["sourceTopics"] == []
     assert [t["name"] for t in counting["repartitionSourceTopics"]] == [counting_topology_rep(app)]
+    # Interactive queries: a task of the counting stage serves its repartition partition.
+    a = threads[0]
+    a.endpoint_epoch = -1  # as after a restart: the next answer carries the whole map
+    served = {
+        (e["userEndpoint"]["port"], tp["topic"], p)
+        for e in a.heartbeat()["partitionsByUserEndpoint"]
+        for tp in e["activePartitions"]
+        for p in tp["partitions"]
+    }
+    rep = counting_topology_rep(app)
+    for t in threads:
+        port = t.endpoint[1] if t.endpoint else 0
+        assert {(p, rep) for s, p in pairs(t.active) if s == "1"} == {
+            (p, topic) for port_, topic, p in served if port_ == port and topic == rep
+        }
     metadata = api.ok("metadata", {"topics": None})["topics"]
     created = {t["name"]: len(t["partitions"]) for t in metadata if t["name"].startswith(app)}
     assert set(created.values()) == {4} and len(created) == 2
