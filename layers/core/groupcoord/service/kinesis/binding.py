@@ -1,15 +1,18 @@
 """create-topics for a Kinesis-backed topic: the stream is read (its creation time, its
-shards) before anything is written, and the topic starts with one partition per shard, in
-lineage order (core/kinesis/shards.py)."""
+shards, and for an AT_TIMESTAMP before now the shards open then) before anything is written,
+and the topic starts with one partition per shard, in lineage order (core/kinesis/shards.py),
+each closed one dated before or after its groups' start (core/kinesis/start_set.py)."""
 
 from __future__ import annotations
 
 from ...core.kinesis.binders import SETTING as BINDERS_SETTING
 from ...core.kinesis.binders import may_bind
 from ...core.kinesis.binding import BindingAsked, KinesisBinding
-from ...core.kinesis.shards import ShardRow, plan_registry
+from ...core.kinesis.shards import Shard, ShardRow, plan_registry
+from ...core.kinesis.start_set import closed_before_start, start_listing_ms
 from ...core.topics import Refusal, TopicRecord
 from ...errors import Errors
+from ...observability import logger
 from ...store.kinesis.streams import StreamError, StreamForbidden, StreamNotFound
 from ...topic_ids import new_topic_id
 from ..context import ApiContext
@@ -49,7 +52,8 @@ def kinesis_topic(
         )
     except StreamError as error:
         return Refusal(Errors.REQUEST_TIMED_OUT, f"Kinesis did not answer ({error}); retry.")
-    plan = plan_registry((), listed, limit)
+    closed_before = _closed_before_start(asked, listed, ctx)
+    plan = plan_registry((), listed, limit, ctx.now_ms, closed_before)
     if plan.left_out:
         return Refusal(
             Errors.INVALID_PARTITIONS,
@@ -79,3 +83,26 @@ def _binding_refusal(arn: str, ctx: ApiContext) -> Refusal | None:
         Errors.TOPIC_AUTHORIZATION_FAILED,
         f"{caller.principal} may not bind a topic to Kinesis stream {arn} ({BINDERS_SETTING}).",
     )
+
+
+def _closed_before_start(
+    asked: BindingAsked, listed: list[Shard], ctx: ApiContext
+) -> frozenset[str]:
+    """The listed shards that closed before the topic's groups start: for an AT_TIMESTAMP
+    before now, the ancestors of the shards Kinesis says were open then (one filtered
+    ListShards). A Kinesis that does not answer it leaves every closed shard dated now: read
+    from the timestamp (maybe nothing, then its end), never skipped."""
+    at_ms = start_listing_ms(asked.initial_position, ctx.now_ms)
+    if at_ms is None or not any(shard.closed for shard in listed):
+        return frozenset()
+    try:
+        open_then = ctx.store.kinesis.open_at(
+            asked.stream_arn, at_ms, ctx.settings.topic_max_partitions
+        )
+    except StreamError as error:
+        logger.warning(
+            "ListShards AT_TIMESTAMP failed: the closed shards are read from the timestamp",
+            extra={"stream": asked.stream_arn, "error": str(error)},
+        )
+        return frozenset()
+    return closed_before_start(listed, open_then)

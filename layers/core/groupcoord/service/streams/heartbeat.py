@@ -331,6 +331,7 @@ class _Heartbeat(Reconciling):
         if owner is not None:
             return self._replace_static(group, owner)
         if member is not None:
+            self._record_report(group, member)
             updated, changed = self._apply(member)
             if not changed:
                 return self._reconcile(group, member, updated)
@@ -387,10 +388,12 @@ class _Heartbeat(Reconciling):
         req = self.request
         assert req.instance_id is not None
         copy = self._takeover(owner)
+        report = self.ss.report_puts(group, req.member_id, self._new_report(group, copy))
         updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
         items = [
             *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
             *self.ss.put_member_items(group, updated, new=True),
+            *report,
             self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
         # The endpoints map names a static member's line by its instance: the new member id
@@ -430,8 +433,11 @@ class _Heartbeat(Reconciling):
         step: TopologyStep,
         instance_owner: str | None,
     ) -> StreamsGroupHeartbeatResponse:
+        # The report first: its digest goes into the member (_apply).
+        fresh = StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
+        report = self.ss.report_puts(group, fresh.member_id, self._new_report(group, fresh))
         plan = self._new_member(group)
-        items = self.ss.put_member_items(group, plan.member, new=True)
+        items = [*self.ss.put_member_items(group, plan.member, new=True), *report]
         iid = plan.member.instance_id
         if iid is not None:
             if instance_owner is None:
@@ -463,26 +469,39 @@ class _Heartbeat(Reconciling):
         updated, _ = self._apply(member)
         return self._reconcile(group, member, updated, installed)
 
-    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
-        """Keep the member's changelog offsets report (each list null: unchanged); True when
-        one of its warm-ups is now caught up (the next install promotes it). A report equal
-        to the stored one (the member item keeps its digest) writes nothing: its promotion,
-        if any, was asked for when it was stored. A new one is written before the member,
-        whose write (due anyway, or now: it renews the session too) records its digest."""
+    def _new_report(self, group: StreamsGroup, member: StreamsGroupMember) -> Report | None:
+        """The changelog offsets report the request carries (each list null: unchanged, the
+        stored one's), None when it brings nothing new; its digest goes into the member's
+        write. Kafka takes it on every heartbeat, the join included (Kafka Streams sends its
+        state directory's offsets with its join)."""
         offsets = task_offsets(self.request.task_offsets)
         ends = task_offsets(self.request.task_end_offsets)
         if offsets is None and ends is None:
-            return False
+            return None
         if offsets is None or ends is None:
-            previous = self.ss.report(group, member.member_id) or Report()
+            stored = self.ss.report(group, member.member_id) if member.report_digest else None
+            previous = stored or Report()
             offsets = previous.offsets if offsets is None else offsets
             ends = previous.end_offsets if ends is None else ends
         report = Report(offsets, ends)
+        if not (offsets or ends or member.report_digest):
+            return None  # an empty report where none is stored (Kafka Streams' first join)
         digest = report.digest()
         if digest == member.report_digest:
+            return None
+        self.report_digest = digest
+        return report
+
+    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
+        """Keep the member's changelog offsets report; True when one of its warm-ups is now
+        caught up (the next install promotes it). A report equal to the stored one (the
+        member item keeps its digest) writes nothing: its promotion, if any, was asked for
+        when it was stored. A new one is written before the member, whose write (due anyway,
+        or now: it renews the session too) records its digest."""
+        report = self._new_report(group, member)
+        if report is None:
             return False
         self.ss.put_report(group, member.member_id, report)
-        self.report_digest = digest
         lag = self.ctx.settings.group_streams_acceptable_recovery_lag
         return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
 
