@@ -5,6 +5,8 @@ each closed one dated before or after its groups' start (core/kinesis/start_set.
 
 from __future__ import annotations
 
+from ...core.kinesis.binders import SETTING as BINDERS_SETTING
+from ...core.kinesis.binders import may_bind
 from ...core.kinesis.binding import BindingAsked, KinesisBinding
 from ...core.kinesis.shards import Shard, ShardRow, plan_registry
 from ...core.kinesis.start_set import closed_before_start, start_listing_ms
@@ -22,11 +24,16 @@ _LISTABLE = ("ACTIVE", "UPDATING")
 def kinesis_topic(
     name: str, asked: BindingAsked, ctx: ApiContext
 ) -> tuple[TopicRecord, tuple[ShardRow, ...]] | Refusal:
-    """The topic bound to the stream asked for, with its first registry rows, or why not (40
+    """The topic bound to the stream asked for, with its first registry rows, or why not (29
+    TOPIC_AUTHORIZATION_FAILED for a caller who may not bind the stream, before Kinesis is
+    asked anything; 40
     INVALID_CONFIG for a stream that is not there or not active, 37 INVALID_PARTITIONS for
     more shards than groupcoord.topic.max.partitions, 7 REQUEST_TIMED_OUT when Kinesis does
     not answer: worth a retry)."""
     arn = asked.stream_arn
+    refused = _binding_refusal(arn, ctx)
+    if refused is not None:
+        return refused
     limit = ctx.settings.topic_max_partitions
     try:
         summary = ctx.store.kinesis.describe(arn)
@@ -84,3 +91,18 @@ def _closed_before_start(
         )
         return frozenset()
     return closed_before_start(listed, open_then)
+
+
+def _binding_refusal(arn: str, ctx: ApiContext) -> Refusal | None:
+    """Why the caller may not bind a topic to stream `arn` (core/kinesis/binders.py): with the
+    authorizer on, only a super user or a principal `groupcoord.kinesis.stream.binders` allows
+    may."""
+    caller = ctx.caller
+    if not caller.checked or caller.principal in ctx.settings.super_user_principals:
+        return None
+    if may_bind(caller.principal, arn, ctx.settings.kinesis_binders):
+        return None
+    return Refusal(
+        Errors.TOPIC_AUTHORIZATION_FAILED,
+        f"{caller.principal} may not bind a topic to Kinesis stream {arn} ({BINDERS_SETTING}).",
+    )

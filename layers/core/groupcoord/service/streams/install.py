@@ -27,6 +27,7 @@ from ...store.errors import Conflict
 from ...store.store import Store
 from .common import reload
 from .topology import MayCreate, configured, subscribe
+from .visibility import digest_if_gated, members_visible
 
 LEASE_MS = 10_000
 INSTALL_ATTEMPTS = 4
@@ -220,7 +221,11 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
             raise Conflict(group.group_id)
         if group.validated_topology_epoch != topology.epoch:
             subscribe(store, group.group_id, topology)
-        config = configured(store, group.group_id, topology, now_ms, may_create)
+        # A regex resolves only what every member may describe; the fingerprint is read
+        # before the configuration, so a change after it moves the group at its next look.
+        visible = members_visible(store, members, now_ms)
+        digest = digest_if_gated(store, topology, visible)
+        config = configured(store, group.group_id, topology, now_ms, may_create, visible)
         reports = _reports(store, group, members, config)
         targets = _targets(store, members, topology, config, reports)
         targets = _refined(store, members, topology, config, targets, reports)
@@ -244,6 +249,7 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
             validated_topology_epoch=topology.epoch if config.is_ready else -1,
             topology_status=config.status,
             topology_detail=config.detail,
+            resolved_digest=digest,
             state=group_state(len(members), epoch, epoch, config.is_ready, None),
             install_id=None,
             install_until=0,
