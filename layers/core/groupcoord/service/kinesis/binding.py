@@ -70,21 +70,6 @@ def kinesis_topic(
     return record, plan.added
 
 
-def _binding_refusal(arn: str, ctx: ApiContext) -> Refusal | None:
-    """Why the caller may not bind a topic to stream `arn` (core/kinesis/binders.py): with the
-    authorizer on, only a super user or a principal `groupcoord.kinesis.stream.binders` allows
-    may."""
-    caller = ctx.caller
-    if not caller.checked or caller.principal in ctx.settings.super_user_principals:
-        return None
-    if may_bind(caller.principal, arn, ctx.settings.kinesis_binders):
-        return None
-    return Refusal(
-        Errors.TOPIC_AUTHORIZATION_FAILED,
-        f"{caller.principal} may not bind a topic to Kinesis stream {arn} ({BINDERS_SETTING}).",
-    )
-
-
 def _closed_before_start(
     asked: BindingAsked, listed: list[Shard], ctx: ApiContext
 ) -> frozenset[str]:
@@ -106,3 +91,18 @@ def _closed_before_start(
         )
         return frozenset()
     return closed_before_start(listed, open_then)
+
+
+def _binding_refusal(arn: str, ctx: ApiContext) -> Refusal | None:
+    """Why the caller may not bind a topic to stream `arn` (core/kinesis/binders.py): with the
+    authorizer on, only a super user or a principal `groupcoord.kinesis.stream.binders` allows
+    may."""
+    caller = ctx.caller
+    if not caller.checked or caller.principal in ctx.settings.super_user_principals:
+        return None
+    if may_bind(caller.principal, arn, ctx.settings.kinesis_binders):
+        return None
+    return Refusal(
+        Errors.TOPIC_AUTHORIZATION_FAILED,
+        f"{caller.principal} may not bind a topic to Kinesis stream {arn} ({BINDERS_SETTING}).",
+    )

@@ -408,11 +408,13 @@ class _Heartbeat(Reconciling):
             self.ss.transact(items)
         return self._after_change(group)
 
-    def _new_member(self, group: StreamsGroup) -> NewMember:
-        """The caller as a member the group does not know yet, or refused (a full group)."""
-        joiner, _ = self._apply(
-            StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
-        )
+    def _new_member(self, group: StreamsGroup) -> tuple[NewMember, Report | None]:
+        """The caller as a member the group does not know yet, or refused (a full group), and
+        the changelog offsets report its join carries (read before the member is built: the
+        member's write records its digest)."""
+        fresh = StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
+        report = self._new_report(group, fresh)
+        joiner, _ = self._apply(fresh)
         settings = self.ctx.settings
         plan = plan_new_member(
             group,
@@ -424,7 +426,7 @@ class _Heartbeat(Reconciling):
         )
         if isinstance(plan, Refusal):
             raise Answer(plan)
-        return plan
+        return plan, report
 
     def _add_member(
         self,
@@ -433,11 +435,11 @@ class _Heartbeat(Reconciling):
         step: TopologyStep,
         instance_owner: str | None,
     ) -> StreamsGroupHeartbeatResponse:
-        # The report first: its digest goes into the member (_apply).
-        fresh = StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
-        report = self.ss.report_puts(group, fresh.member_id, self._new_report(group, fresh))
-        plan = self._new_member(group)
-        items = [*self.ss.put_member_items(group, plan.member, new=True), *report]
+        plan, report = self._new_member(group)
+        items = [
+            *self.ss.put_member_items(group, plan.member, new=True),
+            *self.ss.report_puts(group, plan.member.member_id, report),
+        ]
         iid = plan.member.instance_id
         if iid is not None:
             if instance_owner is None:
