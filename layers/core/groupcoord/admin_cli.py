@@ -5,6 +5,7 @@ kafka-consumer-groups.sh and kafka-acls.sh:
     groupcoord groups  list|describe|delete
     groupcoord offsets show|reset|delete
     groupcoord acls    add|list|remove
+    groupcoord kinesis import-kcl|export-kcl   (kcl/commands.py)
 
 Every command takes `--url` (default $GROUPCOORD_URL, else http://127.0.0.1:8080) and `--json`
 (a JSON document instead of a table). A refusal or an unreachable coordinator is one line on
@@ -35,7 +36,7 @@ from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .errors import Errors
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-COMMANDS = ("topics", "groups", "offsets", "acls")
+COMMANDS = ("topics", "groups", "offsets", "acls", "kinesis")
 
 # What an error code means to someone running the tool (Kafka's names stay in the message).
 EXPLAIN: dict[Errors, str] = {
@@ -168,6 +169,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
 
     _add_acl_commands(sub, common)
+    from .kcl import commands as kcl_commands  # imports this module: added once it is loaded
+
+    kcl_commands.add_commands(sub, common)
 
 
 def _add_acl_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -278,7 +282,8 @@ def run(args: argparse.Namespace) -> int:
     prog = f"groupcoord {args.command} {args.action}"
     try:
         admin = Admin(_transport(args))
-        output = COMMAND_TABLE[(args.command, args.action)](admin, args)
+        handler = COMMAND_TABLE.get((args.command, args.action)) or args.handler
+        output = handler(admin, args)
     except ValueError as error:  # a malformed --url, a misused --as-principal
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
