@@ -143,13 +143,16 @@ def checkpoints(stream: Stream) -> dict[str, tuple[str, int]]:
 EXPECTED_AFTER = {"agg-2", "agg-3", "one-2", "low-1", "low-2", "high-0", "high-1"}
 
 
-def lease_items(stream: Stream, version: str) -> list[dict[str, Any]]:
-    """The lease table a stopped KCL application of `version` left: owners still named."""
+def lease_items(
+    stream: Stream, version: str, marks: dict[str, tuple[str, int]] | None = None
+) -> list[dict[str, Any]]:
+    """The lease table a stopped KCL application of `version` left at `marks` (default
+    `checkpoints`): owners still named."""
     zero = sorted(stream.records)[0]
     account, name = stream.arn.split(":")[4], stream.arn.rsplit("/", 1)[1]
     identifier = f"{account}:{name}:1700000000"
     items = []
-    for shard_id, (checkpoint, sub) in checkpoints(stream).items():
+    for shard_id, (checkpoint, sub) in (marks or checkpoints(stream)).items():
         if version == "1.x" and shard_id == zero:
             continue  # KCL deleted the finished parent's lease once its children ran
         item: dict[str, Any] = {
@@ -315,6 +318,43 @@ def test_a_kcl_table_imported_resumes_after_every_checkpoint_and_exports_back(
     code, _, err = run("import-kcl", *options(table, stream.topic, resumed))
     assert code == 0, err
     assert positions(api, resumed, stream.topic) == positions(api, group, stream.topic)
+
+
+@pytest.mark.parametrize("start", ["TRIM_HORIZON", "LATEST", "AT_TIMESTAMP"])
+def test_a_parent_kcl_left_mid_way_is_read_to_its_end_at_every_initial_position(
+    deployed: tuple[Api, Store],
+    streams: Streams,
+    stream: Stream,
+    dynamodb: Any,
+    kinesis_endpoint: str,
+    run: Callable[..., tuple[int, Any, str]],
+    start: str,
+) -> None:
+    """KCL stopped inside shard 0 (split before the topic was bound and before the group
+    existed): a LATEST or AT_TIMESTAMP group's start rule would count shard 0 as done, closed
+    before the group started; the imported position says the group is inside it."""
+    api, _ = deployed
+    at = {"AT_TIMESTAMP": f"AT_TIMESTAMP:{int(time.time() * 1000)}"}.get(start, start)
+    topic = new_topic(api, stream.arn, configs={"groupcoord.kinesis.initial.position": at})
+    zero, one = sorted(stream.records)[:2]
+    marks = {
+        zero: (stream.records[zero][0][1], 0),  # after zero-0
+        one: (stream.records[one][-1][1], 0),  # shard 1 done to its last record
+        stream.low: ("TRIM_HORIZON", 0),
+        stream.high: ("TRIM_HORIZON", 0),
+    }
+    table = lease_table(dynamodb, lease_items(stream, "2.x", marks))
+    group = unique("g")
+    code, _, err = run("import-kcl", *options(table, topic, group))
+    assert code == 0, err
+    wanted = {"zero-1", "zero-2", "low-0", "low-1", "low-2", "high-0", "high-1"}
+    reader = Reader(api, group, topic, kinesis_endpoint)
+    try:
+        reader.until(lambda: len(reader.data()) >= len(wanted))
+        time.sleep(1.5)  # more GetRecords: nothing else comes
+    finally:
+        reader.close()
+    assert sorted(reader.data()) == sorted(wanted)
 
 
 def test_export_creates_the_lease_table_kcl_expects(
