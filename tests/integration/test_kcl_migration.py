@@ -56,8 +56,8 @@ def kcl(
 ) -> tuple[int, Any, str]:
     """`groupcoord kinesis ACTION ... --json` as an operator runs it: (status, document, err)."""
     capsys.readouterr()
-    argv = ["kinesis", action, *args, "--url", api.base_url, "--json"]
-    code = main([*argv, "--dynamodb-endpoint", endpoint, "--failover-time-ms", FAILOVER_MS])
+    argv = ["kinesis", action, "--url", api.base_url, "--json", "--dynamodb-endpoint", endpoint]
+    code = main([*argv, "--failover-time-ms", FAILOVER_MS, *args])  # `args` may override
     out, err = capsys.readouterr()
     return code, json.loads(out) if code == 0 else None, err
 
@@ -415,3 +415,32 @@ def test_a_running_application_and_a_group_with_members_are_refused(
         assert code == 1 and "member" in err, err
     finally:
         member.close()
+
+
+def test_what_cannot_be_imported_is_refused_in_one_line(
+    deployed: tuple[Api, Store],
+    stream: Stream,
+    dynamodb: Any,
+    run: Callable[..., tuple[int, Any, str]],
+) -> None:
+    api, _ = deployed
+    group = unique("g")
+    plain = unique("plain")
+    api.ok("create-topics", {"topics": [{"name": plain, "numPartitions": 1}]})
+    other = lease_table(dynamodb, [{**lease_items(stream, "2.x")[0], "leaseKey": {"S": "x-1"}}])
+    broken = lease_table(dynamodb, [{**lease_items(stream, "2.x")[0], "checkpoint": {"S": "1x"}}])
+    refusals = {
+        (unique("kcl-app"), unique("nope")): "UNKNOWN_TOPIC_OR_PARTITION",
+        (unique("kcl-app"), plain): "not backed by a Kinesis stream",
+        (unique("missing"), stream.topic): "no such table",
+        (other, stream.topic): "none of its leases is a shard of topic",
+        (broken, stream.topic): "is not a sequence number or a sentinel",
+    }
+    for (table, topic), words in refusals.items():
+        code, _, err = run("import-kcl", *options(table, topic, group))
+        assert code == 1 and words in err and len(err.strip().splitlines()) == 1, err
+    code, _, err = run(
+        "import-kcl", *options(other, stream.topic, group), "--failover-time-ms", "-1"
+    )
+    assert code == 1 and "--failover-time-ms" in err, err
+    assert all(p is None for p in positions(api, group, stream.topic).values())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from .leases import (
     LeaseFormatError,
     Position,
     Shard,
+    children_of,
     export_items,
     leases_of_stream,
     moved_leases,
@@ -50,8 +52,8 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     options.add_argument(
         "--dynamodb-endpoint",
         metavar="URL",
-        help="the lease table's "
-        "DynamoDB endpoint (default: boto3's, e.g. $AWS_ENDPOINT_URL_DYNAMODB)",
+        help="the lease table's DynamoDB endpoint (default: boto3's, e.g. "
+        "$AWS_ENDPOINT_URL_DYNAMODB)",
     )
     options.add_argument("--region", help="the lease table's region (default: boto3's)")
     options.add_argument(
@@ -90,9 +92,6 @@ class Topic:
 
     def by_id(self) -> dict[str, Shard]:
         return {shard.shard_id: shard for shard in self.shards}
-
-    def children(self, shard_id: str) -> list[str]:
-        return [s.shard_id for s in self.shards if shard_id in s.parents]
 
 
 def _topic(admin: Admin, name: str, group: str | None = None) -> Topic:
@@ -221,12 +220,9 @@ def _import(admin: Admin, args: argparse.Namespace) -> Output:
         f"Lease {lease.key}: not a shard of topic {topic.name} (expired?), skipped."
         for lease in unknown_leases(topic.shards, leases)
     ]
-    notes.append(
-        "Dry run: nothing changed."
-        if args.dry_run
-        else f"Wrote {len(writes)} position(s), removed {len(deletes)}; "
-        f"{len(steps) - len(writes) - len(deletes)} shard(s) unchanged."
-    )
+    counts = Counter(entry["action"] for entry in document)
+    summary = ", ".join(f"{counts[a]} {a}" for a in ("write", "delete", "unchanged", "none"))
+    notes.append(f"{'Dry run, nothing changed' if args.dry_run else 'Done'}: {summary}.")
     return Output(
         {
             "leaseTable": table.name,
@@ -267,10 +263,10 @@ def _text(position: Position | None) -> str:
 
 def _commit(admin: Admin, group: str, topic: Topic, steps: list[ImportStep]) -> None:
     """The positions, committed from outside the group (an admin's reset)."""
-    entries = []
+    entries, children = [], children_of(topic.shards)
     for step in steps:
         assert step.target is not None
-        position = step.target.to_api(topic.children(step.shard.shard_id))
+        position = step.target.to_api(children.get(step.shard.shard_id, ()))
         entries.append(
             {
                 "partitionIndex": step.shard.partition,

@@ -206,6 +206,15 @@ def finished_ancestors(shards: Iterable[Shard], progressed: Iterable[str]) -> se
     return found
 
 
+def children_of(shards: Iterable[Shard]) -> dict[str, list[str]]:
+    """Each parent's children, by shard id."""
+    found: dict[str, list[str]] = {}
+    for shard in shards:
+        for parent in shard.parents:
+            found.setdefault(parent, []).append(shard.shard_id)
+    return found
+
+
 @dataclass(frozen=True)
 class ImportStep:
     """What the import does to one shard's position: `target` None leaves none."""
@@ -274,10 +283,7 @@ def export_items(
     multi-stream identifier to key the leases by (None: single-stream keys)."""
     shards = list(shards)
     finished = finished_ancestors(shards, [*positions, *assignable])
-    children: dict[str, list[str]] = {}
-    for shard in shards:
-        for parent in shard.parents:
-            children.setdefault(parent, []).append(shard.shard_id)
+    children = children_of(shards)
     items = []
     for shard in sorted(shards, key=lambda s: s.partition):
         checkpoint, sub_sequence = export_checkpoint(shard, positions.get(shard.shard_id), finished)
