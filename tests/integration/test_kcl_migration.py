@@ -444,3 +444,36 @@ def test_what_cannot_be_imported_is_refused_in_one_line(
     )
     assert code == 1 and "--failover-time-ms" in err, err
     assert all(p is None for p in positions(api, group, stream.topic).values())
+
+
+def test_a_position_the_lease_table_no_longer_has_is_removed(
+    deployed: tuple[Api, Store],
+    stream: Stream,
+    dynamodb: Any,
+    run: Callable[..., tuple[int, Any, str]],
+) -> None:
+    """The lease table is the truth: a shard whose lease went back to a start sentinel loses
+    the group's position there (offset-delete), and the next import finds nothing to do."""
+    api, _ = deployed
+    table = lease_table(dynamodb, lease_items(stream, "2.x"))
+    group = unique("g")
+    assert run("import-kcl", *options(table, stream.topic, group))[0] == 0
+    one = sorted(stream.records)[1]
+    (partition,) = [
+        p
+        for p, at in positions(api, group, stream.topic).items()
+        if at and at.get("subSequenceNumber") == 1
+    ]
+    dynamodb.update_item(
+        TableName=table,
+        Key={"leaseKey": {"S": one}},
+        UpdateExpression="SET #c = :latest",
+        ExpressionAttributeNames={"#c": "checkpoint"},
+        ExpressionAttributeValues={":latest": {"S": "LATEST"}},
+    )
+    code, done, err = run("import-kcl", *options(table, stream.topic, group))
+    assert code == 0, err
+    assert [s["shardId"] for s in done["shards"] if s["action"] == "delete"] == [one]
+    assert positions(api, group, stream.topic)[partition] is None
+    code, again, err = run("import-kcl", *options(table, stream.topic, group))
+    assert code == 0 and "delete" not in {s["action"] for s in again["shards"]}, err
