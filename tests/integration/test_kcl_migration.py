@@ -477,3 +477,47 @@ def test_a_position_the_lease_table_no_longer_has_is_removed(
     assert positions(api, group, stream.topic)[partition] is None
     code, again, err = run("import-kcl", *options(table, stream.topic, group))
     assert code == 0 and "delete" not in {s["action"] for s in again["shards"]}, err
+
+
+def test_a_reshard_the_coordinator_has_not_synced_is_imported_in_one_run(
+    deployed: tuple[Api, Store],
+    streams: Streams,
+    dynamodb: Any,
+    kinesis_endpoint: str,
+    run: Callable[..., tuple[int, Any, str]],
+) -> None:
+    """KCL saw the split (its children's leases, the parent's deleted) before the coordinator
+    synced it: the parent's end, naming the children from their leases, makes the coordinator
+    sync, and the same run writes the children's positions."""
+    api, _ = deployed
+    arn = streams.create(1)
+    made = Stream(arn, new_topic(api, arn))
+    (zero,) = (s["ShardId"] for s in streams.shards(arn))
+    put(streams, made, zero, "zero-0", "zero-1")
+    streams.split(arn, zero)  # not synced: the topic still lists shard 0 alone, open
+    made.low, made.high = (s["ShardId"] for s in streams.shards(arn) if s["ShardId"] != zero)
+    put(streams, made, made.low, "low-0", "low-1", "low-2")
+    put(streams, made, made.high, "high-0")
+    marks = {made.low: (made.records[made.low][0][1], 0), made.high: ("TRIM_HORIZON", 0)}
+    table = lease_table(dynamodb, lease_items(made, "2.x", marks))  # the children's leases
+    group = unique("g")
+    assert (
+        len(api.ok("metadata", {"topics": [{"name": made.topic}]})["topics"][0]["partitions"]) == 1
+    )
+
+    code, done, err = run("import-kcl", *options(table, made.topic, group))
+    assert code == 0, err
+    assert {s["shardId"]: s["action"] for s in done["shards"]} == {
+        zero: "write",
+        made.low: "write",
+        made.high: "none",
+    }
+    code, again, err = run("import-kcl", *options(table, made.topic, group))
+    assert code == 0 and {s["action"] for s in again["shards"]} == {"unchanged", "none"}, err
+    reader = Reader(api, group, made.topic, kinesis_endpoint)
+    try:
+        reader.until(lambda: len(reader.data()) >= 3)
+        time.sleep(1.5)  # more GetRecords: nothing else comes
+    finally:
+        reader.close()
+    assert sorted(reader.data()) == ["high-0", "low-1", "low-2"]

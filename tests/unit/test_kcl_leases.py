@@ -16,6 +16,7 @@ from groupcoord.kcl.leases import (
     export_items,
     finished_ancestors,
     leases_of_stream,
+    lineage,
     moved_leases,
     parse_lease,
     plan_import,
@@ -132,13 +133,14 @@ def test_liveness_is_a_moving_lease_counter_not_an_owner() -> None:
 
 
 def test_finished_ancestors_of_a_merge_and_a_split() -> None:
-    assert finished_ancestors(SHARDS, ["shardId-000000000004"]) == {
+    parents = lineage(SHARDS)
+    assert finished_ancestors(parents, ["shardId-000000000004"]) == {
         "shardId-000000000000",
         "shardId-000000000001",
         "shardId-000000000003",
     }
-    assert finished_ancestors(SHARDS, ["shardId-000000000002"]) == {"shardId-000000000000"}
-    assert finished_ancestors(SHARDS, ["shardId-000000000001"]) == set()
+    assert finished_ancestors(parents, ["shardId-000000000002"]) == {"shardId-000000000000"}
+    assert finished_ancestors(parents, ["shardId-000000000001"]) == set()
 
 
 def test_import_maps_each_lease_and_finishes_the_parents_kcl_deleted() -> None:
@@ -220,3 +222,25 @@ def test_an_exported_table_imports_back_to_the_same_positions() -> None:
     items = export_items(SHARDS, positions, [], {}, None)
     steps = plan_import(SHARDS, [parse_lease(i) for i in items])
     assert {s.shard.shard_id: s.target for s in steps if s.target} == positions
+
+
+def test_a_reshard_the_coordinator_has_not_synced_is_learnt_from_the_leases() -> None:
+    """The topic lists shard 1 open, the lease table already has its children (1 split into
+    5 and 6): 1's lease deleted by KCL, 5 mid-way. Shard 1 is finished and its end names the
+    children, which the coordinator then syncs."""
+    unsynced = [SHARDS[0], Shard(1, "shardId-000000000001"), SHARDS[2], SHARDS[3]]
+    child = Lease(
+        "shardId-000000000005",
+        "shardId-000000000005",
+        None,
+        "w",
+        1,
+        SEQ,
+        0,
+        ("shardId-000000000001",),
+    )
+    steps = {s.shard.shard_id: s for s in plan_import(unsynced, [child])}
+    assert steps["shardId-000000000001"].target == Position(shard_end=True)
+    assert steps["shardId-000000000001"].children == ("shardId-000000000005",)
+    assert steps["shardId-000000000000"].target is None  # no lease below it
+    assert steps["shardId-000000000000"].children == ()

@@ -21,7 +21,6 @@ from .leases import (
     LeaseFormatError,
     Position,
     Shard,
-    children_of,
     export_items,
     leases_of_stream,
     moved_leases,
@@ -192,32 +191,30 @@ def _import(admin: Admin, args: argparse.Namespace) -> Output:
         raise CommandError(f"lease table {table.name}: no such table")
     leases = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
     steps = plan_import(topic.shards, leases)
-    current = _positions(admin, args.group, topic)
-    rows, document, writes, deletes = [], [], [], []
-    for step in steps:
-        before = current.get(step.shard.shard_id)
-        action = _action(step, before)
-        if action == "write":
-            writes.append(step)
-        elif action == "delete":
-            deletes.append(step.shard.partition)
-        shown = [step.shard.shard_id, step.shard.partition, step.why, _text(before)]
-        rows.append([*shown, _text(step.target), action])
-        document.append(
-            {
-                "shardId": step.shard.shard_id,
-                "partition": step.shard.partition,
-                "lease": step.why,
-                "current": _text(before),
-                "new": _text(step.target),
-                "action": action,
-            }
-        )
+    before = _positions(admin, args.group, topic)
     if not args.dry_run:
-        _commit(admin, args.group, topic, writes)
-        _delete(admin, args.group, topic.name, deletes)
+        _apply(admin, args.group, topic, steps, before)
+        if unknown_leases(topic.shards, leases):
+            # A shard end naming children the coordinator did not list makes it sync the
+            # topic at once: the leases of those children are the group's now.
+            synced = _topic(admin, args.topic)
+            if len(synced.shards) > len(topic.shards):
+                topic, steps = synced, plan_import(synced.shards, leases)
+                _apply(admin, args.group, topic, steps, _positions(admin, args.group, topic))
+    document = [
+        {
+            "shardId": step.shard.shard_id,
+            "partition": step.shard.partition,
+            "lease": step.why,
+            "current": _text(before.get(step.shard.shard_id)),
+            "new": _text(step.target),
+            "action": _action(step, before.get(step.shard.shard_id)),
+        }
+        for step in steps
+    ]
     notes = [
-        f"Lease {lease.key}: not a shard of topic {topic.name} (expired?), skipped."
+        f"Lease {lease.key}: not a shard of topic {topic.name}, skipped: expired before the "
+        "topic was bound, or a reshard the coordinator has not synced yet (run again then)"
         for lease in unknown_leases(topic.shards, leases)
     ]
     counts = Counter(entry["action"] for entry in document)
@@ -231,9 +228,29 @@ def _import(admin: Admin, args: argparse.Namespace) -> Output:
             "dryRun": args.dry_run,
             "shards": document,
         },
-        [(["SHARD", "PARTITION", "FROM", "CURRENT", "NEW", "ACTION"], rows)],
+        [(["SHARD", "PARTITION", "FROM", "CURRENT", "NEW", "ACTION"], _rows(document))],
         notes,
     )
+
+
+def _rows(document: list[dict[str, Any]]) -> list[list[Any]]:
+    keys = ("shardId", "partition", "lease", "current", "new", "action")
+    return [[entry[key] for key in keys] for entry in document]
+
+
+def _apply(
+    admin: Admin,
+    group: str,
+    topic: Topic,
+    steps: list[ImportStep],
+    current: dict[str, Position],
+) -> None:
+    """The steps' positions written where they differ from `current`, removed where the
+    lease table has none."""
+    actions = [(step, _action(step, current.get(step.shard.shard_id))) for step in steps]
+    _commit(admin, group, topic, [step for step, action in actions if action == "write"])
+    deletes = [step.shard.partition for step, action in actions if action == "delete"]
+    _delete(admin, group, topic.name, deletes)
 
 
 def _of_stream(leases: list[Lease], topic: Topic, table: str) -> list[Lease]:
@@ -243,7 +260,8 @@ def _of_stream(leases: list[Lease], topic: Topic, table: str) -> list[Lease]:
         raise CommandError(f"lease table {table}: {error}") from None
     if not mine:
         raise CommandError(f"lease table {table} holds no lease of {topic.arn}")
-    if len(unknown_leases(topic.shards, mine)) == len(mine):
+    known = {shard.shard_id for shard in topic.shards}
+    if not any(lease.shard_id in known or known & set(lease.parents) for lease in mine):
         raise CommandError(
             f"lease table {table}: none of its leases is a shard of topic {topic.name}'s "
             "stream (another stream's application?)"
@@ -263,10 +281,10 @@ def _text(position: Position | None) -> str:
 
 def _commit(admin: Admin, group: str, topic: Topic, steps: list[ImportStep]) -> None:
     """The positions, committed from outside the group (an admin's reset)."""
-    entries, children = [], children_of(topic.shards)
+    entries = []
     for step in steps:
         assert step.target is not None
-        position = step.target.to_api(children.get(step.shard.shard_id, ()))
+        position = step.target.to_api(step.children)
         entries.append(
             {
                 "partitionIndex": step.shard.partition,

@@ -192,10 +192,21 @@ def moved_leases(before: Iterable[Lease], after: Iterable[Lease]) -> list[Lease]
     return moved + [Lease(key, key, None, None, -1, TRIM_HORIZON, 0, ()) for key in gone]
 
 
-def finished_ancestors(shards: Iterable[Shard], progressed: Iterable[str]) -> set[str]:
-    """Every ancestor of the `progressed` shards: a shard is started only once its parents
-    are finished (KCL and groupcoord alike), so all of these were read to their end."""
+def lineage(shards: Iterable[Shard], leases: Iterable[Lease] = ()) -> dict[str, tuple[str, ...]]:
+    """Each shard's parents: the topic's, and a lease's `parentShardId` for a shard the topic
+    does not list yet (a reshard the coordinator has not synced)."""
     parents = {shard.shard_id: shard.parents for shard in shards}
+    for lease in leases:
+        parents.setdefault(lease.shard_id, lease.parents)
+    return parents
+
+
+def finished_ancestors(
+    parents: Mapping[str, tuple[str, ...]], progressed: Iterable[str]
+) -> set[str]:
+    """Every ancestor of the `progressed` shards (`parents`: `lineage`): a shard is started
+    only once its parents are finished (KCL and groupcoord alike), so all of these were read
+    to their end."""
     found: set[str] = set()
     stack = [p for shard_id in progressed for p in parents.get(shard_id, ())]
     while stack:
@@ -206,12 +217,12 @@ def finished_ancestors(shards: Iterable[Shard], progressed: Iterable[str]) -> se
     return found
 
 
-def children_of(shards: Iterable[Shard]) -> dict[str, list[str]]:
-    """Each parent's children, by shard id."""
+def children_of(parents: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    """Each parent's children (`parents`: `lineage`)."""
     found: dict[str, list[str]] = {}
-    for shard in shards:
-        for parent in shard.parents:
-            found.setdefault(parent, []).append(shard.shard_id)
+    for shard_id, of in parents.items():
+        for parent in of:
+            found.setdefault(parent, []).append(shard_id)
     return found
 
 
@@ -223,17 +234,22 @@ class ImportStep:
     lease: Lease | None
     target: Position | None
     why: str
+    children: tuple[str, ...] = ()  # at a shard's end: its children, to name in the commit
 
 
 def plan_import(shards: Iterable[Shard], leases: Iterable[Lease]) -> list[ImportStep]:
     """The position each of the topic's shards takes from the lease table. A leased shard
-    takes its checkpoint (SHARD_END its end, a start sentinel no position). A closed shard
-    without a lease whose descendant has one was finished: KCL deletes a parent's lease once
-    its children run, and starts a shard whose parent lease is missing. Any other shard
-    without a lease keeps no position (the topic's initial position applies)."""
+    takes its checkpoint (SHARD_END its end, a start sentinel no position). A shard without
+    a lease whose descendant has one was finished: KCL deletes a parent's lease once its
+    children run, and starts a shard whose parent lease is missing. Any other shard without
+    a lease keeps no position (the topic's initial position applies). A shard's end names
+    its children, the leases' too: the coordinator then learns a reshard it has not synced."""
     shards = sorted(shards, key=lambda s: s.partition)
+    leases = list(leases)
     by_shard = {lease.shard_id: lease for lease in leases}
-    finished = finished_ancestors(shards, by_shard)
+    parents = lineage(shards, leases)
+    finished = finished_ancestors(parents, by_shard)
+    children = children_of(parents)
     steps = []
     for shard in shards:
         lease = by_shard.get(shard.shard_id)
@@ -246,7 +262,9 @@ def plan_import(shards: Iterable[Shard], leases: Iterable[Lease]) -> list[Import
             target, why = Position(shard_end=True), "no lease, a descendant leased: finished"
         else:
             target, why = None, "no lease"
-        steps.append(ImportStep(shard, lease, target, why))
+        ended = target is not None and target.shard_end
+        named = tuple(sorted(children.get(shard.shard_id, ()))) if ended else ()
+        steps.append(ImportStep(shard, lease, target, why, named))
     return steps
 
 
@@ -282,8 +300,9 @@ def export_items(
     coordinator would hand the group now (their ancestors are finished); `stream`: the
     multi-stream identifier to key the leases by (None: single-stream keys)."""
     shards = list(shards)
-    finished = finished_ancestors(shards, [*positions, *assignable])
-    children = children_of(shards)
+    parents = lineage(shards)
+    finished = finished_ancestors(parents, [*positions, *assignable])
+    children = children_of(parents)
     items = []
     for shard in sorted(shards, key=lambda s: s.partition):
         checkpoint, sub_sequence = export_checkpoint(shard, positions.get(shard.shard_id), finished)
