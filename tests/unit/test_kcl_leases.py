@@ -99,6 +99,8 @@ def test_a_checkpoint_means_after_that_record_with_its_sub_sequence() -> None:
         {"leaseCounter": {"N": str(2**63)}},
         {"leaseCounter": {"S": "x"}, "checkpoint": {"S": "LATE"}},
         {"leaseKey": {"S": "a:b"}},
+        {"leaseKey": {"S": "shard/1"}},
+        {"parentShardId": {"SS": ["x" * 129]}},
     ],
 )
 def test_an_item_kcl_would_not_read_is_refused(bad: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ AT_TIMESTAMP = "AT_TIMESTAMP"
 SHARD_END = "SHARD_END"
 STARTS = (TRIM_HORIZON, LATEST, AT_TIMESTAMP)  # no record processed yet
 _SEQUENCE = re.compile(r"[0-9]{1,129}")
+_SHARD_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")  # Kinesis' ShardId
 _INT64_MAX = 2**63 - 1
 
 Item = dict[str, dict[str, Any]]  # a DynamoDB item in the low-level client's typed form
@@ -108,6 +109,9 @@ def parse_lease(item: Item) -> Lease:
         )
     sub_sequence = _number(item, key, "checkpointSubSequenceNumber")
     stream, shard_id = _stream_and_shard(item, key)
+    parents = tuple(sorted(item.get("parentShardId", {}).get("SS", [])))
+    if not all(isinstance(s, str) and _SHARD_ID.fullmatch(s) for s in (shard_id, *parents)):
+        raise LeaseFormatError(f"lease {key}: a shard id that is not Kinesis'")
     return Lease(
         key=key,
         shard_id=shard_id,
@@ -116,7 +120,7 @@ def parse_lease(item: Item) -> Lease:
         counter=_number(item, key, "leaseCounter"),
         checkpoint=checkpoint,
         sub_sequence=sub_sequence,
-        parents=tuple(sorted(item.get("parentShardId", {}).get("SS", []))),
+        parents=parents,
     )
 
 
