@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from groupcoord.kcl.leases import (
+    FIRST_RECORD,
     Lease,
     LeaseFormatError,
     Position,
@@ -85,7 +86,10 @@ def test_a_checkpoint_means_after_that_record_with_its_sub_sequence() -> None:
     assert aggregated.position() == Position(SEQ, 3)
     assert aggregated.position().to_api() == {"sequenceNumber": SEQ, "subSequenceNumber": 3}
     assert parse_lease(item("s", "SHARD_END")).position() == Position(shard_end=True)
-    for start in ("TRIM_HORIZON", "LATEST", "AT_TIMESTAMP"):
+    # TRIM_HORIZON is the shard's first record, whatever the topic's initial position.
+    assert parse_lease(item("s", "TRIM_HORIZON")).position() == FIRST_RECORD == Position("0")
+    assert FIRST_RECORD.text() == "TRIM_HORIZON"
+    for start in ("LATEST", "AT_TIMESTAMP"):  # KCL's initial position: the topic's applies
         assert parse_lease(item("s", start)).position() is None
 
 
@@ -147,8 +151,8 @@ def test_finished_ancestors_of_a_merge_and_a_split() -> None:
 
 def test_import_maps_each_lease_and_finishes_the_parents_kcl_deleted() -> None:
     """KCL deletes a parent's lease once its children run: 0 (no lease, children leased) is
-    finished; 3 has SHARD_END; 1 is mid-shard; 2 has not started (TRIM_HORIZON); 4 has no
-    lease and no leased descendant: no position, the topic's initial position applies."""
+    finished; 3 has SHARD_END; 1 is mid-shard; 2 has not started (TRIM_HORIZON: its first
+    record); 4 has no lease yet, below leased shards: KCL would lease it at TRIM_HORIZON."""
     leases = [
         lease("shardId-000000000001", SEQ, sub=2),
         lease("shardId-000000000002", "TRIM_HORIZON"),
@@ -159,11 +163,15 @@ def test_import_maps_each_lease_and_finishes_the_parents_kcl_deleted() -> None:
     assert [(s.shard.partition, s.target) for s in steps] == [
         (0, Position(shard_end=True)),
         (1, Position(SEQ, 2)),
-        (2, None),
+        (2, FIRST_RECORD),
         (3, Position(shard_end=True)),
-        (4, None),
+        (4, FIRST_RECORD),
     ]
     assert [u.shard_id for u in unknown_leases(SHARDS, leases)] == ["shardId-000000000099"]
+    # A LATEST lease on 2 alone: 0 above it finished; 2 at the topic's initial position; the
+    # shards neither above nor below a lease keep no position.
+    alone = plan_import(SHARDS, [lease("shardId-000000000002", "LATEST")])
+    assert [s.target for s in alone] == [Position(shard_end=True), None, None, None, None]
 
 
 def test_export_writes_a_lease_per_shard_kcl_resumes_from() -> None:
@@ -223,7 +231,8 @@ def test_an_exported_table_imports_back_to_the_same_positions() -> None:
     }
     items = export_items(SHARDS, positions, [], {}, None)
     steps = plan_import(SHARDS, [parse_lease(i) for i in items])
-    assert {s.shard.shard_id: s.target for s in steps if s.target} == positions
+    not_started = {"shardId-000000000002": FIRST_RECORD, "shardId-000000000004": FIRST_RECORD}
+    assert {s.shard.shard_id: s.target for s in steps} == {**positions, **not_started}
 
 
 def test_a_reshard_the_coordinator_has_not_synced_is_learnt_from_the_leases() -> None:

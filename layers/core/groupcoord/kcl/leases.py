@@ -60,7 +60,14 @@ class Position:
         return {"sequenceNumber": self.sequence, "subSequenceNumber": self.sub_sequence}
 
     def text(self) -> str:
-        return SHARD_END if self.shard_end else f"{self.sequence}:{self.sub_sequence}"
+        if self.shard_end:
+            return SHARD_END
+        if self.sequence is not None and int(self.sequence) == 0:
+            return TRIM_HORIZON  # sequence number 0: from the shard's first record
+        return f"{self.sequence}:{self.sub_sequence}"
+
+
+FIRST_RECORD = Position("0")  # Kinesis' sequence numbers are positive: before every record
 
 
 @dataclass(frozen=True)
@@ -86,10 +93,14 @@ class Lease:
     parents: tuple[str, ...]
 
     def position(self) -> Position | None:
-        """The group's position this checkpoint stands for; None for a start sentinel (no
-        record processed: the topic's initial position applies, TRIM_HORIZON for a child)."""
+        """The group's position this checkpoint stands for. TRIM_HORIZON is sequence number
+        0, the shard's first record (what `offsets reset --to-sequence 0` stores), whatever
+        the topic's initial position; LATEST and AT_TIMESTAMP (KCL's initial position, on a
+        shard it never read) none: the topic's initial position applies."""
         if self.checkpoint == SHARD_END:
             return Position(shard_end=True)
+        if self.checkpoint == TRIM_HORIZON:
+            return FIRST_RECORD
         if self.checkpoint in STARTS:
             return None
         return Position(self.checkpoint, self.sub_sequence)
@@ -205,6 +216,19 @@ def lineage(shards: Iterable[Shard], leases: Iterable[Lease] = ()) -> dict[str, 
     return parents
 
 
+def descendants(parents: Mapping[str, tuple[str, ...]], of: Iterable[str]) -> set[str]:
+    """Every shard below the shards `of` (`parents`: `lineage`), themselves excluded."""
+    children = children_of(parents)
+    found: set[str] = set()
+    stack = [c for shard_id in of for c in children.get(shard_id, ())]
+    while stack:
+        shard_id = stack.pop()
+        if shard_id not in found:
+            found.add(shard_id)
+            stack.extend(children.get(shard_id, ()))
+    return found
+
+
 def finished_ancestors(
     parents: Mapping[str, tuple[str, ...]], progressed: Iterable[str]
 ) -> set[str]:
@@ -243,27 +267,31 @@ class ImportStep:
 
 def plan_import(shards: Iterable[Shard], leases: Iterable[Lease]) -> list[ImportStep]:
     """The position each of the topic's shards takes from the lease table. A leased shard
-    takes its checkpoint (SHARD_END its end, a start sentinel no position). A shard without
-    a lease whose descendant has one was finished: KCL deletes a parent's lease once its
-    children run, and starts a shard whose parent lease is missing. Any other shard without
-    a lease keeps no position (the topic's initial position applies). A shard's end names
-    its children, the leases' too: the coordinator then learns a reshard it has not synced."""
+    takes its checkpoint (Lease.position). A shard without a lease above a leased one was
+    finished: KCL deletes a parent's lease once its children run, and starts a shard whose
+    parent lease is missing. One below a leased shard is read from its first record, as KCL
+    creates its lease at TRIM_HORIZON once it gets there (explicit: a LATEST or AT_TIMESTAMP
+    group would count a shard closed before the import as behind its start). Any other
+    shard keeps no position (the topic's initial position applies). A shard's end names its
+    children, the leases' too: the coordinator then learns a reshard it has not synced."""
     shards = sorted(shards, key=lambda s: s.partition)
     leases = list(leases)
     by_shard = {lease.shard_id: lease for lease in leases}
     parents = lineage(shards, leases)
     finished = finished_ancestors(parents, by_shard)
+    below = descendants(parents, by_shard)
     children = children_of(parents)
     steps = []
     for shard in shards:
         lease = by_shard.get(shard.shard_id)
         if lease is not None:
             target = lease.position()
-            why = f"lease {lease.checkpoint}" + (
-                f":{lease.sub_sequence}" if target and not target.shard_end else ""
-            )
+            sub = f":{lease.sub_sequence}" if lease.checkpoint[0].isdigit() else ""
+            why = f"lease {lease.checkpoint}{sub}"
         elif shard.shard_id in finished:
-            target, why = Position(shard_end=True), "no lease, a descendant leased: finished"
+            target, why = Position(shard_end=True), "no lease, above a leased shard"
+        elif shard.shard_id in below:
+            target, why = FIRST_RECORD, "no lease, below a leased shard"
         else:
             target, why = None, "no lease"
         ended = target is not None and target.shard_end
