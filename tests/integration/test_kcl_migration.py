@@ -416,7 +416,7 @@ def test_a_running_application_and_a_group_with_members_are_refused(
         member.close()
 
 
-def test_what_cannot_be_imported_is_refused_in_one_line(
+def test_what_cannot_be_imported_or_exported_is_refused_in_one_line(
     deployed: tuple[Api, Store],
     stream: Stream,
     dynamodb: Any,
@@ -438,6 +438,10 @@ def test_what_cannot_be_imported_is_refused_in_one_line(
     for (table, topic), words in refusals.items():
         code, _, err = run("import-kcl", *options(table, topic, group))
         assert code == 1 and words in err and len(err.strip().splitlines()) == 1, err
+    # Another application's table is not overwritten.
+    code, _, err = run("export-kcl", *options(other, stream.topic, group))
+    assert code == 1 and "none of its leases is a shard of topic" in err, err
+    assert [i["leaseKey"]["S"] for i in dynamodb.scan(TableName=other)["Items"]] == ["x-1"]
     code, _, err = run(
         "import-kcl", *options(other, stream.topic, group), "--failover-time-ms", "-1"
     )

@@ -344,13 +344,10 @@ def _export(admin: Admin, args: argparse.Namespace) -> Output:
     positions = _positions(admin, args.group, topic)
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()
-    leases: list[Lease] = []
-    if exists and table.scan():
-        leases = _stopped_leases(table, args.failover_time_ms)
-    try:
-        mine, stream = leases_of_stream(leases, topic.arn)
-    except ValueError as error:
-        raise CommandError(f"lease table {table.name}: {error}") from None
+    mine: list[Lease] = []
+    if exists and table.scan():  # a table of this stream's application, stopped
+        mine = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
+    stream = next((lease.stream for lease in mine), None)
     existing = {lease.shard_id: lease for lease in mine}
     items = export_items(topic.shards, positions, assignable, existing, stream)
     if not args.dry_run:

@@ -217,16 +217,8 @@ def lineage(shards: Iterable[Shard], leases: Iterable[Lease] = ()) -> dict[str, 
 
 
 def descendants(parents: Mapping[str, tuple[str, ...]], of: Iterable[str]) -> set[str]:
-    """Every shard below the shards `of` (`parents`: `lineage`), themselves excluded."""
-    children = children_of(parents)
-    found: set[str] = set()
-    stack = [c for shard_id in of for c in children.get(shard_id, ())]
-    while stack:
-        shard_id = stack.pop()
-        if shard_id not in found:
-            found.add(shard_id)
-            stack.extend(children.get(shard_id, ()))
-    return found
+    """Every shard below the shards `of` (`parents`: `lineage`)."""
+    return _reached(children_of(parents), of)
 
 
 def finished_ancestors(
@@ -235,13 +227,18 @@ def finished_ancestors(
     """Every ancestor of the `progressed` shards (`parents`: `lineage`): a shard is started
     only once its parents are finished (KCL and groupcoord alike), so all of these were read
     to their end."""
+    return _reached(parents, progressed)
+
+
+def _reached(edges: Mapping[str, Iterable[str]], start: Iterable[str]) -> set[str]:
+    """The shards reached from `start` along `edges` in one step or more."""
     found: set[str] = set()
-    stack = [p for shard_id in progressed for p in parents.get(shard_id, ())]
+    stack = [n for shard_id in start for n in edges.get(shard_id, ())]
     while stack:
         shard_id = stack.pop()
         if shard_id not in found:
             found.add(shard_id)
-            stack.extend(parents.get(shard_id, ()))
+            stack.extend(edges.get(shard_id, ()))
     return found
 
 
