@@ -126,7 +126,7 @@ layer_dir="$(find "$build_dir" -mindepth 1 -maxdepth 1 -type d -name 'CoreLayer*
     || die "built layer has no python/groupcoord (looked for $build_dir/CoreLayer*/python)"
 # The server code only: no Lambda handler reaches the client library, `serve` (moto, werkzeug)
 # or the command line, so the layer does not ship them.
-for left_out in client local dashboard cli.py admin_cli.py; do
+for left_out in client local dashboard cli.py admin_cli.py admin; do
     [[ ! -e "$layer_dir/python/groupcoord/$left_out" ]] \
         || die "the built layer holds groupcoord/$left_out (layers/core/Makefile: NOT_IN_LAYER)"
 done

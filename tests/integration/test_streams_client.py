@@ -17,6 +17,7 @@ from groupcoord.client.transport import Reply, Transport
 from tests.support.api import Api
 from tests.support.classic_client import shared_serve
 from tests.support.consumer import create_topic, unique, until
+from tests.support.kafka_streams import word_count as kafka_word_count
 from tests.support.streams import STREAMS_SETTINGS, streams_serve, word_count
 
 SHUTDOWN_APPLICATION = 4
@@ -203,3 +204,27 @@ def test_a_shutdown_request_reaches_every_member(url: str) -> None:
         assert m.shutdown_requested
     for m in (a, b):
         m.close()
+
+
+def test_requests_have_the_fields_kafka_streams_sends(url: str) -> None:
+    lines = unique("lines")
+    create_topic(Api(url), lines, 2)
+    sent = Sent(url)
+    member = StreamsMember(url, unique("g"), kafka_word_count(unique("app"), lines),
+                           transport=sent)  # fmt: skip
+    base = {"groupId", "memberId", "memberEpoch", "endpointInformationEpoch",
+            "shutdownApplication"}  # fmt: skip
+    member.heartbeat()
+    join = sent.heartbeats[0]
+    assert set(join) == base | {"topology", "rebalanceTimeoutMs", "processId", "clientTags",
+                                "activeTasks", "standbyTasks", "warmupTasks", "taskOffsets",
+                                "taskEndOffsets"}  # fmt: skip
+    assert join["endpointInformationEpoch"] == -1 and join["shutdownApplication"] is False
+    assert join["taskOffsets"] == join["taskEndOffsets"] == join["clientTags"] == []
+    assert len(pairs(member.tasks.active)) == 4
+    member.heartbeat()  # acknowledges the assignment: the three lists, nothing else
+    assert set(sent.heartbeats[1]) == base | {"activeTasks", "standbyTasks", "warmupTasks"}
+    member.heartbeat()  # steady: nothing changed, no lists
+    assert set(sent.heartbeats[2]) == base
+    member.close()
+    assert set(sent.heartbeats[3]) == base and sent.heartbeats[3]["memberEpoch"] == -1

@@ -1,5 +1,5 @@
 """KCL's lease items read into leases, mapped to a group's positions and written back
-(groupcoord.kcl.leases): the three KCL versions' items, the sentinels, sub-sequences, the
+(groupcoord.admin.kcl.leases): the three KCL versions' items, the sentinels, sub-sequences, the
 parents KCL deleted, liveness by leaseCounter alone."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from groupcoord.kcl.leases import (
+from groupcoord.admin.kcl.leases import (
     FIRST_RECORD,
     Lease,
     LeaseFormatError,

@@ -47,6 +47,9 @@ DOCUMENTED_NAMES = {
 }
 
 
+BINDERS_SAMPLE = "User:a=arn:aws:kinesis:us-east-1:123456789012:stream/a-*"
+
+
 def attribute_for(name: str) -> str:
     samples = {
         "group.consumer.migration.policy": "disabled",
@@ -60,6 +63,7 @@ def attribute_for(name: str) -> str:
         "group.streams.max.session.timeout.ms": "70000",
         "group.streams.min.heartbeat.interval.ms": "4000",
         "group.streams.num.standby.replicas": "1",
+        "groupcoord.kinesis.stream.binders": BINDERS_SAMPLE,
     }
     sample = samples.get(name, "12345")
     settings = Settings.from_mapping({name: sample})
@@ -232,6 +236,7 @@ def test_from_env_every_setting_round_trips() -> None:
         "group.streams.heartbeat.interval.ms": "7000",
         "group.streams.max.heartbeat.interval.ms": "17000",
         "group.streams.num.standby.replicas": "1",
+        "groupcoord.kinesis.stream.binders": BINDERS_SAMPLE,
     }
     for name in Settings.names():
         sample = samples.get(name, "777")

@@ -235,3 +235,57 @@ def test_a_dead_owners_task_goes_to_its_most_caught_up_standby(case: tuple) -> N
             reported = {m.member_id: m.lags.get(task) for m in rest}
             ranks = {m: lag_rank(reported[m], acceptable) for m in had}
             assert owner in had and ranks[owner] == min(ranks.values()), (task, owner, ranks)
+
+
+# --- a cold start gives tasks back to the state on disk (Kafka's StickyTaskAssignorTest) ---
+
+
+def reporting(member_id: str, process_id: str, partitions: dict[int, int]) -> AssignorMember:
+    """A member with a fresh id and no previous target that reports changelog offsets."""
+    return AssignorMember(
+        member_id, process_id, offsets={("s", p): o for p, o in partitions.items()}
+    )
+
+
+def active_partitions(result: dict[str, TasksTuple], *member_ids: str) -> set[int]:
+    return {p for m in member_ids for p in result[m].active.get("s", ())}
+
+
+def test_a_cold_start_gives_each_member_the_tasks_it_reports_offsets_for() -> None:
+    members = [reporting("member1", "process1", {0: 100, 1: 100}),
+               reporting("member2", "process2", {2: 100, 3: 100})]  # fmt: skip
+    result = assign(members, {"s": 4}, stateful={"s"}, num_standby=0)
+    assert active_partitions(result, "member1") == {0, 1}
+    assert active_partitions(result, "member2") == {2, 3}
+
+
+def test_a_cold_start_keeps_tasks_on_the_process_whose_members_report_them() -> None:
+    first, second = {0: 100, 1: 100}, {2: 100, 3: 100}
+    members = [reporting("member1_1", "process1", first), reporting("member1_2", "process1", first),
+               reporting("member2_1", "process2", second),
+               reporting("member2_2", "process2", second)]  # fmt: skip
+    result = assign(members, {"s": 4}, stateful={"s"}, num_standby=0)
+    assert active_partitions(result, "member1_1", "member1_2") == {0, 1}
+    assert active_partitions(result, "member2_1", "member2_2") == {2, 3}
+    assert all(len(r.active.get("s", ())) == 1 for r in result.values())
+
+
+def test_current_owners_rank_before_reports_and_the_most_caught_up_report_first() -> None:
+    members = [
+        AssignorMember("member1", "process1", TasksTuple.of(active={"s": {0}})),
+        AssignorMember("member2", "process2", TasksTuple.of(standby={"s": {0, 1}})),
+        reporting("member3", "process3", {0: 1_000_000, 1: 1_000_000, 2: 100}),
+        reporting("member4", "process4", {2: 50}),
+    ]
+    result = assign(members, {"s": 4}, stateful={"s"}, num_standby=0)
+    assert [active_partitions(result, m.member_id) for m in members] == [{0}, {1}, {2}, {3}]
+
+
+def test_a_cold_start_puts_standbys_away_from_the_process_holding_the_state() -> None:
+    members = [
+        reporting("member1", "process1", {0: 100}),
+        reporting("member2", "process2", {1: 100}),
+    ]
+    result = assign(members, {"s": 2}, stateful={"s"}, num_standby=1)
+    assert result["member1"] == TasksTuple.of(active={"s": {0}}, standby={"s": {1}})
+    assert result["member2"] == TasksTuple.of(active={"s": {1}}, standby={"s": {0}})

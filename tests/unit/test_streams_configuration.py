@@ -13,7 +13,13 @@ from groupcoord.core.streams.configuration import (
     configure,
     summarize,
 )
-from groupcoord.core.streams.topology import CopartitionGroup, Subtopology, TopicInfo, Topology
+from groupcoord.core.streams.topology import (
+    CopartitionGroup,
+    Subtopology,
+    TopicInfo,
+    Topology,
+    check_topology,
+)
 
 
 def topology(*subs: Subtopology, epoch: int = 1) -> Topology:
@@ -179,3 +185,57 @@ def test_a_regex_source_reads_every_matching_topic_but_internal_ones() -> None:
 def test_a_regex_that_matches_nothing_is_status_1() -> None:
     regex = topology(Subtopology("0", source_topic_regex=("orders-.*",)))
     assert configure(regex, {"other": 1}).status is StatusCode.MISSING_SOURCE_TOPICS
+
+
+def kafka_streams_word_count() -> Topology:
+    """The word count as Kafka Streams sends it: the repartition topic only in
+    repartitionSourceTopics, never in sourceTopics (StreamThread removes it)."""
+    return topology(
+        Subtopology("0", source_topics=("words",), repartition_sink_topics=("app-rep",)),
+        Subtopology(
+            "1",
+            repartition_source_topics=(TopicInfo("app-rep", 0, -1),),
+            state_changelog_topics=(TopicInfo("app-store-changelog", 0, -1),),
+        ),
+    )
+
+
+def test_a_subtopology_reading_only_a_repartition_topic_is_configured() -> None:
+    shape = kafka_streams_word_count()
+    assert check_topology(shape) is None
+    first = configure(shape, {"words": 6})
+    assert {t.name: t.partitions for t in first.to_create} == {
+        "app-rep": 6,
+        "app-store-changelog": 6,
+    }
+    configured = configure(shape, {"words": 6, "app-rep": 6, "app-store-changelog": 6})
+    assert configured.is_ready
+    assert configured.task_counts == {"0": 6, "1": 6}
+    assert configured.stateful == frozenset({"1"})
+    assert configured.source_topics == {"0": ("words",), "1": ("app-rep",)}
+
+
+def test_repartition_only_sources_are_copartitioned_by_their_indexes() -> None:
+    # A join after selectKey on both sides: sub-topology 2 reads two repartition topics only,
+    # co-partitioned; their writers read 4 and 6 partitions, so both get the larger.
+    join = topology(
+        Subtopology("0", source_topics=("left",), repartition_sink_topics=("l-rep",)),
+        Subtopology("1", source_topics=("right",), repartition_sink_topics=("r-rep",)),
+        Subtopology(
+            "2",
+            repartition_source_topics=(TopicInfo("l-rep"), TopicInfo("r-rep")),
+            state_changelog_topics=(TopicInfo("join-store-changelog"),),
+            copartition_groups=(CopartitionGroup(repartition_source_topics=(0, 1)),),
+        ),
+    )
+    first = configure(join, {"left": 4, "right": 6})
+    assert {t.name: t.partitions for t in first.to_create} == {
+        "l-rep": 6,
+        "r-rep": 6,
+        "join-store-changelog": 6,
+    }
+    counts = {"left": 4, "right": 6, "l-rep": 6, "r-rep": 6, "join-store-changelog": 6}
+    assert configure(join, counts).task_counts == {"0": 4, "1": 6, "2": 6}
+    # A repartition topic created with another count breaks the group: status 2.
+    broken = configure(join, counts | {"l-rep": 4})
+    assert broken.status is StatusCode.INCORRECTLY_PARTITIONED_TOPICS

@@ -93,6 +93,17 @@ def test_an_invalid_topology_is_130(sub: dict, words: str) -> None:
     assert words in found[1]
 
 
+def test_a_subtopology_reading_only_repartition_topics_is_accepted() -> None:
+    # Kafka Streams sends a repartition topic only in repartitionSourceTopics.
+    repartitioned = {
+        "subtopologyId": "1",
+        "repartitionSourceTopics": [{"name": "app-rep", "replicationFactor": -1}],
+        "stateChangelogTopics": [{"name": "app-store-changelog", "replicationFactor": -1}],
+    }
+    writer = SUB | {"repartitionSinkTopics": ["app-rep"]}
+    assert refusal(topology={"epoch": 1, "subtopologies": [writer, repartitioned]}) is None
+
+
 def test_a_duplicate_subtopology_is_130() -> None:
     found = refusal(topology={"epoch": 1, "subtopologies": [SUB, SUB]})
     assert found is not None and found[0] == Errors.STREAMS_INVALID_TOPOLOGY

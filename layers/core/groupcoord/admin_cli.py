@@ -3,9 +3,9 @@ kafka-consumer-groups.sh and kafka-acls.sh:
 
     groupcoord topics  create|list|describe|alter|delete
     groupcoord groups  list|describe|delete
-    groupcoord offsets show|reset|delete
+    groupcoord offsets show|reset|delete|import|export
     groupcoord acls    add|list|remove
-    groupcoord kinesis import-kcl|export-kcl   (kcl/commands.py)
+    groupcoord kinesis import-kcl|export-kcl   (admin/kcl/commands.py)
 
 Every command takes `--url` (default $GROUPCOORD_URL, else http://127.0.0.1:8080) and `--json`
 (a JSON document instead of a table). A refusal or an unreachable coordinator is one line on
@@ -126,7 +126,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     gdelete = gsub.add_parser("delete", parents=[common], help="delete empty groups")
     gdelete.add_argument("groups", nargs="+", metavar="group")
 
-    offsets = sub.add_parser("offsets", help="show, reset and delete committed offsets")
+    offsets = sub.add_parser("offsets", help="show, reset, delete, import and export offsets")
     osub = offsets.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = osub.add_parser("show", parents=[common], help="committed offsets and owners")
     show.add_argument("group")
@@ -167,11 +167,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     odelete.add_argument(
         "--topic", action="append", required=True, metavar="TOPIC[:P,P...]", help="repeatable"
     )
+    from .admin.offsets_transfer import add_csv_commands  # it uses this module's Admin
+
+    add_csv_commands(osub, common)
 
     _add_acl_commands(sub, common)
-    from .kcl import commands as kcl_commands  # imports this module: added once it is loaded
+    from .admin.kcl.commands import add_kinesis_commands  # it uses this module's Admin
 
-    kcl_commands.add_commands(sub, common)
+    add_kinesis_commands(sub, common)
 
 
 def _add_acl_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -282,8 +285,8 @@ def run(args: argparse.Namespace) -> int:
     prog = f"groupcoord {args.command} {args.action}"
     try:
         admin = Admin(_transport(args))
-        handler = COMMAND_TABLE.get((args.command, args.action)) or args.handler
-        output = handler(admin, args)
+        command = getattr(args, "handler", None) or COMMAND_TABLE[(args.command, args.action)]
+        output = command(admin, args)
     except ValueError as error:  # a malformed --url, a misused --as-principal
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
@@ -764,29 +767,40 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
         for t, p in partitions
     ]
     if not args.dry_run:
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for step in plan:
-            entry = {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
-            if "newKinesisPosition" in step:
-                entry["kinesisPosition"] = step["newKinesisPosition"]
-            by_topic.setdefault(step["topic"], []).append(entry)
-        body = admin.group_call(
-            args.group,
-            "offset-commit",
-            {
-                "groupId": args.group,
-                "generationIdOrMemberEpoch": -1,
-                "memberId": "",
-                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-            },
-        )
-        for topic in body.get("topics", []):
-            for p in topic.get("partitions", []):
-                _raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
-    rows = [[s["topic"], s["partition"], s["currentOffset"], _shown_target(s)] for s in plan]
+        commit_plan(admin, args.group, plan)
     note = "Dry run: nothing changed." if args.dry_run else f"Reset {len(plan)} partition(s)."
+    return plan_output(args.group, plan, args.dry_run, note)
+
+
+def commit_plan(admin: Admin, group: str, plan: list[dict[str, Any]]) -> None:
+    """Write a reset plan's offsets (and Kinesis positions) as an admin's commit from outside
+    the group (generation -1, no member id), which the coordinator admits only while the
+    group is empty; a partition refused raises."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for step in plan:
+        entry = {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
+        if "newKinesisPosition" in step:
+            entry["kinesisPosition"] = step["newKinesisPosition"]
+        by_topic.setdefault(step["topic"], []).append(entry)
+    body = admin.group_call(
+        group,
+        "offset-commit",
+        {
+            "groupId": group,
+            "generationIdOrMemberEpoch": -1,
+            "memberId": "",
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        },
+    )
+    for topic in body.get("topics", []):
+        for p in topic.get("partitions", []):
+            _raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
+
+
+def plan_output(group: str, plan: list[dict[str, Any]], dry_run: bool, note: str) -> Output:
+    rows = [[s["topic"], s["partition"], s["currentOffset"], _shown_target(s)] for s in plan]
     return Output(
-        {"groupId": args.group, "dryRun": args.dry_run, "plan": plan},
+        {"groupId": group, "dryRun": dry_run, "plan": plan},
         [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
         [note],
     )

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from .core.kinesis.binders import parse_binders
 from .models.limits import (
     OFFSET_METADATA_MAX_BYTES_CEILING,
     SINK_TABLES_MAX,
@@ -98,6 +99,9 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     # Kinesis streams a topic may be bound to, comma-separated ARNs (the template passes those
     # its IAM policy lets the coordinator list); empty = any.
     "groupcoord.kinesis.streams": ("kinesis_streams", ""),
+    # With the authorizer on, who may bind a topic to which Kinesis streams:
+    # PRINCIPAL=ARN[,ARN...] entries separated by ';' (core/kinesis/binders.py).
+    "groupcoord.kinesis.stream.binders": ("kinesis_stream_binders", ""),
     # For crash tests only: comma-separated points where a request dies (see faults.py).
     "groupcoord.fault.crash.at": ("fault_crash_at", ""),
 }
@@ -172,6 +176,7 @@ class Settings:
     endpoint: str = ""
     sink_tables: str = ""
     kinesis_streams: str = ""
+    kinesis_stream_binders: str = ""
     fault_crash_at: str = ""
 
     @property
@@ -194,6 +199,11 @@ class Settings:
     def kinesis_stream_arns(self) -> frozenset[str]:
         """The streams a topic may be bound to; empty: any."""
         return frozenset(a.strip() for a in self.kinesis_streams.split(",") if a.strip())
+
+    @property
+    def kinesis_binders(self) -> dict[str, tuple[str, ...]]:
+        """Who may bind which Kinesis streams (authorizer on); checked by `check`."""
+        return parse_binders(self.kinesis_stream_binders)
 
     @property
     def super_user_principals(self) -> frozenset[str]:
@@ -240,6 +250,10 @@ class Settings:
         return cls.from_mapping(found)
 
     def check(self) -> None:
+        try:
+            parse_binders(self.kinesis_stream_binders)
+        except ValueError as malformed:
+            raise SettingsError(str(malformed)) from None
         if self.group_consumer_migration_policy not in MIGRATION_POLICIES:
             raise SettingsError(
                 "group.consumer.migration.policy must be one of " + ", ".join(MIGRATION_POLICIES)

@@ -6,9 +6,11 @@ queries).
 
 Single-threaded: the application calls `poll()` often (at least every heartbeat interval);
 `poll` heartbeats when one is due, or at once after the tasks changed (to acknowledge a
-revocation), and returns the member's tasks. Task offsets go out as task_offsets.py says:
-with the join, then at most once per `taskOffsetIntervalMs`, and at once when a warm-up task
-has caught up. docs/streams.md describes the protocol.
+revocation), and returns the member's tasks. Each request has the fields Kafka Streams' client
+sends (docs/streams.md, "What Kafka Streams sends"): the topology and the process's fields
+only with the join; the owned task lists only when they changed since the coordinator last
+took them (null: unchanged; all three again after an error); task offsets as task_offsets.py
+says; `instanceId` (static membership) and `shutdownApplication` on every request.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class StreamsMember:
         client_tags: Mapping[str, str] | None = None,
         rack_id: str | None = None,
         rebalance_timeout_ms: int = 60_000,
+        instance_id: str | None = None,
         listener: StreamsListener | None = None,
         transport: Transport | None = None,
     ) -> None:
@@ -102,9 +105,13 @@ class StreamsMember:
         self.client_tags = dict(client_tags or {})
         self.rack_id = rack_id
         self.rebalance_timeout_ms = rebalance_timeout_ms
+        # Static membership: a close keeps the tasks for the instance's return (-2).
+        self.instance_id = instance_id
         self.listener = listener
         self.epoch = 0
         self.tasks = StreamsTasks()
+        # The owned tasks the coordinator last took (None: it has none of ours for sure).
+        self._sent_tasks: StreamsTasks | None = None
         self.statuses: list[tuple[int, str]] = []
         self.heartbeat_interval_ms = 5000
         self._next_heartbeat = 0.0
@@ -203,11 +210,13 @@ class StreamsMember:
         return found
 
     def close(self) -> None:
-        """Leave: the tasks move at once."""
+        """Leave: the tasks move at once; a static member's (-2) wait for its instance's
+        return within the session."""
         if self.epoch > 0:
-            self._call({"memberEpoch": -1})
+            self._call({"memberEpoch": -1 if self.instance_id is None else -2})
         self._apply_tasks(StreamsTasks())
         self.epoch = 0
+        self._sent_tasks = None
 
     # --- the protocol ---
 
@@ -236,24 +245,32 @@ class StreamsMember:
         return body
 
     def _heartbeat(self) -> None:
-        if self.epoch == 0:
-            self.reports.rejoined()  # the join carries the latest report whole
-            body = self._join_fields()
-        else:
-            body = {
-                "activeTasks": _entries(self.tasks.active),
-                "standbyTasks": _entries(self.tasks.standby),
-                "warmupTasks": _entries(self.tasks.warmup),
-            }
         now = time.monotonic()
-        report = self.reports.due(now, _task_ids(self.tasks.warmup))
+        joining = self.epoch == 0
+        if joining:
+            self.reports.rejoined()
+            body, owned = self._join_fields(), StreamsTasks()
+            report = self.reports.whole()
+        else:
+            owned = self.tasks
+            tasks_changed = owned != self._sent_tasks
+            body = {}
+            if tasks_changed:
+                body = {
+                    "activeTasks": _entries(owned.active),
+                    "standbyTasks": _entries(owned.standby),
+                    "warmupTasks": _entries(owned.warmup),
+                }
+            report = self.reports.due(now, _task_ids(owned.warmup), tasks_changed)
         body.update(report.fields())
-        if self._shutdown:
-            body["shutdownApplication"] = True
         answer = self._call({"memberEpoch": self.epoch, **body})
         error = error_of(answer)
         if error == Errors.NONE:
             self.reports.sent(report, now)
+            self._sent_tasks = owned
+        else:  # as Kafka's client: after an error, everything is sent again
+            self.reports.rejoined()
+            self._sent_tasks = None
         if error in REJOIN_ERRORS:
             self._apply_tasks(StreamsTasks())  # its tasks are lost: rejoin from nothing
             self.epoch = 0
@@ -269,6 +286,9 @@ class StreamsMember:
     def _call(self, fields: dict[str, Any]) -> dict[str, Any]:
         body = {"groupId": self.group_id, "memberId": self.member_id, **fields}
         body["endpointInformationEpoch"] = self._endpoint_epoch
+        if self.instance_id is not None:
+            body["instanceId"] = self.instance_id
+        body["shutdownApplication"] = self._shutdown
         return self.transport.call(API, body).body
 
     def _applied(self, answer: dict[str, Any]) -> None:

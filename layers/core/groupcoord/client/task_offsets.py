@@ -3,10 +3,10 @@ coordinator keeps each report in an item of its own, so every report is a write,
 that restores or processes state has new offsets all the time. As KIP-1071 has it, reports go
 "according to the task offset interval" (`taskOffsetIntervalMs` of the answers: at most one
 per interval, with the heartbeat after it has passed, carrying the latest values) and "when a
-warm-up task has caught up" (at once: its promotion waits on that report). Besides, the join
-carries the latest report (as Kafka Streams' classic-protocol subscriptions carry the task
-offset sums on every join), and so does the first heartbeat with one after a join. A list the
-coordinator already has is not sent again (null: unchanged)."""
+warm-up task has caught up" (at once: its promotion waits on that report). Besides, as Kafka
+Streams' client does: the join carries both lists whole (empty before any report), and so does
+the heartbeat that acknowledges a new assignment whatever the interval. A list the coordinator
+already has is not sent again (null: unchanged)."""
 
 from __future__ import annotations
 
@@ -82,8 +82,13 @@ class TaskOffsetReports:
             for t in warmups
         )
 
-    def due(self, now_s: float, warmups: Iterable[TaskId]) -> Report:
-        """What the next heartbeat carries (an empty Report: nothing)."""
+    def whole(self) -> Report:
+        """What a join carries: both lists, empty before the first report."""
+        return Report(dict(self._offsets or {}), dict(self._ends or {}))
+
+    def due(self, now_s: float, warmups: Iterable[TaskId], tasks_changed: bool = False) -> Report:
+        """What the next heartbeat carries (an empty Report: nothing); `tasks_changed`: it
+        reports a new set of owned tasks."""
         changed = Report(
             self._offsets if self._offsets != self._sent_offsets else None,
             self._ends if self._ends != self._sent_ends else None,
@@ -91,7 +96,8 @@ class TaskOffsetReports:
         if changed == Report():
             return changed
         if (
-            self._sent_at is None
+            tasks_changed
+            or self._sent_at is None
             or now_s - self._sent_at >= self.interval_ms / 1000
             or self.caught_up(warmups)
         ):

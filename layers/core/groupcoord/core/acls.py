@@ -500,10 +500,22 @@ API_AUTHORIZATION: Mapping[str, ApiAuthorization] = MappingProxyType(
             # denied one fails the heartbeat, 29).
             ApiAuthorization(
                 "streams-group-heartbeat",
-                (*_READ_GROUP, Check(_T, _O.DESCRIBE, _REQ, "topology.subtopologies[] topics")),
+                (
+                    *_READ_GROUP,
+                    Check(_T, _O.DESCRIBE, _REQ, "topology.subtopologies[] topics"),
+                    # Beyond Kafka, as a consumer group's regex: by every member's principal.
+                    Check(_T, _O.DESCRIBE, _OMIT, "the topics sourceTopicRegex matches"),
+                ),
             ),
+            # As Kafka's handleStreamsGroupDescribe: 29 (no members, no topology) when a topic
+            # of the topology is not describable; a regex's resolved topics are left out.
             ApiAuthorization(
-                "streams-group-describe", (Check(_G, _O.DESCRIBE, _ITEM, "groupIds[]"),)
+                "streams-group-describe",
+                (
+                    Check(_G, _O.DESCRIBE, _ITEM, "groupIds[]"),
+                    Check(_T, _O.DESCRIBE, _ITEM, "the topics of the described topology"),
+                    Check(_T, _O.DESCRIBE, _OMIT, "the topics a sourceTopicRegex resolved"),
+                ),
             ),
             # groupcoord's sink writes (docs/exactly-once.md): WRITE on the TRANSACTIONAL_ID
             # named as each table they write, as Kafka's TxnOffsetCommit checks its id.
@@ -543,13 +555,15 @@ API_AUTHORIZATION: Mapping[str, ApiAuthorization] = MappingProxyType(
                     Check(_T, _O.DESCRIBE, _ITEM, "the topics of the described group"),
                 ),
             ),
-            # groupcoord's monitoring extension: as describe-groups, and as offset-fetch its
-            # partitions of topics the caller may not describe are left out.
+            # groupcoord's monitoring extension: as consumer-group-describe (29 for a group
+            # whose answer names a topic the caller may not describe), and as offset-fetch the
+            # partitions only a committed offset names are left out.
             ApiAuthorization(
                 "describe-group-activity",
                 (
                     Check(_G, _O.DESCRIBE, _ITEM, "groupIds[]"),
-                    Check(_T, _O.DESCRIBE, _OMIT, "the topics of the group's partitions"),
+                    Check(_T, _O.DESCRIBE, _ITEM, "the topics the described group names"),
+                    Check(_T, _O.DESCRIBE, _OMIT, "the topics of committed offsets alone"),
                 ),
             ),
             ApiAuthorization("delete-groups", (Check(_G, _O.DELETE, _ITEM, "groupsNames[]"),)),

@@ -35,7 +35,9 @@ class ListGroupsRequest(KafkaMessage):
         le=1000,
         description="groupcoord extension (paging): the most groups this answer reads, 1 to "
         "1000. The filters apply to the groups read, so with filters an answer may hold fewer "
-        "groups, even none, and still have a nextCursor.",
+        "groups, even none, and still have a nextCursor. For a caller whose listing the ACLs "
+        "filter (no DESCRIBE on the cluster), the most groups it answers: it reads on past "
+        "the groups the caller may not see (and the filters leave out).",
     )
     cursor: str | None = Field(
         None,
@@ -44,7 +46,8 @@ class ListGroupsRequest(KafkaMessage):
         description="groupcoord extension (paging): the nextCursor of the previous answer, "
         "opaque; null starts the listing. Any other string is refused (400), and so is a "
         "sealed cursor (one handed to a caller whose listing is filtered by the ACLs) sent by "
-        "another principal or over an hour old.",
+        "another principal or over an hour old, and a plain cursor sent by a caller whose "
+        "listing the ACLs filter.",
     )
 
 

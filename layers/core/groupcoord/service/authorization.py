@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -158,3 +159,15 @@ def caller_of(settings: Settings, store: Store, principal: str, host: str, now_m
         return Caller(principal, host, None)
     authorizer = acl_cache(store).authorizer(store, authorizer_config(settings), now_ms)
     return Caller(principal, host, authorizer)
+
+
+def describable_by(
+    store: Store, principal: str | None, host: str, now_ms: int
+) -> Callable[[str], bool] | None:
+    """Which topics a member's regex may match: those its principal may DESCRIBE (from `host`,
+    its address at its last heartbeat), when the authorizer is on; None (every topic)
+    otherwise, or for a member of unknown principal (created before principals were kept)."""
+    if not store.settings.authorizer_enabled or principal is None:
+        return None
+    caller = caller_of(store.settings, store, principal, host, now_ms)
+    return lambda topic: caller.may_on_topic(AclOperation.DESCRIBE, topic)

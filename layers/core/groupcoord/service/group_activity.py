@@ -5,8 +5,10 @@ Unlike describe-groups and consumer-group-describe it never runs a group's due t
 dashboard that polls must not write. A member past its session deadline therefore stays listed
 until a request or the sweeper expires it (the answer's `nowMs` lets the reader tell).
 
-Authorized as describe-groups: DESCRIBE on each group (30 for that group alone, unread), and,
-as offset-fetch, the grid leaves out the partitions of topics the caller may not DESCRIBE.
+Authorized as consumer-group-describe: DESCRIBE on each group (30 for that group alone, unread),
+and a group whose answer would name a topic the caller may not DESCRIBE (its subscription, a
+member's, the grid's) answers 29 alone; as offset-fetch, the grid leaves out the partitions of
+topics the caller may not DESCRIBE that only a committed offset names.
 
 Reads: a summary is one eventually consistent GetItem per group. A detail adds the member
 Queries (one per member shard, as describe does), one GetItem per subscribed topic, and the
@@ -42,6 +44,7 @@ from ..store.groups import header
 from ..store.streams.codec import group_from_item as streams_from_item
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
+from .consumer.describe import UNDESCRIBABLE_TOPICS
 from .context import ApiContext
 from .refusals import may_describe_topics
 from .streams.activity import streams_detail, streams_summary
@@ -62,6 +65,27 @@ def describe_group_activity(
 
 
 def _describe(group_id: str, ctx: ApiContext, detail: bool) -> ActivityGroup:
+    described = _described(group_id, ctx, detail)
+    if described.error_code == 0 and not may_describe_topics(ctx, _topics_named(described)):
+        # As consumer-group-describe: 29 with nothing else, the topics unnamed.
+        return ActivityGroup(
+            group_id=group_id,
+            error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
+            error_message=UNDESCRIBABLE_TOPICS,
+        )
+    return described
+
+
+def _topics_named(described: ActivityGroup) -> set[str]:
+    """Every topic an answer names: the group's subscription, its members' and the grid's."""
+    names = set(described.subscribed_topics)
+    for m in described.members:
+        names.update(m.subscribed_topic_names or ())
+    names.update(cell.topic_name for cell in described.partitions if cell.topic_name)
+    return names
+
+
+def _described(group_id: str, ctx: ApiContext, detail: bool) -> ActivityGroup:
     if not ctx.caller.may_on_group(AclOperation.DESCRIBE, group_id):
         return ActivityGroup(group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     # Eventually consistent: a monitor may lag a write by a moment, at half the read cost.

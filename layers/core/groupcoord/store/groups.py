@@ -19,6 +19,7 @@ import binascii
 import re
 import secrets
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,6 +196,27 @@ class GroupDirectory:
     ) -> tuple[list[GroupListing], ListingCursor | None]:
         """Up to `limit` groups in id order from `cursor` on, and the cursor of the next page
         (None when the listing is complete)."""
+        answered, following = self._page(cursor, limit)
+        return [_listing(item) for _, _, item in answered], following
+
+    def entries(
+        self, cursor: ListingCursor, batch: int
+    ) -> Iterator[tuple[GroupListing, ListingCursor]]:
+        """Every group from `cursor` on, in id order, each with the cursor that resumes right
+        after it; read `batch` entries a shard at a time (a page of `page`)."""
+        current: ListingCursor | None = cursor
+        while current is not None:
+            answered, following = self._page(current, batch)
+            after = list(current.after)
+            for group_id, shard, item in answered:
+                after[shard] = group_id
+                yield _listing(item), ListingCursor(tuple(after), current.done)
+            current = following
+
+    def _page(
+        self, cursor: ListingCursor, limit: int
+    ) -> tuple[list[tuple[str, int, dict[str, Any]]], ListingCursor | None]:
+        """`page`'s entries as read: (group id, shard, index item)."""
         read: list[tuple[str, int, dict[str, Any]]] = []
         more: dict[int, str] = {}  # shard -> last id read, for the shards with more to read
         for shard, after in enumerate(cursor.after):
@@ -220,7 +242,7 @@ class GroupDirectory:
         following = None
         if len(done) < len(cursor.after):
             following = ListingCursor(tuple(after_ids), frozenset(done))
-        return [_listing(item) for _, _, item in answered], following
+        return answered, following
 
     def seal(self, cursor: ListingCursor, principal: str, now_ms: int) -> str:
         """`cursor` kept in the table, and the opaque text that stands for it: a cursor that

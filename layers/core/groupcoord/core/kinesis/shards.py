@@ -114,15 +114,19 @@ def lineage_order(shards: Iterable[Shard], known: Iterable[str] = ()) -> list[Sh
 
 
 def plan_registry(
-    rows: Sequence[ShardRow], listed: Sequence[Shard], max_partitions: int, now_ms: int = 0
+    rows: Sequence[ShardRow],
+    listed: Sequence[Shard],
+    max_partitions: int,
+    now_ms: int = 0,
+    closed_before: AbstractSet[str] = frozenset(),
 ) -> RegistryPlan:
     """The registry's new rows after a listing: shards not in it yet, in lineage order, at the
     next indexes, up to `max_partitions` rows in all; its rows that the listing shows closed
     while the registry has them open; and its rows the listing no longer shows (expired, open
     ones included: closed and expired since the last sync), unless the listing may have been
-    cut short by the limit. A first listing (no rows) dates what it finds closed 0: closed
-    before any group could start."""
-    closed_at = now_ms if rows else 0
+    cut short by the limit. A close is dated now, when the registry learns of it, never
+    earlier than itself; but for `closed_before` (the binding's shards known to have closed
+    before its groups' start, start_set.py), dated 0: before any start."""
     known = {row.shard.shard_id: row for row in rows}
     closed: dict[str, ShardRow] = {}
     for shard in listed:
@@ -137,7 +141,8 @@ def plan_registry(
     for i, shard in enumerate(order[:room]):
         index_of[shard.shard_id] = start + i
         parents = tuple(index_of[p] for p in shard.parents if p in index_of)
-        added.append(ShardRow(start + i, shard, parents, closed_at if shard.closed else None))
+        closed_at = (0 if shard.shard_id in closed_before else now_ms) if shard.closed else None
+        added.append(ShardRow(start + i, shard, parents, closed_at))
     return RegistryPlan(
         tuple(added),
         tuple(closed.values()),

@@ -2,8 +2,10 @@
 
 Active tasks stay with their previous owner while it is under its quota, then go to a
 previous standby of the task (the most caught-up one by the members' reported lags, beyond
-Kafka 4.2: a task whose owner died resumes where its state is freshest), then to the
-least-loaded process and its least-loaded member.
+Kafka 4.2: a task whose owner died resumes where its state is freshest), then to a member
+that reports changelog offsets for it without having it as standby (state on its disk: a
+restarted process, whose new member id has no previous target; the most caught up first, as
+Kafka's), then to the least-loaded process and its least-loaded member.
 Each stateful task gets `num_standby` standbys, never on a process that holds the task
 already (active or standby), preferring its previous active owner and previous standbys;
 the rest go to the least-loaded processes, spread over client tags (racks, zones): among the
@@ -33,11 +35,13 @@ class AssignorMember:
     # Its state's lag per task, from its latest report (core/streams/warmups.py); a task
     # missing has no known lag.
     lags: Mapping[TaskId, int] = field(default_factory=dict)
+    # The changelog offsets it reports per task (the state it has on disk).
+    offsets: Mapping[TaskId, int] = field(default_factory=dict)
 
 
 # How caught up a member is on a task, best first: within the acceptable lag, then behind it
 # by its lag, then unknown.
-Rank = tuple[int, int]
+Rank = tuple[int, ...]
 
 
 def lag_rank(lag: int | None, acceptable_lag: int) -> Rank:
@@ -146,6 +150,55 @@ class _State:
         return self.least_loaded_previous(m for m in eligible if rank(m) == best)
 
 
+@dataclass(frozen=True)
+class _Previous:
+    """Who had each task: its previous active owner, its previous standbys, and Kafka's
+    standby candidates (the previous standbys, then the members that report offsets for it:
+    its state is on their disk)."""
+
+    active: dict[TaskId, str]
+    standby: dict[TaskId, list[str]]
+    candidates: dict[TaskId, list[str]]
+
+    @classmethod
+    def of(cls, members: Sequence[AssignorMember]) -> _Previous:
+        active: dict[TaskId, str] = {}
+        standby: dict[TaskId, list[str]] = {}
+        reporters: dict[TaskId, list[str]] = {}
+        for m in sorted(members, key=lambda m: m.member_id):
+            for task in task_ids(m.previous.active):
+                active[task] = m.member_id
+            standbys = set(task_ids(m.previous.standby))
+            for task in sorted(standbys):
+                standby.setdefault(task, []).append(m.member_id)
+            for task in sorted(set(m.offsets) - standbys):
+                reporters.setdefault(task, []).append(m.member_id)
+        candidates = {t: standby.get(t, []) + reporters.get(t, []) for t in {*standby, *reporters}}
+        return cls(active, standby, candidates)
+
+
+def _ranker(
+    members: Sequence[AssignorMember], previous: _Previous, acceptable_lag: int
+) -> Callable[[TaskId], Callable[[str], Rank]]:
+    """How a task's candidates rank as its new active owner, best first: previous standbys
+    by lag, then members with its state on disk by lag, then by the highest offset."""
+    by_id = {m.member_id: m for m in members}
+
+    def rank(task: TaskId) -> Callable[[str], Rank]:
+        standbys = set(previous.standby.get(task, ()))
+
+        def of(member_id: str) -> Rank:
+            m = by_id[member_id]
+            caught_up = lag_rank(m.lags.get(task), acceptable_lag)
+            if member_id in standbys:
+                return (0, *caught_up, 0)
+            return (1, *caught_up, -m.offsets.get(task, 0))
+
+        return of
+
+    return rank
+
+
 def assign(
     members: Sequence[AssignorMember],
     task_counts: Mapping[str, int],
@@ -162,21 +215,11 @@ def assign(
     standby_tasks = [t for t in active_tasks if t[0] in stateful] if num_standby > 0 else []
     total = len(active_tasks) + len(standby_tasks) * num_standby
     state = _State(members, len(active_tasks), total)
-    prev_active: dict[TaskId, str] = {}
-    prev_standby: dict[TaskId, list[str]] = {}
-    for m in sorted(members, key=lambda m: m.member_id):
-        for task in task_ids(m.previous.active):
-            prev_active[task] = m.member_id
-        for task in task_ids(m.previous.standby):
-            prev_standby.setdefault(task, []).append(m.member_id)
-    lags = {m.member_id: m.lags for m in members}
-
-    def rank(task: TaskId) -> Callable[[str], Rank]:
-        return lambda member_id: lag_rank(lags[member_id].get(task), acceptable_lag)
-
-    _assign_active(state, active_tasks, prev_active, prev_standby, rank)
+    previous = _Previous.of(members)
+    rank = _ranker(members, previous, acceptable_lag)
+    _assign_active(state, active_tasks, previous.active, previous.candidates, rank)
     if standby_tasks:
-        _assign_standby(state, standby_tasks, num_standby, prev_active, prev_standby)
+        _assign_standby(state, standby_tasks, num_standby, previous.active, previous.candidates)
     return {
         m.member_id: TasksTuple(
             from_task_ids(state.active[m.member_id]), from_task_ids(state.standby[m.member_id])

@@ -57,6 +57,10 @@ class StreamsGroup:
     # How many topic changes the registry counted for the group, and how many it took in.
     topic_changes: int = 0
     topic_changes_seen: int = 0
+    # With the authorizer on and a source regex: the fingerprint of the topics the last
+    # install resolved (core/streams/visibility.py); a topic change that leaves it as it is
+    # moves nothing. None: every topic change moves the group.
+    resolved_digest: str | None = None
 
     def with_members(self, delta: int) -> StreamsGroup:
         """The membership changed by `delta` members: a new group epoch (a new target due)."""

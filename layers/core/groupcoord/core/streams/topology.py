@@ -201,7 +201,9 @@ def _check_indexes(s: Subtopology) -> Refusal | None:
 
 
 def _check_subtopology(s: Subtopology) -> Refusal | None:
-    if not s.source_topics and not s.source_topic_regex:
+    # Kafka Streams lists a repartition topic only in repartitionSourceTopics: a
+    # sub-topology after a repartition step may read nothing else.
+    if not (s.source_topics or s.source_topic_regex or s.repartition_source_topics):
         return _invalid(f"Subtopology {s.subtopology_id} has no source topics.")
     for changelog in s.state_changelog_topics:
         if changelog.partitions != 0:

@@ -8,7 +8,9 @@ holds the task active counts as caught up. When the assignor moves a stateful ac
 its holder to a member that is not caught up, the task stays active on its holder and the
 destination gets it as a warm-up, at most `max_warmups` in the group; past that budget the
 task stays without one (a later install moves it). Once the warm-up catches up, the next
-install moves the active.
+install moves the active. A held-back task keeps `num_standby` standbys as far as processes
+allow: the one the assignor put beside the holder goes to a process with no copy of the task
+(the destination first, when it has no warm-up of it).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def refine(
     *,
     acceptable_lag: int,
     max_warmups: int,
+    num_standby: int = 0,
 ) -> dict[str, TasksTuple]:
     """`holders`: the member holding each task active now; `process_of`: each member's process."""
     result = dict(targets)
@@ -84,4 +87,27 @@ def refine(
         if budget > 0:
             budget -= 1
             result[new] = replace(result[new], warmup=union(result[new].warmup, one))
+        _keep_standbys(result, task, new, process_of, num_standby)
     return result
+
+
+def _keep_standbys(
+    result: dict[str, TasksTuple],
+    task: TaskId,
+    prefer: str,
+    process_of: Mapping[str, str],
+    num_standby: int,
+) -> None:
+    """Standbys of `task` up to `num_standby`, each on a process with no copy of it: `prefer`
+    first, then the member with the fewest tasks."""
+    with_copy = {process_of.get(m) for m, t in result.items() if contains(t.all_tasks(), task)}
+    standbys = sum(contains(t.standby, task) for t in result.values())
+    one = from_task_ids([task])
+    while standbys < num_standby:
+        free = [m for m in result if process_of.get(m) not in with_copy]
+        if not free:
+            return  # fewer processes than copies: as the assignor, go on
+        chosen = prefer if prefer in free else min(free, key=lambda m: (result[m].size(), m))
+        result[chosen] = replace(result[chosen], standby=union(result[chosen].standby, one))
+        with_copy.add(process_of.get(chosen))
+        standbys += 1

@@ -124,7 +124,9 @@ class _ClassicJoin(_Heartbeat):
 
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         # The group item's common classic protocols narrow to this member's first (one version
-        # bump, only when they change: not on the rejoins of a steady mixed group).
+        # bump, only when they change: not on the rejoins of a steady mixed group), once the
+        # join may name the member it names (a refused join writes nothing).
+        self._check_join_binding(group)
         known = group.classic_protocols
         narrowed = narrowed_protocols(known, self.metadata.protocol_names)
         if known is None or narrowed != sorted(known):

@@ -16,6 +16,7 @@ import contextlib
 from dataclasses import replace
 
 from ...core.acls import AclOperation
+from ...core.classic.model import ClassicMember
 from ...core.consumer.assignment import Assignment, union
 from ...core.consumer.group import (
     Refusal,
@@ -175,7 +176,9 @@ class _Heartbeat:
             # An epoch-0 join upgrades a classic group with members (or is refused with 69);
             # then it joins the consumer group as any new member.
             assert item is not None
-            why = upgrade_classic_group(self.ctx.store, item, self.now)
+            why = upgrade_classic_group(
+                self.ctx.store, item, self.now, before=self._check_upgrade_binding
+            )
             if why is not None:
                 raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, why))
             raise Conflict(gid)  # converted: decide again on the consumer group
@@ -268,9 +271,37 @@ class _Heartbeat:
 
     def _owned(self, member: ConsumerGroupMember) -> ConsumerGroupMember:
         """`member`, if the caller may act as it (core/ownership.py); else refused with 30."""
-        if not self.ctx.caller.may_act_as(member.principal):
-            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
+        self._may_act_as(member.principal)
         return member
+
+    def _may_act_as(self, principal: str | None) -> None:
+        if not self.ctx.caller.may_act_as(principal):
+            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
+
+    def _check_join_binding(self, group: ConsumerGroup) -> None:
+        """Refuse (30) a join that names another principal's member (its id, or the static
+        instance it holds), for a path that writes before `_join` decides it."""
+        req = self.request
+        member = self._member(group, consistent=True)
+        if member is not None:
+            self._owned(member)
+        if req.instance_id is not None:
+            owner_id = self.cs.instance_owner(group, req.instance_id)
+            owner = self.cs.member(group, owner_id, consistent=True) if owner_id else None
+            if owner is not None:
+                self._owned(owner)
+
+    def _check_upgrade_binding(self, members: list[ClassicMember]) -> None:
+        """Refuse (30) a join that would upgrade a classic group while naming another
+        principal's classic member (its id, pending or not, or its static instance): decided
+        before the group is converted."""
+        req = self.request
+        for m in members:
+            named = m.member_id == req.member_id or (
+                req.instance_id is not None and m.instance_id == req.instance_id
+            )
+            if named:
+                self._may_act_as(m.principal)
 
     def _leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
         member = self._existing(group, consistent=True)

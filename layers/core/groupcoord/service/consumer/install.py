@@ -25,10 +25,8 @@ may be the group's only traffic).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...core.acls import AclOperation
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
 from ...core.consumer.group import (
@@ -45,7 +43,7 @@ from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.store import Store
-from ..authorization import caller_of
+from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
 from .common import reload, state_refresh_ms
@@ -104,18 +102,6 @@ def ensure_target_installed(
     return group, None
 
 
-def _describable(
-    store: Store, member: ConsumerGroupMember, now_ms: int
-) -> Callable[[str], bool] | None:
-    """Which topics a regex of `member` may match: those its principal may DESCRIBE (from its
-    address at its last heartbeat), when the authorizer is on; None (every topic) otherwise,
-    or for a member of unknown principal."""
-    if not store.settings.authorizer_enabled or member.principal is None:
-        return None
-    caller = caller_of(store.settings, store, member.principal, member.client_host, now_ms)
-    return lambda topic: caller.may_on_topic(AclOperation.DESCRIBE, topic)
-
-
 def _resolved(
     store: Store,
     members: list[ConsumerGroupMember],
@@ -132,7 +118,11 @@ def _resolved(
         AssignorMember(
             m.member_id,
             subscribed_topic_ids(
-                m, ids, _describable(store, m, now_ms) if m.subscribed_topic_regex else None
+                m,
+                ids,
+                describable_by(store, m.principal, m.client_host, now_ms)
+                if m.subscribed_topic_regex
+                else None,
             ),
             m.target,
             m.instance_id,

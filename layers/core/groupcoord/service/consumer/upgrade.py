@@ -12,6 +12,7 @@ requests answer 27 (they see a consumer group) and their rejoin goes to the mixe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...core.classic.model import ClassicMember
@@ -41,10 +42,16 @@ def _topic_ids(store: Store, members: list[ClassicMember]) -> dict[str, str]:
     return ids
 
 
-def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str | None:
+def upgrade_classic_group(
+    store: Store,
+    item: dict[str, Any],
+    now: int,
+    before: Callable[[list[ClassicMember]], None] | None = None,
+) -> str | None:
     """Convert the classic group `item` (as read); a refusal message (69) or None once
     converted. Conflict when the group moved meanwhile (the caller re-reads and decides
-    again: an Empty classic group is then simply replaced)."""
+    again: an Empty classic group is then simply replaced). `before` sees every classic
+    member (pending ones too) before anything is converted, and may refuse by raising."""
     # Imported here: the classic service modules import the consumer ones (mixed groups).
     from ..classic.common import settle
     from ..races import GroupBusy
@@ -71,6 +78,8 @@ def upgrade_classic_group(store: Store, item: dict[str, Any], now: int) -> str |
         raise Conflict(group.group_id) from None
     classic = store.classic
     listed = classic.members(group, payloads=True)
+    if before is not None:
+        before(listed)
     members = [m for m in listed if not m.pending]
     pending = [m for m in listed if m.pending]
     if len(members) != group.member_count or not members:

@@ -21,6 +21,7 @@ from ...models.streams import (
 )
 from ...store.store import Store
 from .topology import registry_counts
+from .visibility import members_visible
 
 
 def task_list(tasks: Tasks) -> list[StreamsTaskIds]:
@@ -90,7 +91,9 @@ def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
     """The endpoints map from every member (a Query per member shard), the topology and the
     partition counts of its source topics."""
     topology = store.streams.topology(group.group_id)
-    counts = registry_counts(store, topology)
+    members = store.streams.members(group)
+    visible = members_visible(store, members, store.clock.now_ms())
+    counts = registry_counts(store, topology, visible=visible)
     sources: Mapping[str, tuple[str, ...]] = {}
     if topology is not None:
         try:
@@ -101,9 +104,7 @@ def _build(store: Store, group: StreamsGroup) -> dict[str, Any]:
     return {
         "sources": {s: list(ts) for s, ts in sources.items()},
         "counts": {t: n for t, n in counts.items() if t in read},
-        "entries": [
-            _entry(m, group.target_epoch) for m in store.streams.members(group) if m.user_endpoint
-        ],
+        "entries": [_entry(m, group.target_epoch) for m in members if m.user_endpoint],
     }
 
 

@@ -1,6 +1,8 @@
 """streams-group-describe: the topology, and the members with their process, endpoint, tags,
 epochs, tasks, targets and latest changelog offsets report. A group the caller may not
-DESCRIBE answers 30 alone, unread."""
+DESCRIBE answers 30 alone, unread; one whose topology names a topic the caller may not
+DESCRIBE answers 29 with no members and no topology (as Kafka). A source regex is described
+with the topics it resolved, those the caller may not describe left out."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ...core.streams.heartbeat_rules import GROUP_TYPE
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.tasks import TaskId, TasksTuple
 from ...core.streams.topology import TopicInfo, Topology
+from ...core.streams.visibility import described_topics
 from ...core.streams.warmups import Report
 from ...errors import Errors
 from ...models.streams import (
@@ -30,10 +33,12 @@ from ...models.streams import (
 )
 from ...store.groups import header
 from ...store.streams.codec import group_from_item
+from ..consumer.describe import UNDESCRIBABLE_TOPICS
 from ..context import ApiContext
-from ..refusals import group_operations
+from ..refusals import group_operations, may_describe_topics
 from .answers import task_list
 from .expiry import expire_streams_group
+from .visibility import resolved_sources
 
 
 def streams_group_describe(
@@ -76,7 +81,11 @@ def _info(t: TopicInfo) -> StreamsTopicInfo:
     )
 
 
-def _topology(topology: Topology | None) -> StreamsDescribedTopology | None:
+def _topology(
+    topology: Topology | None, resolved: Mapping[str, list[str]]
+) -> StreamsDescribedTopology | None:
+    """The topology as described; `resolved`: the sources of the sub-topologies with a source
+    regex, resolved (visibility.resolved_sources)."""
     if topology is None:
         return None
     return StreamsDescribedTopology(
@@ -84,7 +93,7 @@ def _topology(topology: Topology | None) -> StreamsDescribedTopology | None:
         subtopologies=[
             StreamsDescribedSubtopology(
                 subtopology_id=s.subtopology_id,
-                source_topics=list(s.source_topics),
+                source_topics=resolved.get(s.subtopology_id, list(s.source_topics)),
                 repartition_sink_topics=list(s.repartition_sink_topics),
                 state_changelog_topics=[_info(t) for t in s.state_changelog_topics],
                 repartition_source_topics=[_info(t) for t in s.repartition_source_topics],
@@ -134,6 +143,14 @@ def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescri
     if header(item).group_type != GROUP_TYPE:
         return _not_found(group_id, f"Group {group_id} is not a streams group.")
     group = group_from_item(item)
+    topology = ss.topology(group_id)
+    if topology is not None and not may_describe_topics(ctx, described_topics(topology)):
+        # As Kafka: no members, no topology, when one of its topics is not describable.
+        return StreamsGroupDescribedGroup(
+            group_id=group_id,
+            error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
+            error_message=UNDESCRIBABLE_TOPICS,
+        )
     members = ss.members(group)
     reports = ss.reports(group) if members else {}
     ready = group.topology_status is None
@@ -144,7 +161,14 @@ def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescri
         ),
         group_epoch=group.group_epoch,
         assignment_epoch=group.target_epoch,
-        topology=_topology(ss.topology(group_id)),
+        topology=_topology(
+            topology,
+            resolved_sources(
+                ctx.store, topology, members, ctx.now_ms, lambda t: may_describe_topics(ctx, [t])
+            )
+            if topology is not None
+            else {},
+        ),
         members=[_member(m, reports.get(m.member_id, Report())) for m in members],
         authorized_operations=group_operations(ctx, group_id, asked),
     )

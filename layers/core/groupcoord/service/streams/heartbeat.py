@@ -24,6 +24,7 @@ from ...core.streams.configuration import (
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import (
     GroupAccess,
+    NewMember,
     TopologyStep,
     apply_request,
     plan_group_access,
@@ -55,6 +56,7 @@ from .expiry import expire_streams_group
 from .install import Installed, ensure_target
 from .reconciling import Reconciling
 from .topology import registry_counts
+from .visibility import topic_changes_matter
 
 
 class Answer(Exception):
@@ -199,11 +201,15 @@ class _Heartbeat(Reconciling):
                     group, replace(group, group_epoch=group.group_epoch + 1)
                 )
         if group.topic_changes != group.topic_changes_seen:
-            # A topic of the topology was created, deleted or grown: configure it again.
+            # A topic of the topology was created, deleted or grown: configure it again,
+            # unless a regex matched it that the members may not describe (visibility.py).
+            matters = group.member_count > 0 and topic_changes_matter(
+                self.ctx.store, group, self.now
+            )
             bumped = replace(
                 group,
                 topic_changes_seen=group.topic_changes,
-                group_epoch=group.group_epoch + (1 if group.member_count else 0),
+                group_epoch=group.group_epoch + (1 if matters else 0),
             )
             group = self.ss.update_group(group, bumped)
         if group.group_epoch > group.target_epoch:
@@ -319,21 +325,49 @@ class _Heartbeat(Reconciling):
 
     def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         topology, step = self._topology(group)
+        member, owner, owner_id = self._join_route(group)
         if step is TopologyStep.UPDATE:
             group, step = self._update_topology(group, topology), TopologyStep.SAME
-        member = self.ss.member(group, self.request.member_id, consistent=True)
-        iid = self.request.instance_id
-        owner_id = self.ss.instance_owner(group, iid) if iid is not None else None
-        if owner_id is not None and owner_id != self.request.member_id:
-            owner = self.ss.member(group, owner_id, consistent=True)
-            if owner is not None:
-                return self._replace_static(group, self._owned(owner))
+        if owner is not None:
+            return self._replace_static(group, owner)
         if member is not None:
-            updated, changed = self._apply(self._owned(member))
+            self._record_report(group, member)
+            updated, changed = self._apply(member)
             if not changed:
                 return self._reconcile(group, member, updated)
             return self._rewrite(group, member, updated)
         return self._add_member(group, topology, step, owner_id)
+
+    def _join_route(
+        self, group: StreamsGroup
+    ) -> tuple[StreamsGroupMember | None, StreamsGroupMember | None, str | None]:
+        """Who a join names, decided before it writes anything (its topology included): the
+        member it rejoins as, or the static member whose instance it takes over, each only if
+        the caller may act as it (else 30, and the group is left as it was); and who claims
+        its instance id. A takeover the owner did not release (111), and a new member of a
+        full group (81), are refused here too."""
+        req = self.request
+        member = self.ss.member(group, req.member_id, consistent=True)
+        owner_id = self.ss.instance_owner(group, req.instance_id) if req.instance_id else None
+        if owner_id is not None and owner_id != req.member_id:
+            owner = self.ss.member(group, owner_id, consistent=True)
+            if owner is not None:
+                self._takeover(self._owned(owner))
+                return None, owner, owner_id
+        if member is None:
+            self._new_member(group)  # a full group refuses it before anything is written
+        return (self._owned(member) if member is not None else None), None, owner_id
+
+    def _takeover(self, owner: StreamsGroupMember) -> StreamsGroupMember:
+        """The member a static rejoin under the request's member id makes of `owner`."""
+        req = self.request
+        assert req.instance_id is not None
+        copy = plan_static_takeover(
+            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
+        )
+        if isinstance(copy, Refusal):
+            raise Answer(copy)
+        return copy
 
     def _rewrite(
         self, group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember
@@ -353,15 +387,13 @@ class _Heartbeat(Reconciling):
         epoch, with no new group epoch unless what the target is computed from changed."""
         req = self.request
         assert req.instance_id is not None
-        copy = plan_static_takeover(
-            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
-        )
-        if isinstance(copy, Refusal):
-            raise Answer(copy)
+        copy = self._takeover(owner)
+        report = self.ss.report_puts(group, req.member_id, self._new_report(group, copy))
         updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
         items = [
             *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
             *self.ss.put_member_items(group, updated, new=True),
+            *report,
             self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
         ]
         # The endpoints map names a static member's line by its instance: the new member id
@@ -376,16 +408,13 @@ class _Heartbeat(Reconciling):
             self.ss.transact(items)
         return self._after_change(group)
 
-    def _add_member(
-        self,
-        group: StreamsGroup,
-        topology: Topology,
-        step: TopologyStep,
-        instance_owner: str | None,
-    ) -> StreamsGroupHeartbeatResponse:
-        joiner, _ = self._apply(
-            StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
-        )
+    def _new_member(self, group: StreamsGroup) -> tuple[NewMember, Report | None]:
+        """The caller as a member the group does not know yet, or refused (a full group), and
+        the changelog offsets report its join carries (read before the member is built: the
+        member's write records its digest)."""
+        fresh = StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
+        report = self._new_report(group, fresh)
+        joiner, _ = self._apply(fresh)
         settings = self.ctx.settings
         plan = plan_new_member(
             group,
@@ -397,7 +426,20 @@ class _Heartbeat(Reconciling):
         )
         if isinstance(plan, Refusal):
             raise Answer(plan)
-        items = self.ss.put_member_items(group, plan.member, new=True)
+        return plan, report
+
+    def _add_member(
+        self,
+        group: StreamsGroup,
+        topology: Topology,
+        step: TopologyStep,
+        instance_owner: str | None,
+    ) -> StreamsGroupHeartbeatResponse:
+        plan, report = self._new_member(group)
+        items = [
+            *self.ss.put_member_items(group, plan.member, new=True),
+            *self.ss.report_puts(group, plan.member.member_id, report),
+        ]
         iid = plan.member.instance_id
         if iid is not None:
             if instance_owner is None:
@@ -429,26 +471,39 @@ class _Heartbeat(Reconciling):
         updated, _ = self._apply(member)
         return self._reconcile(group, member, updated, installed)
 
-    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
-        """Keep the member's changelog offsets report (each list null: unchanged); True when
-        one of its warm-ups is now caught up (the next install promotes it). A report equal
-        to the stored one (the member item keeps its digest) writes nothing: its promotion,
-        if any, was asked for when it was stored. A new one is written before the member,
-        whose write (due anyway, or now: it renews the session too) records its digest."""
+    def _new_report(self, group: StreamsGroup, member: StreamsGroupMember) -> Report | None:
+        """The changelog offsets report the request carries (each list null: unchanged, the
+        stored one's), None when it brings nothing new; its digest goes into the member's
+        write. Kafka takes it on every heartbeat, the join included (Kafka Streams sends its
+        state directory's offsets with its join)."""
         offsets = task_offsets(self.request.task_offsets)
         ends = task_offsets(self.request.task_end_offsets)
         if offsets is None and ends is None:
-            return False
+            return None
         if offsets is None or ends is None:
-            previous = self.ss.report(group, member.member_id) or Report()
+            stored = self.ss.report(group, member.member_id) if member.report_digest else None
+            previous = stored or Report()
             offsets = previous.offsets if offsets is None else offsets
             ends = previous.end_offsets if ends is None else ends
         report = Report(offsets, ends)
+        if not (offsets or ends or member.report_digest):
+            return None  # an empty report where none is stored (Kafka Streams' first join)
         digest = report.digest()
         if digest == member.report_digest:
+            return None
+        self.report_digest = digest
+        return report
+
+    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
+        """Keep the member's changelog offsets report; True when one of its warm-ups is now
+        caught up (the next install promotes it). A report equal to the stored one (the
+        member item keeps its digest) writes nothing: its promotion, if any, was asked for
+        when it was stored. A new one is written before the member, whose write (due anyway,
+        or now: it renews the session too) records its digest."""
+        report = self._new_report(group, member)
+        if report is None:
             return False
         self.ss.put_report(group, member.member_id, report)
-        self.report_digest = digest
         lag = self.ctx.settings.group_streams_acceptable_recovery_lag
         return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
 

@@ -27,6 +27,7 @@ from ...store.errors import Conflict
 from ...store.store import Store
 from .common import reload
 from .topology import MayCreate, configured, subscribe
+from .visibility import digest_if_gated, members_visible
 
 LEASE_MS = 10_000
 INSTALL_ATTEMPTS = 4
@@ -82,10 +83,9 @@ def _reports(
     store: Store, group: StreamsGroup, members: list[StreamsGroupMember], config: ConfiguredTopology
 ) -> dict[str, Report]:
     """The members' latest lag reports, when they can matter: state to move between members
-    (warm-ups), or standbys to choose a new active from (the most caught up)."""
-    s = store.settings
-    copies = s.group_streams_num_warmup_replicas + s.group_streams_num_standby_replicas
-    if copies == 0 or not config.stateful or len(members) < 2:
+    (warm-ups), standbys to choose a new active from (the most caught up), a restarted
+    process's state on disk to give its tasks back to."""
+    if not config.stateful or len(members) < 2:
         return {}
     return store.streams.reports(group)
 
@@ -93,15 +93,23 @@ def _reports(
 def _refined(
     store: Store,
     members: list[StreamsGroupMember],
+    topology: Topology,
     config: ConfiguredTopology,
     targets: dict[str, TasksTuple],
     reports: dict[str, Report],
 ) -> dict[str, TasksTuple]:
-    """Warm-ups by lag (core/streams/warmups.py), when the group has state to move."""
+    """Warm-ups by lag (core/streams/warmups.py), when the group has state to move. A task
+    stays active only on a holder that may still run it (a member on an older topology epoch
+    gives up the sub-topologies that changed at once)."""
     settings = store.settings
     if settings.group_streams_num_warmup_replicas == 0 or not config.stateful or len(members) < 2:
         return targets
-    holders = {t: m.member_id for m in members for t in task_ids(m.tasks.holds.active)}
+    holders = {
+        t: m.member_id
+        for m in members
+        for t in task_ids(m.tasks.holds.active)
+        if topology.runs(t[0], m.topology_epoch)
+    }
     return refine(
         targets,
         holders,
@@ -110,6 +118,7 @@ def _refined(
         config.stateful,
         acceptable_lag=settings.group_streams_acceptable_recovery_lag,
         max_warmups=settings.group_streams_num_warmup_replicas,
+        num_standby=settings.group_streams_num_standby_replicas,
     )
 
 
@@ -141,6 +150,7 @@ def _targets(
                     _previous(m),
                     m.client_tags,
                     reports[m.member_id].lags() if m.member_id in reports else {},
+                    reports[m.member_id].offsets if m.member_id in reports else {},
                 )
                 for m in chosen
             ],
@@ -211,11 +221,14 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
             raise Conflict(group.group_id)
         if group.validated_topology_epoch != topology.epoch:
             subscribe(store, group.group_id, topology)
-        config = configured(store, group.group_id, topology, now_ms, may_create)
+        # A regex resolves only what every member may describe; the fingerprint is read
+        # before the configuration, so a change after it moves the group at its next look.
+        visible = members_visible(store, members, now_ms)
+        digest = digest_if_gated(store, topology, visible)
+        config = configured(store, group.group_id, topology, now_ms, may_create, visible)
         reports = _reports(store, group, members, config)
-        targets = _refined(
-            store, members, config, _targets(store, members, topology, config, reports), reports
-        )
+        targets = _targets(store, members, topology, config, reports)
+        targets = _refined(store, members, topology, config, targets, reports)
         by_id = {m.member_id: m for m in members}
         holders = _Holders.of(members)
         updates = []
@@ -236,6 +249,7 @@ def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreat
             validated_topology_epoch=topology.epoch if config.is_ready else -1,
             topology_status=config.status,
             topology_detail=config.detail,
+            resolved_digest=digest,
             state=group_state(len(members), epoch, epoch, config.is_ready, None),
             install_id=None,
             install_until=0,

@@ -17,6 +17,7 @@ from ...core.streams.configuration import (
     summarize,
 )
 from ...core.streams.topology import Topology
+from ...core.streams.visibility import Visible, readable_topics
 from ...core.topics import TopicRecord
 from ...store.store import Store
 from ...store.topics import TopicAlreadyExists
@@ -37,10 +38,11 @@ def subscribe(store: Store, group_id: str, topology: Topology) -> None:
 
 
 def registry_topics(
-    store: Store, topology: Topology | None, *, consistent: bool = True
+    store: Store, topology: Topology | None, *, consistent: bool = True, visible: Visible = None
 ) -> list[TopicRecord]:
     """The registry topics `topology` is configured on: only those it names (a read of a
-    few items, whatever else the registry holds), or the whole registry for a source regex.
+    few items, whatever else the registry holds), or the whole registry for a source regex,
+    of which a regex resolves only what `visible` lets through (core/streams/visibility.py).
     Consistent for what acts on the counts (an install's configuration, which must see a
     topic created just before it subscribed, and the topics it just created; the endpoints
     map, kept for its epoch); eventually consistent for a join's check, on every join."""
@@ -48,16 +50,16 @@ def registry_topics(
         return []
     names = topology.registry_names()
     if names is None:
-        return store.topics.list(consistent=consistent)
+        return readable_topics(topology, store.topics.list(consistent=consistent), visible)
     return store.topics.get_many(names, consistent=consistent)
 
 
 def registry_counts(
-    store: Store, topology: Topology | None, *, consistent: bool = True
+    store: Store, topology: Topology | None, *, consistent: bool = True, visible: Visible = None
 ) -> dict[str, int]:
     """The partition counts `configure` reads for `topology` (readable_counts of
     registry_topics)."""
-    return readable_counts(registry_topics(store, topology, consistent=consistent))
+    return readable_counts(registry_topics(store, topology, consistent=consistent, visible=visible))
 
 
 # Whether the request may create an internal topic (Kafka: CREATE on it, or on the cluster).
@@ -65,12 +67,18 @@ MayCreate = Callable[[str], bool]
 
 
 def configured(
-    store: Store, group_id: str, topology: Topology, now_ms: int, may_create: MayCreate
+    store: Store,
+    group_id: str,
+    topology: Topology,
+    now_ms: int,
+    may_create: MayCreate,
+    visible: Visible = None,
 ) -> ConfiguredTopology:
-    """The topology configured on the registry's topics, its missing internal topics created
-    first (with the partition counts configuration derived): once they exist it is ready. A
-    caller who may not create them leaves them missing (status 3, naming them)."""
-    topics = registry_topics(store, topology)
+    """The topology configured on the registry's topics (a regex resolving what `visible` lets
+    through), its missing internal topics created first (with the partition counts
+    configuration derived): once they exist it is ready. A caller who may not create them
+    leaves them missing (status 3, naming them)."""
+    topics = registry_topics(store, topology, visible=visible)
     result = configure(topology, readable_counts(topics))
     if result.status is StatusCode.MISSING_SOURCE_TOPICS:
         return _kinesis_named(result, topology, topics)
@@ -91,7 +99,7 @@ def configured(
             store.topics.create(record, now_ms)
     for name in sorted(topology.internal_topics()):
         store.topics.subscribe(name, group_id)
-    return configure(topology, registry_counts(store, topology))
+    return configure(topology, registry_counts(store, topology, visible=visible))
 
 
 def _kinesis_named(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from ...core.kinesis.shards import Shard
@@ -130,8 +131,20 @@ class Streams:
     def list_shards(self, arn: str, max_shards: int) -> list[Shard]:
         """Every shard ListShards shows (open and closed, within the retention), a page at a
         time, reading no more than `max_shards` and a page."""
+        return self._pages(arn, max_shards)
+
+    def open_at(self, arn: str, at_ms: int, max_shards: int) -> frozenset[str]:
+        """The ids of the shards that were open at `at_ms` (ListShards' ShardFilter
+        AT_TIMESTAMP, as KCL asks it for an AT_TIMESTAMP start)."""
+        at = datetime.fromtimestamp(at_ms / 1000, tz=UTC)
+        found = self._pages(arn, max_shards, ShardFilter={"Type": "AT_TIMESTAMP", "Timestamp": at})
+        return frozenset(shard.shard_id for shard in found)
+
+    def _pages(self, arn: str, max_shards: int, **first: Any) -> list[Shard]:
+        """ListShards' pages; `first`'s arguments (a ShardFilter) go with the first page only,
+        as Kinesis wants: the next ones carry the NextToken alone."""
         shards: list[Shard] = []
-        page = self._call(arn, "list_shards", StreamARN=arn, MaxResults=PAGE_SIZE)
+        page = self._call(arn, "list_shards", StreamARN=arn, MaxResults=PAGE_SIZE, **first)
         while True:
             shards += [_shard(entry) for entry in page.get("Shards", ())]
             token = page.get("NextToken")

@@ -49,6 +49,7 @@ _GROUP_FIELDS = {
     "assigned_at": "assignedAt",
     "topology_status": "topologyStatus",
     "topology_detail": "topologyDetail",
+    "resolved_digest": "resolvedDigest",
 }
 
 
@@ -78,6 +79,7 @@ def group_from_item(item: Mapping[str, Any]) -> StreamsGroup:
             StatusCode(int(item["topologyStatus"])) if "topologyStatus" in item else None
         ),
         topology_detail=item.get("topologyDetail", ""),
+        resolved_digest=item.get("resolvedDigest") or None,
     )
 
 

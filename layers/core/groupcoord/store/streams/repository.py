@@ -97,6 +97,15 @@ class StreamsGroupStore(MemberGroupStore[StreamsGroup, StreamsGroupMember]):
         """The member's latest report, as is (last writer wins: a report is a snapshot)."""
         self.dynamo.put(report_to_item(group.group_id, group.member_shards, member_id, report))
 
+    def report_puts(
+        self, group: StreamsGroup, member_id: str, report: Report | None
+    ) -> list[TransactItem]:
+        """A joiner's report (if any), written in its join's transaction: a refused join
+        keeps none."""
+        if report is None:
+            return []
+        return [Put(report_to_item(group.group_id, group.member_shards, member_id, report))]
+
     def topology(self, group_id: str) -> Topology | None:
         item = self.dynamo.get(schema.streams_topology_key(group_id), consistent=True)
         return topology_from_item(item) if item else None

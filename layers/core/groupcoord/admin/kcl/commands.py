@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..admin_cli import Admin, CommandError, Output, _raise_for, _require_empty
-from ..client.paging import metadata_all_pages
+from ...admin_cli import Admin, CommandError, Output, _raise_for, _require_empty
+from ...client.paging import metadata_all_pages
 from .lease_table import LeaseTable, LeaseTableError
 from .leases import (
     ImportStep,
@@ -34,7 +34,7 @@ FAILOVER_MS_MAX = 600_000
 _CHUNK = 1000  # partitions per offset-commit / offset-delete
 
 
-def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def add_kinesis_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """`groupcoord kinesis import-kcl|export-kcl`."""
     kinesis = sub.add_parser("kinesis", help="move a KCL application's checkpoints in and out")
     ksub = kinesis.add_subparsers(dest="action", required=True, metavar="ACTION")
