@@ -164,6 +164,13 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     assert serve.returncode == 2, (serve.stdout, serve.stderr)
     assert "groupcoord[local]" in serve.stderr
     assert "Traceback" not in serve.stderr
+    # A KCL lease table is read with boto3 (the `kinesis` extra): one line naming it.
+    kcl = _run(
+        [cli, "kinesis", "import-kcl", "--lease-table", "app", "--topic", "t", "--group", "g"],
+        env=env,
+    )
+    assert kcl.returncode == 1, (kcl.stdout, kcl.stderr)
+    assert "groupcoord[kinesis]" in kcl.stderr and len(kcl.stderr.strip().splitlines()) == 1
 
     # The admin commands and a member of the client-only install against a real coordinator
     # (served from this virtualenv, which has the `local` extra).

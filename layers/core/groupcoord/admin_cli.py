@@ -5,6 +5,7 @@ kafka-consumer-groups.sh and kafka-acls.sh:
     groupcoord groups  list|describe|delete
     groupcoord offsets show|reset|delete|import|export
     groupcoord acls    add|list|remove
+    groupcoord kinesis import-kcl|export-kcl   (admin/kcl/commands.py)
 
 Every command takes `--url` (default $GROUPCOORD_URL, else http://127.0.0.1:8080) and `--json`
 (a JSON document instead of a table). A refusal or an unreachable coordinator is one line on
@@ -35,7 +36,7 @@ from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .errors import Errors
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-COMMANDS = ("topics", "groups", "offsets", "acls")
+COMMANDS = ("topics", "groups", "offsets", "acls", "kinesis")
 
 # What an error code means to someone running the tool (Kafka's names stay in the message).
 EXPLAIN: dict[Errors, str] = {
@@ -171,6 +172,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     add_csv_commands(osub, common)
 
     _add_acl_commands(sub, common)
+    from .admin.kcl.commands import add_kinesis_commands  # it uses this module's Admin
+
+    add_kinesis_commands(sub, common)
 
 
 def _add_acl_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -88,7 +88,7 @@ def _done(row: ShardRow | None, position: Position | None, started: int | None) 
     """A shard done for the group (done.py); a parent whose row was not read, by its end."""
     if row is None:
         return _ended(position)
-    return row_done(row, _ended(position), started)
+    return row_done(row, _ended(position), started, position is not None)
 
 
 def parents_of(rows: Mapping[str, Mapping[int, ShardRow]]) -> list[tuple[str, int]]:

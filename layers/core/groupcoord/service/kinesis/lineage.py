@@ -47,12 +47,10 @@ def gate(
         family = heirs(rows)
         ending = [r.index for r in rows if r.shard.closed or r.index in family]
         committed = store.offsets.fetch(group_id, [(record.name, i) for i in ending])
-        ended = {
-            partition
-            for (_, partition), offset in committed.items()
-            if offset.position is not None and offset.position.shard_end
-        }
-        blocked[record.topic_id] = blocked_partitions(rows, done_partitions(rows, ended, started))
+        held = {p: o.position for (_, p), o in committed.items() if o.position is not None}
+        ended = {p for p, at in held.items() if at.shard_end}
+        done = done_partitions(rows, ended, started, held.keys() - ended)
+        blocked[record.topic_id] = blocked_partitions(rows, done)
         children[record.topic_id] = family
     return blocked, children
 
