@@ -81,7 +81,7 @@ class KinesisLocal(LoopbackChild):
             "KINESIS_MOCK_PLAIN_PORT": str(self.port),
             "KINESIS_MOCK_TLS_PORT": str(free_port()),
             "LOG_LEVEL": "WARN",
-            "SHARD_LIMIT": "1000",
+            "SHARD_LIMIT": "20000",
         }
         env.update(dict.fromkeys(_DURATIONS, OPERATION_DURATION))
         return env
