@@ -147,20 +147,22 @@ def assign_range(
     blocked), the first n % m members one more. `lags` are not weighed: range's placement is
     a function of the members and partitions alone, as Kafka's."""
     del lags
-    result: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
-    ordered = sorted(members, key=_range_order)
-    for topic in sorted(topics):
-        subscribed = [m for m in ordered if topic in m.topics]
-        if not subscribed:
-            continue
+    subscribers: dict[str, list[str]] = {}
+    for m in sorted(members, key=_range_order):
+        for topic in m.topics:
+            if topic in topics:
+                subscribers.setdefault(topic, []).append(m.member_id)
+    result: dict[str, Assignment] = {m.member_id: {} for m in members}
+    for topic, subscribed in subscribers.items():
         allowed = [p for p in range(topics[topic]) if p not in blocked.get(topic, ())]
         base, extra = divmod(len(allowed), len(subscribed))
         start = 0
-        for i, m in enumerate(subscribed):
+        # With fewer partitions than members, the members past the first `extra` get none.
+        for i, member_id in enumerate(subscribed if base else subscribed[:extra]):
             count = base + (1 if i < extra else 0)
-            result[m.member_id].extend((topic, p) for p in allowed[start : start + count])
+            result[member_id][topic] = frozenset(allowed[start : start + count])
             start += count
-    return {m: from_pairs(tps) for m, tps in result.items()}
+    return result
 
 
 ASSIGNORS: dict[str, AssignorFn] = {UNIFORM: assign_uniform, RANGE: assign_range}

@@ -20,10 +20,12 @@ members in about a second (bench/assignors.py).
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
-from .assignment import Assignment, TopicPartition, normalize
+from .assignment import Assignment, TopicPartition
 
 FREE = -1
 BLOCKED = -2
@@ -38,6 +40,8 @@ class _State:
     lags: Mapping[TopicPartition, int]
     # topic -> member -> its partitions of the topic, the next to give away last.
     pools: dict[str, dict[int, list[int]]]
+    # Per member, its rank for an extra partition: the most topics first, then by index.
+    extra_order: list[int]
 
 
 def assign_heterogeneous(
@@ -57,12 +61,27 @@ def assign_heterogeneous(
     return _targets(state, len(member_topics))
 
 
-def _initial_state(member_topics, claims, topics, blocked, lags) -> _State:
-    subscribers: dict[str, list[int]] = {}
+def _subscribers(
+    member_topics: Sequence[frozenset[str]], topics: Mapping[str, int]
+) -> dict[str, list[int]]:
+    """Topic -> its subscribers' indices, ascending; members that subscribe alike (most of a
+    large group) are handled once per subscription."""
+    alike: dict[frozenset[str], list[int]] = {}
     for index, subscribed in enumerate(member_topics):
+        alike.setdefault(subscribed, []).append(index)
+    subscribers: dict[str, list[int]] = {}
+    for subscribed, indices in alike.items():
         for topic in subscribed:
             if topic in topics:
-                subscribers.setdefault(topic, []).append(index)
+                subscribers.setdefault(topic, []).extend(indices)
+    if len(alike) > 1:
+        for indices in subscribers.values():
+            indices.sort()
+    return subscribers
+
+
+def _initial_state(member_topics, claims, topics, blocked, lags) -> _State:
+    subscribers = _subscribers(member_topics, topics)
     owner: dict[str, list[int]] = {}
     for topic in subscribers:
         row = [FREE] * topics[topic]
@@ -76,7 +95,9 @@ def _initial_state(member_topics, claims, topics, blocked, lags) -> _State:
             owner[topic][partition] = index
         loads[index] = len(claimed)
     claimant = {t: [o if o >= 0 else FREE for o in row] for t, row in owner.items()}
-    return _State(subscribers, owner, claimant, loads, lags, {})
+    count = len(member_topics)
+    extra_order = [-len(subs & topics.keys()) * count + i for i, subs in enumerate(member_topics)]
+    return _State(subscribers, owner, claimant, loads, lags, {}, extra_order)
 
 
 def _topic_order(state: _State, topics: Mapping[str, int]) -> list[str]:
@@ -92,17 +113,22 @@ def _fill(state: _State, topic: str) -> None:
     if not free:
         return
     loads = state.loads
-    ordered = sorted(state.subscribers[topic], key=lambda i: (loads[i], i))
-    # The first k members (the lightest) can all be raised to the level of the (k+1)th.
-    count, total = 1, loads[ordered[0]]
-    while count < len(ordered) and loads[ordered[count]] * count - total <= len(free):
-        total += loads[ordered[count]]
-        count += 1
-    level, extra = divmod(len(free) + total, count)
-    lifted = sorted(ordered[:count])
+    # Lightest first; ties by index (the subscribers are in index order, the sort is stable).
+    ordered = sorted(state.subscribers[topic], key=loads.__getitem__)
+    sorted_loads = list(map(loads.__getitem__, ordered))
+    below = list(accumulate(sorted_loads, initial=0))  # below[k]: the first k members' loads
+    # The first `count` members can all be raised to the load of the next one.
+    count = 1 + bisect_right(
+        range(1, len(ordered)), len(free), key=lambda k: sorted_loads[k] * k - below[k]
+    )
+    level, extra = divmod(len(free) + below[count], count)
+    # One more each for `extra` of them: those with the most topics, which can pass a
+    # partition on to a subscriber of another topic when balancing, then by index.
+    more = set(heapq.nsmallest(extra, ordered[:count], key=state.extra_order.__getitem__))
+    raised = ordered[: bisect_left(sorted_loads, level, 0, count)]  # those below the level
     start = 0
-    for rank, index in enumerate(lifted):
-        take = level + (1 if rank < extra else 0) - loads[index]
+    for index in sorted(more.union(raised)):
+        take = level + (1 if index in more else 0) - loads[index]
         for partition in free[start : start + take]:
             row[partition] = index
         loads[index] += take
@@ -137,12 +163,12 @@ def _balance(state: _State, order: list[str]) -> None:
 
 def _balance_topic(state: _State, topic: str) -> bool:
     loads, subscribers = state.loads, state.subscribers[topic]
-    pools = _pools(state, topic)
-    holders = [i for i, held in pools.items() if held]
+    holders = set(state.owner[topic]) - {FREE, BLOCKED}
     if not holders:
         return False
     if max(map(loads.__getitem__, holders)) - min(map(loads.__getitem__, subscribers)) <= 1:
         return False
+    pools = _pools(state, topic)
     light = [(loads[i], i) for i in subscribers]
     heavy = [(-loads[i], i) for i in holders]
     heapq.heapify(light)
@@ -218,4 +244,4 @@ def _targets(state: _State, member_count: int) -> list[Assignment]:
         for partition, index in enumerate(row):
             if index >= 0:
                 found[index].setdefault(topic, []).append(partition)
-    return [normalize(parts) for parts in found]
+    return [{t: frozenset(ps) for t, ps in parts.items()} for parts in found]
