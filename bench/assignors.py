@@ -23,6 +23,7 @@ Each figure is the median of --repeat runs; a run over 30 s is not repeated, and
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import statistics
 import sys
@@ -204,6 +205,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     only = {n.strip() for n in args.only.split(",") if n.strip()}
+    load_before = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
     for name, adapter in ASSIGNORS.items():
         if only and name not in only:
@@ -216,16 +218,28 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             cells = [_cell(figures[op], args.budget) for op in OPERATIONS]
             print(f"{name:42} {shape.name:12} " + "  ".join(f"{c:>10}" for c in cells), flush=True)
     save_results("assignors", rows)
+    loads = (load_before, os.getloadavg()[0])
     if not args.no_write:
-        write_section("assignors", "Assignors at Kafka's sizes", COMMAND, _body(args, rows), False)
+        body = _body(args, rows, loads)
+        write_section("assignors", "Assignors at Kafka's sizes", COMMAND, body, False)
     return rows
 
 
-def _body(args: argparse.Namespace, rows: list[dict[str, Any]]) -> str:
+def _body(args: argparse.Namespace, rows: list[dict[str, Any]], loads: tuple[float, float]) -> str:
     size = (
         f"{args.partitions:,} partitions over {args.topics:,} topics, {args.consumers:,} "
-        f"consumers; seconds per assignment, the median of {args.repeat} runs (one run where "
-        f"a run took over {NO_REPEAT_OVER_S:.0f} s; stopped at {args.budget:.0f} s)."
+        f"consumers; seconds per assignment (wall clock, the pure assignor called in-process), "
+        f"the median of {args.repeat} runs (one run where a run took over "
+        f'{NO_REPEAT_OVER_S:.0f} s; stopped at {args.budget:.0f} s: "> {args.budget:g} s", '
+        f'its reassignments then "{NOT_RUN}"). Subscriptions as in Kafka\'s '
+        f"AbstractStickyAssignorTest large tests: *uniform*, every consumer on every topic; "
+        f"*non-uniform*, the last consumer on the first topic only. *Cold*: nobody owns "
+        f"anything; *a consumer joins* / *leaves*: every consumer owns (the server's: has as "
+        f"its previous target) the cold answer, then one more consumer subscribes to every "
+        f"topic / the first one is gone. Streams: tasks for partitions (sub-topologies for "
+        f"topics), one member per process. The machine's 1-minute load average was "
+        f"{loads[0]:.1f} at the start and {loads[1]:.1f} at the end (2 cores, shared): "
+        f"figures on an idle machine are lower."
     )
     headers = ["assignor", "subscriptions", "cold", "a consumer joins", "a consumer leaves"]
     cells = [
