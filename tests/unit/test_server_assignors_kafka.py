@@ -301,6 +301,24 @@ def test_uniform_is_valid_balanced_and_sticky_within_topics(group) -> None:
     _sticky_within_topics(members, topics, result)
 
 
+def test_uniform_keeps_a_claimed_partition_rather_than_swap_it_for_a_free_one() -> None:
+    """m3 keeps t1-8 (it had it and still subscribes) while free t1 partitions fill it up;
+    it used to hand t1-8 to m4 while taking t1-1..7."""
+    topics = {"t1": 9, "t4": 2}
+    members = _members(
+        [
+            ("m0", {"t2", "t4"}, {}),
+            ("m3", {"t1"}, {"t1": [8]}),
+            ("m4", {"t1", "t2", "t3", "t4"}, {"t1": [0], "t2": [0], "t4": [0, 1]}),
+        ]
+    )
+    result = assign_uniform(members, topics)
+    check_valid(members, topics, result)
+    check_balanced(members, topics, result)
+    assert 8 in result["m3"]["t1"]
+    assert moved(members, topics, result) == 2  # t4-0 and t4-1 to m0, nothing else
+
+
 def _least_moves_homogeneous(members, topics) -> int:
     """The fewest moves a within-one balance allows: the members that can keep the most take
     the one-more shares."""
