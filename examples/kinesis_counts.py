@@ -21,13 +21,18 @@ for their parents, so each key's records are counted in order, and every counter
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
+import sys
 import threading
 from collections import Counter
 from typing import Any
 
+from botocore.exceptions import NoCredentialsError
+
 from groupcoord.client import TopicPartition, sink
 from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
+from groupcoord.client.local_aws import CREDENTIALS_HINT, AwsConfigMissing, client_arguments
 
 # A commit's transaction holds 100 items: the fence, the checkpoint, at most 98 writes.
 BATCH = 90
@@ -84,16 +89,34 @@ def main() -> None:
         "--commit-interval", type=float, default=5.0, help="seconds between checkpoints"
     )
     args = parser.parse_args()
+    # The consumer says what it does (joins, shards, checkpoints, dummy local credentials).
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("groupcoord.client.kinesis").setLevel(logging.INFO)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a graceful stop hands over at once
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     dynamodb = None
     if args.at_least_once:
-        import boto3
-
-        dynamodb = boto3.client("dynamodb", endpoint_url=args.at_least_once)
+        dynamodb = aws_client("dynamodb", args.at_least_once)
     options = {"commit_interval_s": args.commit_interval}
-    consumer(args.url, args.group, args.topic, args.table, dynamodb, **options).run(stop)
+    try:
+        consumer(args.url, args.group, args.topic, args.table, dynamodb, **options).run(stop)
+    except NoCredentialsError:
+        sys.exit(f"no AWS credentials: {CREDENTIALS_HINT}")
+
+
+def aws_client(service: str, endpoint_url: str | None = None) -> Any:
+    """A boto3 client; on a loopback endpoint, dummy credentials and region where the
+    environment has none (a local engine takes any), said on stdout."""
+    import boto3
+
+    try:
+        arguments, note = client_arguments(service, endpoint_url=endpoint_url)
+    except AwsConfigMissing as missing:
+        sys.exit(str(missing))
+    if note:
+        print(note, flush=True)
+    return boto3.client(service, **arguments)
 
 
 if __name__ == "__main__":

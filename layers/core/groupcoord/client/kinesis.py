@@ -43,6 +43,7 @@ from .kinesis_shard import (
     StartAt,
     topic_start,
 )
+from .local_aws import client_arguments
 from .member import GroupMember
 from .transport import Transport
 
@@ -314,9 +315,14 @@ def _log_refused(refused: CommitFailed, shards: Iterable[TopicPartition]) -> Non
 
 
 def _client_for(stream_arn: str) -> Any:
+    """A client for the stream's region; dummy credentials on a loopback endpoint
+    (AWS_ENDPOINT_URL_KINESIS) where the environment has none."""
     import boto3
 
-    return boto3.client("kinesis", region_name=stream_arn.split(":")[3])
+    arguments, note = client_arguments("kinesis", region=stream_arn.split(":")[3])
+    if note:
+        log.info("%s", note)
+    return boto3.client("kinesis", **arguments)
 
 
 def _initial_position(topic: str, asked: StartAt | None, topics: StartAt | None) -> StartAt:

@@ -15,10 +15,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from ipaddress import ip_address
 from typing import Any
-from urllib.parse import urlsplit
 
+from ..client.local_aws import is_loopback
 from ..client.paging import list_groups_all_pages
 from ..client.transport import Transport
 from .timeline import Snapshot, Timeline
@@ -29,16 +28,6 @@ SUMMARY_BATCH = 100
 OVERVIEW_MAX_GROUPS = 200
 # Timelines kept: the groups most recently watched.
 TIMELINES_MAX = 100
-
-
-def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
