@@ -347,6 +347,7 @@ class Admin:
                     "name": topic["name"],
                     "topicId": topic.get("topicId"),
                     "partitions": len(topic.get("partitions", [])),
+                    **_stream_of(topic),
                 }
             )
         return sorted(found, key=lambda t: t["name"])
@@ -425,6 +426,11 @@ class Admin:
         return result
 
 
+def _stream_of(topic: dict[str, Any]) -> dict[str, str]:
+    arn = topic.get("kinesisStreamArn")
+    return {"kinesisStreamArn": arn} if arn else {}
+
+
 def _classic_assignment(raw: str | None, consumer: bool) -> dict[str, list[int]]:
     if not raw or not consumer:
         return {}
@@ -448,8 +454,8 @@ def _describe_error(entry: dict[str, Any]) -> str:
     error = _error_of(entry)
     name = error.name if isinstance(error, Errors) else f"error {error}"
     explained = EXPLAIN.get(error) if isinstance(error, Errors) else None
-    message = entry.get("errorMessage")
-    return ": ".join(part for part in (name, explained or message) if part)
+    message = entry.get("errorMessage")  # the server's own words first
+    return ": ".join(part for part in (name, message or explained) if part)
 
 
 def _raise_for(entry: dict[str, Any], what: str) -> None:
@@ -748,6 +754,7 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
             raise CommandError(f"group {args.group} has no committed offsets to reset")
     else:
         partitions = _partitions_of(admin, args.topic)
+    _check_target_kinds(admin, sorted({t for t, _ in partitions}), target)
     plan = [
         {
             "topic": t,
@@ -785,6 +792,25 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
         [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
         [note],
     )
+
+
+def _check_target_kinds(admin: Admin, topics: list[str], target: int | dict[str, Any]) -> None:
+    """Refuse, dry run or not, what the coordinator would refuse (42): an offset for a
+    Kinesis-backed topic (its partitions are shards, checkpointed by sequence number), a
+    sequence number for any other."""
+    streams = {t["name"] for t in admin.topics(topics) if t.get("kinesisStreamArn")}
+    for topic in topics:
+        if isinstance(target, int) and topic in streams:
+            raise CommandError(
+                f"topic {topic} is backed by a Kinesis stream: its partitions are shards, "
+                "reset by sequence number: --to-sequence SEQ[:SUB] (--to-sequence 0: each "
+                "shard from its start, TRIM_HORIZON)"
+            )
+        if not isinstance(target, int) and topic not in streams:
+            raise CommandError(
+                f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
+                "topics; give --to-earliest or --to-offset N"
+            )
 
 
 def _shown_target(step: dict[str, Any]) -> Any:

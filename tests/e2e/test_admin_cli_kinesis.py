@@ -1,0 +1,99 @@
+"""The admin CLI on Kinesis-backed topics against a live `groupcoord serve` that reaches
+kinesis-local: the server's reasons printed (not just a code's name), and `offsets reset`'s
+dry run refusing what the real run would."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from groupcoord.cli import main
+from tests.e2e.test_admin_cli import Ran
+from tests.support.api import Api
+from tests.support.kinesis import Streams, kinesis_topic, streams_fixture
+from tests.support.servers import running_serve
+
+streams = streams_fixture()
+
+
+@pytest.fixture(scope="module")
+def served(kinesis_endpoint: str) -> Iterator[str]:
+    """A serve process (in-memory store) whose Kinesis client reaches kinesis-local
+    (AWS_ENDPOINT_URL_KINESIS, set by the kinesis_endpoint fixture, is inherited)."""
+    with running_serve(settings={"groupcoord.kinesis.shard.sync.interval.ms": "60000"}) as url:
+        yield url
+
+
+@pytest.fixture
+def cli(served: str, capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
+    def run(*args: str) -> Ran:
+        capsys.readouterr()
+        try:
+            code = main([*args, "--url", served])
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    yield run
+
+
+@pytest.fixture(scope="module")
+def stream_topic(served: str, streams: Streams) -> str:
+    name = f"ks-{uuid.uuid4().hex[:8]}"
+    created = kinesis_topic(Api(served), name, streams.create(2))
+    assert created["errorCode"] == 0, created
+    return name
+
+
+def test_topics_alter_on_a_kinesis_topic_prints_the_servers_reason(
+    cli: Any, stream_topic: str
+) -> None:
+    line = cli("topics", "alter", stream_topic, "--partitions", "5").refused(
+        "INVALID_REQUEST", "backed by a Kinesis stream", "shards"
+    )
+    assert "invalid request" not in line
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_offsets_reset_to_an_offset_on_a_kinesis_topic_is_refused_naming_to_sequence(
+    cli: Any, stream_topic: str, dry_run: bool
+) -> None:
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    args = ["offsets", "reset", group, "--topic", stream_topic, "--to-earliest"]
+    cli(*args, *(["--dry-run"] if dry_run else [])).refused(
+        stream_topic, "Kinesis", "--to-sequence"
+    )
+    # Nothing was committed either way.
+    cli("offsets", "show", group).refused("no committed offsets")
+
+
+def test_a_sequence_on_a_kinesis_topic_plans_and_resets(cli: Any, stream_topic: str) -> None:
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    args = ["offsets", "reset", group, "--topic", f"{stream_topic}:0", "--to-sequence", "0"]
+    planned = cli(*args, "--dry-run", "--json").json()
+    assert planned["plan"][0]["newKinesisPosition"]["sequenceNumber"] == "0"
+    assert cli(*args).code == 0
+
+
+def test_the_servers_42_on_a_kinesis_partition_carries_its_reason(
+    served: str, stream_topic: str
+) -> None:
+    body = Api(served).ok(
+        "offset-commit",
+        {
+            "groupId": f"g-{uuid.uuid4().hex[:8]}",
+            "generationIdOrMemberEpoch": -1,
+            "memberId": "",
+            "topics": [
+                {"name": stream_topic, "partitions": [{"partitionIndex": 0, "committedOffset": 0}]}
+            ],
+        },
+    )
+    partition = body["topics"][0]["partitions"][0]
+    assert partition["errorCode"] == 42
+    assert "Kinesis shard shardId-" in partition["errorMessage"]
+    assert "kinesisPosition" in partition["errorMessage"]
