@@ -327,6 +327,17 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # The reader went away (`groupcoord ... --json | head`): stop quietly, as a Unix tool
+        # killed by SIGPIPE does, and let nothing flush into the closed pipe at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
