@@ -58,3 +58,12 @@ def test_every_relative_link_of_the_pages_leads_to_a_file() -> None:
         and not (page.parent / target).exists()
     ]
     assert not broken, "\n".join(broken)
+
+
+def test_the_readme_says_to_activate_the_venv_before_its_bare_commands() -> None:
+    """The first commands install into .venv and call .venv/bin/...; the later ones call
+    `groupcoord` and `python examples/...` bare, which work only in the activated venv."""
+    text = (ROOT / "README.md").read_text()
+    bare = re.search(r"^(?:groupcoord |python examples/)", text, re.M)
+    assert bare is not None
+    assert ". .venv/bin/activate" in text[: bare.start()]
