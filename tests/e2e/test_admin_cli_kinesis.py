@@ -97,3 +97,20 @@ def test_the_servers_42_on_a_kinesis_partition_carries_its_reason(
     assert partition["errorCode"] == 42
     assert "Kinesis shard shardId-" in partition["errorMessage"]
     assert "kinesisPosition" in partition["errorMessage"]
+
+
+def test_topics_create_with_config_binds_a_topic_to_a_stream(
+    cli: Any, served: str, streams: Streams
+) -> None:
+    arn, name = streams.create(3), f"kc-{uuid.uuid4().hex[:8]}"
+    made = cli(
+        "topics", "create", name, "--config", f"groupcoord.kinesis.stream.arn={arn}",
+        "--config", "groupcoord.kinesis.initial.position=LATEST",
+    )  # fmt: skip
+    assert made.code == 0 and f"Created topic {name} (3 partitions" in made.out, made
+    shown = cli("topics", "describe", name, "--json").json()["topics"][0]
+    assert shown["kinesisStreamArn"] == arn and shown["partitions"] == 3
+    found = Api(served).ok("metadata", {"topics": [{"name": name}]})["topics"][0]
+    assert found["kinesisInitialPosition"]["type"] == "LATEST"  # the second --config too
+    usage = cli("topics", "create", f"{name}-2", "--config", "without-equals")
+    assert usage.code == 2 and "expected NAME=VALUE" in usage.err

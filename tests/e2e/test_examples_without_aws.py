@@ -23,12 +23,13 @@ from tests.support.sink import count_of, create_sink_table, sink_name
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TABLE = sink_name()
+SETUP_TABLE = sink_name()  # the one kinesis_counts.py --setup makes
 streams = streams_fixture()
 
 
 @pytest.fixture(scope="module")
 def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[Api]:
-    settings = {**FAST_LOOP_SETTINGS, "groupcoord.sink.tables": TABLE}
+    settings = {**FAST_LOOP_SETTINGS, "groupcoord.sink.tables": f"{TABLE},{SETUP_TABLE}"}
     with kinesis_deployment(dynamodb_endpoint, settings) as (api, _store):
         yield api
 
@@ -97,3 +98,49 @@ def until(condition: Any, process: subprocess.Popen[bytes], timeout_s: float = 6
             return False
         time.sleep(0.1)
     return True
+
+
+def test_the_kinesis_walk_through_sets_up_puts_and_counts_saying_what_it_does(
+    deployed: Api, dynamodb_endpoint: str, kinesis_endpoint: str, tmp_path: Path
+) -> None:
+    """kinesis_counts.py's own steps: --setup (twice: what exists is kept), --put, a worker
+    that prints its shards and checkpoints; every record counted once."""
+    topic, stream = f"t-{uuid.uuid4().hex[:8]}", f"s-{uuid.uuid4().hex[:8]}"
+    common = ["--url", deployed.base_url, "--topic", topic, "--table", SETUP_TABLE]
+    common += ["--stream", stream]
+    env = bare_environment(tmp_path, AWS_ENDPOINT_URL_KINESIS=kinesis_endpoint)
+
+    def example(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, str(EXAMPLES / "kinesis_counts.py"), *common, *args]
+        ran = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        no_traceback(ran.stderr)
+        assert ran.returncode == 0, ran
+        return ran
+
+    setup = ["--setup", "--shards", "2", "--dynamodb-endpoint", dynamodb_endpoint]
+    first = example(*setup).stdout
+    assert f"creating stream {stream} (2 shards)" in first
+    assert f"created table {SETUP_TABLE} (key k)" in first
+    assert f"bound topic {topic} to arn:aws:kinesis:" in first and "(2 shards)" in first
+    again = example(*setup).stdout
+    assert f"stream {stream} exists" in again and f"topic {topic} exists" in again
+    assert "put 40 records" in example("--put", "40").stdout
+
+    command = [sys.executable, str(EXAMPLES / "kinesis_counts.py"), *common, "--name", "a"]
+    command += ["--commit-interval", "0.5"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    client = make_client(endpoint_url=dynamodb_endpoint)
+    keys = [f"key-{n}" for n in range(10)]
+    try:
+        counted = until(lambda: sum(count_of(client, SETUP_TABLE, k) for k in keys) == 40, process)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = (text.decode() for text in process.communicate(timeout=30))
+    no_traceback(err)
+    assert counted and process.returncode == 0, (out, err)
+    assert [count_of(client, SETUP_TABLE, k) for k in keys] == [4] * 10
+    for shard in ("shardId-000000000000 (partition 0)", "shardId-000000000001 (partition 1)"):
+        assert f"[a] reading {shard} from TRIM_HORIZON" in out, out
+        assert f"[a] checkpoint {shard} at " in out, out
+    assert "[a] joining group kinesis-counts on topic " + topic in out
+    assert "[a] assigned " in out and "owns partitions [0, 1]" in out

@@ -106,6 +106,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--partitions", type=int, default=-1, help="default: the coordinator's num.partitions"
     )
     create.add_argument("--if-not-exists", action="store_true")
+    create.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        type=_config_pair,
+        metavar="NAME=VALUE",
+        help="a topic config, repeatable (as kafka-topics.sh's), e.g. "
+        "groupcoord.kinesis.stream.arn=ARN to back the topic by a Kinesis stream",
+    )
     tsub.add_parser("list", parents=[common], help="list every topic")
     describe = tsub.add_parser("describe", parents=[common], help="describe topics")
     describe.add_argument("topics", nargs="+", metavar="topic")
@@ -503,11 +512,18 @@ def _partitions_of(admin: Admin, specs: Sequence[str]) -> list[tuple[str, int]]:
 # --- topics ---
 
 
+def _config_pair(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    return name.strip(), value
+
+
 def _topics_create(admin: Admin, args: argparse.Namespace) -> Output:
-    body = admin.call(
-        "create-topics",
-        {"topics": [{"name": args.topic, "numPartitions": args.partitions}]},
-    )
+    asked: dict[str, Any] = {"name": args.topic, "numPartitions": args.partitions}
+    if args.config:
+        asked["configs"] = [{"name": n, "value": v} for n, v in args.config]
+    body = admin.call("create-topics", {"topics": [asked]})
     topic = body["topics"][0]
     exists = _error_of(topic) == Errors.TOPIC_ALREADY_EXISTS
     if exists and args.if_not_exists:
@@ -518,6 +534,7 @@ def _topics_create(admin: Admin, args: argparse.Namespace) -> Output:
         "name": topic["name"],
         "topicId": topic.get("topicId"),
         "partitions": topic.get("numPartitions"),
+        **({"configs": dict(args.config)} if args.config else {}),
     }
     note = f"Created topic {args.topic} ({shown['partitions']} partitions, id {shown['topicId']})."
     return Output({"topic": shown, "created": True}, [], [note])
