@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from groupcoord.cli import main
-from tests.e2e.test_admin_cli import Ran
+from tests.support.admin_cli import cli_fixture
 from tests.support.api import Api
 from tests.support.kinesis import Streams, kinesis_topic, streams_fixture
 from tests.support.servers import running_serve
@@ -27,18 +26,7 @@ def served(kinesis_endpoint: str) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def cli(served: str, capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
-    def run(*args: str) -> Ran:
-        capsys.readouterr()
-        try:
-            code = main([*args, "--url", served])
-        except SystemExit as exit_:
-            code = int(exit_.code or 0)
-        out, err = capsys.readouterr()
-        return Ran(code, out, err)
-
-    yield run
+cli = cli_fixture("served")
 
 
 @pytest.fixture(scope="module")

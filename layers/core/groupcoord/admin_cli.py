@@ -24,10 +24,11 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .admin_streams import streams_group, streams_tables
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
 from .client.transport import Transport
@@ -65,6 +66,9 @@ class Output:
     document: Any
     tables: list[tuple[list[str], list[list[Any]]]]
     notes: list[str]
+    # One line each, on stderr after the output, exit status 1: what failed while the rest
+    # went on (one group of several, as kafka-consumer-groups.sh does).
+    failures: list[str] = field(default_factory=list)
 
 
 # --- parsers ---
@@ -128,7 +132,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     gsub = groups.add_subparsers(dest="action", required=True, metavar="ACTION")
     glist = gsub.add_parser("list", parents=[common], help="list groups")
     glist.add_argument("--state", action="append", default=[], help="only groups in STATE")
-    glist.add_argument("--type", action="append", default=[], choices=["classic", "consumer"])
+    glist.add_argument(
+        "--type", action="append", default=[], choices=["classic", "consumer", "streams"]
+    )
     gdescribe = gsub.add_parser("describe", parents=[common], help="members and assignments")
     gdescribe.add_argument("groups", nargs="+", metavar="group")
     gdelete = gsub.add_parser("delete", parents=[common], help="delete empty groups")
@@ -295,7 +301,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{prog}: {_one_line(str(error))}", file=sys.stderr)
         return 1
     _print(output, args.json)
-    return 0
+    for failure in output.failures:
+        print(f"{prog}: {_one_line(failure)}", file=sys.stderr)
+    return 1 if output.failures else 0
 
 
 # --- talking to the coordinator ---
@@ -388,6 +396,12 @@ class Admin:
                     for m in described.get("members", [])
                 ],
             }
+        if described.get("errorCode") != Errors.GROUP_ID_NOT_FOUND:
+            _raise_for(described, f"group {group}")
+        body = self.group_call(group, "streams-group-describe", {"groupIds": [group]})
+        described = body["groups"][0]
+        if described.get("errorCode", 0) == 0:
+            return streams_group(described)
         if described.get("errorCode") != Errors.GROUP_ID_NOT_FOUND:
             _raise_for(described, f"group {group}")
         body = self.group_call(group, "describe-groups", {"groups": [group]})
@@ -612,41 +626,44 @@ def _assignment_text(assignment: dict[str, list[int]]) -> str:
 
 
 def _groups_describe(admin: Admin, args: argparse.Namespace) -> Output:
-    described = [admin.describe_group(g) for g in args.groups]
+    described, failures = [], []
+    for group in args.groups:
+        try:
+            described.append(admin.describe_group(group))
+        except (CommandError, GroupcoordError) as error:  # the others go on
+            failures.append(
+                str(error) if str(error).startswith("group ") else f"group {group}: {error}"
+            )
     tables = []
     for g in described:
-        tables.append(
-            (
-                ["GROUP", "TYPE", "STATE", "ASSIGNOR", "EPOCH", "MEMBERS"],
+        tables += streams_tables(g) if g["type"] == "streams" else _group_tables(g)
+    document: dict[str, Any] = {"groups": described}
+    if failures:
+        document["errors"] = failures
+    return Output(document, tables, [], failures)
+
+
+def _group_tables(g: dict[str, Any]) -> list[tuple[list[str], list[list[Any]]]]:
+    return [
+        (
+            ["GROUP", "TYPE", "STATE", "ASSIGNOR", "EPOCH", "MEMBERS"],
+            [[g["groupId"], g["type"], g["state"], g["protocol"], g["epoch"], len(g["members"])]],
+        ),
+        (
+            ["MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "EPOCH", "ASSIGNMENT"],
+            [
                 [
-                    [
-                        g["groupId"],
-                        g["type"],
-                        g["state"],
-                        g["protocol"],
-                        g["epoch"],
-                        len(g["members"]),
-                    ]
-                ],
-            )
-        )
-        tables.append(
-            (
-                ["MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "EPOCH", "ASSIGNMENT"],
-                [
-                    [
-                        m["memberId"],
-                        m["instanceId"],
-                        m["clientId"],
-                        m["host"],
-                        m["epoch"],
-                        _assignment_text(m["assignment"]),
-                    ]
-                    for m in sorted(g["members"], key=lambda m: m["memberId"])
-                ],
-            )
-        )
-    return Output({"groups": described}, tables, [])
+                    m["memberId"],
+                    m["instanceId"],
+                    m["clientId"],
+                    m["host"],
+                    m["epoch"],
+                    _assignment_text(m["assignment"]),
+                ]
+                for m in sorted(g["members"], key=lambda m: m["memberId"])
+            ],
+        ),
+    ]
 
 
 def _groups_delete(admin: Admin, args: argparse.Namespace) -> Output:
