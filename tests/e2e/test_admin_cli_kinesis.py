@@ -12,7 +12,14 @@ import pytest
 
 from tests.support.admin_cli import cli_fixture
 from tests.support.api import Api
-from tests.support.kinesis import Streams, kinesis_topic, streams_fixture
+from tests.support.consumer import Member, settle
+from tests.support.kinesis import (
+    FAST_LOOP_SETTINGS,
+    Streams,
+    commit_position,
+    kinesis_topic,
+    streams_fixture,
+)
 from tests.support.servers import running_serve
 
 streams = streams_fixture()
@@ -22,7 +29,7 @@ streams = streams_fixture()
 def served(kinesis_endpoint: str) -> Iterator[str]:
     """A serve process (in-memory store) whose Kinesis client reaches kinesis-local
     (AWS_ENDPOINT_URL_KINESIS, set by the kinesis_endpoint fixture, is inherited)."""
-    with running_serve(settings={"groupcoord.kinesis.shard.sync.interval.ms": "60000"}) as url:
+    with running_serve(settings=FAST_LOOP_SETTINGS) as url:
         yield url
 
 
@@ -102,3 +109,58 @@ def test_topics_create_with_config_binds_a_topic_to_a_stream(
     assert found["kinesisInitialPosition"]["type"] == "LATEST"  # the second --config too
     usage = cli("topics", "create", f"{name}-2", "--config", "without-equals")
     assert usage.code == 2 and "expected NAME=VALUE" in usage.err
+
+
+def test_offsets_show_reads_like_a_lease_table(cli: Any, served: str, streams: Streams) -> None:
+    """A split stream: the parent checkpointed, then finished (SHARD_END); its children
+    waiting for it, then owned by a member that reports a lag."""
+    api = Api(served)
+    arn = streams.create(1)
+    put = streams.client.put_record(StreamARN=arn, PartitionKey="k", Data=b"x")
+    streams.split(arn, "shardId-000000000000")
+    topic, group = f"kl-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
+    assert kinesis_topic(api, topic, arn)["errorCode"] == 0
+    sequence = put["SequenceNumber"]
+    assert commit_position(api, None, topic, 0, {"sequenceNumber": sequence}, group) == 0
+
+    def shown() -> dict[int, dict[str, Any]]:
+        offsets = cli("offsets", "show", group, "--json").json()["offsets"]
+        return {o["partition"]: o for o in offsets}
+
+    first = shown()
+    assert first[0]["kinesis"]["state"] == "closed"
+    assert first[0]["kinesis"]["checkpoint"] == f"{sequence}:0" and first[0]["offset"] is None
+    children = {first[p]["kinesis"]["shardId"] for p in (1, 2)}
+    assert all(first[p]["kinesis"]["parentShardIds"] == ["shardId-000000000000"] for p in (1, 2))
+    assert {first[p]["kinesis"]["state"] for p in (1, 2)} == {"waiting"}
+
+    end = {"shardEnd": True, "childShardIds": sorted(children)}
+    assert commit_position(api, None, topic, 0, end, group) == 0
+    member = Member(api, group, [topic])
+    member.join()
+    settle([member])
+    topic_id = next(iter(member.owned))
+    lags = [{"topicId": topic_id, "partitions": [{"partition": 1, "lagMs": 4321}]}]
+    assert member.heartbeat(partitionLags=lags)["errorCode"] == 0
+    try:
+        after = shown()
+        assert after[0]["kinesis"]["state"] == "done"
+        assert after[0]["kinesis"]["checkpoint"] == "SHARD_END"
+        assert after[0]["memberId"] is None  # finished: nobody's, and not waiting for anybody
+        for p in (1, 2):
+            assert after[p]["kinesis"]["state"] == "open"
+            assert after[p]["memberId"] == member.member_id
+        assert after[1]["kinesis"]["lagMs"] == 4321
+        table = cli("offsets", "show", group).out.splitlines()
+        assert table[0].split() == [
+            "TOPIC", "PARTITION", "SHARD-ID", "PARENTS", "STATE", "CHECKPOINT", "MEMBER-ID",
+            "LAG-MS",
+        ]  # fmt: skip
+        assert table[1].split()[2:6] == ["shardId-000000000000", "-", "done", "SHARD_END"]
+        row = table[2].split()
+        assert row[3:5] == ["shardId-000000000000", "open"] and row[-2:] == [
+            member.member_id,
+            "4321",
+        ]
+    finally:
+        member.leave()

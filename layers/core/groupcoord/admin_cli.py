@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import functools
 import json
 import os
 import re
@@ -28,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .admin_kinesis import COLUMNS as KINESIS_COLUMNS
+from .admin_kinesis import kinesis_row, kinesis_shards
 from .admin_streams import streams_group, streams_tables
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
@@ -700,21 +703,29 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     keys = set(committed) | {k for k in owners if not args.topic or k[0] in args.topic}
     if not keys:
         raise CommandError(f"group {args.group}: no committed offsets and no members")
-    rows, document = [], []
-    for topic, partition in sorted(keys):
+    # Kinesis-backed topics: every shard, as a lease table lists them (admin_kinesis.py).
+    group_call = functools.partial(admin.group_call, args.group)
+    shards = kinesis_shards(admin.call, group_call, args.group, {t for t, _ in keys})
+    rows, kinesis_rows, document = [], [], []
+    for topic, partition in sorted(keys | set(shards)):
         offset, metadata = committed.get((topic, partition), (None, None))
         owner = owners.get((topic, partition), {})
+        shard = shards.get((topic, partition))
         document.append(
             {
                 "topic": topic,
                 "partition": partition,
-                "offset": offset,
+                "offset": None if shard else offset,
                 "metadata": metadata,
                 "memberId": owner.get("memberId"),
                 "clientId": owner.get("clientId"),
                 "host": owner.get("host"),
+                **({"kinesis": shard} if shard else {}),
             }
         )
+        if shard:
+            kinesis_rows.append(kinesis_row((topic, partition), shard, owner))
+            continue
         rows.append(
             [
                 topic,
@@ -728,7 +739,10 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
         )
     return Output(
         {"groupId": args.group, "state": group.get("state", ""), "offsets": document},
-        [(["TOPIC", "PARTITION", "OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"], rows)],
+        [
+            (["TOPIC", "PARTITION", "OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"], rows),
+            (KINESIS_COLUMNS, kinesis_rows),
+        ],
         [],
     )
 
