@@ -40,7 +40,7 @@ FILTERS: dict[str, Callable[..., str]] = {"duration": duration, "clock_time": cl
 
 @dataclass(frozen=True)
 class MemberRow:
-    label: str  # M1, M2...: short, stable while the members stay, used in the grid
+    label: str  # M1, M2...: short, kept for the member's life (timeline.py), used in the grid
     member: dict[str, Any]
     renewed: str  # how long ago its session was last renewed (lastHeartbeatMs)
     deadline: str
@@ -106,15 +106,17 @@ class GroupPage:
     tasks: list[TaskRow] = field(default_factory=list)
 
 
-def _member_rows(members: list[dict[str, Any]], now_ms: int) -> list[MemberRow]:
+def _member_rows(
+    members: list[dict[str, Any]], labels: dict[str, str], now_ms: int
+) -> list[MemberRow]:
     rows = []
-    for i, m in enumerate(sorted(members, key=lambda m: m["memberId"]), start=1):
+    for m in sorted(members, key=lambda m: int(labels[m["memberId"]][1:])):
         last = int(m.get("lastHeartbeatMs", -1))
         deadline = int(m.get("sessionDeadlineMs", -1))
         overdue = 0 <= deadline <= now_ms
         rows.append(
             MemberRow(
-                label=f"M{i}",
+                label=labels[m["memberId"]],
                 member=m,
                 renewed=f"{duration(now_ms - last)} ago" if last > 0 else "-",
                 deadline=(
@@ -237,8 +239,9 @@ def _timeline_row(entry: Rebalance, labels: dict[str, str]) -> TimelineRow:
 
 def group_page(detail: GroupDetail) -> GroupPage:
     group, now_ms = detail.group, detail.now_ms
-    members = _member_rows(list(group.get("members") or ()), now_ms)
-    labels = {row.member["memberId"]: row.label for row in members}
+    listed = list(group.get("members") or ())
+    labels = detail.timeline.labels_for(m["memberId"] for m in listed)
+    members = _member_rows(listed, labels, now_ms)
     partitions = list(group.get("partitions") or ())
     return GroupPage(
         group=group,
