@@ -113,7 +113,7 @@ def test_topics_create_with_config_binds_a_topic_to_a_stream(
 
 def test_offsets_show_reads_like_a_lease_table(cli: Any, served: str, streams: Streams) -> None:
     """A split stream: the parent checkpointed, then finished (SHARD_END); its children
-    waiting for it, then owned by a member that reports a lag."""
+    blocked by it, then owned by a member that reports a lag."""
     api = Api(served)
     arn = streams.create(1)
     put = streams.client.put_record(StreamARN=arn, PartitionKey="k", Data=b"x")
@@ -132,7 +132,7 @@ def test_offsets_show_reads_like_a_lease_table(cli: Any, served: str, streams: S
     assert first[0]["kinesis"]["checkpoint"] == f"{sequence}:0" and first[0]["offset"] is None
     children = {first[p]["kinesis"]["shardId"] for p in (1, 2)}
     assert all(first[p]["kinesis"]["parentShardIds"] == ["shardId-000000000000"] for p in (1, 2))
-    assert {first[p]["kinesis"]["state"] for p in (1, 2)} == {"waiting"}
+    assert {first[p]["kinesis"]["state"] for p in (1, 2)} == {"blocked"}
 
     end = {"shardEnd": True, "childShardIds": sorted(children)}
     assert commit_position(api, None, topic, 0, end, group) == 0

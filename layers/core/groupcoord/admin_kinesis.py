@@ -1,7 +1,7 @@
 """`groupcoord offsets show` for Kinesis-backed topics: what a KCL user reads in the lease
 table, per shard: its id and parents, who owns it, its checkpoint (a sequence number, or
 SHARD_END once the group finished it) and how far behind its owner said it was. A shard's
-state says where it stands in the lineage: `done` (its end committed), `waiting` (a parent is
+state says where it stands in the lineage: `done` (its end committed), `blocked` (a parent is
 not done yet: not assignable), `closed` (split or merged, its tail still to read), `open`.
 Standard library only, like the rest of the admin commands."""
 
@@ -27,9 +27,16 @@ COLUMNS = [
 ]
 
 
-def kinesis_shards(call: Call, group_call: Call, group: str, topics: Iterable[str]) -> dict:
+def kinesis_shards(
+    call: Call,
+    group_call: Call,
+    group: str,
+    topics: Iterable[str],
+    lags: dict[Key, int] | None = None,
+) -> dict:
     """{(topic, partition): the shard's view} for every shard of those of `topics` that are
-    Kinesis-backed (empty when none is)."""
+    Kinesis-backed (empty when none is). `lags`: the owners' reported lags when the caller
+    has read them already (else describe-group-activity is asked)."""
     found = metadata_all_pages(call, [{"name": t} for t in sorted(set(topics))])
     shards = {
         (t["name"], p["partitionIndex"]): p["kinesisShard"]
@@ -41,7 +48,7 @@ def kinesis_shards(call: Call, group_call: Call, group: str, topics: Iterable[st
     if not shards:
         return {}
     positions = _positions(group_call, group, {t for t, _ in shards})
-    lags = _lags(group_call, group)
+    lags = _lags(group_call, group) if lags is None else lags
     known = {(t, shard["shardId"]) for (t, _), shard in shards.items()}
     ended = {
         (t, shards[(t, p)]["shardId"])
@@ -69,7 +76,7 @@ def _state(shard: dict[str, Any], at: dict[str, Any] | None, parents_left: list[
     if at is not None and at.get("shardEnd"):
         return "done"
     if any(parents_left):
-        return "waiting"  # a parent known here is not finished: not assignable yet
+        return "blocked"  # a parent known here is not finished: not assignable yet
     return "closed" if shard.get("closed") else "open"
 
 
@@ -98,10 +105,14 @@ def _lags(group_call: Call, group: str) -> dict[Key, int]:
         body = group_call("describe-group-activity", {"groupIds": [group], "includeMembers": True})
     except GroupcoordError:  # not allowed, or an older coordinator: a view without lags
         return {}
-    groups = body.get("groups") or [{}]
+    return reported_lags((body.get("groups") or [{}])[0])
+
+
+def reported_lags(activity: dict[str, Any]) -> dict[Key, int]:
+    """The lags of a describe-group-activity group (includeMembers), by partition."""
     return {
         (p["topicName"], p["partitionIndex"]): p["lagMs"]
-        for p in groups[0].get("partitions", [])
+        for p in activity.get("partitions", [])
         if p.get("lagMs") is not None
     }
 
