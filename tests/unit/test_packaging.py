@@ -29,15 +29,7 @@ from groupcoord.local.processes import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER_SOURCE = ROOT / "layers" / "core"
-NOT_IN_LAYER = {
-    "client",
-    "local",
-    "dashboard",
-    "cli.py",
-    "admin_cli.py",
-    "admin_streams.py",
-    "admin_kinesis.py",
-}
+NOT_IN_LAYER = {"client", "local", "dashboard", "cli.py", "admin_cli.py", "admin"}
 # What the server needs and the client must not (pyproject.toml's server, local, sigv4 extras).
 SERVER_ONLY = ["boto3", "botocore", "aws_lambda_powertools", "pydantic", "re2", "moto", "werkzeug"]
 # Short consumer-protocol timers, so that the member below owns its partitions in a second.

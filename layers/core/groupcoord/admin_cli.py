@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .admin_kinesis import COLUMNS as KINESIS_COLUMNS
-from .admin_kinesis import kinesis_row, kinesis_shards
-from .admin_streams import streams_group, streams_tables
+from .admin.kinesis_shards import COLUMNS as KINESIS_COLUMNS
+from .admin.kinesis_shards import kinesis_row, kinesis_shards
+from .admin.streams_groups import streams_group, streams_tables
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
 from .client.transport import Transport
@@ -703,7 +703,7 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     keys = set(committed) | {k for k in owners if not args.topic or k[0] in args.topic}
     if not keys:
         raise CommandError(f"group {args.group}: no committed offsets and no members")
-    # Kinesis-backed topics: every shard, as a lease table lists them (admin_kinesis.py).
+    # Kinesis-backed topics: every shard, as a lease table lists them (admin/kinesis_shards.py).
     group_call = functools.partial(admin.group_call, args.group)
     shards = kinesis_shards(admin.call, group_call, args.group, {t for t, _ in keys})
     rows, kinesis_rows, document = [], [], []

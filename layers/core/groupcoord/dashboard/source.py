@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..admin_kinesis import kinesis_shards, reported_lags
+from ..admin.kinesis_shards import kinesis_shards, reported_lags
 from ..client.local_aws import is_loopback
 from ..client.paging import list_groups_all_pages
 from ..client.transport import Transport
@@ -36,7 +36,7 @@ class GroupDetail:
     group: dict[str, Any]
     now_ms: int
     timeline: Timeline
-    # Kinesis-backed topics' shards: {(topic, partition): admin_kinesis's view}.
+    # Kinesis-backed topics' shards: {(topic, partition): admin/kinesis_shards.py's view}.
     shards: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
 
@@ -148,7 +148,7 @@ class CoordinatorSource:
 
     def _kinesis_shards(self, group_id: str, group: dict[str, Any]) -> dict:
         """The shards of the group's Kinesis-backed topics, with lineage and checkpoints
-        (admin_kinesis.py, as `groupcoord offsets show` lists them)."""
+        (admin/kinesis_shards.py, as `groupcoord offsets show` lists them)."""
         names = {p.get("topicName") for p in group.get("partitions") or ()} - {None, ""}
         unknown = sorted(names - self._streams.keys())
         if unknown:

@@ -115,7 +115,7 @@ class ShardRow:
     partition: int
     shard_id: str
     parents: str
-    state: str  # open, closed, blocked, done (admin_kinesis.py)
+    state: str  # open, closed, blocked, done (admin/kinesis_shards.py)
     checkpoint: str
     owner: str | None
     behind: str | None

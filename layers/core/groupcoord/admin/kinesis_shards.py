@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .client.errors import GroupcoordError
-from .client.paging import metadata_all_pages
+from ..client.errors import GroupcoordError
+from ..client.paging import metadata_all_pages
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 Key = tuple[str, int]
