@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .admin.kinesis_shards import COLUMNS as KINESIS_COLUMNS
-from .admin.kinesis_shards import kinesis_row, kinesis_shards
+from .admin.kinesis_shards import fetch_lags, kinesis_row, kinesis_shards
 from .admin.streams_groups import streams_group, streams_tables
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
@@ -139,7 +139,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--type", action="append", default=[], choices=["classic", "consumer", "streams"]
     )
     gdescribe = gsub.add_parser("describe", parents=[common], help="members and assignments")
-    gdescribe.add_argument("groups", nargs="+", metavar="group")
+    gdescribe.add_argument("groups", nargs="*", metavar="group")
+    gdescribe.add_argument("--all-groups", action="store_true", help="every group listed")
+    shown = gdescribe.add_mutually_exclusive_group()
+    shown.add_argument("--members", action="store_true", help="only the members (and tasks)")
+    shown.add_argument("--state", action="store_true", help="only the groups' state")
     gdelete = gsub.add_parser("delete", parents=[common], help="delete empty groups")
     gdelete.add_argument("groups", nargs="+", metavar="group")
 
@@ -418,7 +422,7 @@ class Admin:
             "type": "classic",
             "state": described.get("groupState", ""),
             "protocol": described.get("protocolData", ""),
-            "epoch": None,
+            "epoch": self.generation(group),
             "members": [
                 {
                     "memberId": m["memberId"],
@@ -431,6 +435,16 @@ class Admin:
                 for m in described.get("members", [])
             ],
         }
+
+    def generation(self, group: str) -> int | None:
+        """A classic group's generation, which describe-groups does not tell: from
+        describe-group-activity's summary, as the dashboard shows it (None if refused)."""
+        try:
+            body = self.group_call(group, "describe-group-activity", {"groupIds": [group]})
+        except GroupcoordError:
+            return None
+        found = (body.get("groups") or [{}])[0]
+        return found.get("epoch") if found.get("errorCode", 0) == 0 else None
 
     def committed(self, group: str, topics: Sequence[str] | None = None) -> dict:
         """{(topic, partition): (offset, metadata)} of what the group committed."""
@@ -629,8 +643,15 @@ def _assignment_text(assignment: dict[str, list[int]]) -> str:
 
 
 def _groups_describe(admin: Admin, args: argparse.Namespace) -> Output:
+    if bool(args.groups) == args.all_groups:
+        raise CommandError("name the groups to describe, or give --all-groups")
+    groups = args.groups
+    if args.all_groups:
+        listed = list_groups_all_pages(admin.call, [], [])
+        _raise_for(listed, "list-groups")
+        groups = sorted(g["groupId"] for g in listed.get("groups", []))
     described, failures = [], []
-    for group in args.groups:
+    for group in groups:
         try:
             described.append(admin.describe_group(group))
         except (CommandError, GroupcoordError) as error:  # the others go on
@@ -639,7 +660,9 @@ def _groups_describe(admin: Admin, args: argparse.Namespace) -> Output:
             )
     tables = []
     for g in described:
-        tables += streams_tables(g) if g["type"] == "streams" else _group_tables(g)
+        found = streams_tables(g) if g["type"] == "streams" else _group_tables(g)
+        # As kafka-consumer-groups.sh's --state and --members: the group's line, its members.
+        tables += found[:1] if args.state else found[1:2] if args.members else found
     document: dict[str, Any] = {"groups": described}
     if failures:
         document["errors"] = failures
@@ -693,6 +716,14 @@ def _owners(group: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
     return {(t, p): m for m in group["members"] for t, ps in m["assignment"].items() for p in ps}
 
 
+# kafka-consumer-groups.sh's names; LAG-MS: how far behind the owner said it was (a Kinesis
+# consumer's MillisBehindLatest, any member's partitionLags), where one reported it.
+OFFSET_COLUMNS = [
+    *("TOPIC", "PARTITION", "CURRENT-OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"),
+    "LAG-MS",
+]
+
+
 def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     committed = admin.committed(args.group, args.topic)
     try:
@@ -705,7 +736,8 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
         raise CommandError(f"group {args.group}: no committed offsets and no members")
     # Kinesis-backed topics: every shard, as a lease table lists them (admin/kinesis_shards.py).
     group_call = functools.partial(admin.group_call, args.group)
-    shards = kinesis_shards(admin.call, group_call, args.group, {t for t, _ in keys})
+    lags = fetch_lags(group_call, args.group)  # what the owners last reported (ms)
+    shards = kinesis_shards(admin.call, group_call, args.group, {t for t, _ in keys}, lags)
     rows, kinesis_rows, document = [], [], []
     for topic, partition in sorted(keys | set(shards)):
         offset, metadata = committed.get((topic, partition), (None, None))
@@ -720,6 +752,7 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
                 "memberId": owner.get("memberId"),
                 "clientId": owner.get("clientId"),
                 "host": owner.get("host"),
+                "lagMs": lags.get((topic, partition)),
                 **({"kinesis": shard} if shard else {}),
             }
         )
@@ -735,12 +768,13 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
                 owner.get("memberId"),
                 owner.get("clientId"),
                 owner.get("host"),
+                lags.get((topic, partition), "-"),
             ]
         )
     return Output(
         {"groupId": args.group, "state": group.get("state", ""), "offsets": document},
         [
-            (["TOPIC", "PARTITION", "OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"], rows),
+            (OFFSET_COLUMNS, rows),
             (KINESIS_COLUMNS, kinesis_rows),
         ],
         [],

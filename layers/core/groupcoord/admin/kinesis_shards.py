@@ -48,7 +48,7 @@ def kinesis_shards(
     if not shards:
         return {}
     positions = _positions(group_call, group, {t for t, _ in shards})
-    lags = _lags(group_call, group) if lags is None else lags
+    lags = fetch_lags(group_call, group) if lags is None else lags
     known = {(t, shard["shardId"]) for (t, _), shard in shards.items()}
     ended = {
         (t, shards[(t, p)]["shardId"])
@@ -99,7 +99,7 @@ def _positions(group_call: Call, group: str, topics: set[str]) -> dict[Key, dict
     }
 
 
-def _lags(group_call: Call, group: str) -> dict[Key, int]:
+def fetch_lags(group_call: Call, group: str) -> dict[Key, int]:
     """The lags the owners last reported (describe-group-activity); none if it is refused."""
     try:
         body = group_call("describe-group-activity", {"groupIds": [group], "includeMembers": True})
