@@ -83,3 +83,34 @@ def test_a_classic_groups_generation_is_the_dashboards(cli: Any, coordinator: st
     finally:
         for c in consumers:
             c.close()
+
+
+def test_offsets_reset_shift_by(cli: Any, coordinator: str) -> None:
+    api = Api(coordinator)
+    topic, group = unique("shift"), unique("shifted")
+    create_topic(api, topic, 2)
+    member = Member(api, group, [topic])
+    member.join()
+    settle([member])
+    (topic_id,) = member.owned
+    committed = api.ok(
+        "offset-commit",
+        {
+            "groupId": group, "memberId": member.member_id,
+            "generationIdOrMemberEpoch": member.epoch,
+            "topics": [{"topicId": topic_id,
+                        "partitions": [{"partitionIndex": 0, "committedOffset": 10}]}],
+        },
+    )  # fmt: skip
+    assert committed["topics"][0]["partitions"][0]["errorCode"] == 0
+    member.leave()
+    args = ["offsets", "reset", group, "--topic", topic, "--shift-by", "-3"]
+    plan = cli(*args, "--dry-run", "--json").json()["plan"]
+    assert [(s["partition"], s["currentOffset"], s["newOffset"]) for s in plan] == [
+        (0, 10, 7),
+        (1, None, 0),  # nothing committed: from 0, never below it
+    ]
+    assert cli(*args).code == 0
+    shown = cli("offsets", "show", group, "--json").json()["offsets"]
+    assert [(o["partition"], o["offset"]) for o in shown] == [(0, 7), (1, 0)]
+    cli(*args, "--to-earliest").refused("--shift-by N")

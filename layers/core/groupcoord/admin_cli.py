@@ -177,6 +177,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     reset.add_argument("--to-offset", type=int, metavar="N", help="this offset")
     reset.add_argument(
+        "--shift-by",
+        type=int,
+        metavar="N",
+        help="each partition's committed offset moved by N (negative: back; none: from 0), "
+        "at least 0, as kafka-consumer-groups.sh's",
+    )
+    reset.add_argument(
         "--to-sequence",
         metavar="SEQ[:SUB]",
         help="a Kinesis-backed topic's position: after the record of this sequence number "
@@ -781,13 +788,31 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     )
 
 
-_ONE_TARGET = "give one of --to-earliest, --to-latest, --to-offset N, --to-sequence SEQ[:SUB]"
+_ONE_TARGET = (
+    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, --to-sequence SEQ[:SUB]"
+)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """--shift-by: each partition's committed offset moved by `by`."""
+
+    by: int
+
+    def applied(self, current: int | None) -> int:
+        return max(0, (current or 0) + self.by)
+
+
 _SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
 
 
-def _reset_target(args: argparse.Namespace) -> int | dict[str, Any]:
-    """The offset to reset to, or a Kinesis position (kinesisPosition's JSON)."""
+def _reset_target(args: argparse.Namespace) -> int | Shift | dict[str, Any]:
+    """The offset to reset to, a shift, or a Kinesis position (kinesisPosition's JSON)."""
     given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+    if args.shift_by is not None:
+        if any(given):
+            raise CommandError(_ONE_TARGET)
+        return Shift(args.shift_by)
     if args.to_sequence is not None:
         if sum(map(bool, given)) > 1:
             raise CommandError(_ONE_TARGET)
@@ -842,8 +867,8 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
             "topic": t,
             "partition": p,
             "currentOffset": committed.get((t, p), (None, None))[0],
-            "newOffset": target if isinstance(target, int) else 0,
-            **({} if isinstance(target, int) else {"newKinesisPosition": target}),
+            "newOffset": _new_offset(target, committed.get((t, p), (None, None))[0]),
+            **({"newKinesisPosition": target} if isinstance(target, dict) else {}),
         }
         for t, p in partitions
     ]
@@ -876,19 +901,27 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
     )
 
 
-def _check_target_kinds(admin: Admin, topics: list[str], target: int | dict[str, Any]) -> None:
+def _new_offset(target: int | Shift | dict[str, Any], current: int | None) -> int:
+    if isinstance(target, Shift):
+        return target.applied(current)
+    return target if isinstance(target, int) else 0  # a Kinesis position: beside offset 0
+
+
+def _check_target_kinds(
+    admin: Admin, topics: list[str], target: int | Shift | dict[str, Any]
+) -> None:
     """Refuse, dry run or not, what the coordinator would refuse (42): an offset for a
     Kinesis-backed topic (its partitions are shards, checkpointed by sequence number), a
     sequence number for any other."""
     streams = {t["name"] for t in admin.topics(topics) if t.get("kinesisStreamArn")}
     for topic in topics:
-        if isinstance(target, int) and topic in streams:
+        if not isinstance(target, dict) and topic in streams:
             raise CommandError(
                 f"topic {topic} is backed by a Kinesis stream: its partitions are shards, "
                 "reset by sequence number: --to-sequence SEQ[:SUB] (--to-sequence 0: each "
                 "shard from its start, TRIM_HORIZON)"
             )
-        if not isinstance(target, int) and topic not in streams:
+        if isinstance(target, dict) and topic not in streams:
             raise CommandError(
                 f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
                 "topics; give --to-earliest or --to-offset N"
