@@ -144,3 +144,26 @@ def test_the_kinesis_walk_through_sets_up_puts_and_counts_saying_what_it_does(
         assert f"[a] checkpoint {shard} at " in out, out
     assert "[a] joining group kinesis-counts on topic " + topic in out
     assert "[a] assigned " in out and "owns partitions [0, 1]" in out
+
+
+def test_serve_binds_a_loopback_kinesis_stream_without_aws_configuration(
+    kinesis_endpoint: str, streams: Streams, tmp_path: Path
+) -> None:
+    """serve's own Kinesis client (a topic's binding reads the stream) gets the dummy
+    credentials a loopback kinesis-local takes, and its banner says so."""
+    url_file = tmp_path / "url"
+    env = bare_environment(tmp_path, AWS_ENDPOINT_URL_KINESIS=kinesis_endpoint)
+    command = [sys.executable, "-m", "groupcoord.cli", "serve", "--port", "0",
+               "--url-file", str(url_file)]  # fmt: skip
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert until(lambda: url_file.exists() and url_file.read_text().strip(), process, 30)
+        api = Api(url_file.read_text().strip())
+        configs = [{"name": "groupcoord.kinesis.stream.arn", "value": streams.create(1)}]
+        created = api.ok("create-topics", {"topics": [{"name": "bound", "configs": configs}]})
+        assert created["topics"][0]["errorCode"] == 0, created
+    finally:
+        process.terminate()
+        out, err = (text.decode() for text in process.communicate(timeout=30))
+    no_traceback(err)
+    assert "dummy AWS credentials for the loopback engines" in out
