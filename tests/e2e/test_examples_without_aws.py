@@ -19,17 +19,16 @@ import pytest
 from groupcoord.store.dynamo import make_client
 from tests.support.api import Api
 from tests.support.kinesis import FAST_LOOP_SETTINGS, Streams, kinesis_deployment, streams_fixture
-from tests.support.sink import count_of, create_sink_table, sink_name
+from tests.support.sink import count_of, sink_name
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-TABLE = sink_name()
 SETUP_TABLE = sink_name()  # the one kinesis_counts.py --setup makes
 streams = streams_fixture()
 
 
 @pytest.fixture(scope="module")
 def deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[Api]:
-    settings = {**FAST_LOOP_SETTINGS, "groupcoord.sink.tables": f"{TABLE},{SETUP_TABLE}"}
+    settings = {**FAST_LOOP_SETTINGS, "groupcoord.sink.tables": SETUP_TABLE}
     with kinesis_deployment(dynamodb_endpoint, settings) as (api, _store):
         yield api
 
@@ -60,35 +59,6 @@ def test_exactly_once_setup_runs_without_aws_configuration(
     assert f"created table {table} and topic {topic}" in ran.stdout
     described = make_client(endpoint_url=dynamodb_endpoint).describe_table(TableName=table)
     assert described["Table"]["TableStatus"] == "ACTIVE"
-
-
-def test_kinesis_example_runs_without_aws_configuration(
-    deployed: Api, dynamodb_endpoint: str, kinesis_endpoint: str, streams: Streams, tmp_path: Path
-) -> None:
-    arn = streams.create(1)
-    topic = f"t-{uuid.uuid4().hex[:8]}"
-    configs = [{"name": "groupcoord.kinesis.stream.arn", "value": arn}]
-    deployed.ok("create-topics", {"topics": [{"name": topic, "configs": configs}]})
-    client = make_client(endpoint_url=dynamodb_endpoint)
-    create_sink_table(client, TABLE)
-    key = f"k-{uuid.uuid4().hex[:8]}"
-    streams.client.put_records(
-        StreamARN=arn, Records=[{"PartitionKey": key, "Data": b"x"} for _ in range(3)]
-    )
-    command = [
-        sys.executable, str(EXAMPLES / "kinesis_counts.py"), "--url", deployed.base_url,
-        "--topic", topic, "--table", TABLE, "--commit-interval", "0.5",
-    ]  # fmt: skip
-    env = bare_environment(tmp_path, AWS_ENDPOINT_URL_KINESIS=kinesis_endpoint)
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        counted = until(lambda: count_of(client, TABLE, key) == 3, process)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        out, err = (text.decode() for text in process.communicate(timeout=30))
-    no_traceback(err)
-    assert counted and process.returncode == 0, (out, err)
-    assert "kinesis at " + kinesis_endpoint + " (loopback): dummy credentials" in out + err
 
 
 def until(condition: Any, process: subprocess.Popen[bytes], timeout_s: float = 60.0) -> bool:
@@ -142,6 +112,7 @@ def test_the_kinesis_walk_through_sets_up_puts_and_counts_saying_what_it_does(
     for shard in ("shardId-000000000000 (partition 0)", "shardId-000000000001 (partition 1)"):
         assert f"[a] reading {shard} from TRIM_HORIZON" in out, out
         assert f"[a] checkpoint {shard} at " in out, out
+    assert f"[a] kinesis at {kinesis_endpoint} (loopback): dummy credentials" in out
     assert "[a] joining group kinesis-counts on topic " + topic in out
     assert "[a] assigned " in out and "owns partitions [0, 1]" in out
 
@@ -163,7 +134,7 @@ def test_serve_binds_a_loopback_kinesis_stream_without_aws_configuration(
         created = api.ok("create-topics", {"topics": [{"name": "bound", "configs": configs}]})
         assert created["topics"][0]["errorCode"] == 0, created
     finally:
-        process.terminate()
+        process.kill()  # its graceful stop is serve's own business (test_serve.py)
         out, err = (text.decode() for text in process.communicate(timeout=30))
     no_traceback(err)
     assert "dummy AWS credentials for the loopback engines" in out
