@@ -114,3 +114,8 @@ def test_offsets_reset_shift_by(cli: Any, coordinator: str) -> None:
     shown = cli("offsets", "show", group, "--json").json()["offsets"]
     assert [(o["partition"], o["offset"]) for o in shown] == [(0, 7), (1, 0)]
     cli(*args, "--to-earliest").refused("--shift-by N")
+
+
+def test_offsets_reset_to_datetime_says_why_it_cannot(cli: Any) -> None:
+    args = ["offsets", "reset", unique("g"), "--all-topics", "--to-datetime", "2026-12-01T00:00"]
+    cli(*args).refused("keeps no log", "--to-offset N", "--to-sequence")

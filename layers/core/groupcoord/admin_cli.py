@@ -177,6 +177,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     reset.add_argument("--to-offset", type=int, metavar="N", help="this offset")
     reset.add_argument(
+        "--to-datetime",
+        metavar="WHEN",
+        help="refused with the reason: the coordinator keeps no log to find offsets by time",
+    )
+    reset.add_argument(
         "--shift-by",
         type=int,
         metavar="N",
@@ -809,6 +814,12 @@ _SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
 def _reset_target(args: argparse.Namespace) -> int | Shift | dict[str, Any]:
     """The offset to reset to, a shift, or a Kinesis position (kinesisPosition's JSON)."""
     given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+    if args.to_datetime is not None:
+        raise CommandError(
+            "--to-datetime: the coordinator keeps no log, so it cannot find an offset by time "
+            "(kafka-consumer-groups.sh asks the brokers' time index): give --to-offset N, or "
+            "for a Kinesis topic --to-sequence SEQ of the first record to read again"
+        )
     if args.shift_by is not None:
         if any(given):
             raise CommandError(_ONE_TARGET)
