@@ -20,15 +20,19 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import functools
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .admin.kinesis_shards import COLUMNS as KINESIS_COLUMNS
+from .admin.kinesis_shards import fetch_lags, kinesis_row, kinesis_shards
+from .admin.streams_groups import streams_group, streams_tables
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
 from .client.transport import Transport
@@ -66,6 +70,9 @@ class Output:
     document: Any
     tables: list[tuple[list[str], list[list[Any]]]]
     notes: list[str]
+    # One line each, on stderr after the output, exit status 1: what failed while the rest
+    # went on (one group of several, as kafka-consumer-groups.sh does).
+    failures: list[str] = field(default_factory=list)
 
 
 # --- parsers ---
@@ -107,6 +114,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--partitions", type=int, default=-1, help="default: the coordinator's num.partitions"
     )
     create.add_argument("--if-not-exists", action="store_true")
+    create.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        type=_config_pair,
+        metavar="NAME=VALUE",
+        help="a topic config, repeatable (as kafka-topics.sh's), e.g. "
+        "groupcoord.kinesis.stream.arn=ARN to back the topic by a Kinesis stream",
+    )
     tsub.add_parser("list", parents=[common], help="list every topic")
     describe = tsub.add_parser("describe", parents=[common], help="describe topics")
     describe.add_argument("topics", nargs="+", metavar="topic")
@@ -120,9 +136,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     gsub = groups.add_subparsers(dest="action", required=True, metavar="ACTION")
     glist = gsub.add_parser("list", parents=[common], help="list groups")
     glist.add_argument("--state", action="append", default=[], help="only groups in STATE")
-    glist.add_argument("--type", action="append", default=[], choices=["classic", "consumer"])
+    glist.add_argument(
+        "--type", action="append", default=[], choices=["classic", "consumer", "streams"]
+    )
     gdescribe = gsub.add_parser("describe", parents=[common], help="members and assignments")
-    gdescribe.add_argument("groups", nargs="+", metavar="group")
+    gdescribe.add_argument("groups", nargs="*", metavar="group")
+    gdescribe.add_argument("--all-groups", action="store_true", help="every group listed")
+    shown = gdescribe.add_mutually_exclusive_group()
+    shown.add_argument("--members", action="store_true", help="only the members (and tasks)")
+    shown.add_argument("--state", action="store_true", help="only the groups' state")
     gdelete = gsub.add_parser("delete", parents=[common], help="delete empty groups")
     gdelete.add_argument("groups", nargs="+", metavar="group")
 
@@ -155,6 +177,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--to-latest", action="store_true", help="the end (needs --to-offset: see above)"
     )
     reset.add_argument("--to-offset", type=int, metavar="N", help="this offset")
+    reset.add_argument(
+        "--to-datetime",
+        metavar="WHEN",
+        help="refused with the reason: the coordinator keeps no log to find offsets by time",
+    )
+    reset.add_argument(
+        "--shift-by",
+        type=int,
+        metavar="N",
+        help="each partition's committed offset moved by N (negative: back; none: from 0), "
+        "at least 0, as kafka-consumer-groups.sh's",
+    )
     reset.add_argument(
         "--to-sequence",
         metavar="SEQ[:SUB]",
@@ -294,7 +328,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{prog}: {_one_line(str(error))}", file=sys.stderr)
         return 1
     _print(output, args.json)
-    return 0
+    for failure in output.failures:
+        print(f"{prog}: {_one_line(failure)}", file=sys.stderr)
+    return 1 if output.failures else 0
 
 
 # --- talking to the coordinator ---
@@ -355,6 +391,7 @@ class Admin:
                     "name": topic["name"],
                     "topicId": topic.get("topicId"),
                     "partitions": len(topic.get("partitions", [])),
+                    **_stream_of(topic),
                 }
             )
         return sorted(found, key=lambda t: t["name"])
@@ -388,6 +425,12 @@ class Admin:
             }
         if described.get("errorCode") != Errors.GROUP_ID_NOT_FOUND:
             _raise_for(described, f"group {group}")
+        body = self.group_call(group, "streams-group-describe", {"groupIds": [group]})
+        described = body["groups"][0]
+        if described.get("errorCode", 0) == 0:
+            return streams_group(described)
+        if described.get("errorCode") != Errors.GROUP_ID_NOT_FOUND:
+            _raise_for(described, f"group {group}")
         body = self.group_call(group, "describe-groups", {"groups": [group]})
         described = body["groups"][0]
         _raise_for(described, f"group {group}")
@@ -399,7 +442,7 @@ class Admin:
             "type": "classic",
             "state": described.get("groupState", ""),
             "protocol": described.get("protocolData", ""),
-            "epoch": None,
+            "epoch": self.generation(group),
             "members": [
                 {
                     "memberId": m["memberId"],
@@ -412,6 +455,16 @@ class Admin:
                 for m in described.get("members", [])
             ],
         }
+
+    def generation(self, group: str) -> int | None:
+        """A classic group's generation, which describe-groups does not tell: from
+        describe-group-activity's summary, as the dashboard shows it (None if refused)."""
+        try:
+            body = self.group_call(group, "describe-group-activity", {"groupIds": [group]})
+        except GroupcoordError:
+            return None
+        found = (body.get("groups") or [{}])[0]
+        return found.get("epoch") if found.get("errorCode", 0) == 0 else None
 
     def committed(self, group: str, topics: Sequence[str] | None = None) -> dict:
         """{(topic, partition): (offset, metadata)} of what the group committed."""
@@ -431,6 +484,11 @@ class Admin:
                         p.get("metadata"),
                     )
         return result
+
+
+def _stream_of(topic: dict[str, Any]) -> dict[str, str]:
+    arn = topic.get("kinesisStreamArn")
+    return {"kinesisStreamArn": arn} if arn else {}
 
 
 def _classic_assignment(raw: str | None, consumer: bool) -> dict[str, list[int]]:
@@ -456,8 +514,8 @@ def _describe_error(entry: dict[str, Any]) -> str:
     error = _error_of(entry)
     name = error.name if isinstance(error, Errors) else f"error {error}"
     explained = EXPLAIN.get(error) if isinstance(error, Errors) else None
-    message = entry.get("errorMessage")
-    return ": ".join(part for part in (name, explained or message) if part)
+    message = entry.get("errorMessage")  # the server's own words first
+    return ": ".join(part for part in (name, message or explained) if part)
 
 
 def _raise_for(entry: dict[str, Any], what: str) -> None:
@@ -505,11 +563,18 @@ def _partitions_of(admin: Admin, specs: Sequence[str]) -> list[tuple[str, int]]:
 # --- topics ---
 
 
+def _config_pair(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    return name.strip(), value
+
+
 def _topics_create(admin: Admin, args: argparse.Namespace) -> Output:
-    body = admin.call(
-        "create-topics",
-        {"topics": [{"name": args.topic, "numPartitions": args.partitions}]},
-    )
+    asked: dict[str, Any] = {"name": args.topic, "numPartitions": args.partitions}
+    if args.config:
+        asked["configs"] = [{"name": n, "value": v} for n, v in args.config]
+    body = admin.call("create-topics", {"topics": [asked]})
     topic = body["topics"][0]
     exists = _error_of(topic) == Errors.TOPIC_ALREADY_EXISTS
     if exists and args.if_not_exists:
@@ -520,6 +585,7 @@ def _topics_create(admin: Admin, args: argparse.Namespace) -> Output:
         "name": topic["name"],
         "topicId": topic.get("topicId"),
         "partitions": topic.get("numPartitions"),
+        **({"configs": dict(args.config)} if args.config else {}),
     }
     note = f"Created topic {args.topic} ({shown['partitions']} partitions, id {shown['topicId']})."
     return Output({"topic": shown, "created": True}, [], [note])
@@ -597,41 +663,53 @@ def _assignment_text(assignment: dict[str, list[int]]) -> str:
 
 
 def _groups_describe(admin: Admin, args: argparse.Namespace) -> Output:
-    described = [admin.describe_group(g) for g in args.groups]
+    if bool(args.groups) == args.all_groups:
+        raise CommandError("name the groups to describe, or give --all-groups")
+    groups = args.groups
+    if args.all_groups:
+        listed = list_groups_all_pages(admin.call, [], [])
+        _raise_for(listed, "list-groups")
+        groups = sorted(g["groupId"] for g in listed.get("groups", []))
+    described, failures = [], []
+    for group in groups:
+        try:
+            described.append(admin.describe_group(group))
+        except (CommandError, GroupcoordError) as error:  # the others go on
+            failures.append(
+                str(error) if str(error).startswith("group ") else f"group {group}: {error}"
+            )
     tables = []
     for g in described:
-        tables.append(
-            (
-                ["GROUP", "TYPE", "STATE", "ASSIGNOR", "EPOCH", "MEMBERS"],
+        found = streams_tables(g) if g["type"] == "streams" else _group_tables(g)
+        # As kafka-consumer-groups.sh's --state and --members: the group's line, its members.
+        tables += found[:1] if args.state else found[1:2] if args.members else found
+    document: dict[str, Any] = {"groups": described}
+    if failures:
+        document["errors"] = failures
+    return Output(document, tables, [], failures)
+
+
+def _group_tables(g: dict[str, Any]) -> list[tuple[list[str], list[list[Any]]]]:
+    return [
+        (
+            ["GROUP", "TYPE", "STATE", "ASSIGNOR", "EPOCH", "MEMBERS"],
+            [[g["groupId"], g["type"], g["state"], g["protocol"], g["epoch"], len(g["members"])]],
+        ),
+        (
+            ["MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "EPOCH", "ASSIGNMENT"],
+            [
                 [
-                    [
-                        g["groupId"],
-                        g["type"],
-                        g["state"],
-                        g["protocol"],
-                        g["epoch"],
-                        len(g["members"]),
-                    ]
-                ],
-            )
-        )
-        tables.append(
-            (
-                ["MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "EPOCH", "ASSIGNMENT"],
-                [
-                    [
-                        m["memberId"],
-                        m["instanceId"],
-                        m["clientId"],
-                        m["host"],
-                        m["epoch"],
-                        _assignment_text(m["assignment"]),
-                    ]
-                    for m in sorted(g["members"], key=lambda m: m["memberId"])
-                ],
-            )
-        )
-    return Output({"groups": described}, tables, [])
+                    m["memberId"],
+                    m["instanceId"],
+                    m["clientId"],
+                    m["host"],
+                    m["epoch"],
+                    _assignment_text(m["assignment"]),
+                ]
+                for m in sorted(g["members"], key=lambda m: m["memberId"])
+            ],
+        ),
+    ]
 
 
 def _groups_delete(admin: Admin, args: argparse.Namespace) -> Output:
@@ -658,6 +736,14 @@ def _owners(group: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
     return {(t, p): m for m in group["members"] for t, ps in m["assignment"].items() for p in ps}
 
 
+# kafka-consumer-groups.sh's names; LAG-MS: how far behind the owner said it was (a Kinesis
+# consumer's MillisBehindLatest, any member's partitionLags), where one reported it.
+OFFSET_COLUMNS = [
+    *("TOPIC", "PARTITION", "CURRENT-OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"),
+    "LAG-MS",
+]
+
+
 def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     committed = admin.committed(args.group, args.topic)
     try:
@@ -668,21 +754,31 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
     keys = set(committed) | {k for k in owners if not args.topic or k[0] in args.topic}
     if not keys:
         raise CommandError(f"group {args.group}: no committed offsets and no members")
-    rows, document = [], []
-    for topic, partition in sorted(keys):
+    # Kinesis-backed topics: every shard, as a lease table lists them (admin/kinesis_shards.py).
+    group_call = functools.partial(admin.group_call, args.group)
+    lags = fetch_lags(group_call, args.group)  # what the owners last reported (ms)
+    shards = kinesis_shards(admin.call, group_call, args.group, {t for t, _ in keys}, lags)
+    rows, kinesis_rows, document = [], [], []
+    for topic, partition in sorted(keys | set(shards)):
         offset, metadata = committed.get((topic, partition), (None, None))
         owner = owners.get((topic, partition), {})
+        shard = shards.get((topic, partition))
         document.append(
             {
                 "topic": topic,
                 "partition": partition,
-                "offset": offset,
+                "offset": None if shard else offset,
                 "metadata": metadata,
                 "memberId": owner.get("memberId"),
                 "clientId": owner.get("clientId"),
                 "host": owner.get("host"),
+                "lagMs": lags.get((topic, partition)),
+                **({"kinesis": shard} if shard else {}),
             }
         )
+        if shard:
+            kinesis_rows.append(kinesis_row((topic, partition), shard, owner))
+            continue
         rows.append(
             [
                 topic,
@@ -692,22 +788,50 @@ def _offsets_show(admin: Admin, args: argparse.Namespace) -> Output:
                 owner.get("memberId"),
                 owner.get("clientId"),
                 owner.get("host"),
+                lags.get((topic, partition), "-"),
             ]
         )
     return Output(
         {"groupId": args.group, "state": group.get("state", ""), "offsets": document},
-        [(["TOPIC", "PARTITION", "OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"], rows)],
+        [
+            (OFFSET_COLUMNS, rows),
+            (KINESIS_COLUMNS, kinesis_rows),
+        ],
         [],
     )
 
 
-_ONE_TARGET = "give one of --to-earliest, --to-latest, --to-offset N, --to-sequence SEQ[:SUB]"
+_ONE_TARGET = (
+    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, --to-sequence SEQ[:SUB]"
+)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """--shift-by: each partition's committed offset moved by `by`."""
+
+    by: int
+
+    def applied(self, current: int | None) -> int:
+        return max(0, (current or 0) + self.by)
+
+
 _SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
 
 
-def _reset_target(args: argparse.Namespace) -> int | dict[str, Any]:
-    """The offset to reset to, or a Kinesis position (kinesisPosition's JSON)."""
+def _reset_target(args: argparse.Namespace) -> int | Shift | dict[str, Any]:
+    """The offset to reset to, a shift, or a Kinesis position (kinesisPosition's JSON)."""
     given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+    if args.to_datetime is not None:
+        raise CommandError(
+            "--to-datetime: the coordinator keeps no log, so it cannot find an offset by time "
+            "(kafka-consumer-groups.sh asks the brokers' time index): give --to-offset N, or "
+            "for a Kinesis topic --to-sequence SEQ of the first record to read again"
+        )
+    if args.shift_by is not None:
+        if any(given):
+            raise CommandError(_ONE_TARGET)
+        return Shift(args.shift_by)
     if args.to_sequence is not None:
         if sum(map(bool, given)) > 1:
             raise CommandError(_ONE_TARGET)
@@ -756,13 +880,14 @@ def _offsets_reset(admin: Admin, args: argparse.Namespace) -> Output:
             raise CommandError(f"group {args.group} has no committed offsets to reset")
     else:
         partitions = _partitions_of(admin, args.topic)
+    _check_target_kinds(admin, sorted({t for t, _ in partitions}), target)
     plan = [
         {
             "topic": t,
             "partition": p,
             "currentOffset": committed.get((t, p), (None, None))[0],
-            "newOffset": target if isinstance(target, int) else 0,
-            **({} if isinstance(target, int) else {"newKinesisPosition": target}),
+            "newOffset": _new_offset(target, committed.get((t, p), (None, None))[0]),
+            **({"newKinesisPosition": target} if isinstance(target, dict) else {}),
         }
         for t, p in partitions
     ]
@@ -804,6 +929,33 @@ def plan_output(group: str, plan: list[dict[str, Any]], dry_run: bool, note: str
         [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
         [note],
     )
+
+
+def _new_offset(target: int | Shift | dict[str, Any], current: int | None) -> int:
+    if isinstance(target, Shift):
+        return target.applied(current)
+    return target if isinstance(target, int) else 0  # a Kinesis position: beside offset 0
+
+
+def _check_target_kinds(
+    admin: Admin, topics: list[str], target: int | Shift | dict[str, Any]
+) -> None:
+    """Refuse, dry run or not, what the coordinator would refuse (42): an offset for a
+    Kinesis-backed topic (its partitions are shards, checkpointed by sequence number), a
+    sequence number for any other."""
+    streams = {t["name"] for t in admin.topics(topics) if t.get("kinesisStreamArn")}
+    for topic in topics:
+        if not isinstance(target, dict) and topic in streams:
+            raise CommandError(
+                f"topic {topic} is backed by a Kinesis stream: its partitions are shards, "
+                "reset by sequence number: --to-sequence SEQ[:SUB] (--to-sequence 0: each "
+                "shard from its start, TRIM_HORIZON)"
+            )
+        if isinstance(target, dict) and topic not in streams:
+            raise CommandError(
+                f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
+                "topics; give --to-earliest or --to-offset N"
+            )
 
 
 def _shown_target(step: dict[str, Any]) -> Any:

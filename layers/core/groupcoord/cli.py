@@ -101,15 +101,16 @@ def _dashboard_parser(sub: argparse._SubParsersAction) -> None:
         "dashboard",
         help="serve a live web view of a coordinator's groups on 127.0.0.1",
         description="Serve the dashboard on http://127.0.0.1:<port> against the coordinator "
-        "at --endpoint (a local serve, or a deployed API: then this process signs its calls "
+        "at --url (a local serve, or a deployed API: then this process signs its calls "
         "with your AWS credentials; the browser never holds them).",
     )
     dashboard.add_argument(
-        "--endpoint",
-        default=os.environ.get("GROUPCOORD_ENDPOINT", "http://127.0.0.1:8080"),
-        help="the coordinator's base URL, without /v1 (default: GROUPCOORD_ENDPOINT, else "
-        "http://127.0.0.1:8080)",
+        "--url",
+        help="the coordinator's base URL, without /v1 (default: $GROUPCOORD_URL, else "
+        f"{admin_cli.DEFAULT_URL})",
     )
+    # The dashboard's first names, kept working: --url and GROUPCOORD_URL win over them.
+    dashboard.add_argument("--endpoint", help=argparse.SUPPRESS)
     dashboard.add_argument("--port", type=int, default=8081, help="0 picks a free port")
     signing = dashboard.add_mutually_exclusive_group()
     signing.add_argument(
@@ -192,6 +193,22 @@ def _kinesis_local(args: argparse.Namespace) -> int:
     return _run_engine("kinesis-local", lambda: KinesisLocal(args.port), args)
 
 
+def _dashboard_url(args: argparse.Namespace) -> str:
+    """--url, else $GROUPCOORD_URL, as every command; the deprecated --endpoint and
+    $GROUPCOORD_ENDPOINT after them (with a note on stderr), then the default."""
+    chosen = args.url or os.environ.get("GROUPCOORD_URL")
+    if chosen:
+        return chosen
+    old = ("--endpoint", args.endpoint) if args.endpoint else None
+    if old is None and os.environ.get("GROUPCOORD_ENDPOINT"):
+        old = ("GROUPCOORD_ENDPOINT", os.environ["GROUPCOORD_ENDPOINT"])
+    if old is None:
+        return admin_cli.DEFAULT_URL
+    new = "--url" if old[0] == "--endpoint" else "GROUPCOORD_URL"
+    print(f"groupcoord dashboard: {old[0]} is deprecated: use {new}", file=sys.stderr)
+    return old[1]
+
+
 def _dashboard(args: argparse.Namespace) -> int:
     try:
         from .dashboard.server import DashboardServer
@@ -203,8 +220,9 @@ def _dashboard(args: argparse.Namespace) -> int:
         print("groupcoord dashboard: --interval-ms is at least 500", file=sys.stderr)
         return 2
     try:
+        url = _dashboard_url(args)
         server = DashboardServer(
-            args.endpoint,
+            url,
             port=args.port,
             sign=args.sign,
             region=args.region,
@@ -216,7 +234,7 @@ def _dashboard(args: argparse.Namespace) -> int:
         return 2
     signed = "signed with SigV4" if server.source.transport.sign else "unsigned"
     print(
-        f"groupcoord dashboard on {server.url} for {args.endpoint} ({signed}); Ctrl-C stops",
+        f"groupcoord dashboard on {server.url} for {url} ({signed}); Ctrl-C stops",
         flush=True,
     )
     if args.url_file:
@@ -309,6 +327,17 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # The reader went away (`groupcoord ... --json | head`): stop quietly, as a Unix tool
+        # killed by SIGPIPE does, and let nothing flush into the closed pipe at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)

@@ -745,7 +745,7 @@ class GroupMember:
     def _leader_partitions(self, topics: list[str]) -> tuple[dict[str, int], Blocked]:
         """A classic leader's view of `topics`: their partition counts and the partitions the
         group may not be assigned. Asked with the groupId, metadata lists only a Kinesis-backed
-        topic's shards that are assignable to the group (KINESIS.md, "Lineage"); those it
+        topic's shards that are assignable to the group (docs/kinesis.md, "Lineage"); those it
         leaves out are blocked, so the assignment spreads what may be read and sync-group has
         nothing to strip. A coordinator that refuses the groupId (no DESCRIBE on the group)
         is asked without it: every partition, stripped at the sync as before."""

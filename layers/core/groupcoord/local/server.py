@@ -17,6 +17,7 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from .. import runtime
+from ..client.local_aws import endpoint_from_environment, ensure_local_defaults, is_loopback
 from ..http.apis import FUNCTION_APIS, ROUTER
 from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
 from ..observability import logger
@@ -34,13 +35,6 @@ from .events import (
     scheduled_event,
 )
 from .memory import memory_store
-
-
-def _ensure_fake_credentials() -> None:
-    # A local DynamoDB accepts any credentials; boto3 only needs some to sign with.
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
 class LocalGateway:
@@ -103,7 +97,7 @@ def _dashboard(url: str, host: str, port: int) -> Any:
     """`groupcoord dashboard` for this coordinator, answering only for the served host name
     (and localhost on a loopback address), as the standalone one does."""
     from ..dashboard.app import Dashboard
-    from ..dashboard.source import CoordinatorSource, is_loopback
+    from ..dashboard.source import CoordinatorSource
 
     allowed = {host, f"localhost:{port}"} if is_loopback(url) else None
     source = CoordinatorSource.connect(url, sign=False, detail_ttl_s=1.8, overview_ttl_s=4.5)
@@ -195,10 +189,9 @@ class LocalCoordinator:
         principal_header: str | None,
         front_door: str,
     ) -> None:
-        if endpoint is not None and endpoint.startswith(
-            ("http://127.", "http://localhost", "http://[::1]")
-        ):
-            _ensure_fake_credentials()
+        # A local engine accepts any credentials; boto3 only needs some to sign with.
+        engines = (endpoint, endpoint_from_environment("kinesis"))
+        self.dummy_aws = bool(any(is_loopback(e) for e in engines) and ensure_local_defaults())
         self.dynamodb_endpoint = endpoint
         _quiet_logs(access_log)
         self.http = make_server(host, port, lambda environ, start: [], threaded=True)
@@ -231,10 +224,10 @@ class LocalCoordinator:
             kept = self.dynamodb_local.data_dir
             where = f"data in {kept}" if kept is not None else "in memory"
             store = f"DynamoDB Local at {store}, {where}"
+        dummy = "; dummy AWS credentials for the loopback engines" if self.dummy_aws else ""
         return (
             f"groupcoord serving {self.url}/v1 behind a local {self.front_door} (DynamoDB: "
-            f"{store}, table "
-            f"{self.settings.table_name}); Ctrl-C stops"
+            f"{store}, table {self.settings.table_name}{dummy}); Ctrl-C stops"
         )
 
     def start(self) -> LocalCoordinator:

@@ -1,4 +1,4 @@
-"""Which shards of a Kinesis-backed topic are done for a group (pure, KINESIS.md "Lineage"):
+"""Which shards of a Kinesis-backed topic are done for a group (pure, docs/kinesis.md "Lineage"):
 those whose end the group committed, those that expired past the stream's retention, and, for
 a group that starts at LATEST or AT_TIMESTAMP, the ancestors of where it started: the shards
 open at its start are its roots, and every shard closed before then is an ancestor of one of
