@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core.consumer_protocol import (
     Assignment,
@@ -45,7 +45,7 @@ STICKY_USER_DATA = frozenset({"sticky"})  # eager: remembers through userData
 class JoinResult:
     """The outcome of one rebalance round, for the listener."""
 
-    revoked: set[TopicPartition] = field(default_factory=set)
+    revoked: set[TopicPartition] = field(default_factory=set)  # after the sync (cooperative)
     assigned: set[TopicPartition] = field(default_factory=set)
     lost: set[TopicPartition] = field(default_factory=set)
     rejoin: bool = False  # cooperative: something was revoked, rejoin at once
@@ -109,22 +109,35 @@ class ClassicMembership:
 
     @property
     def cooperative(self) -> bool:
-        return self.assignors[0] in COOPERATIVE_ASSIGNORS
+        """Kafka's rule: COOPERATIVE only if every listed assignor supports it. The group may
+        pick any of them, and one that is not cooperative (range, in the upgrade path
+        ["cooperative-sticky", "range"]) hands out partitions their owners still keep."""
+        return all(name in COOPERATIVE_ASSIGNORS for name in self.assignors)
 
     # --- a rebalance round ---
 
     def rejoin(self, before_join: Callable[[set[TopicPartition]], None]) -> JoinResult:
         """Join and sync one round. `before_join` is called with what must be revoked before
-        joining (everything for eager members, nothing for cooperative ones)."""
-        if not self.cooperative and self.owned:
-            before_join(set(self.owned))
-            revoked_first = set(self.owned)
-            self.owned = set()
+        joining: everything for eager members; for cooperative ones the partitions of topics
+        no longer subscribed (no assignor may keep them, and claiming them would hold them
+        from everyone for a round)."""
+        self.subscribed = sorted(self.topics())
+        if self.cooperative:
+            revoked_first = {tp for tp in self.owned if tp.topic not in self.subscribed}
         else:
-            revoked_first = set()
+            revoked_first = set(self.owned)
+        if revoked_first:
+            before_join(revoked_first)
+            self.owned -= revoked_first
         joined = self._join()
         assignment = self._sync(joined)
-        result = JoinResult(revoked=revoked_first)
+        result = JoinResult()
+        if any(tp.topic not in self.subscribed for tp in assignment):
+            # Kafka's consumer refuses an assignment that does not match its subscription
+            # (the subscription changed after the join, or a leader's mistake): it keeps
+            # what it has and rejoins with the current subscription.
+            result.rejoin = True
+            return result
         if self.cooperative:
             result.revoked = self.owned - assignment
             result.rejoin = bool(result.revoked)
@@ -136,7 +149,6 @@ class ClassicMembership:
     def _metadata(self) -> dict[str, str]:
         """Each protocol's metadata: Kafka's ConsumerProtocol subscription (v2), with the
         previous assignment as userData for the eager sticky assignor."""
-        self.subscribed = sorted(self.topics())
         owned = _by_topic(self.owned)
         metadata = {}
         for name in self.assignors:
@@ -207,8 +219,9 @@ class ClassicMembership:
         subscriptions: dict[str, Subscription] = {}
         for member in joined["members"]:
             try:
-                subscriptions[member["memberId"]] = decode_subscription(
-                    base64.b64decode(member["metadata"])
+                subscriptions[member["memberId"]] = replace(
+                    decode_subscription(base64.b64decode(member["metadata"])),
+                    group_instance_id=member.get("groupInstanceId"),
                 )
             except ConsumerProtocolError:
                 subscriptions[member["memberId"]] = Subscription([])
