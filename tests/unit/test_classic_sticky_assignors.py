@@ -6,7 +6,9 @@ answer and another is as balanced and as sticky, these tests accept the other.""
 
 from __future__ import annotations
 
+import base64
 import random
+import struct
 
 import pytest
 
@@ -14,7 +16,12 @@ from groupcoord.client.assignors import (
     TopicPartition,
     assign_cooperative_sticky,
     assign_sticky,
+    encode_cooperative_user_data,
+    with_cooperative_generation,
 )
+from groupcoord.client.classic import ClassicMembership
+from groupcoord.client.transport import Transport
+from groupcoord.core.consumer_protocol import Subscription, decode_subscription
 from tests.support.classic_assignors import (
     assert_balanced,
     assert_nothing_moves_directly,
@@ -216,3 +223,35 @@ def test_a_moderately_large_group_is_valid_balanced_and_sticky() -> None:
     assert_balanced(again_subs, again)
     for member in members[1:]:
         assert set(again[member]) == set(plan[member])
+
+
+def test_a_subscription_without_a_generation_takes_the_one_in_its_user_data() -> None:
+    """Kafka's testMemberDataWithInconsistentData / testAssignorWithOldVersionSubscriptions:
+    cooperative-sticky's userData is the member's generation (an int32), which a v1
+    subscription (no generationId field) is read with. c1's v1 claim at generation 5 beats
+    c2's v2 claim at 4."""
+    c1 = Subscription(
+        ["t"], encode_cooperative_user_data(5), owned_partitions={"t": [0]}, version=1
+    )
+    c2 = sub(["t"], tps("t", 0), 4)
+    subs = {"c1": with_cooperative_generation(c1), "c2": with_cooperative_generation(c2)}
+    assert subs["c1"].generation_id == 5 and subs["c2"].generation_id == 4
+    plan = assign_cooperative_sticky(subs, {"t": 2})
+    assert plan == {"c1": tps("t", 0), "c2": tps("t", 1)}  # c2's stale t-0 is revoked
+
+
+def test_the_clients_cooperative_subscription_carries_its_generation_in_user_data() -> None:
+    classic = ClassicMembership(
+        lambda: Transport("http://127.0.0.1:9"),  # never called: nothing is sent here
+        "g",
+        lambda: ["t"],
+        lambda topics: ({}, {}),
+        assignors=["cooperative-sticky", "range"],
+        session_timeout_ms=6000,
+        rebalance_timeout_ms=6000,
+    )
+    classic.generation = 7
+    metadata = classic._metadata()
+    cooperative = decode_subscription(base64.b64decode(metadata["cooperative-sticky"]))
+    assert (cooperative.user_data, cooperative.generation_id) == (struct.pack(">i", 7), 7)
+    assert decode_subscription(base64.b64decode(metadata["range"])).user_data is None

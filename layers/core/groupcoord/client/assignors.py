@@ -441,6 +441,24 @@ def with_sticky_memory(subscription: Subscription) -> Subscription:
     return replace(subscription, owned_partitions=owned, generation_id=generation)
 
 
+# --- the cooperative sticky assignor's generation ---
+#
+# Kafka's CooperativeStickyAssignor sends its generation as the subscription's userData (an
+# int32), for leaders reading a subscription older than v2, which has no generationId field.
+
+
+def encode_cooperative_user_data(generation: int) -> bytes:
+    return struct.pack(">i", generation)
+
+
+def with_cooperative_generation(subscription: Subscription) -> Subscription:
+    """A subscription without a generationId (v0/v1) takes the one its userData carries."""
+    data = subscription.user_data
+    if subscription.generation_id >= 0 or data is None or len(data) != 4:
+        return subscription
+    return replace(subscription, generation_id=struct.unpack(">i", data)[0])
+
+
 def assign_cooperative_sticky(
     subscriptions: Mapping[str, Subscription],
     partitions: Mapping[str, int],

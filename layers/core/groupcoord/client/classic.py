@@ -24,7 +24,9 @@ from .assignors import (
     COOPERATIVE_ASSIGNORS,
     Blocked,
     TopicPartition,
+    encode_cooperative_user_data,
     encode_sticky_user_data,
+    with_cooperative_generation,
     with_sticky_memory,
 )
 from .errors import (
@@ -39,6 +41,7 @@ from .transport import Reply, Transport
 
 PROTOCOL_TYPE = "consumer"
 STICKY_USER_DATA = frozenset({"sticky"})  # eager: remembers through userData
+COOPERATIVE_STICKY = "cooperative-sticky"  # its userData: the generation (Kafka's)
 
 
 @dataclass
@@ -157,6 +160,8 @@ class ClassicMembership:
                 user_data = encode_sticky_user_data(
                     _by_topic(self.previous), self.previous_generation
                 )
+            elif name == COOPERATIVE_STICKY:
+                user_data = encode_cooperative_user_data(self.generation)
             sub = Subscription(
                 topics=self.subscribed,
                 user_data=user_data,
@@ -227,6 +232,8 @@ class ClassicMembership:
                 subscriptions[member["memberId"]] = Subscription([])
         if joined["protocolName"] in STICKY_USER_DATA:
             subscriptions = {m: with_sticky_memory(s) for m, s in subscriptions.items()}
+        elif joined["protocolName"] == COOPERATIVE_STICKY:
+            subscriptions = {m: with_cooperative_generation(s) for m, s in subscriptions.items()}
         topics = sorted({t for s in subscriptions.values() for t in s.topics})
         counts, blocked = self.leader_partitions(topics)
         assignor = ASSIGNORS[joined["protocolName"]]
