@@ -201,7 +201,7 @@ def _settled(
         for member, parts in given.items():
             stays = set(follow_up[member])
             narrowed[member] = [tp for tp in parts if tp in stays]
-        if narrowed == given:
+        if sum(map(len, narrowed.values())) == sum(map(len, given.values())):
             return given
         given = narrowed
 
@@ -306,7 +306,7 @@ def _assign_general(
     held: dict[str, dict[str, list[TopicPartition]]] = {m: {} for m in subscriptions}
     taken = set()
     for member, parts in keep.items():
-        for tp in parts:
+        for tp in sorted(parts):  # a canonical order: the TypeScript client's is the same
             held[member].setdefault(tp.topic, []).append(tp)
             taken.add(tp)
     load = {m: len(keep[m]) for m in subscriptions}
