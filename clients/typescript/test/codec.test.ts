@@ -81,6 +81,25 @@ const SCENARIOS: Array<{ name: string; members: Record<string, Member>; partitio
     partitions: { t: 6 },
   },
   {
+    name: "a member that dropped a topic it still owns",
+    members: { a: { topics: ["u"], owned: { t: [0, 1, 2], u: [0] }, generation: 7 }, b: { topics: ["t", "u"], owned: { u: [1] }, generation: 7 } },
+    partitions: { t: 3, u: 2 },
+  },
+  {
+    name: "one partition claimed by two members in one generation",
+    members: { a: { topics: ["t"], owned: { t: [0, 1] }, generation: 5 }, b: { topics: ["t"], owned: { t: [0, 2] }, generation: 5 }, c: { topics: ["t"], generation: 5 } },
+    partitions: { t: 3 },
+  },
+  {
+    name: "unequal subscriptions beside an owner of everything",
+    members: {
+      a: { topics: ["t", "u", "v"], owned: { t: [0, 1, 2, 3], u: [0, 1, 2, 3], v: [0, 1, 2, 3] }, generation: 2 },
+      b: { topics: ["t"] },
+      c: { topics: ["t", "u"] },
+    },
+    partitions: { t: 4, u: 4, v: 4 },
+  },
+  {
     name: "eager sticky members remembering through userData",
     members: { a: { topics: ["t"], stickyMemory: { t: [3, 4, 5] } }, b: { topics: ["t"], stickyMemory: { t: [0, 1, 2] } }, c: { topics: ["t"] } },
     partitions: { t: 6 },
@@ -132,6 +151,14 @@ print(json.dumps(out))`,
     assert.equal(plan.a?.length, 3, "the owner keeps its share");
     assert.deepEqual(plan.b, [], "the newcomer got a partition its owner still holds");
     assert.equal(tsPlan("sticky", scenario).b?.length, 3, "eager sticky moves them in one round");
+  });
+
+  it("cooperative-sticky hands out nothing a member still holds: a dropped topic, a doubly claimed partition", () => {
+    const byName = (name: string): (typeof SCENARIOS)[number] => SCENARIOS.find((s) => s.name === name) as (typeof SCENARIOS)[number];
+    const dropped = tsPlan("cooperative-sticky", byName("a member that dropped a topic it still owns"));
+    assert.deepEqual(dropped.b?.filter(([topic]) => topic === "t"), [], "b got a partition of t while a still holds it");
+    const doubly = tsPlan("cooperative-sticky", byName("one partition claimed by two members in one generation"));
+    assert.deepEqual(doubly, { a: [["t", 1]], b: [["t", 2]], c: [] }, "t-0 waits until both revoked it");
   });
 });
 
