@@ -26,6 +26,7 @@ class TopicPartition(NamedTuple):
 
 
 Assignment = dict[str, list[TopicPartition]]
+_new = tuple.__new__  # TopicPartition without its Python-level __new__: 3x faster, in hot loops
 Blocked = Mapping[str, AbstractSet[int]]
 NOTHING_BLOCKED: Blocked = {}
 
@@ -128,7 +129,7 @@ def _claims(
     for member, sub in subscriptions.items():
         for topic, parts in sub.owned_partitions.items():
             for p in set(parts):
-                tp = TopicPartition(topic, p)
+                tp = _new(TopicPartition, (topic, p))
                 holders.setdefault(tp, set()).add(member)
                 best = newest.get(tp)
                 if best is None or sub.generation_id > best[0]:
@@ -181,7 +182,7 @@ def _plan(
 ) -> Assignment:
     """The balanced assignment that keeps as much of `keep` as balance allows."""
     if len({frozenset(s.topics) for s in subscriptions.values()}) == 1:
-        all_tps = [TopicPartition(t, p) for t in sorted(allowed) for p in allowed[t]]
+        all_tps = [_new(TopicPartition, (t, p)) for t in sorted(allowed) for p in allowed[t]]
         return _assign_uniform(sorted(subscriptions), all_tps, keep)
     return _assign_general(subscriptions, allowed, keep)
 
@@ -316,7 +317,7 @@ def _assign_general(
             subscribers[topic].append(member)
     width = {m: len(set(s.topics)) for m, s in subscriptions.items()}
     for topic in sorted(allowed, key=lambda t: (len(subscribers[t]), t)):
-        free = [TopicPartition(topic, p) for p in allowed[topic]]
+        free = [_new(TopicPartition, (topic, p)) for p in allowed[topic]]
         free = [tp for tp in free if tp not in taken]
         # Ties go to the members with the fewest topics: the others have more to choose from.
         heap = [(load[m], width[m], m) for m in subscribers[topic]]
