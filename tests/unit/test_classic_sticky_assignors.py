@@ -255,3 +255,70 @@ def test_the_clients_cooperative_subscription_carries_its_generation_in_user_dat
     cooperative = decode_subscription(base64.b64decode(metadata["cooperative-sticky"]))
     assert (cooperative.user_data, cooperative.generation_id) == (struct.pack(">i", 7), 7)
     assert decode_subscription(base64.b64decode(metadata["range"])).user_data is None
+
+
+@pytest.mark.parametrize("assign", STICKY, ids=["sticky", "cooperative-sticky"])
+def test_nested_subscriptions_and_a_leaver(assign) -> None:
+    """kafka-python's test_sticky_assignor2: t0, t1, t2 with 1, 2, 3 partitions; C0 reads
+    t0, C1 t0 and t1, C2 all three. C0 leaves: C1 takes t0-0, nobody else moves."""
+    counts = {"t0": 1, "t1": 2, "t2": 3}
+    topics = {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]}
+    subs = {m: sub(t) for m, t in topics.items()}
+    plan = assign(subs, counts)
+    assert plan == {"C0": tps("t0", 0), "C1": tps("t1", 0, 1), "C2": tps("t2", 0, 1, 2)}
+    rest = next_round({m: s for m, s in subs.items() if m != "C0"}, plan, 1)
+    plan = assign(rest, counts)
+    assert plan == {"C1": [*tps("t0", 0), *tps("t1", 0, 1)], "C2": tps("t2", 0, 1, 2)}
+
+
+def test_conflicting_and_mixed_generation_claims_stay_valid_balanced_and_sticky() -> None:
+    """kafka-python's test_conflicting_previous_assignments and
+    test_assignment_with_conflicting_previous_generations (Kafka's
+    testAssignmentWithConflictingPreviousGenerations)."""
+    both = {"C1": sub(["t"], tps("t", 0), 1), "C2": sub(["t"], tps("t", 0), 1)}
+    plan = assign_sticky(both, {"t": 2})
+    assert_valid(both, {"t": 2}, plan)
+    assert_balanced(both, plan)
+    subs = {
+        "C1": sub(["t"], tps("t", 0, 1, 4), 1),
+        "C2": sub(["t"], tps("t", 0, 2, 3), 1),
+        "C3": sub(["t"], tps("t", 3, 4, 5), 2),
+    }
+    plan = assign_sticky(subs, {"t": 6})
+    assert_valid(subs, {"t": 6}, plan)
+    assert sorted(map(len, plan.values())) == [2, 2, 2]
+    assert set(tps("t", 3, 4, 5)) & set(plan["C3"]) == set(plan["C3"])  # C3 keeps its own
+    assert TopicPartition("t", 1) in plan["C1"] and TopicPartition("t", 2) in plan["C2"]
+    cooperative = assign_cooperative_sticky(subs, {"t": 6})
+    assert_nothing_moves_directly(subs, cooperative)
+    assert TopicPartition("t", 0) not in {tp for parts in cooperative.values() for tp in parts}
+
+
+def test_missing_and_deleted_topics() -> None:
+    """kafka-python's test_assignment_updated_for_deleted_topic and
+    test_no_exceptions_when_only_subscribed_topic_is_deleted."""
+    for assign in STICKY:
+        subs = {"C": sub(["t1", "t2", "t3"])}
+        assert assign(subs, {"t1": 1, "t3": 100}) == {"C": [*tps("t1", 0), *tps("t3", *range(100))]}
+        gone = {"C": sub([], tps("t", 0, 1, 2), 1)}
+        assert assign(gone, {}) == {"C": []}
+
+
+def test_existing_assignments_over_unequal_subscriptions_move_to_balance() -> None:
+    """kafka-python's test_move_existing_assignments: six one-partition topics, C3 owning
+    three of them although C1 (two topics) and C2 (four) could take them."""
+    topics = {
+        "C1": ["t1", "t2"],
+        "C2": ["t1", "t2", "t3", "t4"],
+        "C3": ["t2", "t3", "t4", "t5", "t6"],
+    }
+    owned = {"C1": tps("t1", 0), "C2": [*tps("t2", 0), *tps("t3", 0)]}
+    owned["C3"] = [*tps("t4", 0), *tps("t5", 0), *tps("t6", 0)]
+    subs = {m: sub(t, owned[m], 1) for m, t in topics.items()}
+    counts = {f"t{i}": 1 for i in range(1, 7)}
+    for assign in STICKY:
+        plan = assign(subs, counts)
+        if assign is assign_cooperative_sticky:
+            plan = assign(next_round(subs, plan, 2), counts)
+        assert_valid(subs, counts, plan)
+        assert_balanced(subs, plan)
