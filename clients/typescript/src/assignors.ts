@@ -22,11 +22,22 @@ function emptyPlan(subscriptions: ReadonlyMap<string, Subscription>): Plan {
   return new Map([...subscriptions.keys()].map((member) => [member, []]));
 }
 
+/** Static members first, by groupInstanceId, then dynamic ones by member id (Kafka's
+ * MemberInfo order): a static member that restarts with a new member id keeps its place. */
+function memberOrder(subscriptions: ReadonlyMap<string, Subscription>): string[] {
+  const key = (m: string): [number, string] => {
+    const instance = subscriptions.get(m)?.groupInstanceId;
+    return instance ? [0, instance] : [1, m];
+  };
+  return [...subscriptions.keys()].sort((a, b) => compareTuples(key(a), key(b)));
+}
+
 /** Per topic, contiguous ranges: n/m partitions each, the first n%m members one more. */
 export function assignRange(subscriptions: ReadonlyMap<string, Subscription>, partitions: ReadonlyMap<string, number>): Plan {
   const result = emptyPlan(subscriptions);
+  const order = memberOrder(subscriptions);
   for (const topic of subscribedTopics(subscriptions)) {
-    const members = [...subscriptions].filter(([, s]) => s.topics.includes(topic)).map(([m]) => m).sort(byString);
+    const members = order.filter((m) => subscriptions.get(m)?.topics.includes(topic));
     const count = partitions.get(topic) ?? 0;
     if (members.length === 0 || count === 0) continue;
     const per = Math.floor(count / members.length);
@@ -44,7 +55,7 @@ export function assignRange(subscriptions: ReadonlyMap<string, Subscription>, pa
 /** All partitions in order, dealt to the members in turn (skipping the unsubscribed). */
 export function assignRoundRobin(subscriptions: ReadonlyMap<string, Subscription>, partitions: ReadonlyMap<string, number>): Plan {
   const result = emptyPlan(subscriptions);
-  const members = [...subscriptions.keys()].sort(byString);
+  const members = memberOrder(subscriptions);
   let turn = 0;
   for (const topic of subscribedTopics(subscriptions)) {
     for (let p = 0; p < (partitions.get(topic) ?? 0); p++) {

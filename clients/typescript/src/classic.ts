@@ -194,7 +194,8 @@ export class ClassicMembership {
     let subscriptions = new Map<string, Subscription>();
     for (const member of joined.members as Json[]) {
       try {
-        subscriptions.set(member.memberId, decodeSubscription(Buffer.from(member.metadata ?? "", "base64")));
+        const decoded = decodeSubscription(Buffer.from(member.metadata ?? "", "base64"));
+        subscriptions.set(member.memberId, { ...decoded, groupInstanceId: member.groupInstanceId ?? null });
       } catch (error) {
         if (!(error instanceof ConsumerProtocolError)) throw error;
         subscriptions.set(member.memberId, subscription({ topics: [] })); // unreadable: assign it nothing

@@ -162,6 +162,25 @@ print(json.dumps(out))`,
   });
 });
 
+describe("range and roundrobin with static members", () => {
+  it("order them by instance id, so a restart under a new member id changes no assignment", () => {
+    // Kafka's testStaticMember{Range,RoundRobin}AssignmentPersistentAfterMemberIdChanges.
+    const expected: Record<string, Record<string, Array<[string, number]>>> = {
+      range: { instance1: [["topic1", 0], ["topic1", 1], ["topic2", 0], ["topic2", 1]], instance2: [["topic1", 2], ["topic1", 3], ["topic2", 2], ["topic2", 3]], instance3: [["topic1", 4], ["topic2", 4]] },
+      roundrobin: { instance1: [["topic1", 0], ["topic1", 3], ["topic2", 1], ["topic2", 4]], instance2: [["topic1", 1], ["topic1", 4], ["topic2", 2]], instance3: [["topic1", 2], ["topic2", 0], ["topic2", 3]] },
+    };
+    const counts = new Map([["topic1", 5], ["topic2", 5]]);
+    for (const name of ["range", "roundrobin"]) {
+      for (const members of [{ consumer1: "instance1", consumer2: "instance2", consumer3: "instance3" }, { consumer1: "instance1", consumer5: "instance2", consumer4: "instance3" }]) {
+        const subs = new Map(Object.entries(members).map(([m, instance]) => [m, subscription({ topics: ["topic1", "topic2"], groupInstanceId: instance })]));
+        const plan = (ASSIGNORS[name] as NonNullable<(typeof ASSIGNORS)[string]>)(subs, counts);
+        const byInstance = Object.fromEntries(Object.entries(members).map(([m, instance]) => [instance, (plan.get(m) ?? []).map((tp): [string, number] => [tp.topic, tp.partition])]));
+        assert.deepEqual(byInstance, expected[name], `${name}: ${JSON.stringify(members)}`);
+      }
+    }
+  });
+});
+
 describe("sink values", () => {
   it("are DynamoDB's typed JSON", () => {
     const write = sink.put("tbl", {
