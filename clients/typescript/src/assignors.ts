@@ -485,6 +485,21 @@ export function withStickyMemory(sub: Subscription): Subscription {
   }
 }
 
+// --- the cooperative sticky assignor's generation ---
+//
+// Kafka's CooperativeStickyAssignor sends its generation as the subscription's userData (an
+// int32), for leaders reading a subscription older than v2, which has no generationId field.
+
+export function encodeCooperativeUserData(generation: number): Uint8Array {
+  return new Writer().int32(generation).bytes();
+}
+
+/** A subscription without a generationId (v0/v1) takes the one its userData carries. */
+export function withCooperativeGeneration(sub: Subscription): Subscription {
+  if (sub.generationId >= 0 || sub.userData === null || sub.userData.length !== 4) return sub;
+  return { ...sub, generationId: new Reader(sub.userData).int32() };
+}
+
 export const ASSIGNORS: Readonly<Record<string, Assignor>> = {
   range: assignRange,
   roundrobin: assignRoundRobin,

@@ -2,7 +2,7 @@
 // assignment, sync, heartbeats, leave. Eager members revoke everything before rejoining;
 // cooperative members (KIP-429) keep what they own and revoke only what moved.
 
-import { ASSIGNORS, COOPERATIVE_ASSIGNORS, encodeStickyUserData, withStickyMemory } from "./assignors.js";
+import { ASSIGNORS, COOPERATIVE_ASSIGNORS, encodeCooperativeUserData, encodeStickyUserData, withCooperativeGeneration, withStickyMemory } from "./assignors.js";
 import {
   ConsumerProtocolError,
   type Subscription,
@@ -20,6 +20,7 @@ import type { Json } from "./validate.js";
 
 const PROTOCOL_TYPE = "consumer";
 const STICKY_USER_DATA: ReadonlySet<string> = new Set(["sticky"]); // eager: remembers through userData
+const COOPERATIVE_STICKY = "cooperative-sticky"; // its userData: the generation (Kafka's)
 
 /** The outcome of one rebalance round, for the listener. */
 export interface JoinResult {
@@ -117,10 +118,12 @@ export class ClassicMembership {
   private async metadata(): Promise<Map<string, string>> {
     const metadata = new Map<string, string>();
     for (const name of this.settings.assignors) {
-      const userData =
-        STICKY_USER_DATA.has(name) && this.previousGeneration >= 0
-          ? encodeStickyUserData(this.previous.byTopicSorted(), this.previousGeneration)
-          : null;
+      let userData: Uint8Array | null = null;
+      if (STICKY_USER_DATA.has(name) && this.previousGeneration >= 0) {
+        userData = encodeStickyUserData(this.previous.byTopicSorted(), this.previousGeneration);
+      } else if (name === COOPERATIVE_STICKY) {
+        userData = encodeCooperativeUserData(this.generation);
+      }
       const sub = subscription({
         topics: this.subscribed,
         userData,
@@ -203,6 +206,8 @@ export class ClassicMembership {
     }
     if (STICKY_USER_DATA.has(joined.protocolName)) {
       subscriptions = new Map([...subscriptions].map(([m, s]) => [m, withStickyMemory(s)]));
+    } else if (joined.protocolName === COOPERATIVE_STICKY) {
+      subscriptions = new Map([...subscriptions].map(([m, s]) => [m, withCooperativeGeneration(s)]));
     }
     const topics = [...new Set([...subscriptions.values()].flatMap((s) => s.topics))].sort();
     const counts = await this.settings.partitionCounts(topics);

@@ -5,7 +5,15 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { ASSIGNORS, decodeStickyUserData, encodeStickyUserData, withStickyMemory } from "../src/assignors.js";
+import {
+  ASSIGNORS,
+  assignSticky,
+  decodeStickyUserData,
+  encodeCooperativeUserData,
+  encodeStickyUserData,
+  withCooperativeGeneration,
+  withStickyMemory,
+} from "../src/assignors.js";
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription, subscription } from "../src/consumer-protocol.js";
 import { sink } from "../src/index.js";
 import { signingRegion } from "../src/sigv4.js";
@@ -159,6 +167,19 @@ print(json.dumps(out))`,
     assert.deepEqual(dropped.b?.filter(([topic]) => topic === "t"), [], "b got a partition of t while a still holds it");
     const doubly = tsPlan("cooperative-sticky", byName("one partition claimed by two members in one generation"));
     assert.deepEqual(doubly, { a: [["t", 1]], b: [["t", 2]], c: [] }, "t-0 waits until both revoked it");
+  });
+});
+
+describe("cooperative-sticky's userData", () => {
+  it("is the generation, which a subscription without a generationId is read with", () => {
+    // Kafka's testMemberDataWithInconsistentData / testAssignorWithOldVersionSubscriptions.
+    assert.deepEqual([...encodeCooperativeUserData(7)], [0, 0, 0, 7]);
+    const c1 = withCooperativeGeneration(subscription({ topics: ["t"], userData: encodeCooperativeUserData(5), ownedPartitions: new Map([["t", [0]]]), version: 1 }));
+    const c2 = withCooperativeGeneration(subscription({ topics: ["t"], ownedPartitions: new Map([["t", [0]]]), generationId: 4, version: 2 }));
+    assert.equal(c1.generationId, 5);
+    const plan = assignSticky(new Map([["c1", c1], ["c2", c2]]), new Map([["t", 2]]), true);
+    assert.deepEqual(plan.get("c1"), [{ topic: "t", partition: 0 }]);
+    assert.deepEqual(plan.get("c2"), [{ topic: "t", partition: 1 }]);
   });
 });
 
