@@ -4,9 +4,14 @@ static member's restart under a new member id changes nobody's assignment."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from groupcoord.client.assignors import assign_range, assign_roundrobin
+from groupcoord.client.classic import ClassicMembership
+from groupcoord.client.transport import Transport
+from groupcoord.core.consumer_protocol import Subscription, decode_assignment, encode_subscription
 from tests.support.classic_assignors import assert_valid, sub, tps
 
 TOPICS = ["topic1", "topic2"]
@@ -61,3 +66,31 @@ def test_static_members_go_by_instance_id_and_before_dynamic_ones(assign) -> Non
         plan = assign(subs, counts)
         assert_valid(subs, counts, plan)
         assert sorted(plan["consumer-b"]) == first[name]
+
+
+def test_the_leader_orders_by_the_instance_ids_of_the_join_response() -> None:
+    """The classic leader passes each member's groupInstanceId (from the join response) to
+    the assignor: member "b-..." (instance1) gets range's first share although its member id
+    sorts after "a-..."'s."""
+    classic = ClassicMembership(
+        lambda: Transport("http://127.0.0.1:9"),  # never called: the leader only computes here
+        "g",
+        lambda: ["t"],
+        lambda topics: (dict.fromkeys(topics, 4), {}),
+        assignors=["range"],
+        session_timeout_ms=6000,
+        rebalance_timeout_ms=6000,
+    )
+    metadata = base64.b64encode(encode_subscription(Subscription(["t"], version=2))).decode()
+    joined = {
+        "protocolName": "range",
+        "members": [
+            {"memberId": "a-member", "groupInstanceId": "instance2", "metadata": metadata},
+            {"memberId": "b-member", "groupInstanceId": "instance1", "metadata": metadata},
+        ],
+    }
+    plans = {
+        a["memberId"]: decode_assignment(base64.b64decode(a["assignment"])).partitions
+        for a in classic._leader_assignments(joined)
+    }
+    assert plans == {"b-member": {"t": [0, 1]}, "a-member": {"t": [2, 3]}}
