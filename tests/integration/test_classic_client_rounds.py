@@ -6,9 +6,12 @@ eager unless every assignor is cooperative."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
+from groupcoord.client import GroupMember
 from groupcoord.client.assignors import TopicPartition
 from groupcoord.client.classic import ClassicMembership, JoinResult
 from groupcoord.client.transport import Transport
@@ -116,3 +119,69 @@ def test_an_assignment_naming_an_unsubscribed_topic_is_refused(url: str, api: Ap
     assert outcome, "the member's round did not finish"
     assert outcome[0].rejoin and not outcome[0].assigned
     assert classic.owned == set()
+
+
+def in_background(work: Callable[[], object]) -> threading.Thread:
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.lost: list[set[TopicPartition]] = []
+
+    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        pass
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        pass
+
+    def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+        self.lost.append(partitions)
+
+
+def test_a_member_whose_rejoin_is_cut_short_does_not_heartbeat_its_old_generation(
+    url: str, api: Api
+) -> None:
+    """A join answered REBALANCE_IN_PROGRESS (the group moved on while the member waited at
+    the barrier) leaves the member at its old generation with a rejoin due. Its heartbeats
+    must wait for that rejoin, as Kafka's do: one sent meanwhile is answered
+    ILLEGAL_GENERATION and the member gave its partitions up as lost (seen in the e2e
+    test_a_fourth_member_joining_three_revokes_only_what_must_move under load)."""
+    topic, elsewhere = create_topics(api, 2)  # the others read another topic: nothing moves
+    group = unique("g")
+    recorder = Recorder()
+    member = GroupMember(
+        url,
+        group,
+        topics=[topic],
+        protocol="classic",
+        assignors=("cooperative-sticky",),
+        listener=recorder,
+        session_timeout_ms=6000,
+        rebalance_timeout_ms=6000,
+        heartbeat_interval_ms=100,
+    )
+    metadata = encode_subscription(Subscription([elsewhere], version=2))
+    other, third = (
+        ClassicClient(url, group, protocols=[("cooperative-sticky", metadata)]) for _ in range(2)
+    )
+    try:
+        wait_until(lambda: member.poll(0.2), 30, "the member's first assignment")
+        in_background(other.join)  # generation 2: the member and `other`
+        wait_until(lambda: member.poll(0.2) and other.generation == 2, 30, "generation 2")
+        other.sync()
+        in_background(third.join)  # a rebalance: the member's heartbeat hears of it
+        wait_until(lambda: member._rejoin.is_set(), 30, "the rebalance heard of")
+        polling = in_background(lambda: member.poll(0))  # joins, waits for `other`...
+        time.sleep(0.5)
+        other.join()  # ...which completes the barrier and leaves at once: the group moves on
+        other.leave()
+        polling.join(30)
+        third.leave()  # (so that the member's next round does not wait for it)
+        time.sleep(1.0)  # ten heartbeat intervals
+        wait_until(lambda: member.poll(0.2) == partitions_of(topic), 30, "the member rejoined")
+        assert recorder.lost == []
+    finally:
+        member.close()

@@ -143,6 +143,10 @@ class GroupMember:
         self._lags: dict[TopicPartition, int] = {}
         self._lock = threading.RLock()
         self._rejoin = threading.Event()
+        # Classic: a round failed and the next is due (Kafka's PREPARING_REBALANCE). No
+        # heartbeats meanwhile: they carry a generation the group has left, and its
+        # ILLEGAL_GENERATION would give the partitions up as lost.
+        self._rejoining = False
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
@@ -460,6 +464,7 @@ class GroupMember:
                 return
             self._rejoin.clear()
             try:
+                self._rejoining = True
                 result = classic.rejoin(self._revoke_before_join)
             except RejoinNeeded as needed:
                 self._lost = self._lost or needed.lost
@@ -471,12 +476,14 @@ class GroupMember:
                     return
                 continue
             except CoordinatorUnavailable as error:
+                self._rejoining = False
                 self._unavailable(error)
                 self._rejoin.set()
                 attempt += 1
                 if not self._retry_until(deadline, attempt):
                     return
                 continue
+            self._rejoining = False
             self._joined = True
             self._last_ok = time.monotonic()
             if result.revoked:
@@ -606,7 +613,7 @@ class GroupMember:
                 next_beat = min(next_beat, time.monotonic())
             if time.monotonic() < next_beat:
                 continue
-            if not self._joined or self._lost or self._fatal is not None:
+            if not self._joined or self._lost or self._rejoining or self._fatal is not None:
                 # poll() has the next move: look again in a moment (a next_beat left in the
                 # past would make this loop spin on wait(0)).
                 next_beat = time.monotonic() + IDLE_BEAT_CHECK_S
