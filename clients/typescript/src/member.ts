@@ -281,17 +281,18 @@ export class GroupMember {
       }
       this.joined = true;
       this.lastOk = now();
-      if (result.revoked.size > 0 && classic.cooperative) await this.callListener("onPartitionsRevoked", result.revoked);
+      if (result.revoked.size > 0) await this.callListener("onPartitionsRevoked", result.revoked);
       this.owned = classic.owned.copy();
       if (result.assigned.size > 0) await this.callListener("onPartitionsAssigned", result.assigned);
-      if (result.rejoin) this.rejoin = true; // cooperative: the revoked partitions go out next round
+      if (result.rejoin) this.rejoin = true; // the revoked partitions go out next round (or it refused)
     }
   }
 
-  /** Eager rebalancing: everything is revoked before the join. */
+  /** Before the join: eager rebalancing revokes everything, cooperative the partitions of
+   * topics no longer subscribed. */
   private async revokeBeforeJoin(partitions: PartitionSet): Promise<void> {
     await this.callListener("onPartitionsRevoked", partitions);
-    this.owned = new PartitionSet();
+    this.owned = this.owned.minus(partitions);
   }
 
   // --- the consumer protocol ---

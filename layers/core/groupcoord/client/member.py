@@ -93,11 +93,13 @@ class GroupMember:
     uniform or range, default the group's); `session_timeout_ms` should be the coordinator's
     `group.consumer.session.timeout.ms`, which bounds how long this client keeps its partitions
     when it cannot reach the coordinator. `protocol="classic"`: the leader member assigns with
-    the first of `assignors` that every member supports (range, roundrobin, sticky: eager;
-    cooperative-sticky: cooperative), `session_timeout_ms` and `rebalance_timeout_ms` are sent
-    with the join, and `heartbeat_interval_ms` (default a third of the session, as Kafka's)
-    sets how often it heartbeats, which is also how soon it hears of a rebalance. The consumer
-    protocol's interval is the coordinator's. `instance_id` makes the member static (KIP-345).
+    the first of `assignors` that every member supports; the member rebalances cooperatively
+    only if every listed assignor is cooperative (cooperative-sticky), eagerly otherwise (range,
+    roundrobin, sticky, or a mix), as Kafka's consumer does; `session_timeout_ms` and
+    `rebalance_timeout_ms` are sent with the join, and `heartbeat_interval_ms` (default a
+    third of the session, as Kafka's) sets how often it heartbeats, which is also how soon it
+    hears of a rebalance. The consumer protocol's interval is the coordinator's.
+    `instance_id` makes the member static (KIP-345).
 
     `sign`/`region`: SigV4-sign the requests (default: for https URLs) with botocore's
     credentials, for a deployed API with IAM auth.
@@ -141,6 +143,10 @@ class GroupMember:
         self._lags: dict[TopicPartition, int] = {}
         self._lock = threading.RLock()
         self._rejoin = threading.Event()
+        # Classic: a round failed and the next is due (Kafka's PREPARING_REBALANCE). No
+        # heartbeats meanwhile: they carry a generation the group has left, and its
+        # ILLEGAL_GENERATION would give the partitions up as lost.
+        self._rejoining = False
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
@@ -458,6 +464,7 @@ class GroupMember:
                 return
             self._rejoin.clear()
             try:
+                self._rejoining = True
                 result = classic.rejoin(self._revoke_before_join)
             except RejoinNeeded as needed:
                 self._lost = self._lost or needed.lost
@@ -469,26 +476,31 @@ class GroupMember:
                     return
                 continue
             except CoordinatorUnavailable as error:
+                self._rejoining = False
                 self._unavailable(error)
                 self._rejoin.set()
                 attempt += 1
                 if not self._retry_until(deadline, attempt):
                     return
                 continue
+            self._rejoining = False
             self._joined = True
             self._last_ok = time.monotonic()
-            if result.revoked and classic.cooperative:
+            if result.revoked:
                 self._call_listener(self.listener.on_partitions_revoked, result.revoked)
             self._owned = set(classic.owned)
             if result.assigned:
                 self._call_listener(self.listener.on_partitions_assigned, result.assigned)
             if result.rejoin:
-                self._rejoin.set()  # cooperative: the revoked partitions go out next round
+                # Something was revoked (the next round hands it over), or the assignment
+                # named a topic this member no longer subscribes to (refused).
+                self._rejoin.set()
 
     def _revoke_before_join(self, partitions: set[TopicPartition]) -> None:
-        """Eager rebalancing: everything is revoked before the join."""
+        """Before the join: eager rebalancing revokes everything, cooperative the partitions
+        of topics no longer subscribed."""
         self._call_listener(self.listener.on_partitions_revoked, partitions)
-        self._owned = set()
+        self._owned = self._owned - partitions
 
     # --- consumer protocol ---
 
@@ -601,7 +613,7 @@ class GroupMember:
                 next_beat = min(next_beat, time.monotonic())
             if time.monotonic() < next_beat:
                 continue
-            if not self._joined or self._lost or self._fatal is not None:
+            if not self._joined or self._lost or self._rejoining or self._fatal is not None:
                 # poll() has the next move: look again in a moment (a next_beat left in the
                 # past would make this loop spin on wait(0)).
                 next_beat = time.monotonic() + IDLE_BEAT_CHECK_S
