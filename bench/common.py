@@ -48,6 +48,7 @@ from groupcoord.core.consumer_protocol import (  # noqa: E402
 from groupcoord.http.apis import API_FUNCTION, FUNCTION_APIS  # noqa: E402
 from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E402
 from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
+from groupcoord.local.kinesis_local import running_kinesis_local  # noqa: E402
 from groupcoord.local.processes import running_dynamodb, running_serve, unique_table  # noqa: E402
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
@@ -82,9 +83,28 @@ HEARTBEAT_FREQUENCY = 9
 # --- the DynamoDB endpoint ---
 
 
+# A DynamoDB Local (or Kinesis) already running, instead of one started for the run: CI's, or a
+# shared machine's (each run still works on tables of its own).
+DYNAMODB_ENDPOINT_ENV = "GROUPCOORD_BENCH_DYNAMODB_ENDPOINT"
+KINESIS_ENDPOINT_ENV = "GROUPCOORD_BENCH_KINESIS_ENDPOINT"
+
+
+@contextmanager
+def _given(url: str) -> Iterator[str]:
+    yield url
+
+
 def dynamodb_local() -> AbstractContextManager[str]:
-    """Amazon's DynamoDB Local as a child process (groupcoord.local.dynamodb_local): its URL."""
-    return running_dynamodb()
+    """Amazon's DynamoDB Local as a child process (groupcoord.local.dynamodb_local), or the one
+    at $GROUPCOORD_BENCH_DYNAMODB_ENDPOINT: its URL."""
+    url = os.environ.get(DYNAMODB_ENDPOINT_ENV)
+    return _given(url) if url else running_dynamodb()
+
+
+def kinesis_local() -> AbstractContextManager[str]:
+    """kinesis-local as a child process, or the one at $GROUPCOORD_BENCH_KINESIS_ENDPOINT."""
+    url = os.environ.get(KINESIS_ENDPOINT_ENV)
+    return _given(url) if url else running_kinesis_local()
 
 
 # --- the independent capacity audit ---

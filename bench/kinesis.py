@@ -47,10 +47,9 @@ import boto3
 from groupcoord.client import TopicPartition
 from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
 from groupcoord.client.transport import Transport
-from groupcoord.local.kinesis_local import running_kinesis_local
 from groupcoord.store.dynamo import make_client
 
-from .common import dynamodb_local, running_serve
+from .common import dynamodb_local, kinesis_local, running_serve
 from .kinesis_cost import measure, print_costs
 
 COMMAND = "python -m bench.kinesis"
@@ -294,7 +293,7 @@ def main() -> None:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    with running_kinesis_local() as kinesis_url, dynamodb_local() as endpoint:
+    with kinesis_local() as kinesis_url, dynamodb_local() as endpoint:
         os.environ["AWS_ENDPOINT_URL_KINESIS"] = kinesis_url  # the example's too
         kinesis = boto3.client("kinesis", endpoint_url=kinesis_url)
         settings = {"groupcoord.sink.tables": sink_table(endpoint)}
