@@ -34,7 +34,6 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
-from bench.seed import put_consumer_members, write_classic_group  # noqa: E402
 from groupcoord import runtime  # noqa: E402
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol  # noqa: E402
 from groupcoord.core.consumer_protocol import (  # noqa: E402
@@ -50,6 +49,7 @@ from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E40
 from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
 from groupcoord.local.kinesis_local import running_kinesis_local  # noqa: E402
 from groupcoord.local.processes import running_dynamodb, running_serve, unique_table  # noqa: E402
+from groupcoord.local.seed import put_consumer_members, write_classic_group  # noqa: E402
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
 from groupcoord.store.classic.codec import group_from_item  # noqa: E402

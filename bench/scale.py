@@ -39,7 +39,6 @@ from bench.common import (
     table,
     write_section,
 )
-from bench.seed import add_joined_members, largest_items
 from groupcoord.core.consumer.assignment import size as assignment_size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.consumer.group import group_state
@@ -47,6 +46,7 @@ from groupcoord.core.topics import TopicRecord
 from groupcoord.http.apis import FUNCTION_APIS
 from groupcoord.http.handler import make_api_handler
 from groupcoord.local.memory import MemoryDynamoClient
+from groupcoord.local.seed import add_joined_members, largest_items
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.settings import Settings

@@ -1,6 +1,7 @@
 """Groups written directly with the store's own code, as the protocol leaves them, for the
 benchmarks and the tests that need a group of many members without driving every join or
-heartbeat (tests import this module; bench/ imports nothing from tests/).
+heartbeat: test equipment both may import (bench/ imports nothing from tests/), which the Lambda
+layer leaves out with the rest of local/.
 
 Importing it has no side effects (unlike bench/common.py, which sets up the environment of a
 benchmark run).
