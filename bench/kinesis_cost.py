@@ -34,7 +34,8 @@ from groupcoord.settings import Settings
 from .common import Call, ConsumerGroupSim, InProcess, settle_consumer_group
 from .common import make_consumer_group_timer_due as force_check_due
 from .cost import RENEWAL_SKIPS, steady_samples, timer_samples
-from .cost_model import (
+from .cost_model import TEMPLATE_LAMBDA
+from .pricing import (
     CONSUMER,
     FRONT_DOORS,
     HEARTBEAT_S,
@@ -65,7 +66,7 @@ class PerCall:
     def usd(self, front_door: float | None) -> float:
         """What one costs: units and duration; with `front_door`, a request of its own (the
         front door's charge and Lambda's request charge)."""
-        parts = per_heartbeat(self.read, self.write, self.seconds * 1000)
+        parts = per_heartbeat(self.read, self.write, self.seconds * 1000, TEMPLATE_LAMBDA)
         if front_door is None:
             return parts["DynamoDB reads"] + parts["DynamoDB writes"] + parts["Lambda duration"]
         return sum(parts.values()) - parts["front door"] + front_door

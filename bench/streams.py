@@ -17,10 +17,10 @@ directly):
   (renewing, only reading), blended the same way, billed at template.yaml's Lambda;
 - the group's timer check (its expiry check, due about every session - interval/2): what one
   adds to its heartbeat, units from the audit and time from cost_model.check_ms, priced by
-  cost_model.check_month and spread over the members.
+  pricing.check_month and spread over the members.
 
-Priced with cost_model.per_heartbeat (the HTTP API front door, Lambda requests and duration,
-DynamoDB): the same model as bench/cost_model.py's rows.
+Priced with pricing.per_heartbeat (the HTTP API front door, Lambda requests and duration,
+DynamoDB): the same model as bench/cost_model.py's rows (bench/pricing.py).
 """
 
 from __future__ import annotations
@@ -49,23 +49,26 @@ from bench.common import (
 from bench.cost import RENEWAL_SKIPS, renewal_skips
 from bench.cost_model import (
     ARCHITECTURE,
+    MEMORY_MB,
+    TEMPLATE_LAMBDA,
+    built_group,
+    check_calls,
+    check_ms,
+    num,
+    steady_ms,
+    usd,
+)
+from bench.pricing import (
     CONSUMER,
     HEARTBEAT_S,
-    MEMORY_MB,
     MONTH_S,
     STREAMS,
     Check,
     SteadyTimes,
     blended,
-    built_group,
-    check_calls,
     check_interval_s,
     check_month,
-    check_ms,
-    num,
     per_heartbeat,
-    steady_ms,
-    usd,
 )
 
 COMMAND = "python -m bench.streams"
@@ -201,9 +204,9 @@ def month(protocol: str, size: int, f: Figures, times: SteadyTimes) -> dict[str,
     read, write = blended({size: (f.not_due.read, f.not_due.write)},
                           {size: (f.due.read, f.due.write)}, RENEWAL_SKIPS)[size]  # fmt: skip
     beats = MONTH_S / HEARTBEAT_S
-    parts = per_heartbeat(read, write, times.billed_ms(RENEWAL_SKIPS))
+    parts = per_heartbeat(read, write, times.billed_ms(RENEWAL_SKIPS), TEMPLATE_LAMBDA)
     costs = {k: v * beats for k, v in parts.items()}
-    checks = check_month(f.check, check_interval_s(protocol, RENEWAL_SKIPS))
+    checks = check_month(f.check, check_interval_s(protocol, RENEWAL_SKIPS), TEMPLATE_LAMBDA)
     costs["group timer checks"] = sum(checks.values()) / size
     return costs
 
