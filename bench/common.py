@@ -3,6 +3,7 @@ audit, classic group builders and simulated members, and the writer of docs/perf
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
 import math
@@ -819,6 +820,22 @@ def write_section(key: str, title: str, command: str, body: str, engine: bool = 
     out += trailer
     PERFORMANCE_MD.write_text(out)
     return PERFORMANCE_MD
+
+
+def parse_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, **smoke: Any
+) -> argparse.Namespace:
+    """The runner's arguments, with `--smoke`: a tiny run that checks the whole path at the
+    sizes `smoke` gives (option dest -> value) and writes nothing (`no_write`; the runners
+    save no bench/.results either). tests/integration/test_bench_smoke.py runs each so."""
+    sizes = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in smoke.items())
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"a tiny run ({sizes}) that writes nothing"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(smoke, no_write=True)
+    return args
 
 
 def save_results(name: str, data: Any) -> Path:

@@ -2,6 +2,7 @@
 10, 1,000 and 5,000 members (and the consumer-protocol and offset APIs once they answer).
 
     python -m bench.cost [--sizes 10,1000,5000] [--protocol-max 100] [--no-write]
+    python -m bench.cost --smoke   # a group of 3, built directly, no barrier hold; writes nothing
 
 The Lambda handlers get API Gateway events; the runtime is configured on a table of a DynamoDB
 Local started here. Two figures per call: the store's own estimate
@@ -55,6 +56,7 @@ from bench.common import (
     fmt,
     make_consumer_group_timer_due,
     make_group_timer_due,
+    parse_args,
     range_assign,
     run_rounds,
     save_results,
@@ -79,7 +81,9 @@ from groupcoord.store.classic.codec import group_from_item
 from groupcoord.store.dynamo import make_client
 
 PARTITIONS = 1000
-SMOKE_SIZE = 10  # `--smoke`: one size, the smallest measured
+# `--smoke`: one tiny group, built directly, and held calls answered at once.
+SMOKE_SIZE = 3
+SMOKE_SETTINGS = {"groupcoord.barrier.hold.ms": "0"}
 HEARTBEAT_SAMPLES = 20
 # Building groups through the protocol: no barrier hold, a short initial delay, long sessions
 # (so that no member expires while thousands of others are still joining).
@@ -1103,17 +1107,19 @@ def hot_keys(rows: list[Row], hold_ms: int) -> tuple[str, list[str]]:
 Scenario = Callable[[], list[Row]]
 
 
-def measure(sizes: Sequence[int], protocol_max: int) -> list[Row]:
+def measure(
+    sizes: Sequence[int], protocol_max: int, overrides: dict[str, str] | None = None
+) -> list[Row]:
     """Every scenario's row: the classic and consumer-protocol groups on a table per size,
-    then the others on one table of their own."""
+    then the others on one table of their own (`overrides`: settings of every table)."""
     rows: list[Row] = []
     with dynamodb_local() as endpoint:
         for size in sizes:  # a table per size
             print(f"group of {size:,} members")
-            coordinator = InProcess(endpoint, audit=True)
+            coordinator = InProcess(endpoint, overrides, audit=True)
             create_topic(coordinator, TOPIC, PARTITIONS)
             rows += classic_rows(coordinator, size, size <= protocol_max)
-        coordinator = InProcess(endpoint, audit=True)
+        coordinator = InProcess(endpoint, overrides, audit=True)
         create_topic(coordinator, TOPIC, PARTITIONS)
         create_topic(coordinator, "other-topic", 10)
         rows += other_rows(coordinator)
@@ -1202,15 +1208,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
         help="build groups up to this size through join/sync; larger ones directly",
     )
     parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help=f"a tiny run that checks the path: groups of {SMOKE_SIZE}; writes nothing",
-    )
-    args = parser.parse_args(argv)
-    sizes = [SMOKE_SIZE] if args.smoke else [int(s) for s in args.sizes.split(",")]
+    args = parse_args(parser, argv, sizes=str(SMOKE_SIZE), protocol_max=0)
+    sizes = [int(s) for s in args.sizes.split(",")]
     started = time.perf_counter()
-    rows = measure(sizes, args.protocol_max)
+    rows = measure(sizes, args.protocol_max, SMOKE_SETTINGS if args.smoke else None)
     elapsed = time.perf_counter() - started
     text = render(rows)
     checks = Checks.of(rows)
