@@ -59,6 +59,7 @@ from groupcoord.store.classic.transition import ClassicTransition  # noqa: E402
 from groupcoord.store.consumer.codec import (  # noqa: E402
     group_from_item as consumer_group_from_item,
 )
+from groupcoord.store.consumer.codec import member_to_item as consumer_member_to_item  # noqa: E402
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
 from groupcoord.store.streams.codec import (  # noqa: E402
@@ -945,11 +946,7 @@ def build_consumer_group_direct(
     first member revokes through the handler; the others' items are then written reconciled
     (epoch = target epoch, holding their targets), as their next heartbeats would leave them.
     Returns the simulated members (their epochs set) and the build's phase times in seconds."""
-    from groupcoord.core.consumer.member import ConsumerGroupMember
-    from groupcoord.core.consumer.reconciliation import MemberAssignment
-    from groupcoord.service.consumer.common import reload
     from groupcoord.service.consumer.install import ensure_target_installed
-    from groupcoord.store.consumer.codec import member_to_item as consumer_member_to_item
 
     times: dict[str, float] = {}
     started = time.perf_counter()
@@ -958,11 +955,41 @@ def build_consumer_group_direct(
     if failed is not None:
         raise RuntimeError(f"first member: {failed.status} {failed.body}")
     first = sim.ids[0]
-    cs = coordinator.store.consumer
-    group = reload(cs, group_id)
+    group, ids = _join_burst(coordinator, group_id, size - 1, session_timeout_ms)
+    times["members written"] = time.perf_counter() - started
+    started = time.perf_counter()
+    group, installed = ensure_target_installed(coordinator.store, group, batched=False)
+    if installed is None or group.target_epoch != group.group_epoch:
+        raise RuntimeError("the install did not complete")
+    times["install"] = time.perf_counter() - started
+    started = time.perf_counter()
+    _revoke_first(sim, first, group.target_epoch)
+    reconciled = [
+        _reconciled(installed.members[mid], group.target_epoch, session_timeout_ms) for mid in ids
+    ]
+    coordinator.dynamo.batch_write(
+        puts=[consumer_member_to_item(group_id, group.member_shards, m) for m in reconciled]
+    )
+    times["members reconciled"] = time.perf_counter() - started
+    sim.ids = [first, *ids]
+    for mid in ids:
+        sim.epochs[mid] = group.target_epoch
+    return sim, times
+
+
+def _join_burst(
+    coordinator: InProcess, group_id: str, count: int, session_timeout_ms: int
+) -> tuple[Any, list[str]]:
+    """`count` members written as a burst of joins leaves them: the group as written, their
+    ids."""
+    from groupcoord.core.consumer.member import ConsumerGroupMember
+    from groupcoord.core.consumer.reconciliation import MemberAssignment
+    from groupcoord.service.consumer.common import reload
+
+    group = reload(coordinator.store.consumer, group_id)
     assert group is not None
     now = runtime.now_ms()
-    ids = [f"bench-{i:06d}-{uuid.uuid4().hex[:6]}" for i in range(size - 1)]
+    ids = [f"bench-{i:06d}-{uuid.uuid4().hex[:6]}" for i in range(count)]
     joined = [
         ConsumerGroupMember(
             member_id=mid,
@@ -980,44 +1007,35 @@ def build_consumer_group_direct(
         group_epoch=group.group_epoch + len(ids),
         member_count=group.member_count + len(ids),
     )
-    times["members written"] = time.perf_counter() - started
-    started = time.perf_counter()
-    group, installed = ensure_target_installed(coordinator.store, group, batched=False)
-    if installed is None or group.target_epoch != group.group_epoch:
-        raise RuntimeError("the install did not complete")
-    times["install"] = time.perf_counter() - started
-    started = time.perf_counter()
-    sim.unacked.add(first)  # revoke what the install took away, then acknowledge
+    return group, ids
+
+
+def _revoke_first(sim: ConsumerGroupSim, first: str, target_epoch: int) -> None:
+    """The first member revokes what the install took away, then acknowledges."""
+    sim.unacked.add(first)
     for _ in range(4):
         answer = sim.beat(first)
         if answer.status != 200 or answer.error_code != 0:
             raise RuntimeError(f"first member: {answer.status} {answer.body}")
-        if sim.epochs[first] == group.target_epoch and first not in sim.unacked:
+        if sim.epochs[first] == target_epoch and first not in sim.unacked:
             break
-    epoch = group.target_epoch
-    reconciled = []
-    for mid in ids:
-        member = installed.members[mid]
-        reconciled.append(
-            replace(
-                member,
-                assignment=MemberAssignment(
-                    epoch=epoch,
-                    previous_epoch=member.assignment.epoch,
-                    assigned=member.target,
-                    assigned_at={epoch: member.target},
-                ),
-                wait_on=(),
-                acquired_version=member.acquired_version + 1,
-                version=member.version + 1,
-                session_deadline=runtime.now_ms() + session_timeout_ms,
-            )
-        )
-    coordinator.dynamo.batch_write(
-        puts=[consumer_member_to_item(group_id, group.member_shards, m) for m in reconciled]
+
+
+def _reconciled(member: Any, epoch: int, session_timeout_ms: int) -> Any:
+    """A member as its heartbeats would leave it once reconciled: at `epoch`, holding its
+    target."""
+    from groupcoord.core.consumer.reconciliation import MemberAssignment
+
+    return replace(
+        member,
+        assignment=MemberAssignment(
+            epoch=epoch,
+            previous_epoch=member.assignment.epoch,
+            assigned=member.target,
+            assigned_at={epoch: member.target},
+        ),
+        wait_on=(),
+        acquired_version=member.acquired_version + 1,
+        version=member.version + 1,
+        session_deadline=runtime.now_ms() + session_timeout_ms,
     )
-    times["members reconciled"] = time.perf_counter() - started
-    sim.ids = [first, *ids]
-    for mid in ids:
-        sim.epochs[mid] = epoch
-    return sim, times
