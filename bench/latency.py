@@ -2,6 +2,7 @@
 HTTP (`groupcoord serve` backed by the same DynamoDB Local), with the DynamoDB round trips.
 
     python -m bench.latency [--samples 30] [--members 10] [--no-write]
+    python -m bench.latency --smoke   # 2 samples, 3 members; writes nothing
 
 Every DynamoDB call of a handler is sequential, so Usage.requests is the number of round trips
 a call waits for: on AWS (a few ms per round trip in-region) that, not DynamoDB Local's speed,

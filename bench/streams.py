@@ -3,6 +3,7 @@ $ per member-month at a 5 s heartbeat, by bench/cost_model.py's method and with 
 for groups of 10 and 100 members.
 
     python -m bench.streams [--sizes 10,100] [--no-write]
+    python -m bench.streams --smoke   # 3 members, 8 beats and 2 checks timed; writes nothing
 
 The Lambda handlers run in-process on API Gateway events (bench.common.InProcess) against a
 DynamoDB Local started here. Per protocol and size, in one group (streams: every member its own
@@ -43,6 +44,7 @@ from bench.common import (
     create_topic,
     dynamodb_local,
     make_streams_group_timer_due,
+    parse_args,
     table,
     write_section,
 )
@@ -171,30 +173,36 @@ def _steady_units(coordinator: InProcess, beat: Beat, ids: list[str]) -> tuple[U
     return Units.of(quiet), Units.of(due)
 
 
-def measure(coordinator: InProcess, beat: Beat, ids: list[str], make_due: Any) -> Figures:
+def measure(
+    coordinator: InProcess, beat: Beat, ids: list[str], make_due: Any, check_samples: int
+) -> Figures:
     """A group's steady heartbeat (audited units) and timer check (audited units, then its
     time unaudited)."""
     not_due, due = _steady_units(coordinator, beat, ids)
     quiet, checked = check_calls(coordinator, beat, ids[0], make_due, CHECK_AUDITS)
     added, base = Units.of(checked), Units.of(quiet)
     with coordinator.unaudited():
-        seconds = check_ms(coordinator, beat, ids[0], make_due, CHECK_SAMPLES) / 1000
+        seconds = check_ms(coordinator, beat, ids[0], make_due, check_samples) / 1000
     check = Check(read=added.read - base.read, write=added.write - base.write, seconds=seconds)
     return Figures(not_due, due, check)
 
 
 def measure_protocol(
-    coordinator: InProcess, protocol: str, sizes: list[int]
+    coordinator: InProcess,
+    protocol: str,
+    sizes: list[int],
+    samples: tuple[int, int] = (STEADY_SAMPLES, CHECK_SAMPLES),
 ) -> tuple[dict[int, Figures], SteadyTimes]:
-    """Figures per size, and the steady durations of a 10-member group (cost_model's)."""
+    """Figures per size, and the steady durations of a 10-member group (cost_model's);
+    `samples`: the steady heartbeats and the timer checks timed."""
     figures, times = {}, None
     for size in sorted({*sizes, DURATION_SIZE}):
         beat, ids, make_due = _group(coordinator, protocol, size)
         if size in sizes:
-            figures[size] = measure(coordinator, beat, ids, make_due)
+            figures[size] = measure(coordinator, beat, ids, make_due, samples[1])
         if size == DURATION_SIZE:
             with coordinator.unaudited():
-                times = steady_ms(coordinator, protocol, beat, ids, STEADY_SAMPLES)
+                times = steady_ms(coordinator, protocol, beat, ids, samples[0])
     assert times is not None
     return figures, times
 
@@ -271,15 +279,18 @@ def explanation() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10,100")
+    parser.add_argument("--samples", type=int, default=STEADY_SAMPLES, help="steady beats timed")
+    parser.add_argument("--check-samples", type=int, default=CHECK_SAMPLES, help="checks timed")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, sizes="3", samples=8, check_samples=2)
     sizes = [int(s) for s in args.sizes.split(",")]
     measured = {}
     with dynamodb_local() as url:
         coordinator = InProcess(url, SETTINGS, audit=True)
         create_topic(coordinator, TOPIC, 1000)  # the consumer protocol's groups read it
         for protocol in (STREAMS, CONSUMER):
-            measured[protocol] = measure_protocol(coordinator, protocol, sizes)
+            samples = (args.samples, args.check_samples)
+            measured[protocol] = measure_protocol(coordinator, protocol, sizes, samples)
     rows, totals = [], {}
     for size in sizes:
         for protocol, (figures, times) in measured.items():
