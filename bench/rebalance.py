@@ -5,7 +5,7 @@ dies, one leaves.
 
     python -m bench.rebalance [--sizes 10,100] [--protocols eager,cooperative,consumer]
                               [--partitions 1000] [--no-write]
-    python -m bench.rebalance --smoke   # 3 members over 12 partitions; writes nothing
+    python -m bench.rebalance --smoke   # 3 members, 12 partitions, >= 100 ms beats; no writes
 
 Simulated consumers (bench/common.py SimMember, ConsumerMembers below) call the Lambda handlers
 in-process, against DynamoDB Local. A *round* is every live member sending its next request once
@@ -69,6 +69,7 @@ SETTINGS = {
 # (calibrated: the machine is shared), and the session timeout this many intervals.
 INTERVAL_MARGIN = 2
 SESSION_INTERVALS = 5
+MIN_INTERVAL_MS = 300  # the shortest heartbeat interval (--min-interval-ms)
 # Threads sending a round's requests side by side, as clients do: the consumer protocol's first
 # joins then share target installs (one install lease at a time) instead of each installing
 # over all the members before it.
@@ -308,11 +309,17 @@ def consumer_settings(interval_ms: int, session_ms: int = 0) -> dict[str, str]:
 
 
 def run_size(
-    endpoint: str, size: int, partitions: int, protocol: str, concurrency: int
+    endpoint: str,
+    size: int,
+    partitions: int,
+    protocol: str,
+    concurrency: int,
+    min_interval_ms: int = MIN_INTERVAL_MS,
 ) -> list[Phase]:
     coordinator = InProcess(endpoint, SETTINGS)
     create_topic(coordinator, TOPIC, partitions)
-    interval_ms = max(300, int(INTERVAL_MARGIN * size * ms_per_call(coordinator)))
+    calibrated = int(INTERVAL_MARGIN * size * ms_per_call(coordinator))
+    interval_ms = max(min_interval_ms, calibrated)
     if protocol == "consumer":
         coordinator.configure(consumer_settings(interval_ms, COLD_START_SESSION_MS))
         return run_consumer_size(coordinator, size, partitions, interval_ms, concurrency)
@@ -469,7 +476,7 @@ def phase_row(p: Phase) -> tuple[Any, ...]:
 
 
 def run_all(
-    sizes: list[int], protocols: list[str], partitions: int, concurrency: int
+    sizes: list[int], protocols: list[str], partitions: int, concurrency: int, min_interval_ms: int
 ) -> tuple[list[Phase], dict[tuple[int, str], float]]:
     """Every size with every protocol: the phases, and the seconds each run took."""
     phases: list[Phase] = []
@@ -479,7 +486,9 @@ def run_all(
             for protocol in protocols:
                 print(f"{size} members over {partitions:,} partitions, {protocol}")
                 run_started = time.perf_counter()
-                phases += run_size(endpoint, size, partitions, protocol, concurrency)
+                phases += run_size(
+                    endpoint, size, partitions, protocol, concurrency, min_interval_ms
+                )
                 took[(size, protocol)] = time.perf_counter() - run_started
     return phases, took
 
@@ -503,14 +512,17 @@ def main(argv: list[str] | None = None) -> list[Phase]:
     parser.add_argument(
         "--no-write", action="store_true", help="print only: no doc section, no saved results"
     )
-    args = parse_args(parser, argv, sizes="3", partitions=12)
+    parser.add_argument("--min-interval-ms", type=int, default=MIN_INTERVAL_MS)
+    args = parse_args(parser, argv, sizes="3", partitions=12, min_interval_ms=100)
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
         parser.error(f"unknown protocols {sorted(unknown)}: choose from {', '.join(PROTOCOLS)}")
     started = time.perf_counter()
     sizes = [int(s) for s in args.sizes.split(",")]
-    phases, took = run_all(sizes, protocols, args.partitions, args.concurrency)
+    phases, took = run_all(
+        sizes, protocols, args.partitions, args.concurrency, args.min_interval_ms
+    )
     elapsed = time.perf_counter() - started
     command = " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)])
     runs = {

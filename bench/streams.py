@@ -3,7 +3,7 @@ $ per member-month at a 5 s heartbeat, by bench/cost_model.py's method and with 
 for groups of 10 and 100 members.
 
     python -m bench.streams [--sizes 10,100] [--no-write]
-    python -m bench.streams --smoke   # 3 members, 8 beats and 2 checks timed; writes nothing
+    python -m bench.streams --smoke   # 10 members, 8 beats and 2 checks timed; writes nothing
 
 The Lambda handlers run in-process on API Gateway events (bench.common.InProcess) against a
 DynamoDB Local started here. Per protocol and size, in one group (streams: every member its own
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=STEADY_SAMPLES, help="steady beats timed")
     parser.add_argument("--check-samples", type=int, default=CHECK_SAMPLES, help="checks timed")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
-    args = parse_args(parser, argv, sizes="3", samples=8, check_samples=2)
+    args = parse_args(parser, argv, sizes=str(DURATION_SIZE), samples=8, check_samples=2)
     sizes = [int(s) for s in args.sizes.split(",")]
     measured = {}
     with dynamodb_local() as url:
