@@ -50,7 +50,10 @@ from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E40
 from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
 from groupcoord.local.kinesis_local import running_kinesis_local  # noqa: E402
 from groupcoord.local.processes import running_dynamodb, running_serve, unique_table  # noqa: E402
-from groupcoord.local.seed import put_consumer_members, write_classic_group  # noqa: E402
+from groupcoord.local.seed import (  # noqa: E402
+    add_joined_members,
+    write_classic_group,
+)
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
 from groupcoord.store.classic.codec import group_from_item  # noqa: E402
@@ -982,32 +985,20 @@ def _join_burst(
 ) -> tuple[Any, list[str]]:
     """`count` members written as a burst of joins leaves them: the group as written, their
     ids."""
-    from groupcoord.core.consumer.member import ConsumerGroupMember
-    from groupcoord.core.consumer.reconciliation import MemberAssignment
     from groupcoord.service.consumer.common import reload
 
-    group = reload(coordinator.store.consumer, group_id)
-    assert group is not None
-    now = runtime.now_ms()
     ids = [f"bench-{i:06d}-{uuid.uuid4().hex[:6]}" for i in range(count)]
-    joined = [
-        ConsumerGroupMember(
-            member_id=mid,
-            rebalance_timeout_ms=300_000,
-            subscribed_topic_names=(TOPIC,),
-            assignment=MemberAssignment(epoch=group.target_epoch),
-            session_deadline=now + session_timeout_ms,
-        )
-        for mid in ids
-    ]
-    group = put_consumer_members(
-        coordinator.store,
-        group,
-        joined,
-        group_epoch=group.group_epoch + len(ids),
-        member_count=group.member_count + len(ids),
+    store = coordinator.store
+    add_joined_members(
+        store,
+        group_id,
+        count,
+        [TOPIC],
+        session_ms=session_timeout_ms,
+        rebalance_timeout_ms=300_000,
+        ids=ids,
     )
-    return group, ids
+    return reload(store.consumer, group_id), ids
 
 
 def _revoke_first(sim: ConsumerGroupSim, first: str, target_epoch: int) -> None:
