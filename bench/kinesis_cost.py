@@ -3,13 +3,13 @@ measures (bench.kinesis prints it): a consumer-protocol group of MEMBERS members
 SHARDS shards, joined through the handlers in-process on DynamoDB Local, its calls audited
 (bench/common.py CapacityAudit: units by DynamoDB's rules) and, in a second run without the
 audit, timed (the p50 handler time, billed as Lambda duration: an upper bound, DynamoDB Local
-being slower than DynamoDB). Priced with bench/cost_model.py's list prices and its reading of
+being slower than DynamoDB). Priced with bench/pricing.py's list prices and its reading of
 the template (architecture, memory), as the cost model prices a member-month:
 
 - the member's steady heartbeats, every 5 s: renewal not due and due, blended at the default
   `groupcoord.session.renewal.skips` ((skips x not due + due) / (skips + 1));
 - the group's timer check (its expiry scan, forced due), once per check interval
-  (cost_model.check_interval_s), shared by the group's members;
+  (pricing.check_interval_s), shared by the group's members;
 - the topic's scheduled shard sync (one that finds nothing new), every
   `groupcoord.kinesis.shard.sync.interval.ms`, shared by the topic's shards; it runs inside
   the sweeper's invocation, which runs every minute anyway: its units and duration only;
