@@ -5,7 +5,7 @@ dies, one leaves.
 
     python -m bench.rebalance [--sizes 10,100] [--protocols eager,cooperative,consumer]
                               [--partitions 1000] [--no-write]
-    python -m bench.rebalance --smoke   # 3 members, 12 partitions, >= 100 ms beats; no writes
+    python -m bench.rebalance --smoke   # 3 members over 12 partitions; writes nothing
 
 Simulated consumers (bench/common.py SimMember, ConsumerMembers below) call the Lambda handlers
 in-process, against DynamoDB Local. A *round* is every live member sending its next request once
@@ -513,7 +513,7 @@ def main(argv: list[str] | None = None) -> list[Phase]:
         "--no-write", action="store_true", help="print only: no doc section, no saved results"
     )
     parser.add_argument("--min-interval-ms", type=int, default=MIN_INTERVAL_MS)
-    args = parse_args(parser, argv, sizes="3", partitions=12, min_interval_ms=100)
+    args = parse_args(parser, argv, sizes="3", partitions=12)
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
