@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol
 from groupcoord.core.consumer_protocol import (
@@ -21,6 +20,7 @@ from groupcoord.core.consumer_protocol import (
 )
 from groupcoord.core.topics import TopicRecord
 from groupcoord.errors import Errors
+from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest
 from groupcoord.models.groups import DeleteGroupsRequest, DescribeGroupsRequest
 from groupcoord.models.offsets import OffsetCommitRequest

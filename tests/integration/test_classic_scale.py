@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import pytest
 
-from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import (
     COMPLETING_REBALANCE,
@@ -22,6 +21,7 @@ from groupcoord.core.classic.model import (
 )
 from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS
 from groupcoord.errors import Errors
+from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest
 from groupcoord.service.classic.common import load, settle
 from groupcoord.service.classic.join import join_group

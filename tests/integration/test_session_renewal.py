@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from bench.seed import write_classic_group
 from groupcoord.core.classic.model import ClassicMember, Protocol
 from groupcoord.core.session_renewal import effective_skips, renewal_slack_ms
 from groupcoord.core.topics import TopicRecord
 from groupcoord.errors import Errors
+from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import HeartbeatRequest
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.classic.common import load, settle

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from bench.seed import put_consumer_members
 from groupcoord.core.consumer.member import ConsumerGroupMember
 from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS, check_is_claimed
+from groupcoord.local.seed import put_consumer_members
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.expiry import expire_consumer_group
 from groupcoord.store import capacity, schema
