@@ -12,13 +12,6 @@ import pytest
 from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol
-from groupcoord.core.consumer_protocol import (
-    Assignment,
-    Subscription,
-    decode_assignment,
-    encode_assignment,
-    encode_subscription,
-)
 from groupcoord.core.topics import TopicRecord
 from groupcoord.errors import Errors
 from groupcoord.models.classic import HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest
@@ -35,6 +28,13 @@ from groupcoord.service.offsets import offset_commit
 from groupcoord.store import capacity, schema
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
+from groupcoord.wire.consumer_protocol import (
+    Assignment,
+    Subscription,
+    decode_assignment,
+    encode_assignment,
+    encode_subscription,
+)
 from tests.support.consumer import unique
 
 

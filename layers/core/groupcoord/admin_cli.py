@@ -36,8 +36,8 @@ from .admin.streams_groups import streams_group, streams_tables
 from .client.errors import GroupcoordError
 from .client.paging import list_groups_all_pages, metadata_all_pages
 from .client.transport import Transport
-from .core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .errors import Errors
+from .wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 COMMANDS = ("topics", "groups", "offsets", "acls", "kinesis")
