@@ -40,9 +40,9 @@ if __package__ in (None, ""):
 from bench.common import save_results, table, write_section
 from groupcoord.client import assignors as classic
 from groupcoord.core.consumer import assignors as server
-from groupcoord.core.consumer_protocol import Subscription
 from groupcoord.core.streams import assignor as streams
 from groupcoord.core.streams.tasks import TasksTuple
+from groupcoord.wire.consumer_protocol import Subscription
 
 COMMAND = "python -m bench.assignors"
 NO_REPEAT_OVER_S = 30.0

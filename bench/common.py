@@ -37,14 +37,6 @@ warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
 from groupcoord import runtime  # noqa: E402
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol  # noqa: E402
-from groupcoord.core.consumer_protocol import (  # noqa: E402
-    Assignment,
-    Subscription,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
 from groupcoord.http.apis import API_FUNCTION, FUNCTION_APIS  # noqa: E402
 from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E402
 from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
@@ -67,6 +59,14 @@ from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E4
 from groupcoord.store.store import Store  # noqa: E402
 from groupcoord.store.streams.codec import (  # noqa: E402
     group_from_item as streams_group_from_item,
+)
+from groupcoord.wire.consumer_protocol import (  # noqa: E402
+    Assignment,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
 )
 
 __all__ = ["running_serve", "unique_table"]

@@ -15,7 +15,7 @@ from groupcoord.client import GroupMember
 from groupcoord.client.assignors import TopicPartition
 from groupcoord.client.classic import ClassicMembership, JoinResult
 from groupcoord.client.transport import Transport
-from groupcoord.core.consumer_protocol import (
+from groupcoord.wire.consumer_protocol import (
     Assignment,
     Subscription,
     encode_assignment,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from groupcoord.client.assignors import Assignment, TopicPartition
-from groupcoord.core.consumer_protocol import Subscription
+from groupcoord.wire.consumer_protocol import Subscription
 
 
 def sub(

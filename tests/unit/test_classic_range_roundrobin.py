@@ -11,7 +11,7 @@ import pytest
 from groupcoord.client.assignors import assign_range, assign_roundrobin
 from groupcoord.client.classic import ClassicMembership
 from groupcoord.client.transport import Transport
-from groupcoord.core.consumer_protocol import Subscription, decode_assignment, encode_subscription
+from groupcoord.wire.consumer_protocol import Subscription, decode_assignment, encode_subscription
 from tests.support.classic_assignors import assert_valid, sub, tps
 
 TOPICS = ["topic1", "topic2"]

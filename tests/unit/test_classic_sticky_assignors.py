@@ -21,7 +21,7 @@ from groupcoord.client.assignors import (
 )
 from groupcoord.client.classic import ClassicMembership
 from groupcoord.client.transport import Transport
-from groupcoord.core.consumer_protocol import Subscription, decode_subscription
+from groupcoord.wire.consumer_protocol import Subscription, decode_subscription
 from tests.support.classic_assignors import (
     assert_balanced,
     assert_nothing_moves_directly,

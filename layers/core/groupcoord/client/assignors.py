@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Protocol
 
-from ..core.consumer_protocol import ConsumerProtocolError, Subscription
+from ..wire.consumer_protocol import ConsumerProtocolError, Subscription
 from .sticky import assign_sticky
 from .topic_partitions import (
     NOTHING_BLOCKED,

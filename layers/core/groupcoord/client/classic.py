@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..core.consumer_protocol import (
+from ..errors import Errors
+from ..wire.consumer_protocol import (
     Assignment,
     ConsumerProtocolError,
     Subscription,
@@ -18,7 +19,6 @@ from ..core.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from ..errors import Errors
 from .assignors import (
     ASSIGNORS,
     COOPERATIVE_ASSIGNORS,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
-from ..core.consumer_protocol import Subscription
+from ..wire.consumer_protocol import Subscription
 from .topic_partitions import (
     NOTHING_BLOCKED,
     Assignment,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
-from ..core.consumer_protocol import Subscription
+from ..wire.consumer_protocol import Subscription
 
 
 class TopicPartition(NamedTuple):

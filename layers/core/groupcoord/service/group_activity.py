@@ -25,7 +25,6 @@ from ..core.classic.model import PREPARING_REBALANCE, STABLE, ClassicGroup, Clas
 from ..core.consumer.group import group_state
 from ..core.consumer.member import ConsumerGroupMember
 from ..core.consumer.model import ConsumerGroup
-from ..core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ..core.offsets import CommittedOffset
 from ..core.session_renewal import last_renewed_ms
 from ..core.streams.group import StreamsGroup
@@ -42,6 +41,7 @@ from ..store.classic.codec import group_from_item as classic_from_item
 from ..store.consumer.codec import group_from_item as consumer_from_item
 from ..store.groups import header
 from ..store.streams.codec import group_from_item as streams_from_item
+from ..wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
 from .consumer.describe import UNDESCRIBABLE_TOPICS

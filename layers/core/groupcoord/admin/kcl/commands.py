@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...admin_cli import Admin, CommandError, Output, _raise_for, _require_empty
-from ...client.paging import metadata_all_pages
+from ...client.admin import AdminClient, raise_for
+from ..common import require_empty
+from ..output import CommandError, Output
 from .lease_table import LeaseTable, LeaseTableError
 from .leases import (
     ImportStep,
@@ -93,16 +94,12 @@ class Topic:
         return {shard.shard_id: shard for shard in self.shards}
 
 
-def _topic(admin: Admin, name: str, group: str | None = None) -> Topic:
+def _topic(admin: AdminClient, name: str, group: str | None = None) -> Topic:
     """The topic's shards (only those assignable to `group`, if given)."""
-
-    def call(api: str, body: dict[str, Any]) -> dict[str, Any]:
-        return admin.call(api, {**body, **({"groupId": group} if group else {})})
-
-    found = metadata_all_pages(call, [{"name": name}])["topics"]
+    found = admin.metadata([{"name": name}], group)["topics"]
     if not found:
         raise CommandError(f"topic {name}: UNKNOWN_TOPIC_OR_PARTITION: no such topic")
-    _raise_for(found[0], f"topic {name}")
+    raise_for(found[0], f"topic {name}")
     arn = found[0].get("kinesisStreamArn")
     if not arn:
         raise CommandError(f"topic {name} is not backed by a Kinesis stream")
@@ -124,17 +121,15 @@ def _topic(admin: Admin, name: str, group: str | None = None) -> Topic:
     return Topic(name, arn, shards)
 
 
-def _positions(admin: Admin, group: str, topic: Topic) -> dict[str, Position]:
+def _positions(admin: AdminClient, group: str, topic: Topic) -> dict[str, Position]:
     """The group's positions by shard id (offset-fetch)."""
     indexes = [shard.partition for shard in topic.shards]
-    request = {"groupId": group, "topics": [{"name": topic.name, "partitionIndexes": indexes}]}
-    fetched = admin.group_call(group, "offset-fetch", {"groups": [request]})["groups"][0]
-    _raise_for(fetched, f"group {group}")
+    fetched = admin.fetch_offsets(group, [{"name": topic.name, "partitionIndexes": indexes}])
     by_partition = {shard.partition: shard.shard_id for shard in topic.shards}
     found = {}
     for entry in fetched.get("topics", []):
         for p in entry.get("partitions", []):
-            _raise_for(p, f"{topic.name}-{p['partitionIndex']}")
+            raise_for(p, f"{topic.name}-{p['partitionIndex']}")
             position = Position.from_api(p.get("kinesisPosition"))
             if position is not None and p["partitionIndex"] in by_partition:
                 found[by_partition[p["partitionIndex"]]] = position
@@ -176,17 +171,17 @@ def _read_leases(table: LeaseTable) -> list[Lease]:
 # --- import ---
 
 
-def import_kcl(admin: Admin, args: argparse.Namespace) -> Output:
+def import_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
     try:
         return _import(admin, args)
     except LeaseTableError as error:
         raise CommandError(str(error)) from None
 
 
-def _import(admin: Admin, args: argparse.Namespace) -> Output:
+def _import(admin: AdminClient, args: argparse.Namespace) -> Output:
     table = _table(args)
     topic = _topic(admin, args.topic)
-    _require_empty(admin, args.group)
+    require_empty(admin, args.group)
     if not table.exists():
         raise CommandError(f"lease table {table.name}: no such table")
     leases = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
@@ -239,7 +234,7 @@ def _rows(document: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def _apply(
-    admin: Admin,
+    admin: AdminClient,
     group: str,
     topic: Topic,
     steps: list[ImportStep],
@@ -279,7 +274,7 @@ def _text(position: Position | None) -> str:
     return "-" if position is None else position.text()
 
 
-def _commit(admin: Admin, group: str, topic: Topic, steps: list[ImportStep]) -> None:
+def _commit(admin: AdminClient, group: str, topic: Topic, steps: list[ImportStep]) -> None:
     """The positions, committed from outside the group (an admin's reset)."""
     entries = []
     for step in steps:
@@ -293,34 +288,21 @@ def _commit(admin: Admin, group: str, topic: Topic, steps: list[ImportStep]) -> 
             }
         )
     for chunk in _chunks(entries):
-        body = admin.group_call(
-            group,
-            "offset-commit",
-            {
-                "groupId": group,
-                "generationIdOrMemberEpoch": -1,
-                "memberId": "",
-                "topics": [{"name": topic.name, "partitions": chunk}],
-            },
-        )
+        body = admin.admin_commit(group, [{"name": topic.name, "partitions": chunk}])
         _raise_for_partitions(body, f"group {group}")
 
 
-def _delete(admin: Admin, group: str, topic: str, partitions: list[int]) -> None:
+def _delete(admin: AdminClient, group: str, topic: str, partitions: list[int]) -> None:
     for chunk in _chunks([{"partitionIndex": p} for p in partitions]):
-        body = admin.group_call(
-            group,
-            "offset-delete",
-            {"groupId": group, "topics": [{"name": topic, "partitions": chunk}]},
-        )
-        _raise_for(body, f"group {group}")
+        body = admin.delete_offsets(group, [{"name": topic, "partitions": chunk}])
+        raise_for(body, f"group {group}")
         _raise_for_partitions(body, f"group {group}")
 
 
 def _raise_for_partitions(body: dict[str, Any], what: str) -> None:
     for topic in body.get("topics", []):
         for p in topic.get("partitions", []):
-            _raise_for(p, f"{what}: {topic.get('name')}-{p['partitionIndex']}")
+            raise_for(p, f"{what}: {topic.get('name')}-{p['partitionIndex']}")
 
 
 def _chunks(entries: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
@@ -330,17 +312,17 @@ def _chunks(entries: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
 # --- export ---
 
 
-def export_kcl(admin: Admin, args: argparse.Namespace) -> Output:
+def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
     try:
         return _export(admin, args)
     except LeaseTableError as error:
         raise CommandError(str(error)) from None
 
 
-def _export(admin: Admin, args: argparse.Namespace) -> Output:
+def _export(admin: AdminClient, args: argparse.Namespace) -> Output:
     table = _table(args)
     topic = _topic(admin, args.topic)
-    _require_empty(admin, args.group)
+    require_empty(admin, args.group)
     positions = _positions(admin, args.group, topic)
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()

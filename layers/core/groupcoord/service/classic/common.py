@@ -22,7 +22,6 @@ from ...core.classic.rules import (
     needs_members,
     settle_due,
 )
-from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ...core.session_renewal import renewal_slack_ms
 from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
@@ -31,6 +30,7 @@ from ...store.classic.repository import ClassicGroupStore
 from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.groups import header
 from ...store.store import Store
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ..context import ApiContext
 from ..races import GroupBusy, retry_on_race
 

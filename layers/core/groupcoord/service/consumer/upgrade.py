@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ...core.classic.model import ClassicMember
-from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.migration import (
     common_protocols,
     malformed_protocol,
@@ -27,6 +26,7 @@ from ...store.classic.codec import group_from_item as classic_group_from_item
 from ...store.consumer.conversions import upgrade_conversion
 from ...store.errors import Conflict
 from ...store.store import Store
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .common import convert
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.kinesis.binding import StartingPoint
 from ...core.kinesis.done import done_partitions, start_ms
 from ...core.kinesis.lineage import stripped
 from ...core.kinesis.shards import blocked_partitions, heirs
 from ...core.topics import TopicRecord
 from ...store.store import Store
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 
 
 def group_created_ms(store: Store, group_id: str) -> int:
