@@ -795,6 +795,12 @@ def dynamodb_local_version() -> str:
         return "not installed"
 
 
+DEFAULT_HEADER = (
+    "# Performance\n\nMeasured by the scripts in `bench/` (see `bench/README.md`); each section "
+    "is rewritten by its script.\n\n"
+)
+
+
 def write_section(key: str, title: str, command: str, body: str, engine: bool = True) -> Path:
     """Put the benchmark's section into docs/performance.md, replacing its previous run."""
     text = PERFORMANCE_MD.read_text() if PERFORMANCE_MD.exists() else ""
@@ -812,14 +818,8 @@ def write_section(key: str, title: str, command: str, body: str, engine: bool = 
     order = [k for k in SECTION_ORDER if k in sections] + sorted(
         k for k in sections if k not in SECTION_ORDER
     )
-    header = (
-        "# Performance\n\n"
-        "Measured by the scripts in `bench/` (see `bench/README.md`); each section is rewritten "
-        "by its script. DynamoDB runs as Amazon's DynamoDB Local here (a section whose machine "
-        "line names moto was measured on moto, before the benchmarks moved; the scale section: "
-        "an in-memory stand-in, see there), so request counts and capacity units are exact, "
-        "while times are those of this machine, not of AWS.\n\n"
-    )
+    # The page's opening (before the first section) is hand-written: kept as it is.
+    header = text[: matches[0].start()] if matches else DEFAULT_HEADER
     out = header + "".join(f"<!-- bench:{k} -->\n{sections[k]}<!-- /bench:{k} -->\n" for k in order)
     out += trailer
     PERFORMANCE_MD.write_text(out)
