@@ -32,6 +32,7 @@ from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.groups import header
 from ...store.store import Store
 from ..context import ApiContext
+from ..push import notify_members
 from ..races import GroupBusy, retry_on_race
 
 # How long a claimed timer check keeps other requests from scanning the same group.
@@ -126,6 +127,7 @@ def settle(
             return current
         committed = groups.commit(transition)
         _sync_subscriptions(store, current, committed)
+        announce(store, current, committed)
         return committed
 
     return retry_on_race(store.clock, once)
@@ -209,7 +211,19 @@ def _sync_subscriptions(store: Store, before: ClassicGroup, after: ClassicGroup)
 def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) -> ClassicGroup:
     committed = store.classic.commit(transition)
     _sync_subscriptions(store, before, committed)
+    announce(store, before, committed)
     return committed
+
+
+def announce(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
+    """Push (service/push.py), once the transition committed: a rebalance that starts (every
+    member must rejoin) or a sync that completes (the members waiting for their assignment)."""
+    starts = after.state == PREPARING_REBALANCE and (
+        before.state != PREPARING_REBALANCE or before.generation != after.generation
+    )
+    synced = before.state == COMPLETING_REBALANCE and after.state == STABLE
+    if starts or synced:
+        notify_members(store, after.group_id, None)
 
 
 @dataclass(frozen=True)

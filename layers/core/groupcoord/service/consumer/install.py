@@ -46,6 +46,7 @@ from ...store.store import Store
 from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
+from ..push import notify_members
 from .common import reload, state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
@@ -53,6 +54,8 @@ from .common import reload, state_refresh_ms
 LEASE_MS = 10_000
 # A request that made the group's first bump waits this long for its first target.
 WAIT_FOR_FIRST_TARGET_MS = 3_000
+# A deferred install's notice asks for a heartbeat no sooner than this (never a tight loop).
+DEFERRED_NOTICE_MIN_MS = 100
 # Lease races and lost flips are retried this many times before the request goes on.
 INSTALL_ATTEMPTS = 4
 
@@ -67,6 +70,11 @@ class Installed:
 
     group: ConsumerGroup
     members: dict[str, ConsumerGroupMember]
+
+    def retargeted(self) -> list[str]:
+        """The members whose target this install wrote (their items carry its epoch)."""
+        epoch = self.group.target_epoch
+        return [mid for mid, m in self.members.items() if m.target_epoch == epoch]
 
 
 def ensure_target(store: Store, group: ConsumerGroup, batched: bool = True) -> ConsumerGroup:
@@ -98,8 +106,28 @@ def ensure_target_installed(
                 return group, None
             group = fresh
             continue
+        # After the flip committed: the members with a new target hear of it now.
+        notify_members(store, group.group_id, installed.retargeted())
         return installed.group, installed
     return group, None
+
+
+def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str | None) -> None:
+    """After a request left the group's install to a later one (batched in time): with push,
+    members heartbeat a third as often, so they are told when to come and install it. The
+    first membership change since the last install (`member_id` None) tells every member;
+    any other request of a member (`member_id`) tells that member alone. An install that is
+    running tells the members it retargets itself."""
+    now = store.clock.now_ms()
+    if group.group_epoch <= group.target_epoch:
+        return
+    if group.install_id is not None and group.install_until > now:
+        return
+    if member_id is None and group.group_epoch != group.target_epoch + 1:
+        return  # not the first change since the last install: told already
+    interval = store.settings.group_consumer_assignment_interval_ms
+    wait = max(DEFERRED_NOTICE_MIN_MS, group.assigned_at + interval - now)
+    notify_members(store, group.group_id, None if member_id is None else [member_id], after_ms=wait)
 
 
 def _resolved(
