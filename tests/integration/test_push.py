@@ -36,7 +36,9 @@ SETTINGS = {
     # Members belong to their creator (core/ownership.py) only with the authorizer on.
     "groupcoord.authorizer.enabled": "true",
     "allow.everyone.if.no.acl.found": "true",
+    "groupcoord.push.disconnect.grace.ms": "2000",
 }
+GRACE_S = 2.0
 # A generous bound for what push does within about a second.
 PUSHED_S = 6.0
 
@@ -117,6 +119,44 @@ def test_connect_is_refused_for_another_principals_member(serve: str) -> None:
     with open_socket(url, group, member.member_id, "User:alice") as socket:
         socket.send(json.dumps({"action": "ping"}))
         assert next_notice(socket, 5) == {"type": "pong"}
+
+
+def grace_case(serve: str) -> tuple[Member, str]:
+    """A member of a group of its own that holds its partition, and the push URL."""
+    api = Api(serve, principal="User:alice")
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 1)
+    member = Member(api, group, topics=[topic])
+    member.join()
+    heartbeat_until(member, 1, timeout_s=20)
+    url = push_url(api, group)
+    assert url is not None
+    return member, url
+
+
+def test_a_reconnect_within_the_grace_keeps_the_member(serve: str) -> None:
+    member, url = grace_case(serve)
+    open_socket(url, member.group, member.member_id, "User:alice").close()
+    time.sleep(GRACE_S / 4)  # its `$disconnect` has run: the grace is on
+    with open_socket(url, member.group, member.member_id, "User:alice"):
+        time.sleep(GRACE_S + 2)  # past the grace, and a sweep (every second)
+        assert member.heartbeat()["errorCode"] == 0
+
+
+def test_a_heartbeat_within_the_grace_keeps_the_member(serve: str) -> None:
+    member, url = grace_case(serve)
+    open_socket(url, member.group, member.member_id, "User:alice").close()
+    time.sleep(GRACE_S / 4)
+    assert member.heartbeat()["errorCode"] == 0
+    time.sleep(GRACE_S + 2)
+    assert member.heartbeat()["errorCode"] == 0
+
+
+def test_a_closed_socket_expires_the_member_after_the_grace(serve: str) -> None:
+    member, url = grace_case(serve)
+    open_socket(url, member.group, member.member_id, "User:alice").close()
+    time.sleep(GRACE_S + 2)
+    assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
 
 
 def owned_count(member: GroupMember) -> int:
