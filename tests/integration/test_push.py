@@ -23,6 +23,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from groupcoord.client.member import GroupMember
+from tests.e2e.helpers import Polled, Recorder
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.consumer import Member, create_topic, unique, until
 from tests.support.servers import running_serve
@@ -159,26 +160,35 @@ def test_a_closed_socket_expires_the_member_after_the_grace(serve: str) -> None:
     assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
 
 
-def owned_count(member: GroupMember) -> int:
-    return len(member.poll(0.05))
+def polled(serve: str, group: str, topic: str, protocol: str) -> Polled:
+    """A GroupMember at its defaults, polled on a thread of its own (a classic join waits in
+    poll() for the others' joins)."""
+    return Polled(GroupMember(serve, group, topics=[topic], protocol=protocol), Recorder())
 
 
-def balanced(members: list[GroupMember], each: int, timeout_s: float) -> None:
-    until(lambda: all([owned_count(m) == each for m in members]), timeout_s=timeout_s)
+def counts(members: list[Polled]) -> list[int]:
+    return [len(m.owned) for m in members]
 
 
-def test_a_leave_hands_its_partitions_over_well_within_a_heartbeat(serve: str) -> None:
+@pytest.mark.parametrize("protocol", ["consumer", "classic"])
+def test_a_leave_hands_its_partitions_over_well_within_a_heartbeat(
+    serve: str, protocol: str
+) -> None:
+    """Consumer protocol: the coordinator's 15 s interval; classic: the client's default, a
+    third of its 45 s session. A classic leave starts a rebalance: the notice has the other
+    member rejoin at once."""
     api = Api(serve)
     topic, group = unique("push-topic"), unique("push-group")
     create_topic(api, topic, 4)
-    staying = GroupMember(serve, group, topics=[topic])
-    leaving = GroupMember(serve, group, topics=[topic])
+    staying = polled(serve, group, topic, protocol)
+    leaving = polled(serve, group, topic, protocol)
     try:
-        balanced([staying, leaving], 2, timeout_s=60)
-        until(lambda: staying._push is not None and staying._push.connected, timeout_s=10)
+        until(lambda: counts([staying, leaving]) == [2, 2], timeout_s=60)
+        push = staying.member._push
+        until(lambda: push is not None and push.connected, timeout_s=10)
         started = time.monotonic()
         leaving.close()
-        until(lambda: owned_count(staying) == 4, timeout_s=HEARTBEAT_MS / 1000)
+        until(lambda: counts([staying]) == [4], timeout_s=HEARTBEAT_MS / 1000)
         took = time.monotonic() - started
     finally:
         staying.close()
@@ -217,11 +227,11 @@ def test_a_killed_member_is_expired_after_the_grace(serve: str, tmp_path: Path) 
             lines = log.read().splitlines()
             return bool(lines) and lines[-1] == "2 True"
 
-        until(lambda: owned_count(survivor) == 2 and child_holds_two_on_a_socket(), 60)
+        until(lambda: len(survivor.poll(0.05)) == 2 and child_holds_two_on_a_socket(), 60)
         started = time.monotonic()
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
-        until(lambda: owned_count(survivor) == 4, timeout_s=40)
+        until(lambda: len(survivor.poll(0.05)) == 4, timeout_s=40)
         took = time.monotonic() - started
     finally:
         if child.poll() is None:
