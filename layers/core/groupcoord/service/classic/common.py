@@ -23,6 +23,7 @@ from ...core.classic.rules import (
     settle_due,
 )
 from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
+from ...core.push import classic_notice_due
 from ...core.session_renewal import renewal_slack_ms
 from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
@@ -218,11 +219,7 @@ def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) ->
 def announce(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
     """Push (service/push.py), once the transition committed: a rebalance that starts (every
     member must rejoin) or a sync that completes (the members waiting for their assignment)."""
-    starts = after.state == PREPARING_REBALANCE and (
-        before.state != PREPARING_REBALANCE or before.generation != after.generation
-    )
-    synced = before.state == COMPLETING_REBALANCE and after.state == STABLE
-    if starts or synced:
+    if classic_notice_due(before, after):
         notify_members(store, after.group_id, None)
 
 

@@ -39,6 +39,7 @@ from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
 from ...core.kinesis.lineage import with_heirs
 from ...core.lag import group_lags
+from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
@@ -54,8 +55,6 @@ from .common import reload, state_refresh_ms
 LEASE_MS = 10_000
 # A request that made the group's first bump waits this long for its first target.
 WAIT_FOR_FIRST_TARGET_MS = 3_000
-# A deferred install's notice asks for a heartbeat no sooner than this (never a tight loop).
-DEFERRED_NOTICE_MIN_MS = 100
 # Lease races and lost flips are retried this many times before the request goes on.
 INSTALL_ATTEMPTS = 4
 
@@ -116,18 +115,16 @@ def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str |
     """After a request left the group's install to a later one (batched in time): with push,
     members heartbeat a third as often, so they are told when to come and install it. The
     first membership change since the last install (`member_id` None) tells every member;
-    any other request of a member (`member_id`) tells that member alone. An install that is
-    running tells the members it retargets itself."""
-    now = store.clock.now_ms()
-    if group.group_epoch <= group.target_epoch:
-        return
-    if group.install_id is not None and group.install_until > now:
-        return
-    if member_id is None and group.group_epoch != group.target_epoch + 1:
-        return  # not the first change since the last install: told already
-    interval = store.settings.group_consumer_assignment_interval_ms
-    wait = max(DEFERRED_NOTICE_MIN_MS, group.assigned_at + interval - now)
-    notify_members(store, group.group_id, None if member_id is None else [member_id], after_ms=wait)
+    any other request of a member (`member_id`) tells that member alone."""
+    wait = deferred_install_wait_ms(
+        group,
+        store.clock.now_ms(),
+        store.settings.group_consumer_assignment_interval_ms,
+        first_change=member_id is None,
+    )
+    if wait is not None:
+        members = None if member_id is None else [member_id]
+        notify_members(store, group.group_id, members, after_ms=wait)
 
 
 def _resolved(
