@@ -135,9 +135,14 @@ def grace_case(serve: str) -> tuple[Member, str]:
     return member, url
 
 
+def drop(socket: ClientConnection) -> None:
+    """The connection lost without a close frame, as a killed process's is."""
+    socket.close_socket()
+
+
 def test_a_reconnect_within_the_grace_keeps_the_member(serve: str) -> None:
     member, url = grace_case(serve)
-    open_socket(url, member.group, member.member_id, "User:alice").close()
+    drop(open_socket(url, member.group, member.member_id, "User:alice"))
     time.sleep(GRACE_S / 4)  # its `$disconnect` has run: the grace is on
     with open_socket(url, member.group, member.member_id, "User:alice"):
         time.sleep(GRACE_S + 2)  # past the grace, and a sweep (every second)
@@ -146,18 +151,26 @@ def test_a_reconnect_within_the_grace_keeps_the_member(serve: str) -> None:
 
 def test_a_heartbeat_within_the_grace_keeps_the_member(serve: str) -> None:
     member, url = grace_case(serve)
-    open_socket(url, member.group, member.member_id, "User:alice").close()
+    drop(open_socket(url, member.group, member.member_id, "User:alice"))
     time.sleep(GRACE_S / 4)
     assert member.heartbeat()["errorCode"] == 0
     time.sleep(GRACE_S + 2)
     assert member.heartbeat()["errorCode"] == 0
 
 
-def test_a_closed_socket_expires_the_member_after_the_grace(serve: str) -> None:
+def test_a_dropped_socket_expires_the_member_after_the_grace(serve: str) -> None:
+    member, url = grace_case(serve)
+    drop(open_socket(url, member.group, member.member_id, "User:alice"))
+    time.sleep(GRACE_S + 2)
+    assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
+
+
+def test_an_orderly_close_starts_no_grace(serve: str) -> None:
+    """A client that closes its socket (1000) has left, or moved its socket: no crash."""
     member, url = grace_case(serve)
     open_socket(url, member.group, member.member_id, "User:alice").close()
     time.sleep(GRACE_S + 2)
-    assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
+    assert member.heartbeat()["errorCode"] == 0
 
 
 def polled(serve: str, group: str, topic: str, protocol: str) -> Polled:

@@ -441,7 +441,7 @@ class GroupMember:
         refuses from now on, but commit() still sends (a zombie's commit). close() afterwards
         only releases the threads."""
         self._stopped_by_crash = True
-        self._stop_push()  # a killed process's socket closes with it
+        self._stop_push(abort=True)  # a killed process's socket drops with it
         self._stop_beating.set()
         self._wake.set()
         self._heartbeats.join(timeout=5)
@@ -713,10 +713,10 @@ class GroupMember:
         current = self._beat_at
         self._beat_at = at if current is None else min(current, at)
 
-    def _stop_push(self) -> None:
+    def _stop_push(self, *, abort: bool = False) -> None:
         push, self._push = self._push, None
         if push is not None:
-            push.stop()
+            push.stop(abort=abort)
 
     def _work_due(self) -> bool:
         if not self._joined or self._lost or self._rejoin.is_set():

@@ -68,13 +68,18 @@ class PushChannel:
         self._thread.start()
         return self
 
-    def stop(self, timeout_s: float = 2.0) -> None:
-        """Close the socket (a clean close: the coordinator sees `$disconnect`)."""
+    def stop(self, timeout_s: float = 2.0, *, abort: bool = False) -> None:
+        """Close the socket: a clean close (the coordinator's `$disconnect` sees an orderly
+        close), or, `abort`, the connection dropped without a close frame, as a killed
+        process's is (a test's simulated crash)."""
         self._stop.set()
         socket = self._socket
         if socket is not None:
             with contextlib.suppress(Exception):  # closing already: nothing to add
-                socket.close()
+                if abort:
+                    socket.close_socket()
+                else:
+                    socket.close()
         self._thread.join(timeout=timeout_s)
 
     def _run(self) -> None:
@@ -95,6 +100,8 @@ class PushChannel:
             try:
                 self._session(connect, member_id)
                 failures = 0
+                if not self._stop.is_set():
+                    self._on_notice(0.0)  # closed by the coordinator: a beat while reconnecting
             except Exception as error:
                 failures += 1
                 self._fall_back(error)

@@ -58,11 +58,23 @@ def _connect(event: dict[str, Any], request_context: dict[str, Any]) -> dict[str
     return _answer(200)
 
 
+# Closes that are no crash: the client's own (1000: it left, or moved its socket) and API
+# Gateway's or serve's (1001, going away: the 2-hour limit, a shutdown). A process that dies
+# sends no close frame (1006).
+ORDERLY_CLOSES = frozenset({1000, 1001})
+
+
 def _disconnect(request_context: dict[str, Any]) -> dict[str, Any]:
     from ..service.push import close_connection
 
     _, store = runtime.current()
-    close_connection(store, str(request_context["connectionId"]), store.clock.now_ms())
+    status = request_context.get("disconnectStatusCode")
+    close_connection(
+        store,
+        str(request_context["connectionId"]),
+        store.clock.now_ms(),
+        crashed=status not in ORDERLY_CLOSES,
+    )
     return _answer(200)
 
 

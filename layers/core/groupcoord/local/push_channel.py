@@ -112,7 +112,11 @@ class LocalPushChannel:
         finally:
             with self._lock:
                 self._sockets.pop(connection_id, None)
-            self._invoke(_event(DISCONNECT, connection_id, remote))
+            # As API Gateway tells it: the close frame's code, 1006 for none (a dead peer).
+            code = connection.close_code if connection.close_code is not None else 1006
+            event = _event(DISCONNECT, connection_id, remote)
+            event["requestContext"]["disconnectStatusCode"] = code
+            self._invoke(event)
 
     def _message(
         self, connection: ServerConnection, connection_id: str, remote: str, message: Any

@@ -8,7 +8,8 @@ connections, after the state write committed, and the client heartbeats at once.
 notice costs latency only: the member's next heartbeat brings the same answer. Every error
 here is logged and swallowed; a gone connection's item is deleted.
 
-`$disconnect` of a member's current connection starts a short grace: its session deadline is
+`$disconnect` of a member's current connection, closed as a dead process's socket is (no close
+frame), starts a short grace: its session deadline is
 brought forward to now + grace (and the group's `dl` with it), and the other members are told
 to heartbeat after the grace; the first request past it expires the member as at its session's
 end. A reconnect or a heartbeat within the grace restores the session. No Lambda sleeps.
@@ -132,11 +133,12 @@ def open_connection(
     store.push.end_grace(group_id, member_id, now_ms)
 
 
-def close_connection(store: Store, connection_id: str, now_ms: int) -> None:
-    """`$disconnect`: forget the connection; if it was its member's current one, start the
+def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: bool) -> None:
+    """`$disconnect`: forget the connection; if it was its member's current one and it
+    `crashed` (closed without a close frame, as a dead process's socket), start the
     disconnect grace and tell the others to look after it."""
     closed = store.push.close(connection_id)
-    if closed is None:
+    if closed is None or not crashed:
         return
     grace = store.settings.push_disconnect_grace_ms
     if store.push.start_grace(closed.group_id, closed.member_id, now_ms + grace):
