@@ -22,6 +22,7 @@ the listener (keep callbacks shorter than the session timeout).
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import re
 import threading
@@ -56,6 +57,8 @@ COMMIT_ATTEMPTS = 3
 # How often the heartbeat thread looks again while the member is not joined (before the first
 # poll, while lost or failed): it has nothing to send then.
 IDLE_BEAT_CHECK_S = 0.05
+# After a push notice's beat, a second one this much later (see GroupMember._push_notice).
+PUSH_SECOND_LOOK_S = 1.0
 # How often wait_for_work() looks at its caller's stop event.
 STOP_CHECK_S = 0.02
 
@@ -146,7 +149,8 @@ class GroupMember:
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
         self._beat_now = threading.Event()  # heartbeat_soon(): the next beat goes at once
-        self._beat_at: float | None = None  # a push notice's delayed beat (monotonic time)
+        self._beats_at: list[float] = []  # push notices' beats to come (monotonic times)
+        self._beats_lock = threading.Lock()
         self._push_enabled = config.push
         self._push_interval_s = config.push_heartbeat_interval_ms / 1000
         self._push: PushChannel | None = None
@@ -607,10 +611,7 @@ class GroupMember:
             if self._beat_now.is_set():
                 self._beat_now.clear()
                 next_beat = min(next_beat, time.monotonic())
-            beat_at = self._beat_at
-            if beat_at is not None and beat_at <= time.monotonic():
-                self._beat_at = None
-                next_beat = min(next_beat, beat_at)
+            next_beat = min(next_beat, self._due_push_beat(time.monotonic()))
             if time.monotonic() < next_beat:
                 continue
             if not self._joined or self._lost or self._fatal is not None:
@@ -705,13 +706,21 @@ class GroupMember:
             ).start()
 
     def _push_notice(self, delay_s: float) -> None:
-        """A notice: heartbeat now, or after the delay it names (a disconnect grace)."""
-        if delay_s <= 0:
-            self._beat_now.set()
-            return
-        at = time.monotonic() + delay_s
-        current = self._beat_at
-        self._beat_at = at if current is None else min(current, at)
+        """A notice: heartbeat after the delay it names (0, or a disconnect grace), and once
+        more a moment later: the first beat may read the group before the change reached
+        an eventually consistent read, and the next one at the interval is 15 s away."""
+        at = time.monotonic() + max(0.0, delay_s)
+        with self._beats_lock:
+            self._beats_at = sorted({*self._beats_at, at, at + PUSH_SECOND_LOOK_S})
+
+    def _due_push_beat(self, now: float) -> float:
+        """The earliest push beat that is due (consumed), or infinity."""
+        with self._beats_lock:
+            if not self._beats_at or self._beats_at[0] > now:
+                return math.inf
+            due = self._beats_at[0]
+            self._beats_at = [at for at in self._beats_at if at > now]
+            return due
 
     def _stop_push(self, *, abort: bool = False) -> None:
         push, self._push = self._push, None

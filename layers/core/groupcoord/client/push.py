@@ -100,16 +100,19 @@ class PushChannel:
             try:
                 self._session(connect, member_id)
                 failures = 0
-                if not self._stop.is_set():
-                    self._on_notice(0.0)  # closed by the coordinator: a beat while reconnecting
-            except Exception as error:
-                failures += 1
+            except Exception as error:  # refused, unreachable, or a socket that dropped
+                failures = 1 if self._connected.is_set() else failures + 1
                 self._fall_back(error)
             finally:
+                was_connected = self._connected.is_set()
                 self._connected.clear()
                 self._socket = None
             if self._stop.is_set():
                 return
+            if was_connected:
+                # A socket that closed under the member: a beat now, while it reconnects (a
+                # notice may have been lost, and its session may be in a disconnect grace).
+                self._on_notice(0.0)
             pause = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
             self._stop.wait(random.uniform(0, pause) if failures else BACKOFF_FIRST_S)
 

@@ -26,13 +26,14 @@ def deferred_install_wait_ms(
 ) -> int | None:
     """After a request left the group's install to a later one (batched in time), how long
     members should wait before the heartbeat that installs it; None when no notice is due:
-    the target is installed, or an install is running (it tells the members it retargets),
-    or (`first_change`: the notice of a membership change to every member) the group was
-    behind already before this change, and so told already."""
+    the target is installed, or (`first_change`: the notice of a membership change to every
+    member) the group was behind already before this change, and so told already."""
     if group.group_epoch <= group.target_epoch:
-        return None
-    if group.install_id is not None and group.install_until > now_ms:
         return None
     if first_change and group.group_epoch != group.target_epoch + 1:
         return None
+    if group.install_id is not None and group.install_until > now_ms:
+        # A running install covers the bumps before its lease only: look again once it is
+        # done (it tells the members it retargets itself).
+        return max(DEFERRED_NOTICE_MIN_MS, interval_ms)
     return max(DEFERRED_NOTICE_MIN_MS, group.assigned_at + interval_ms - now_ms)

@@ -142,17 +142,36 @@ class PushConnections:
             )
         except TransactionCanceled:
             return False
-        # Unless the group's next check is sooner already.
-        with contextlib.suppress(ConditionFailed):
+        self._check_group_by(group_id, until_ms)
+        return True
+
+    def _check_group_by(self, group_id: str, until_ms: int) -> None:
+        """The group's `dl` lowered to `until_ms` (unless its next check is sooner already),
+        and its version bumped either way: a write of the group decided on members read
+        before the grace began (an expiry scan's next deadline, say) must not put a later
+        `dl` back; conditioned on the version it read, it fails and decides again."""
+        key, names = schema.group_key(group_id), {"#version": "version"}
+        try:
             self.dynamo.update(
                 Update(
-                    schema.group_key(group_id),
-                    f"SET {schema.DEADLINE} = :until",
-                    values={":until": until_ms},
+                    key,
+                    f"SET {schema.DEADLINE} = :until ADD #version :one",
+                    names=names,
+                    values={":until": until_ms, ":one": 1},
                     condition=f"{schema.DEADLINE} > :until",
                 )
             )
-        return True
+        except ConditionFailed:
+            with contextlib.suppress(ConditionFailed):  # the group is gone: nothing to check
+                self.dynamo.update(
+                    Update(
+                        key,
+                        "ADD #version :one",
+                        names=names,
+                        values={":one": 1},
+                        condition="attribute_exists(pk)",
+                    )
+                )
 
     def end_grace(self, group_id: str, member_id: str, now_ms: int) -> bool:
         """A reconnect within the grace: the member's session deadline back to what it was
