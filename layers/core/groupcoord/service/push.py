@@ -141,5 +141,10 @@ def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: 
     if closed is None or not crashed:
         return
     grace = store.settings.push_disconnect_grace_ms
-    if store.push.start_grace(closed.group_id, closed.member_id, now_ms + grace):
+    started = store.push.start_grace(closed.group_id, closed.member_id, now_ms + grace)
+    logger.info(
+        "push disconnect grace " + ("started" if started else "not started"),
+        extra={"groupId": closed.group_id, "memberId": closed.member_id},
+    )
+    if started:
         notify_members(store, closed.group_id, None, after_ms=grace, skip=closed.member_id)
