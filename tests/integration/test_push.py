@@ -25,7 +25,7 @@ from websockets.sync.client import ClientConnection, connect
 from groupcoord.client.member import GroupMember
 from tests.e2e.helpers import Polled, Recorder
 from tests.support.api import PRINCIPAL_HEADER, Api
-from tests.support.consumer import Member, create_topic, unique, until
+from tests.support.consumer import Member, create_topic, describe, unique, until
 from tests.support.servers import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +40,8 @@ SETTINGS = {
     "groupcoord.push.disconnect.grace.ms": "2000",
 }
 GRACE_S = 2.0
-# A generous bound for what push does within about a second.
-PUSHED_S = 6.0
+# A generous bound for what push does within about a second (2 busy cores).
+PUSHED_S = 8.0
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +161,14 @@ def test_a_heartbeat_within_the_grace_keeps_the_member(serve: str) -> None:
 def test_a_dropped_socket_expires_the_member_after_the_grace(serve: str) -> None:
     member, url = grace_case(serve)
     drop(open_socket(url, member.group, member.member_id, "User:alice"))
-    time.sleep(GRACE_S + 2)
+    started = time.monotonic()
+
+    def expired() -> bool:  # looked at without a heartbeat, which would renew the session
+        found = describe(member.api, member.group)["members"]
+        return all(m["memberId"] != member.member_id for m in found)
+
+    until(expired, timeout_s=20)  # the session is 45 s
+    assert time.monotonic() - started >= GRACE_S - 0.5
     assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
 
 
@@ -241,6 +248,9 @@ def test_a_killed_member_is_expired_after_the_grace(serve: str, tmp_path: Path) 
             return bool(lines) and lines[-1] == "2 True"
 
         until(lambda: len(survivor.poll(0.05)) == 2 and child_holds_two_on_a_socket(), 60)
+        # Past the beats that follow its last notices: a heartbeat of a process that died
+        # with it in flight would renew the session (docs/sessions.md).
+        time.sleep(2)
         started = time.monotonic()
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
@@ -252,7 +262,7 @@ def test_a_killed_member_is_expired_after_the_grace(serve: str, tmp_path: Path) 
         survivor.close()
         log.close()
     # Without push the killed member keeps its partitions for its 45 s session.
-    assert took < 15, took
+    assert took < 25, took
 
 
 def test_without_push_nothing_is_offered(dynamodb_endpoint: str) -> None:
