@@ -154,6 +154,7 @@ class GroupMember:
         self._push_enabled = config.push
         self._push_interval_s = config.push_heartbeat_interval_ms / 1000
         self._push: PushChannel | None = None
+        self._push_lock = threading.Lock()
         self._fatal: BaseException | None = None
         self._listener_error: BaseException | None = None
         self._lost = False
@@ -686,7 +687,13 @@ class GroupMember:
     # --- the push channel (client/push.py) ---
 
     def _push_offered(self, url: object) -> None:
-        """find-coordinator's `pushUrl`: open (or move) the socket, or close it."""
+        """find-coordinator's `pushUrl`: open (or move) the socket, or close it. Under a lock:
+        poll() and the heartbeat thread may both rediscover the coordinator, and a member
+        must never have two sockets."""
+        with self._push_lock:
+            self._offer_push(url)
+
+    def _offer_push(self, url: object) -> None:
         wanted = url if isinstance(url, str) and url and self._push_enabled else None
         if wanted is not None and self._bootstrap.sign:
             wanted = None  # a signed WebSocket handshake (IAM) is not made yet: poll
@@ -696,7 +703,7 @@ class GroupMember:
         if current is not None:
             current.stop()
         self._push = None
-        if wanted is not None and not self._closed.is_set():
+        if wanted is not None and not (self._closed.is_set() or self._stopped_by_crash):
             self._push = PushChannel(
                 wanted,
                 self.group_id,
@@ -723,7 +730,8 @@ class GroupMember:
             return due
 
     def _stop_push(self, *, abort: bool = False) -> None:
-        push, self._push = self._push, None
+        with self._push_lock:
+            push, self._push = self._push, None
         if push is not None:
             push.stop(abort=abort)
 
