@@ -146,32 +146,21 @@ class PushConnections:
         return True
 
     def _check_group_by(self, group_id: str, until_ms: int) -> None:
-        """The group's `dl` lowered to `until_ms` (unless its next check is sooner already),
-        and its version bumped either way: a write of the group decided on members read
-        before the grace began (an expiry scan's next deadline, say) must not put a later
-        `dl` back; conditioned on the version it read, it fails and decides again."""
-        key, names = schema.group_key(group_id), {"#version": "version"}
-        try:
+        """The group's next check (`dl`) set to `until_ms`, and its version bumped: a write of
+        the group decided on members read before the grace began (an expiry scan's next
+        deadline, say) fails its version condition and decides again, and a scan that keeps
+        its result on a moved group sees the check moved and keeps this one. A check that was
+        due sooner moves by at most the grace (it finds the same members then)."""
+        with contextlib.suppress(ConditionFailed):  # the group is gone: nothing to check
             self.dynamo.update(
                 Update(
-                    key,
+                    schema.group_key(group_id),
                     f"SET {schema.DEADLINE} = :until ADD #version :one",
-                    names=names,
+                    names={"#version": "version"},
                     values={":until": until_ms, ":one": 1},
-                    condition=f"{schema.DEADLINE} > :until",
+                    condition="attribute_exists(pk)",
                 )
             )
-        except ConditionFailed:
-            with contextlib.suppress(ConditionFailed):  # the group is gone: nothing to check
-                self.dynamo.update(
-                    Update(
-                        key,
-                        "ADD #version :one",
-                        names=names,
-                        values={":one": 1},
-                        condition="attribute_exists(pk)",
-                    )
-                )
 
     def end_grace(self, group_id: str, member_id: str, now_ms: int) -> bool:
         """A reconnect within the grace: the member's session deadline back to what it was
