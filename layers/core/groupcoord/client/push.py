@@ -125,6 +125,9 @@ class PushChannel:
             max_size=64 * 1024,
         ) as socket:
             self._socket = socket
+            # A first ping makes this socket its member's current one whatever order the
+            # coordinator recorded the connects in (a connect that timed out, then a retry).
+            socket.send(json.dumps({"action": "ping"}))
             self._connected.set()
             if self._fell_back:
                 log.info("push: connected again to %s", self.url)

@@ -93,6 +93,8 @@ def make_push_handler() -> LambdaHandler:
                 if route == DISCONNECT:
                     return _disconnect(request_context)
                 if route == PING:
+                    _, store = runtime.current()
+                    store.push.reassert(str(request_context["connectionId"]))
                     return _answer(200, PONG)
                 return _answer(400, 'unknown route: send {"action": "ping"}')
         except Exception:

@@ -65,9 +65,13 @@ class PushConnections:
                 "kind": schema.KIND_PUSH_SOCKET,
                 "groupId": connection.group_id,
                 "memberId": connection.member_id,
+                "principal": connection.principal,
                 schema.TTL_ATTRIBUTE: expires,
             }
         )
+        self._make_current(connection, expires)
+
+    def _make_current(self, connection: PushConnection, expires: int) -> None:
         self.dynamo.put(
             {
                 **schema.push_connection_key(connection.group_id, connection.member_id),
@@ -79,6 +83,22 @@ class PushConnections:
                 schema.TTL_ATTRIBUTE: expires,
             }
         )
+
+    def reassert(self, connection_id: str) -> bool:
+        """A message on an open connection: it is its member's current one again (a
+        `$connect` whose client gave up before its handshake ended may have been recorded
+        after the retry's). False if the connection is unknown (closed)."""
+        socket = self.dynamo.get(schema.push_socket_key(connection_id), consistent=True)
+        if socket is None:
+            return False
+        connection = PushConnection(
+            str(socket["groupId"]),
+            str(socket["memberId"]),
+            connection_id,
+            str(socket.get("principal", "")),
+        )
+        self._make_current(connection, int(socket[schema.TTL_ATTRIBUTE]))
+        return True
 
     def close(self, connection_id: str) -> PushConnection | None:
         """Forget a closed connection. Returns it if it was its member's current connection
