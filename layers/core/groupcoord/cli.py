@@ -93,6 +93,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "route's function, API Gateway's events) or FunctionUrl (every API on the router "
         "function, function URL events)",
     )
+    serve.add_argument(
+        "--no-push",
+        dest="push",
+        action="store_false",
+        help="no push channel: no WebSocket routes, find-coordinator tells no push URL and "
+        "members heartbeat at their interval alone (docs/sessions.md, Push)",
+    )
     serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
     serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
 
@@ -326,6 +333,7 @@ def _serve(args: argparse.Namespace) -> int:
             access_log=args.access_log,
             principal_header=args.principal_header,
             front_door=args.front_door,
+            push=args.push,
         )
     except Missing as missing:
         print(f"groupcoord serve: {missing}", file=sys.stderr)

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from ...core.acls import AclOperation
 from ...core.classic.model import ClassicMember
-from ...core.consumer.assignment import Assignment, union
+from ...core.consumer.assignment import Assignment, minus, union
 from ...core.consumer.group import (
     Refusal,
     apply_request,
@@ -61,6 +61,7 @@ from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
 from ...store.groups import header
 from ..context import ApiContext
+from ..push import notify_members
 from ..races import DecideAgain, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
 from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, reload, session_timeout_ms
@@ -71,6 +72,7 @@ from .install import (
     Installed,
     ensure_target,
     ensure_target_installed,
+    notify_deferred_install,
     topic_changes_matter,
 )
 from .upgrade import upgrade_classic_group
@@ -213,6 +215,7 @@ class _Heartbeat:
             batched = batched and not matter
         if group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group, batched)
+            notify_deferred_install(self.ctx.store, group, self.request.member_id)
         return group
 
     # --- hooks for classic-protocol members (service/consumer/classic_members.py) ---
@@ -316,7 +319,8 @@ class _Heartbeat:
         group = self.cs.update_group(
             group, group.with_members(-1), extra=self.cs.remove_member_items(group, member)
         )
-        ensure_target(self.ctx.store, group, self.batched_installs)
+        group = ensure_target(self.ctx.store, group, self.batched_installs)
+        notify_deferred_install(self.ctx.store, group, None)
         return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
     def _static_leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
@@ -411,6 +415,7 @@ class _Heartbeat:
         heartbeat) covers this change; only a group that has no target at all yet is waited
         for, so that a joiner never gets epoch 0 back."""
         group, installed = ensure_target_installed(self.ctx.store, group, self.batched_installs)
+        notify_deferred_install(self.ctx.store, group, None)
         clock = self.ctx.clock
         waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
         while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
@@ -495,6 +500,9 @@ class _Heartbeat:
         )
         if plan.writes:
             self.cs.write_member(group, plan.member)
+            if minus(member.assignment.holds, plan.member.assignment.holds):
+                # Released partitions: whoever waits on them may take them now.
+                notify_members(self.ctx.store, group.group_id, None, skip=member.member_id)
             if may_settle(
                 group.state, group.member_count, group.target_epoch, plan.before, plan.after
             ):

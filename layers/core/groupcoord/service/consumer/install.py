@@ -39,6 +39,7 @@ from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
 from ...core.kinesis.lineage import with_heirs
 from ...core.lag import group_lags
+from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
@@ -46,6 +47,7 @@ from ...store.store import Store
 from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
+from ..push import notify_members
 from .common import reload, state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
@@ -67,6 +69,11 @@ class Installed:
 
     group: ConsumerGroup
     members: dict[str, ConsumerGroupMember]
+
+    def retargeted(self) -> list[str]:
+        """The members whose target this install wrote (their items carry its epoch)."""
+        epoch = self.group.target_epoch
+        return [mid for mid, m in self.members.items() if m.target_epoch == epoch]
 
 
 def ensure_target(store: Store, group: ConsumerGroup, batched: bool = True) -> ConsumerGroup:
@@ -98,8 +105,26 @@ def ensure_target_installed(
                 return group, None
             group = fresh
             continue
+        # After the flip committed: the members with a new target hear of it now.
+        notify_members(store, group.group_id, installed.retargeted())
         return installed.group, installed
     return group, None
+
+
+def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str | None) -> None:
+    """After a request left the group's install to a later one (batched in time): with push,
+    members heartbeat a third as often, so they are told when to come and install it. The
+    first membership change since the last install (`member_id` None) tells every member;
+    any other request of a member (`member_id`) tells that member alone."""
+    wait = deferred_install_wait_ms(
+        group,
+        store.clock.now_ms(),
+        store.settings.group_consumer_assignment_interval_ms,
+        first_change=member_id is None,
+    )
+    if wait is not None:
+        members = None if member_id is None else [member_id]
+        notify_members(store, group.group_id, members, after_ms=wait)
 
 
 def _resolved(

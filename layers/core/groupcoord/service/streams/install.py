@@ -25,6 +25,7 @@ from ...core.streams.topology import Topology
 from ...core.streams.warmups import Report, refine
 from ...store.errors import Conflict
 from ...store.store import Store
+from ..push import notify_members
 from .common import reload
 from .topology import MayCreate, configured, subscribe
 from .visibility import digest_if_gated, members_visible
@@ -69,6 +70,12 @@ def ensure_target(
                 return group, None
             group = fresh
             continue
+        # After the flip committed: the members with a new target hear of it now.
+        retargeted = [
+            mid for mid, m in installed.members.items()
+            if m.target_epoch == installed.group.target_epoch
+        ]  # fmt: skip
+        notify_members(store, group.group_id, retargeted)
         return installed.group, installed
     return group, None
 
