@@ -41,7 +41,7 @@ describe("ConsumerProtocol encoding", () => {
     const assignment = { partitions: new Map([["orders", [0, 3]]]), userData: null, version: 0 };
     const sticky = encodeStickyUserData(new Map([["orders", [3, 1]]]), 5);
     const expected = pythonJson(
-      `from groupcoord.core.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
+      `from groupcoord.wire.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from groupcoord.client.assignors import encode_sticky_user_data
 s = Subscription(["orders", "audit"], bytes([1, 2, 3]), {"orders": [2, 0], "audit": [1]}, 7, None, 2)
 b = lambda raw: base64.b64encode(raw).decode()
@@ -131,7 +131,7 @@ describe("the leader's assignors", () => {
     const cases = Object.keys(ASSIGNORS).flatMap((assignor) => SCENARIOS.map((scenario) => ({ assignor, scenario })));
     const expected = pythonJson(
       `from groupcoord.client.assignors import ASSIGNORS, encode_sticky_user_data, with_sticky_memory
-from groupcoord.core.consumer_protocol import Subscription
+from groupcoord.wire.consumer_protocol import Subscription
 out = []
 for case in data:
     subs = {}
