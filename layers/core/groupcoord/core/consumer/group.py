@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ...models.limits import REGEX_MAX_CHARS
+from ..modern.refusal import Refusal
 from ..timer_checks import CLAIM_FROM_MEMBERS
 from ..topics import compile_regex, regex_error
 from .assignment import Assignment, normalize
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
 from .model import ASSIGNING, EMPTY, RECONCILING, STABLE
 from .reconciliation import MemberAssignment, MemberState, is_lost_response
-
-
-@dataclass(frozen=True)
-class Refusal:
-    error: Errors
-    message: str
 
 
 def validate_heartbeat(

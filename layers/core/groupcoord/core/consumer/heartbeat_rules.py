@@ -8,46 +8,27 @@ plan. No I/O, no clock: the caller passes `now` and the session timeout in force
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import Enum
+from typing import Any
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ..lag import changed_meaningfully as lags_changed_meaningfully
 from ..lag import kept as kept_lags
+from ..modern import static
+from ..modern.access import Conversion
+from ..modern.refusal import Refusal
 from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
-from .group import Refusal, is_full_request, owned_partitions
+from .group import is_full_request, owned_partitions
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
 from .model import ASSIGNING, EMPTY, STABLE, ConsumerGroup
 from .reconciliation import MemberAssignment, MemberState, reconcile
 
 # --- the group a heartbeat acts on ---
 
-
-class GroupAccess(Enum):
-    """What a consumer-group heartbeat does with the group item it read."""
-
-    USE = "use"  # a consumer group: settle what is due and go on
-    CREATE = "create"  # none, or an Empty classic group (replaced): create the consumer group
-    UPGRADE = "upgrade"  # a classic group with members: an epoch-0 join upgrades it first
-
-
-def plan_group_access(
-    group_id: str, group_type: str | None, member_count: int, member_epoch: int
-) -> GroupAccess | Refusal:
-    """Kafka's getOrMaybeCreateConsumerGroup, with the protocols' migration: `group_type` is
-    the item's ("classic", "consumer"; None: no group). A missing group (or an Empty one of
-    the other type) is created only by a join; a classic group with members only upgraded by
-    one; anything else is 69."""
-    if group_type is None or (group_type == "classic" and member_count == 0):
-        if member_epoch != 0:
-            return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        return GroupAccess.CREATE
-    if group_type == "consumer":
-        return GroupAccess.USE
-    if member_epoch == 0 and group_type == "classic":
-        return GroupAccess.UPGRADE
-    return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+# Kafka's getOrMaybeCreateConsumerGroup with the protocols' migration: an epoch-0 join
+# upgrades a classic group with members (core/modern/access.py).
+CONVERSION = Conversion(group_type="consumer", kind="consumer group", upgrades_classic=True)
 
 
 def after_topic_changes(group: ConsumerGroup, matter: bool) -> ConsumerGroup:
@@ -62,28 +43,6 @@ def after_topic_changes(group: ConsumerGroup, matter: bool) -> ConsumerGroup:
         group_epoch=group.group_epoch + 1,
         state=ASSIGNING if group.member_count else EMPTY,
     )
-
-
-# --- a join ---
-
-
-class JoinRoute(Enum):
-    """Kafka's consumerGroupHeartbeat for epoch 0: whom the join is about."""
-
-    TAKEOVER = "takeover"  # a static member rejoining under a new member id
-    NEW = "new"  # a member the group does not know
-    EXISTING = "existing"  # a member rejoining under its own id
-
-
-def plan_join_route(
-    member_id: str, member_known: bool, instance_owner: str | None, owner_known: bool
-) -> JoinRoute:
-    """`instance_owner` is the member id the request's instance id is claimed by (None: no
-    instance id, or unclaimed), `owner_known` whether that member still exists (a claim a
-    removed member left behind is no takeover)."""
-    if instance_owner is not None and instance_owner != member_id and owner_known:
-        return JoinRoute.TAKEOVER
-    return JoinRoute.EXISTING if member_known else JoinRoute.NEW
 
 
 # --- a new member ---
@@ -155,28 +114,26 @@ def plan_static_takeover(
     now: int,
     session_ms: int,
 ) -> Refusal | ConsumerGroupMember:
-    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
-    refused unless the owner left with the static leave epoch; then the new member id takes
-    over the owner's assignment and target at epoch 0 (the request still to be applied)."""
-    if owner.epoch != STATIC_LEAVE_EPOCH:
-        return Refusal(
-            Errors.UNRELEASED_INSTANCE_ID,
-            f"Static member {new_member_id} with instance id {instance_id} cannot join the "
-            f"group because the instance id is owned by {owner.member_id} member.",
-        )
-    return replace(
-        owner,
-        member_id=new_member_id,
-        assignment=replace(owner.assignment, epoch=0, previous_epoch=0),
-        session_deadline=now + session_ms,
-        version=0,
+    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`
+    (core/modern/static.py): the new member id takes over the owner's assignment and target
+    at epoch 0 (the request still to be applied)."""
+    return static.plan_static_takeover(
+        owner, new_member_id, instance_id, now, session_ms, _handover
     )
+
+
+def _handover(owner: ConsumerGroupMember) -> dict[str, Any]:
+    return {"assignment": replace(owner.assignment, epoch=0, previous_epoch=0)}
 
 
 def static_leave(member: ConsumerGroupMember) -> ConsumerGroupMember:
     """The member after a static leave: its partitions kept for the instance's return, those
     pending revocation released. The kept partitions' assignment epochs reset to 0 (KIP-1251),
     so the instance's next member id may commit them whatever epoch it is at."""
+    return static.static_leave(member, _kept)
+
+
+def _kept(member: ConsumerGroupMember) -> dict[str, Any]:
     kept = member.assignment.assigned
     leaving = replace(
         member.assignment,
@@ -184,7 +141,7 @@ def static_leave(member: ConsumerGroupMember) -> ConsumerGroupMember:
         revoking={},
         assigned_at={0: kept} if kept else {},
     )
-    return replace(member, assignment=leaving, rebalance_deadline=None)
+    return {"assignment": leaving}
 
 
 # --- reconciliation ---

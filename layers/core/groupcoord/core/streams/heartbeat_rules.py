@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Any
 
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest
-from ..consumer.group import Refusal
+from ..modern import static
+from ..modern.access import Conversion
+from ..modern.refusal import Refusal
 from ..session_renewal import renewed_deadline
 from .configuration import StatusCode
 from .group import StreamsGroup
@@ -27,26 +30,9 @@ GROUP_TYPE = "streams"
 # --- the group a heartbeat acts on ---
 
 
-class GroupAccess(Enum):
-    USE = "use"  # a streams group
-    CREATE = "create"  # none yet: a join creates it
-    # An empty classic group: a join replaces it by a streams group (the offline migration of
-    # a Kafka Streams application from the classic protocol), its offsets kept.
-    REPLACE = "replace"
-
-
-def plan_group_access(
-    group_id: str, group_type: str | None, member_count: int, member_epoch: int
-) -> GroupAccess | Refusal:
-    """Kafka's getOrCreateStreamsGroup: a missing group, or an empty classic one, is created
-    only by a join; a group of another type with members (or a consumer group) is 69."""
-    if group_type == GROUP_TYPE:
-        return GroupAccess.USE
-    if group_type is None or (group_type == "classic" and member_count == 0):
-        if member_epoch != 0:
-            return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        return GroupAccess.CREATE if group_type is None else GroupAccess.REPLACE
-    return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+# Kafka's getOrCreateStreamsGroup: a join replaces an empty classic group (the offline
+# migration of a Kafka Streams application), a classic group with members is refused.
+CONVERSION = Conversion(group_type=GROUP_TYPE, kind="streams group", upgrades_classic=False)
 
 
 # --- the topology of a join ---
@@ -173,31 +159,27 @@ def in_initial_delay(group: StreamsGroup, now: int) -> bool:
 def plan_static_takeover(
     owner: StreamsGroupMember, new_member_id: str, instance_id: str, now: int, session_ms: int
 ) -> Refusal | StreamsGroupMember:
-    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
-    refused (111) unless the owner left with the static leave epoch; then the new member id
-    takes over the owner's tasks and target at epoch 0 (its next step answers the epoch in
-    force, the tasks keeping their assignment epochs). The owner's report goes with its
-    member id: the new one has none yet."""
-    if owner.epoch != STATIC_LEAVE_EPOCH:
-        return Refusal(
-            Errors.UNRELEASED_INSTANCE_ID,
-            f"Static member {new_member_id} with instance id {instance_id} cannot join the "
-            f"group because the instance id is owned by {owner.member_id} member.",
-        )
-    return replace(
-        owner,
-        member_id=new_member_id,
-        tasks=replace(owner.tasks, epoch=0, previous_epoch=0),
-        session_deadline=now + session_ms,
-        report_digest="",
-        version=0,
+    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`
+    (core/modern/static.py): the new member id takes over the owner's tasks and target at
+    epoch 0 (its next step answers the epoch in force, the tasks keeping their assignment
+    epochs). The owner's report goes with its member id: the new one has none yet."""
+    return static.plan_static_takeover(
+        owner, new_member_id, instance_id, now, session_ms, _handover
     )
+
+
+def _handover(owner: StreamsGroupMember) -> dict[str, Any]:
+    return {"tasks": replace(owner.tasks, epoch=0, previous_epoch=0), "report_digest": ""}
 
 
 def static_leave(member: StreamsGroupMember) -> StreamsGroupMember:
     """The member after a static leave (-2): its tasks kept for the instance's return, those
     pending revocation released; the kept active tasks' assignment epochs reset to 0, so the
     instance's next member id may commit them whatever epoch it is at."""
+    return static.static_leave(member, _kept)
+
+
+def _kept(member: StreamsGroupMember) -> dict[str, Any]:
     tasks = member.tasks
     epochs = dict.fromkeys(tasks.active_epochs, 0)
     kept = {t: e for t, e in epochs.items() if t[1] in tasks.assigned.active.get(t[0], ())}
@@ -208,7 +190,7 @@ def static_leave(member: StreamsGroupMember) -> StreamsGroupMember:
         revoking=TasksTuple(),
         active_epochs=kept,
     )
-    return replace(member, tasks=left, rebalance_deadline=None)
+    return {"tasks": left}
 
 
 # --- reconciliation ---

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsTaskIds, StreamsTaskOffset
-from ..consumer.group import Refusal
+from ..modern.refusal import Refusal
 from .member import STATIC_LEAVE_EPOCH, StreamsGroupMember
 from .reconciliation import is_lost_response
 from .tasks import TaskId, Tasks, TasksTuple, normalize

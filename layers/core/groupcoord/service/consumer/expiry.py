@@ -18,8 +18,9 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_deadline
-from ...core.consumer.model import ConsumerGroup
+from ...core.consumer.expiry import ConsumerExpiry
+from ...core.consumer.model import EMPTY, STABLE, ConsumerGroup
+from ...core.modern.expiry import is_due, lease_until, plan_expiry
 from ...core.timer_checks import check_is_claimed
 from ...store.consumer.codec import group_from_item
 from ...store.consumer.installs import CHUNK
@@ -30,11 +31,6 @@ from .common import reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
-# How long a claimed scan keeps other requests from scanning the same group: long enough to
-# read every member (a claim that runs out mid-scan lets the next request scan too, and then the
-# first scan's result is lost), short enough that a claimant that died delays little.
-SCAN_LEASE_MS = 2_000
-SCAN_LEASE_PER_MEMBER_MS = 4
 # Attempts to keep a scan's result on a group that moved since the scan read it.
 KEEP_ATTEMPTS = 3
 
@@ -57,11 +53,11 @@ def expire_consumer_group(
     if item is None or not header(item).is_consumer_group:
         return None
     group = group_from_item(item)
-    if group.deadline is None or group.deadline > now_ms:
+    if not is_due(group, now_ms):
         return group if item is not group_item else None
-    if check_is_claimed(group.member_count):
-        lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
-        claim = replace(group, deadline=now_ms + lease_ms, scan_id=uuid.uuid4().hex)
+    lease = lease_until(group, now_ms)
+    if lease is not None:
+        claim = replace(group, deadline=lease, scan_id=uuid.uuid4().hex)
         try:
             group = cs.update_group(group, claim)
         except Conflict:
@@ -72,45 +68,28 @@ def expire_consumer_group(
 def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> ConsumerGroup | None:
     cs = store.consumer
     members = cs.members(group)
-    expired = [m for m in members if is_expired(m, now_ms)][: CHUNK // 2]
-    remaining = [m for m in members if m not in expired]
-    refresh = state_refresh_ms(store.settings)
-    if not expired:
-        state = group_state(len(members), group.group_epoch, group.target_epoch, members)
-        deadline = next_deadline(members, now_ms, None if state in (STABLE, EMPTY) else refresh)
-        scanned = replace(
-            group, deadline=deadline, state=state, member_count=len(members), scan_id=None
-        )
+    rule = ConsumerExpiry(refresh_ms=state_refresh_ms(store.settings), chunk=CHUNK // 2)
+    plan = plan_expiry(group, members, now_ms, rule)
+    if not plan.expired:
         try:
-            return cs.update_group(group, scanned)
+            return cs.update_group(group, plan.group)
         except Conflict:
-            _keep_scan_result(store, group, deadline, now_ms)
+            _keep_scan_result(store, group, plan.group.deadline, now_ms)
         return None
-    if len(members) == len(expired) + len(remaining):  # every overdue member is fenced now
-        # The downgrade: fencing the last consumer-protocol members of a group whose other
-        # members all use the classic protocol turns it into a classic group.
-        try:
-            if maybe_downgrade(store, group, expired, members, now_ms):
-                return None
-        except Conflict:
-            return None  # the group or a member moved: it is looked at again
-    removals = [item for m in expired for item in cs.remove_member_items(group, m)]
-    deadline = next_deadline(remaining, now_ms, refresh)
-    if len(members) > len(expired) + len(remaining):  # more expired than one pass takes
-        deadline = now_ms
-    fenced = replace(
-        group.with_members(len(remaining) - group.member_count),
-        deadline=deadline,
-        scan_id=None,
-    )
-    if not remaining:
-        fenced = replace(fenced, target_epoch=fenced.group_epoch)
+    # The downgrade: fencing the last consumer-protocol members of a group whose other
+    # members all use the classic protocol turns it into a classic group.
     try:
-        cs.update_group(group, fenced, extra=removals)
+        if maybe_downgrade(store, group, list(plan.expired), members, now_ms):
+            return None
+    except Conflict:
+        return None  # the group or a member moved: it is looked at again
+    removals = [item for m in plan.expired for item in cs.remove_member_items(group, m)]
+    try:
+        cs.update_group(group, plan.group, extra=removals)
     except Conflict:
         return None
     fresh = cs.group_item(group.group_id, consistent=True)
-    if fresh is not None and remaining:
+    if fresh is not None and plan.remaining:
         ensure_target(store, group_from_item(fresh), batched=False)
     return None
 

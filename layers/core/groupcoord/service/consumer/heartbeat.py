@@ -19,7 +19,6 @@ from ...core.acls import AclOperation
 from ...core.classic.model import ClassicMember
 from ...core.consumer.assignment import Assignment, union
 from ...core.consumer.group import (
-    Refusal,
     apply_request,
     check_member_epoch,
     group_state,
@@ -28,13 +27,10 @@ from ...core.consumer.group import (
     validate_heartbeat,
 )
 from ...core.consumer.heartbeat_rules import (
-    GroupAccess,
-    JoinRoute,
+    CONVERSION,
     ReconcilePlan,
     after_topic_changes,
     needs_holdings_of_others,
-    plan_group_access,
-    plan_join_route,
     plan_new_member,
     plan_reconcile,
     plan_static_takeover,
@@ -48,6 +44,14 @@ from ...core.consumer.member import (
 )
 from ...core.consumer.model import ConsumerGroup
 from ...core.migration import downgrade_enabled
+from ...core.modern.access import GroupAccess, plan_group_access
+from ...core.modern.refusal import Refusal
+from ...core.modern.static import (
+    JoinRoute,
+    check_identity,
+    needs_instance_owner,
+    plan_join_route,
+)
 from ...core.ownership import NOT_OWNER_MESSAGE
 from ...errors import Errors
 from ...models.consumer import (
@@ -126,14 +130,6 @@ def consumer_group_heartbeat(
     return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
 
 
-def _unknown_member(member_id: str, group_id: str) -> Answer:
-    return Answer(
-        Refusal(
-            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
-        )
-    )
-
-
 class _Heartbeat:
     # Target installs batched in time (install.py). A classic-protocol member's join is
     # answered with its assignment, and its sync fails if the target moves after: its
@@ -164,13 +160,13 @@ class _Heartbeat:
         gid = self.request.group_id
         item = self.cs.group_item(gid, consistent=self.consistent)
         access = self._access(item)
-        if access is GroupAccess.CREATE:
+        if access in (GroupAccess.CREATE, GroupAccess.REPLACE):
             self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
             if item is not None:  # a replaced Empty classic group: its pending ids go
                 self.ctx.store.classic.delete_classic_leftovers(gid, header(item).member_shards)
             item = self.cs.group_item(gid, consistent=True)
             access = self._access(item)
-            if access is GroupAccess.CREATE:
+            if access in (GroupAccess.CREATE, GroupAccess.REPLACE):
                 raise Conflict(gid)  # gone again, or replaced meanwhile: decide again
         if access is GroupAccess.UPGRADE:
             # An epoch-0 join upgrades a classic group with members (or is refused with 69);
@@ -192,6 +188,7 @@ class _Heartbeat:
             found.group_type if found is not None else None,
             found.member_count if found is not None else 0,
             self.request.member_epoch,
+            CONVERSION,
         )
         if isinstance(access, Refusal):
             raise Answer(access)
@@ -237,36 +234,19 @@ class _Heartbeat:
     def _member(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember | None:
         return self.cs.member(group, self.request.member_id, consistent=consistent)
 
-    def _static_owner_check(
-        self, group: ConsumerGroup, member: ConsumerGroupMember | None
-    ) -> ConsumerGroupMember:
-        """Kafka's static member checks for epochs != 0: unknown instance 25, owned by
-        another member id 82."""
-        iid = self.request.instance_id
-        assert iid is not None
-        if member is not None and member.instance_id == iid:
-            return member
-        owner = self.cs.instance_owner(group, iid)
-        if owner is None:
-            raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
-        if owner != self.request.member_id:
-            raise Answer(
-                Refusal(
-                    Errors.FENCED_INSTANCE_ID,
-                    f"Static member {self.request.member_id} with instance id {iid} was fenced "
-                    f"by member {owner}.",
-                )
-            )
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
-        return member
-
     def _existing(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember:
+        """The member the request names, if it passes the static identity checks (25, 82)
+        and the caller may act as it (30)."""
+        req = self.request
         member = self._member(group, consistent)
-        if self.request.instance_id is not None:
-            return self._owned(self._static_owner_check(group, member))
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
+        owner = None
+        if needs_instance_owner(req.instance_id, member):
+            assert req.instance_id is not None
+            owner = self.cs.instance_owner(group, req.instance_id)
+        refusal = check_identity(group.group_id, req.member_id, req.instance_id, member, owner)
+        if refusal is not None:
+            raise Answer(refusal)
+        assert member is not None
         return self._owned(member)
 
     def _owned(self, member: ConsumerGroupMember) -> ConsumerGroupMember:

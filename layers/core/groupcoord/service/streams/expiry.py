@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...core.streams.heartbeat_rules import GROUP_TYPE, is_expired, next_deadline
-from ...core.timer_checks import check_is_claimed
+from ...core.modern.expiry import is_due, lease_until, plan_expiry
+from ...core.streams.expiry import StreamsExpiry
+from ...core.streams.heartbeat_rules import GROUP_TYPE
 from ...store.errors import Conflict
 from ...store.groups import header
 from ...store.store import Store
@@ -20,10 +21,7 @@ from ...store.streams.codec import group_from_item
 from ...store.streams.installs import CHUNK
 from .install import ensure_target
 
-# How long a claimed check keeps other requests from reading the same group's members (as the
-# consumer protocol's: service/consumer/expiry.py).
-SCAN_LEASE_MS = 2_000
-SCAN_LEASE_PER_MEMBER_MS = 4
+RULE = StreamsExpiry(chunk=CHUNK // 2)  # one transaction's worth at a time
 
 
 def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
@@ -32,43 +30,29 @@ def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) 
     if header(group_item).group_type != GROUP_TYPE:
         return
     group = group_from_item(group_item)
-    if group.deadline is None or group.deadline > now_ms:
+    if not is_due(group, now_ms):
         return
     ss = store.streams
-    if check_is_claimed(group.member_count):
-        # A big group's check is claimed first (core/timer_checks.py): its deadline moves a
-        # little ahead on the version read, and the requests that lose go on without reading
-        # every member.
-        lease = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
+    lease = lease_until(group, now_ms)
+    if lease is not None:
         try:
-            group = ss.update_group(group, replace(group, deadline=now_ms + lease))
+            group = ss.update_group(group, replace(group, deadline=lease))
         except Conflict:
             return
-    members = ss.members(group)
-    overdue = [m for m in members if is_expired(m, now_ms)]
-    expired = overdue[: CHUNK // 2]  # one transaction's worth at a time
-    gone = {m.member_id for m in expired}
-    remaining = [m for m in members if m.member_id not in gone]
-    deadline = next_deadline(remaining, group, now_ms)
-    if len(overdue) > len(expired):
-        deadline = now_ms  # more expired than one transaction takes: look again at once
-    if not expired:
+    plan = plan_expiry(group, ss.members(group), now_ms, RULE)
+    if not plan.expired:
         try:
-            group = ss.update_group(group, replace(group, deadline=deadline))
+            group = ss.update_group(group, plan.group)
         except Conflict:
             return  # the group moved: the writer's deadline stands, or it is looked at again
         ensure_target(store, group, batched=False)  # the initial delay may be over
         return
-    removals = [item for m in expired for item in ss.remove_member_items(group, m)]
-    fenced = replace(group.with_members(-len(expired)), deadline=deadline)
-    fenced = fenced.with_endpoints_changed(any(m.user_endpoint is not None for m in expired))
-    if not remaining:
-        fenced = replace(fenced, target_epoch=fenced.group_epoch)
+    removals = [item for m in plan.expired for item in ss.remove_member_items(group, m)]
     try:
-        fenced = ss.update_group(group, fenced, extra=removals)
+        fenced = ss.update_group(group, plan.group, extra=removals)
     except Conflict:
         return
-    if remaining:
+    if plan.remaining:
         ensure_target(store, fenced, batched=False)
 
 

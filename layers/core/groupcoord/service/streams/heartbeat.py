@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.acls import AclOperation
-from ...core.consumer.group import Refusal
+from ...core.modern.access import GroupAccess, plan_group_access
+from ...core.modern.refusal import Refusal
+from ...core.modern.static import check_identity, needs_instance_owner
 from ...core.ownership import NOT_OWNER_MESSAGE
 from ...core.streams.configuration import (
     InvalidTopology,
@@ -23,11 +25,10 @@ from ...core.streams.configuration import (
 )
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import (
-    GroupAccess,
+    CONVERSION,
     NewMember,
     TopologyStep,
     apply_request,
-    plan_group_access,
     plan_new_member,
     plan_static_takeover,
     plan_topology,
@@ -112,14 +113,6 @@ def streams_group_heartbeat(
     return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
 
 
-def _unknown_member(member_id: str, group_id: str) -> Answer:
-    return Answer(
-        Refusal(
-            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
-        )
-    )
-
-
 class _Heartbeat(Reconciling):
     def __init__(self, request: StreamsGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
         self.request = request
@@ -163,6 +156,7 @@ class _Heartbeat(Reconciling):
             found.group_type if found is not None else None,
             found.member_count if found is not None else 0,
             self.request.member_epoch,
+            CONVERSION,
         )
         if isinstance(access, Refusal):
             raise Answer(access)
@@ -231,23 +225,18 @@ class _Heartbeat(Reconciling):
         return member
 
     def _existing(self, group: StreamsGroup) -> StreamsGroupMember:
-        member = self.ss.member(group, self.request.member_id, consistent=True)
-        iid = self.request.instance_id
-        if iid is not None and (member is None or member.instance_id != iid):
-            # Kafka's static member checks: an unknown instance 25, another's 82.
-            owner = self.ss.instance_owner(group, iid)
-            if owner is None:
-                raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
-            if owner != self.request.member_id:
-                raise Answer(
-                    Refusal(
-                        Errors.FENCED_INSTANCE_ID,
-                        f"Static member {self.request.member_id} with instance id {iid} was "
-                        f"fenced by member {owner}.",
-                    )
-                )
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
+        """The member the request names, if it passes the static identity checks (25, 82)
+        and the caller may act as it (30)."""
+        req = self.request
+        member = self.ss.member(group, req.member_id, consistent=True)
+        owner = None
+        if needs_instance_owner(req.instance_id, member):
+            assert req.instance_id is not None
+            owner = self.ss.instance_owner(group, req.instance_id)
+        refusal = check_identity(group.group_id, req.member_id, req.instance_id, member, owner)
+        if refusal is not None:
+            raise Answer(refusal)
+        assert member is not None
         return self._owned(member)
 
     def _static_leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
