@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from typing import Any
 
 from ...core.consumer.expiry import ConsumerExpiry
 from ...core.consumer.model import EMPTY, STABLE, ConsumerGroup
 from ...core.modern.expiry import is_due, lease_until, plan_expiry
 from ...core.timer_checks import check_is_claimed
-from ...store.consumer.codec import group_from_item
 from ...store.consumer.installs import CHUNK
 from ...store.errors import Conflict
-from ...store.groups import header
 from ...store.store import Store
+from ...store.stored_group import StoredGroup
+from ...store.writes import joined
 from .common import reload, state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
@@ -36,7 +35,7 @@ KEEP_ATTEMPTS = 3
 
 
 def expire_consumer_group(
-    store: Store, group_item: dict[str, Any], now_ms: int
+    store: Store, group_item: StoredGroup, now_ms: int
 ) -> ConsumerGroup | None:
     """Run the group's expiry scan if it is due. Returns the group as the scan wrote it, when
     that is all that changed (a caller need not read it again); None when the caller must.
@@ -46,13 +45,13 @@ def expire_consumer_group(
     the result is kept on the fresh one or dropped (_keep_scan_result). A big group's claim
     starts from a consistent read."""
     cs = store.consumer
-    seen = header(group_item)
-    item: dict[str, Any] | None = group_item
+    seen = group_item.header
+    item: StoredGroup | None = group_item
     if not seen.is_consumer_group or check_is_claimed(seen.member_count):
-        item = cs.group_item(seen.group_id, consistent=True)
-    if item is None or not header(item).is_consumer_group:
+        item = cs.read_group(seen.group_id, consistent=True)
+    if item is None or not item.header.is_consumer_group:
         return None
-    group = group_from_item(item)
+    group = item.consumer()
     if not is_due(group, now_ms):
         return group if item is not group_item else None
     lease = lease_until(group, now_ms)
@@ -83,14 +82,14 @@ def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> ConsumerGroup | No
             return None
     except Conflict:
         return None  # the group or a member moved: it is looked at again
-    removals = [item for m in plan.expired for item in cs.remove_member_items(group, m)]
+    removals = joined([cs.remove_member(group, m) for m in plan.expired])
     try:
         cs.update_group(group, plan.group, extra=removals)
     except Conflict:
         return None
-    fresh = cs.group_item(group.group_id, consistent=True)
+    fresh = cs.group(group.group_id)
     if fresh is not None and plan.remaining:
-        ensure_target(store, group_from_item(fresh), batched=False)
+        ensure_target(store, fresh, batched=False)
     return None
 
 
@@ -128,6 +127,6 @@ def _keep_scan_result(
             continue
 
 
-def delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
-    deleted = header(group_item)
+def delete_consumer_group_items(store: Store, group_item: StoredGroup) -> None:
+    deleted = group_item.header
     store.consumer.delete_group_items(deleted.group_id, deleted.member_shards)

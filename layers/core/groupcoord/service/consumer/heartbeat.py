@@ -60,10 +60,9 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer.codec import group_from_item
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.errors import Conflict
-from ...store.groups import header
+from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..races import DecideAgain, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
@@ -158,13 +157,13 @@ class _Heartbeat:
 
     def _group(self) -> ConsumerGroup:
         gid = self.request.group_id
-        item = self.cs.group_item(gid, consistent=self.consistent)
+        item = self.cs.read_group(gid, consistent=self.consistent)
         access = self._access(item)
         if access in (GroupAccess.CREATE, GroupAccess.REPLACE):
             self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
             if item is not None:  # a replaced Empty classic group: its pending ids go
-                self.ctx.store.classic.delete_classic_leftovers(gid, header(item).member_shards)
-            item = self.cs.group_item(gid, consistent=True)
+                self.ctx.store.classic.delete_classic_leftovers(gid, item.header.member_shards)
+            item = self.cs.read_group(gid, consistent=True)
             access = self._access(item)
             if access in (GroupAccess.CREATE, GroupAccess.REPLACE):
                 raise Conflict(gid)  # gone again, or replaced meanwhile: decide again
@@ -181,8 +180,8 @@ class _Heartbeat:
         assert item is not None
         return self._prepare(item)
 
-    def _access(self, item: dict | None) -> GroupAccess:
-        found = header(item) if item is not None else None
+    def _access(self, item: StoredGroup | None) -> GroupAccess:
+        found = item.header if item is not None else None
         access = plan_group_access(
             self.request.group_id,
             found.group_type if found is not None else None,
@@ -194,9 +193,9 @@ class _Heartbeat:
             raise Answer(access)
         return access
 
-    def _prepare(self, item: dict) -> ConsumerGroup:
+    def _prepare(self, item: StoredGroup) -> ConsumerGroup:
         """Due expiries, topic changes and target installs of the consumer group `item`."""
-        group = group_from_item(item)
+        group = item.consumer()
         if group.deadline is not None and group.deadline <= self.now:
             scanned = expire_consumer_group(self.ctx.store, item, self.now)
             group = scanned if scanned is not None else self._reload(group)
@@ -294,7 +293,7 @@ class _Heartbeat:
                     member_id=member.member_id, member_epoch=LEAVE_EPOCH
                 )
         group = self.cs.update_group(
-            group, group.with_members(-1), extra=self.cs.remove_member_items(group, member)
+            group, group.with_members(-1), extra=self.cs.remove_member(group, member)
         )
         ensure_target(self.ctx.store, group, self.batched_installs)
         return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
@@ -323,7 +322,7 @@ class _Heartbeat:
         assert member is not None
         updated, changed = self._apply(self._owned(member))
         if changed:
-            items = self.cs.put_member_items(group, updated, new=False)
+            items = self.cs.put_member(group, updated, new=False)
             group = self.cs.update_group(group, group.with_members(0), extra=items)
             return self._after_change(group)
         return self._reconcile(group, member, updated)
@@ -350,17 +349,10 @@ class _Heartbeat:
         )
         if isinstance(plan, Refusal):
             raise Answer(plan)
-        items = self.cs.put_member_items(group, plan.member, new=True)
+        items = self.cs.put_member(group, plan.member, new=True)
         claim = plan.instance_claim
         if claim is not None:
-            if claim.from_member_id is None:
-                items.append(self.cs.claim_instance(group, plan.member))
-            else:
-                items.append(
-                    self.cs.move_instance(
-                        group, claim.instance_id, claim.from_member_id, plan.member.member_id
-                    )
-                )
+            items += self.cs.claim_instance(group, plan.member, claim.from_member_id)
         return self._after_change(self.cs.update_group(group, plan.group, extra=items))
 
     def _replace_static(
@@ -374,11 +366,7 @@ class _Heartbeat:
         if isinstance(copy, Refusal):
             raise Answer(copy)
         updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
-        items = [
-            *self.cs.remove_member_items(group, owner)[:1],
-            *self.cs.put_member_items(group, updated, new=True),
-            self.cs.move_instance(group, req.instance_id, owner.member_id, req.member_id),
-        ]
+        items = self.cs.hand_over(group, owner, updated)
         if changed:
             group = self.cs.update_group(group, group.with_members(0), extra=items)
         else:
@@ -417,7 +405,7 @@ class _Heartbeat:
             raise Answer(refusal)
         updated, changed = self._apply(member)
         if changed:
-            items = self.cs.put_member_items(group, updated, new=False)
+            items = self.cs.put_member(group, updated, new=False)
             group = self.cs.update_group(group, group.with_members(0), extra=items)
             return self._after_change(group)
         return self._reconcile(group, member, updated)

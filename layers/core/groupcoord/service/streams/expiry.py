@@ -9,27 +9,26 @@ sweeper) reads the members, removes the overdue ones and writes the exact next d
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from ...core.modern.expiry import is_due, lease_until, plan_expiry
 from ...core.streams.expiry import StreamsExpiry
 from ...core.streams.heartbeat_rules import GROUP_TYPE
 from ...store.errors import Conflict
-from ...store.groups import header
 from ...store.store import Store
-from ...store.streams.codec import group_from_item
+from ...store.stored_group import StoredGroup
 from ...store.streams.installs import CHUNK
+from ...store.writes import joined
 from .install import ensure_target
 
 RULE = StreamsExpiry(chunk=CHUNK // 2)  # one transaction's worth at a time
 
 
-def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
+def expire_streams_group(store: Store, found: StoredGroup, now_ms: int) -> None:
     """Run the group's expiry if it is due (idempotent, race-safe: every write is on the
     version read)."""
-    if header(group_item).group_type != GROUP_TYPE:
+    if found.group_type != GROUP_TYPE:
         return
-    group = group_from_item(group_item)
+    group = found.streams()
     if not is_due(group, now_ms):
         return
     ss = store.streams
@@ -47,7 +46,7 @@ def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) 
             return  # the group moved: the writer's deadline stands, or it is looked at again
         ensure_target(store, group, batched=False)  # the initial delay may be over
         return
-    removals = [item for m in plan.expired for item in ss.remove_member_items(group, m)]
+    removals = joined([ss.remove_member(group, m) for m in plan.expired])
     try:
         fenced = ss.update_group(group, plan.group, extra=removals)
     except Conflict:
@@ -56,10 +55,10 @@ def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) 
         ensure_target(store, fenced, batched=False)
 
 
-def delete_streams_group_items(store: Store, group_item: dict[str, Any]) -> None:
+def delete_streams_group_items(store: Store, found: StoredGroup) -> None:
     """A deleted group's members, topology and topic subscriptions (the group item holds no
     list of topics: they are the topology's)."""
-    deleted = header(group_item)
+    deleted = found.header
     topology = store.streams.topology(deleted.group_id)
     if topology is not None:
         names = topology.internal_topics() | {

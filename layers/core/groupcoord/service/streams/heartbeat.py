@@ -47,8 +47,7 @@ from ...core.streams.warmups import Report, caught_up
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
 from ...store.errors import Conflict
-from ...store.groups import header
-from ...store.streams.codec import group_from_item
+from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..races import DecideAgain, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
@@ -149,8 +148,8 @@ class _Heartbeat(Reconciling):
 
     # --- the group ---
 
-    def _access(self, item: dict | None) -> GroupAccess:
-        found = header(item) if item is not None else None
+    def _access(self, item: StoredGroup | None) -> GroupAccess:
+        found = item.header if item is not None else None
         access = plan_group_access(
             self.request.group_id,
             found.group_type if found is not None else None,
@@ -164,24 +163,22 @@ class _Heartbeat(Reconciling):
 
     def _group(self) -> StreamsGroup:
         gid = self.request.group_id
-        item = self.ss.group_item(gid, consistent=self.consistent)
+        item = self.ss.read_group(gid, consistent=self.consistent)
         access = self._access(item)
         if access is not GroupAccess.USE:
             replacing = item if access is GroupAccess.REPLACE else None
             self.ss.create_group(gid, self.ctx.settings.member_shards, self.now, replacing)
             if replacing is not None:  # the classic group's pending member ids go
-                self.ctx.store.classic.delete_classic_leftovers(
-                    gid, header(replacing).member_shards
-                )
-            item = self.ss.group_item(gid, consistent=True)
+                self.ctx.store.classic.delete_classic_leftovers(gid, replacing.header.member_shards)
+            item = self.ss.read_group(gid, consistent=True)
             if self._access(item) is not GroupAccess.USE:
                 raise Conflict(gid)
         assert item is not None
         return self._prepare(item)
 
-    def _prepare(self, item: dict) -> StreamsGroup:
+    def _prepare(self, item: StoredGroup) -> StreamsGroup:
         """Due expiries, topic changes and target installs of the group `item`."""
-        group = group_from_item(item)
+        group = item.streams()
         if group.deadline is not None and group.deadline <= self.now:
             expire_streams_group(self.ctx.store, item, self.now)
             group = self._reload(group)
@@ -270,7 +267,7 @@ class _Heartbeat(Reconciling):
     def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         member = self._existing(group)
         left = group.with_members(-1).with_endpoints_changed(member.user_endpoint is not None)
-        group = self.ss.update_group(group, left, extra=self.ss.remove_member_items(group, member))
+        group = self.ss.update_group(group, left, extra=self.ss.remove_member(group, member))
         self._ensure_target(group)
         return self._left(LEAVE_EPOCH)
 
@@ -310,7 +307,7 @@ class _Heartbeat(Reconciling):
             group_epoch=group.group_epoch + 1,
         )
         put = self.ss.put_topology(group.group_id, kept)
-        return self.ss.update_group(group, updated, extra=[put])
+        return self.ss.update_group(group, updated, extra=put)
 
     def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
         topology, step = self._topology(group)
@@ -363,7 +360,7 @@ class _Heartbeat(Reconciling):
     ) -> StreamsGroupHeartbeatResponse:
         """What the target is computed from changed: the member and a new group epoch in one
         write (and a new endpoint epoch if the member's endpoint changed too)."""
-        items = self.ss.put_member_items(group, updated, new=False)
+        items = self.ss.put_member(group, updated, new=False)
         moved = group.with_members(0).with_endpoints_changed(
             updated.user_endpoint != member.user_endpoint
         )
@@ -377,14 +374,9 @@ class _Heartbeat(Reconciling):
         req = self.request
         assert req.instance_id is not None
         copy = self._takeover(owner)
-        report = self.ss.report_puts(group, req.member_id, self._new_report(group, copy))
+        report = self.ss.report_writes(group, req.member_id, self._new_report(group, copy))
         updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
-        items = [
-            *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
-            *self.ss.put_member_items(group, updated, new=True),
-            *report,
-            self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
-        ]
+        items = self.ss.hand_over(group, owner, updated) + report
         # The endpoints map names a static member's line by its instance: the new member id
         # takes it over unchanged (same tasks), so only a new endpoint needs a new map.
         endpoints = owner.user_endpoint != updated.user_endpoint
@@ -425,23 +417,16 @@ class _Heartbeat(Reconciling):
         instance_owner: str | None,
     ) -> StreamsGroupHeartbeatResponse:
         plan, report = self._new_member(group)
-        items = [
-            *self.ss.put_member_items(group, plan.member, new=True),
-            *self.ss.report_puts(group, plan.member.member_id, report),
-        ]
-        iid = plan.member.instance_id
-        if iid is not None:
-            if instance_owner is None:
-                items.append(self.ss.claim_instance(group, plan.member))
-            elif instance_owner != plan.member.member_id:  # a claim a removed member left
-                items.append(
-                    self.ss.move_instance(group, iid, instance_owner, plan.member.member_id)
-                )
+        items = self.ss.put_member(group, plan.member, new=True)
+        items += self.ss.report_writes(group, plan.member.member_id, report)
+        if plan.member.instance_id is not None and instance_owner != plan.member.member_id:
+            # A new claim, or one a removed member left (moved over).
+            items += self.ss.claim_instance(group, plan.member, instance_owner)
         # No new endpoint epoch: the map shows targets, and a joiner has none until the
         # install that gives it one bumps the epoch (a burst of joins rebuilds no map).
         joined = plan.group
         if step is TopologyStep.INITIALIZE:
-            items.append(self.ss.put_topology(group.group_id, topology))
+            items += self.ss.put_topology(group.group_id, topology)
             joined = replace(
                 joined, topology_epoch=topology.epoch, topology_digest=topology.digest()
             )

@@ -79,7 +79,7 @@ class Reconciling:
         if plan.member.user_endpoint != member.user_endpoint:
             # A new endpoint alone (no new group epoch; rare): the member and a new endpoint
             # epoch in one write. A member's tasks changing needs none: the map shows targets.
-            items = self.ss.put_member_items(group, plan.member, new=False)
+            items = self.ss.put_member(group, plan.member, new=False)
             group = self.ss.update_group(group, group.with_endpoints_changed(), extra=items)
         elif plan.writes:
             self.ss.write_member(group, plan.member)
