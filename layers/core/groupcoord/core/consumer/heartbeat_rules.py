@@ -17,6 +17,7 @@ from ..lag import kept as kept_lags
 from ..modern import static
 from ..modern.access import Conversion
 from ..modern.refusal import Refusal
+from ..modern.static import InstanceClaim, instance_claim
 from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
 from .group import is_full_request, owned_partitions
@@ -49,15 +50,6 @@ def after_topic_changes(group: ConsumerGroup, matter: bool) -> ConsumerGroup:
 
 
 @dataclass(frozen=True)
-class InstanceClaim:
-    """The joiner's claim on its instance id: a new claim, or, when `from_member_id` is set,
-    the claim a removed member left behind, moved over to the joiner."""
-
-    instance_id: str
-    from_member_id: str | None = None
-
-
-@dataclass(frozen=True)
 class NewMember:
     """A join of a member the group does not know: the member and the group to write."""
 
@@ -87,12 +79,7 @@ def plan_new_member(
         )
     deadline = now + session_ms
     member = replace(joiner, session_deadline=deadline)
-    claim = None
-    if member.instance_id is not None:
-        if instance_owner is None:
-            claim = InstanceClaim(member.instance_id)
-        elif instance_owner != member.member_id:
-            claim = InstanceClaim(member.instance_id, from_member_id=instance_owner)
+    claim = instance_claim(member.member_id, member.instance_id, instance_owner)
     joined = group.with_members(+1)
     if not subscribes and group.group_epoch > 0:
         # A member that subscribes to nothing changes no target: the epoch stays (an Empty

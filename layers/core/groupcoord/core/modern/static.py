@@ -5,7 +5,7 @@ static membership, KIP-345, as the consumer protocol and streams keep it): one i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
@@ -80,6 +80,26 @@ def plan_join_route(
     if instance_owner is not None and instance_owner != member_id and owner_known:
         return JoinRoute.TAKEOVER
     return JoinRoute.EXISTING if member_known else JoinRoute.NEW
+
+
+@dataclass(frozen=True)
+class InstanceClaim:
+    """A joiner's claim on its instance id: a new claim, or, when `from_member_id` is set,
+    the claim a removed member left behind, moved over to the joiner."""
+
+    instance_id: str
+    from_member_id: str | None = None
+
+
+def instance_claim(
+    member_id: str, instance_id: str | None, claimed_by: str | None
+) -> InstanceClaim | None:
+    """The claim a new member's join writes: none without an instance id or when the joiner
+    already holds it; `claimed_by` is the member id the instance is claimed by (None:
+    unclaimed; a claimed instance whose owner still exists is a takeover, not a new member)."""
+    if instance_id is None or claimed_by == member_id:
+        return None
+    return InstanceClaim(instance_id, from_member_id=claimed_by)
 
 
 def plan_static_takeover(

@@ -107,16 +107,16 @@ class _ClassicJoin(_Heartbeat):
         found = self.cs.read_group(self.request.group_id, consistent=True)
         if found is None or not is_consumer_group(found):
             raise NotMixed(self.request.group_id)
-        return self._prepare(found)
+        return self.prepare(found)
 
-    def _apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
-        updated, changed = super()._apply(member)
+    def apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
+        updated, changed = super().apply(member)
         return replace(updated, classic=self.metadata), changed
 
-    def _session_ms(self) -> int:
+    def session_ms(self) -> int:
         return self.metadata.session_timeout_ms
 
-    def _renewal_slack_ms(self) -> int:
+    def renewal_slack_ms(self) -> int:
         return 0  # a join: the session restarts exactly
 
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
@@ -130,9 +130,7 @@ class _ClassicJoin(_Heartbeat):
             group = self.cs.update_group(group, replace(group, classic_protocols=tuple(narrowed)))
         return super()._join(group)
 
-    def _replace_static(
-        self, group: ConsumerGroup, owner: ConsumerGroupMember
-    ) -> ConsumerGroupHeartbeatResponse:
+    def taking_over(self, group: ConsumerGroup, owner: ConsumerGroupMember) -> ConsumerGroupMember:
         if owner.classic is None and downgrade_enabled(
             self.ctx.settings.group_consumer_migration_policy
         ):
@@ -145,8 +143,7 @@ class _ClassicJoin(_Heartbeat):
                 raise Downgraded(group.group_id)
         # A restarted classic static member takes its instance over at once (Kafka does not
         # wait for a -2 leave from the classic protocol, which has none).
-        released = replace(owner, assignment=replace(owner.assignment, epoch=-2))
-        return super()._replace_static(group, released)
+        return replace(owner, assignment=replace(owner.assignment, epoch=-2))
 
 
 def _join_error(
