@@ -15,18 +15,21 @@ every SCAN_LEASE_MS for as long as the storm lasts.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from ...core.consumer.expiry import ConsumerExpiry
+from ...core.consumer.member import ConsumerGroupMember
 from ...core.consumer.model import EMPTY, STABLE, ConsumerGroup
-from ...core.modern.expiry import is_due, lease_until, plan_expiry
+from ...core.modern.expiry import ExpiryPlan, is_due
 from ...core.timer_checks import check_is_claimed
 from ...store.consumer.installs import CHUNK
-from ...store.errors import Conflict
 from ...store.store import Store
 from ...store.stored_group import StoredGroup
-from ...store.writes import joined
-from .common import reload, state_refresh_ms
+from ..modern.expiry import ExpiryPass
+from ..races import retry_on_race
+from .common import state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
@@ -54,43 +57,37 @@ def expire_consumer_group(
     group = item.consumer()
     if not is_due(group, now_ms):
         return group if item is not group_item else None
-    lease = lease_until(group, now_ms)
-    if lease is not None:
-        claim = replace(group, deadline=lease, scan_id=uuid.uuid4().hex)
-        try:
-            group = cs.update_group(group, claim)
-        except Conflict:
-            return None  # someone else scans, or the group moved: it is looked at again
-    return _scan(store, group, now_ms)
+    return _Scan(store, now_ms).run(group)
 
 
-def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> ConsumerGroup | None:
-    cs = store.consumer
-    members = cs.members(group)
-    rule = ConsumerExpiry(refresh_ms=state_refresh_ms(store.settings), chunk=CHUNK // 2)
-    plan = plan_expiry(group, members, now_ms, rule)
-    if not plan.expired:
-        try:
-            return cs.update_group(group, plan.group)
-        except Conflict:
-            _keep_scan_result(store, group, plan.group.deadline, now_ms)
-        return None
-    # The downgrade: fencing the last consumer-protocol members of a group whose other
-    # members all use the classic protocol turns it into a classic group.
-    try:
-        if maybe_downgrade(store, group, list(plan.expired), members, now_ms):
-            return None
-    except Conflict:
-        return None  # the group or a member moved: it is looked at again
-    removals = joined([cs.remove_member(group, m) for m in plan.expired])
-    try:
-        cs.update_group(group, plan.group, extra=removals)
-    except Conflict:
-        return None
-    fresh = cs.group(group.group_id)
-    if fresh is not None and plan.remaining:
-        ensure_target(store, fresh, batched=False)
-    return None
+class _Scan(ExpiryPass[ConsumerGroup, ConsumerGroupMember]):
+    """The consumer protocol's expiry pass: a claim marks its scan (`scanId`), a lost
+    result may be kept (_keep_scan_result), and fencing the last consumer-protocol members
+    of a group whose other members all use the classic protocol downgrades it."""
+
+    def __init__(self, store: Store, now_ms: int) -> None:
+        rule = ConsumerExpiry(refresh_ms=state_refresh_ms(store.settings), chunk=CHUNK // 2)
+        super().__init__(store.consumer, rule, now_ms)
+        self.whole = store
+
+    def claim(self, group: ConsumerGroup, lease_until_ms: int) -> ConsumerGroup:
+        return replace(group, deadline=lease_until_ms, scan_id=uuid.uuid4().hex)
+
+    def kept_elsewhere(self, group: ConsumerGroup, plan: ExpiryPlan[Any, Any], now_ms: int) -> None:
+        _keep_scan_result(self.whole, group, plan.group.deadline, now_ms)
+
+    def leaves_otherwise(
+        self,
+        group: ConsumerGroup,
+        expired: Sequence[ConsumerGroupMember],
+        members: Sequence[ConsumerGroupMember],
+    ) -> bool:
+        return maybe_downgrade(self.whole, group, list(expired), list(members), self.now)
+
+    def after_removal(self, group: ConsumerGroup, remaining: bool) -> None:
+        fresh = self.whole.consumer.group(group.group_id)
+        if fresh is not None and remaining:
+            ensure_target(self.whole, fresh, batched=False)
 
 
 def _keep_scan_result(
@@ -107,8 +104,9 @@ def _keep_scan_result(
     anyway."""
     cs = store.consumer
     settings = store.settings
-    for _ in range(KEEP_ATTEMPTS):
-        group = reload(cs, claimed.group_id)
+
+    def attempt(_: int) -> None:
+        group = cs.group(claimed.group_id)
         if group is None or group.scan_id != claimed.scan_id:
             return
         if group.deadline != claimed.deadline:
@@ -120,11 +118,9 @@ def _keep_scan_result(
         kept = bound if deadline is None else min(deadline, bound)
         if group.state not in (STABLE, EMPTY):
             kept = min(kept, now_ms + state_refresh_ms(settings))
-        try:
-            cs.update_group(group, replace(group, deadline=kept, scan_id=None))
-            return
-        except Conflict:
-            continue
+        cs.update_group(group, replace(group, deadline=kept, scan_id=None))
+
+    retry_on_race(store.clock, attempt, attempts=KEEP_ATTEMPTS, pause=False, busy=lambda: None)
 
 
 def delete_consumer_group_items(store: Store, group_item: StoredGroup) -> None:

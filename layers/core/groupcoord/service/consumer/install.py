@@ -46,7 +46,8 @@ from ...store.store import Store
 from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
-from .common import reload, state_refresh_ms
+from ..races import DecideAgain, retry_on_race
+from .common import state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
 # read before the first); a crashed install holds the group's installs back this long.
@@ -82,24 +83,30 @@ def ensure_target_installed(
     is (that install, or a later request, covers our bump)."""
     cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
-    for _ in range(INSTALL_ATTEMPTS):
-        if group.group_epoch <= group.target_epoch:
-            return group, None
+    current = group
+
+    def attempt(_: int) -> tuple[ConsumerGroup, Installed | None]:
+        nonlocal current
+        if current.group_epoch <= current.target_epoch:
+            return current, None
         now = store.clock.now_ms()
-        if group.install_id is not None and group.install_until > now:
-            return group, None
-        if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
-            return group, None
+        if current.install_id is not None and current.install_until > now:
+            return current, None
+        if batched and current.target_epoch > 0 and now < current.assigned_at + interval:
+            return current, None
         try:
-            installed = install(store, cs, group, now)
+            installed = install(store, cs, current, now)
         except Conflict:
-            fresh = reload(cs, group.group_id)
+            fresh = cs.group(current.group_id)
             if fresh is None:
-                return group, None
-            group = fresh
-            continue
+                return current, None
+            current = fresh
+            raise DecideAgain() from None
         return installed.group, installed
-    return group, None
+
+    return retry_on_race(
+        store.clock, attempt, attempts=INSTALL_ATTEMPTS, busy=lambda: (current, None)
+    )
 
 
 def _resolved(

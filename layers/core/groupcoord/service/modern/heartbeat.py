@@ -483,15 +483,20 @@ class MemberHeartbeat(Generic[G, M, P, R]):
     def _lower_group_deadline(self, group: G, deadline: int) -> None:
         """A rebalance timeout earlier than the group's next check: check earlier. Best
         effort: the next expiry recomputes the deadline from the members anyway."""
-        for _ in range(LOWER_DEADLINE_ATTEMPTS):
+        current = group
+
+        def attempt(_: int) -> None:
+            nonlocal current
             try:
-                self.store.update_group(group, replace(group, deadline=deadline))  # type: ignore[type-var]
-                return
+                self.store.update_group(current, replace(current, deadline=deadline))  # type: ignore[type-var]
             except Conflict:
                 fresh = self.store.group(self.request.group_id)
                 if fresh is None or (fresh.deadline is not None and fresh.deadline <= deadline):
                     return
-                group = fresh
+                current = fresh
+                raise DecideAgain() from None
+
+        retry_on_race(self.ctx.clock, attempt, attempts=LOWER_DEADLINE_ATTEMPTS, busy=lambda: None)
 
     def _settle_state(self, group: G, state: str) -> None:
         """The group's listed state written when it changed (list-groups). Best effort: a

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...core.modern.expiry import is_due, lease_until, plan_expiry
+from ...core.modern.expiry import is_due
 from ...core.streams.expiry import StreamsExpiry
+from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import GROUP_TYPE
-from ...store.errors import Conflict
+from ...core.streams.member import StreamsGroupMember
 from ...store.store import Store
 from ...store.stored_group import StoredGroup
 from ...store.streams.installs import CHUNK
-from ...store.writes import joined
+from ..modern.expiry import ExpiryPass
 from .install import ensure_target
 
 RULE = StreamsExpiry(chunk=CHUNK // 2)  # one transaction's worth at a time
@@ -31,28 +32,26 @@ def expire_streams_group(store: Store, found: StoredGroup, now_ms: int) -> None:
     group = found.streams()
     if not is_due(group, now_ms):
         return
-    ss = store.streams
-    lease = lease_until(group, now_ms)
-    if lease is not None:
-        try:
-            group = ss.update_group(group, replace(group, deadline=lease))
-        except Conflict:
-            return
-    plan = plan_expiry(group, ss.members(group), now_ms, RULE)
-    if not plan.expired:
-        try:
-            group = ss.update_group(group, plan.group)
-        except Conflict:
-            return  # the group moved: the writer's deadline stands, or it is looked at again
-        ensure_target(store, group, batched=False)  # the initial delay may be over
-        return
-    removals = joined([ss.remove_member(group, m) for m in plan.expired])
-    try:
-        fenced = ss.update_group(group, plan.group, extra=removals)
-    except Conflict:
-        return
-    if plan.remaining:
-        ensure_target(store, fenced, batched=False)
+    _Check(store, now_ms).run(group)
+
+
+class _Check(ExpiryPass[StreamsGroup, StreamsGroupMember]):
+    """Streams' expiry pass: the next target installed after every check (the initial delay
+    may be over)."""
+
+    def __init__(self, store: Store, now_ms: int) -> None:
+        super().__init__(store.streams, RULE, now_ms)
+        self.whole = store
+
+    def claim(self, group: StreamsGroup, lease_until_ms: int) -> StreamsGroup:
+        return replace(group, deadline=lease_until_ms)
+
+    def settled(self, group: StreamsGroup) -> None:
+        ensure_target(self.whole, group, batched=False)
+
+    def after_removal(self, group: StreamsGroup, remaining: bool) -> None:
+        if remaining:
+            ensure_target(self.whole, group, batched=False)
 
 
 def delete_streams_group_items(store: Store, found: StoredGroup) -> None:

@@ -25,7 +25,7 @@ from ...core.streams.topology import Topology
 from ...core.streams.warmups import Report, refine
 from ...store.errors import Conflict
 from ...store.store import Store
-from .common import reload
+from ..races import DecideAgain, retry_on_race
 from .topology import MayCreate, configured, subscribe
 from .visibility import digest_if_gated, members_visible
 
@@ -53,24 +53,31 @@ def ensure_target(
         allowed = not store.settings.authorizer_enabled
         may_create = lambda _topic: allowed  # noqa: E731
     interval = store.settings.group_streams_assignment_interval_ms
-    for _ in range(INSTALL_ATTEMPTS):
+    current = group
+    creates = may_create
+
+    def attempt(_: int) -> tuple[StreamsGroup, Installed | None]:
+        nonlocal current
         now = store.clock.now_ms()
-        if group.group_epoch <= group.target_epoch or in_initial_delay(group, now):
-            return group, None
-        if group.install_id is not None and group.install_until > now:
-            return group, None
-        if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
-            return group, None
+        if current.group_epoch <= current.target_epoch or in_initial_delay(current, now):
+            return current, None
+        if current.install_id is not None and current.install_until > now:
+            return current, None
+        if batched and current.target_epoch > 0 and now < current.assigned_at + interval:
+            return current, None
         try:
-            installed = install(store, group, now, may_create)
+            installed = install(store, current, now, creates)
         except Conflict:
-            fresh = reload(store.streams, group.group_id)
+            fresh = store.streams.group(current.group_id)
             if fresh is None:
-                return group, None
-            group = fresh
-            continue
+                return current, None
+            current = fresh
+            raise DecideAgain() from None
         return installed.group, installed
-    return group, None
+
+    return retry_on_race(
+        store.clock, attempt, attempts=INSTALL_ATTEMPTS, busy=lambda: (current, None)
+    )
 
 
 def _previous(m: StreamsGroupMember) -> TasksTuple:
