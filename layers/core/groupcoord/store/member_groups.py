@@ -24,6 +24,7 @@ from .dynamo import (
     Update,
 )
 from .errors import Conflict
+from .family_codec import FamilyCodec
 from .stored_group import StoredGroup
 from .writes import NO_WRITES, Writes
 
@@ -53,8 +54,8 @@ M = TypeVar("M", bound=VersionedMember)
 class MemberGroupStore(Generic[G, M]):
     """One family's group and member items; a subclass encodes them."""
 
-    # The family's type in the group item (store/stored_group.py's header).
-    group_type: str
+    # How the family encodes its items (store/<family>/codec.py's CODEC).
+    codec: FamilyCodec[Any, Any]
 
     def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
         self.dynamo = dynamo
@@ -63,25 +64,29 @@ class MemberGroupStore(Generic[G, M]):
 
     # --- what a family supplies ---
 
+    @property
+    def group_type(self) -> str:
+        return self.codec.group_type
+
     def group_update(self, old: G, new: G) -> Update:
-        raise NotImplementedError
+        return self.codec.group_update(old, new, self.deadline_shards)
 
     def typed(self, found: StoredGroup) -> G:
         """A group item of the family's type as its model."""
-        raise NotImplementedError
+        return self.codec.group_from_item(found.raw)  # type: ignore[no-any-return]
 
     def is_member(self, item: Mapping[str, Any]) -> bool:
-        raise NotImplementedError
+        return self.codec.is_member(item)
 
     def member_from_item(self, item: Mapping[str, Any]) -> M:
-        raise NotImplementedError
+        return self.codec.member_from_item(item)  # type: ignore[no-any-return]
 
     def member_to_item(self, group_id: str, shards: int, m: M) -> dict[str, Any]:
-        raise NotImplementedError
+        return self.codec.member_to_item(group_id, shards, m)
 
     def member_condition(self, m: M) -> tuple[str, dict[str, str], dict[str, Any]]:
         """A member write's condition on the member as read."""
-        raise NotImplementedError
+        return self.codec.member_condition(m)
 
     # --- reads ---
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from .group import group_state, is_expired, next_deadline
+from .group import group_state, next_deadline
 from .member import ConsumerGroupMember
 from .model import EMPTY, STABLE, ConsumerGroup
+from .reconciliation import MemberState
 
 
 @dataclass(frozen=True)
@@ -17,9 +18,7 @@ class ConsumerExpiry:
 
     refresh_ms: int
     chunk: int
-
-    def is_expired(self, member: ConsumerGroupMember, now_ms: int) -> bool:
-        return is_expired(member, now_ms)
+    revoking: object = MemberState.UNREVOKED_PARTITIONS
 
     def quiet(
         self, group: ConsumerGroup, members: Sequence[ConsumerGroupMember], now_ms: int

@@ -14,7 +14,7 @@ from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ..lag import changed_meaningfully as lags_changed_meaningfully
 from ..lag import kept as kept_lags
-from ..modern import static
+from ..modern import members, static
 from ..modern.access import Conversion
 from ..modern.refusal import Refusal
 from ..modern.static import InstanceClaim, instance_claim
@@ -72,11 +72,9 @@ def plan_new_member(
     `subscribes` whether that gave it a subscription, `instance_owner` the member id the
     joiner's instance id is claimed by (None: unclaimed; a claimed instance whose owner
     still exists is a takeover, not a new member)."""
-    if group.member_count >= max_size:
-        return Refusal(
-            Errors.GROUP_MAX_SIZE_REACHED,
-            f"The consumer group has reached its maximum capacity of {max_size} members.",
-        )
+    full = members.refuse_when_full("consumer", group.member_count, max_size)
+    if full is not None:
+        return full
     deadline = now + session_ms
     member = replace(joiner, session_deadline=deadline)
     claim = instance_claim(member.member_id, member.instance_id, instance_owner)
@@ -190,14 +188,8 @@ def plan_reconcile(
         # A joiner whose target an unfinished install already wrote: it holds nothing, so it
         # takes the epoch in force (not 0, which would read as a rejoin) and waits.
         after = MemberAssignment(epoch=group.target_epoch)
-    # The rebalance timeout runs from when the member is asked to revoke (again, at a new
-    # epoch); it is over once nothing is left to revoke.
-    rebalance_deadline = updated.rebalance_deadline
-    if after.state is MemberState.UNREVOKED_PARTITIONS:
-        if before.state is not MemberState.UNREVOKED_PARTITIONS or before.epoch != after.epoch:
-            rebalance_deadline = now + updated.rebalance_timeout_ms
-    else:
-        rebalance_deadline = None
+    revoking = MemberState.UNREVOKED_PARTITIONS
+    rebalance_deadline = members.next_rebalance_deadline(updated, before, after, revoking, now)
     acquired = not is_subset(after.holds, before.holds)
     new = replace(
         updated,
@@ -223,10 +215,8 @@ def plan_reconcile(
             Errors.COORDINATOR_LOAD_IN_PROGRESS,
             "The group's first assignment is being computed; retry the join.",
         )
-    elif rebalance_deadline is not None and (
-        group.deadline is None or rebalance_deadline < group.deadline
-    ):
-        lower_to = rebalance_deadline
+    else:
+        lower_to = members.lowers_deadline(rebalance_deadline, group.deadline)
     return ReconcilePlan(
         member=new,
         before=before,

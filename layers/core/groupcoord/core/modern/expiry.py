@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
 from ..timer_checks import check_is_claimed
+from .members import is_overdue
 
 # How long a claimed check keeps other requests from reading the same group's members: long
 # enough to read every member (a claim that runs out mid-check lets the next request read
@@ -39,14 +40,17 @@ M = TypeVar("M", bound=Member)
 
 
 class ExpiryRule(Protocol[G, M]):
-    """A family's part of the expiry: whether a member is overdue, and the group written
-    after a check that removes nobody (`quiet`) or the `expired` members (`fenced`; `more`:
-    overdue members were left for the next check, one transaction's worth at a time)."""
+    """A family's part of the expiry: the group written after a check that removes nobody
+    (`quiet`) or the `expired` members (`fenced`; `more`: overdue members were left for the
+    next check, one transaction's worth at a time). A member is overdue when its session is
+    over, or it is stuck asked to revoke (`revoking`: the family's state) past its rebalance
+    timeout."""
 
     # Members removed in one transaction at most (each takes a few of its items).
-    chunk: int
-
-    def is_expired(self, member: M, now_ms: int) -> bool: ...
+    @property
+    def chunk(self) -> int: ...
+    @property
+    def revoking(self) -> object: ...
 
     def quiet(self, group: G, members: Sequence[M], now_ms: int) -> G: ...
 
@@ -80,7 +84,7 @@ def plan_expiry(
     group: G, members: Sequence[M], now_ms: int, rule: ExpiryRule[G, M]
 ) -> ExpiryPlan[G, M]:
     """The check of a due group whose members are `members` (all of them, as read)."""
-    overdue = [m for m in members if rule.is_expired(m, now_ms)]
+    overdue = [m for m in members if is_overdue(m, rule.revoking, now_ms)]  # type: ignore[arg-type]
     expired = overdue[: rule.chunk]
     if not expired:
         return ExpiryPlan(rule.quiet(group, members, now_ms), (), tuple(members))

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .group import StreamsGroup
-from .heartbeat_rules import is_expired, next_deadline
+from .heartbeat_rules import next_deadline
 from .member import StreamsGroupMember
+from .reconciliation import MemberState
 
 
 @dataclass(frozen=True)
@@ -15,9 +16,7 @@ class StreamsExpiry:
     """`chunk`: members removed in one transaction."""
 
     chunk: int
-
-    def is_expired(self, member: StreamsGroupMember, now_ms: int) -> bool:
-        return is_expired(member, now_ms)
+    revoking: object = MemberState.UNREVOKED_TASKS
 
     def quiet(
         self, group: StreamsGroup, members: Sequence[StreamsGroupMember], now_ms: int

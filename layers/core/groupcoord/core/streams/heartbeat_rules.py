@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest
-from ..modern import static
+from ..modern import members, static
 from ..modern.access import Conversion
 from ..modern.refusal import Refusal
 from ..session_renewal import renewed_deadline
@@ -89,19 +89,11 @@ def apply_request(
         topology_epoch = request.topology.epoch
     updated = replace(
         member,
-        instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
-        rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=(
-            request.rebalance_timeout_ms
-            if request.rebalance_timeout_ms != -1
-            else member.rebalance_timeout_ms
-        ),
+        **members.applied_fields(member, request, client_id, client_host),
         process_id=request.process_id if request.process_id is not None else member.process_id,
         user_endpoint=endpoint,
         client_tags=tags,
         topology_epoch=topology_epoch,
-        client_id=client_id,
-        client_host=client_host,
     )
     return updated, updated.metadata() != member.metadata()
 
@@ -127,11 +119,9 @@ def plan_new_member(
     """A member the group does not know joins: a new group epoch. The first member of an
     empty group starts the initial rebalance delay (Kafka's streams.initial.rebalance.delay):
     targets wait until it passes, so that the members starting together share one."""
-    if group.member_count >= max_size:
-        return Refusal(
-            Errors.GROUP_MAX_SIZE_REACHED,
-            f"The streams group has reached its maximum capacity of {max_size} members.",
-        )
+    full = members.refuse_when_full("streams", group.member_count, max_size)
+    if full is not None:
+        return full
     deadline = now + session_ms
     member = replace(joiner, session_deadline=deadline)
     joined = group.with_members(+1)
@@ -248,12 +238,8 @@ def plan_reconcile(
         )
     elif before.epoch == 0:
         after = replace(before, epoch=max(1, group.target_epoch), previous_epoch=0)
-    rebalance_deadline = updated.rebalance_deadline
-    if after.state is MemberState.UNREVOKED_TASKS:
-        if before.state is not MemberState.UNREVOKED_TASKS or before.epoch != after.epoch:
-            rebalance_deadline = now + updated.rebalance_timeout_ms
-    else:
-        rebalance_deadline = None
+    revoking = MemberState.UNREVOKED_TASKS
+    rebalance_deadline = members.next_rebalance_deadline(updated, before, after, revoking, now)
     grew = not _is_within(after, before)
     new = replace(
         updated,
@@ -266,18 +252,13 @@ def plan_reconcile(
     )
     if writes:
         new = replace(new, session_deadline=now + session_ms + renewal_slack_ms)
-    lower_to = None
-    if rebalance_deadline is not None and (
-        group.deadline is None or rebalance_deadline < group.deadline
-    ):
-        lower_to = rebalance_deadline
     return ReconcilePlan(
         member=new,
         before=before,
         after=after,
         sends_tasks=request.member_epoch == 0 or after.assigned != before.assigned,
         writes=writes,
-        lower_group_deadline_to=lower_to,
+        lower_group_deadline_to=members.lowers_deadline(rebalance_deadline, group.deadline),
     )
 
 
@@ -329,13 +310,7 @@ def statuses(
 
 def is_expired(member: StreamsGroupMember, now_ms: int) -> bool:
     """Session over, or stuck in UNREVOKED_TASKS past its rebalance timeout."""
-    if member.session_deadline <= now_ms:
-        return True
-    return (
-        member.state is MemberState.UNREVOKED_TASKS
-        and member.rebalance_deadline is not None
-        and member.rebalance_deadline <= now_ms
-    )
+    return members.is_overdue(member, MemberState.UNREVOKED_TASKS, now_ms)
 
 
 def next_deadline(

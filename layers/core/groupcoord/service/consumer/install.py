@@ -24,7 +24,6 @@ may be the group's only traffic).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 
 from ...core.consumer.assignment import Assignment, minus, pairs
@@ -41,21 +40,18 @@ from ...core.kinesis.lineage import with_heirs
 from ...core.lag import group_lags
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
-from ...store.errors import Conflict
 from ...store.store import Store
 from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
-from ..races import DecideAgain, retry_on_race
+from ..modern.install import LEASE_MS, install_if_due, is_held_back, leased
 from .common import state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
 # read before the first); a crashed install holds the group's installs back this long.
-LEASE_MS = 10_000
 # A request that made the group's first bump waits this long for its first target.
 WAIT_FOR_FIRST_TARGET_MS = 3_000
 # Lease races and lost flips are retried this many times before the request goes on.
-INSTALL_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -83,29 +79,12 @@ def ensure_target_installed(
     is (that install, or a later request, covers our bump)."""
     cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
-    current = group
-
-    def attempt(_: int) -> tuple[ConsumerGroup, Installed | None]:
-        nonlocal current
-        if current.group_epoch <= current.target_epoch:
-            return current, None
-        now = store.clock.now_ms()
-        if current.install_id is not None and current.install_until > now:
-            return current, None
-        if batched and current.target_epoch > 0 and now < current.assigned_at + interval:
-            return current, None
-        try:
-            installed = install(store, cs, current, now)
-        except Conflict:
-            fresh = cs.group(current.group_id)
-            if fresh is None:
-                return current, None
-            current = fresh
-            raise DecideAgain() from None
-        return installed.group, installed
-
-    return retry_on_race(
-        store.clock, attempt, attempts=INSTALL_ATTEMPTS, busy=lambda: (current, None)
+    return install_if_due(
+        store.clock,
+        cs,
+        group,
+        lambda g, now: is_held_back(g, now, batched, interval),
+        lambda g, now: install(store, cs, g, now),
     )
 
 
@@ -206,15 +185,10 @@ def _topics_synced(
 
 def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:
     epoch = group.group_epoch
-    install_id = uuid.uuid4().hex
-    # Topic changes up to here are seen by the listing below.
-    leased = replace(
-        group,
-        topic_changes_seen=group.topic_changes,
-        install_id=install_id,
-        install_until=now_ms + LEASE_MS,
-    )
-    group = store.consumer_installs.take_install_lease(group, leased, now_ms)
+    lease = leased(group, now_ms)
+    install_id = lease.install_id
+    assert install_id is not None
+    group = store.consumer_installs.take_install_lease(group, lease, now_ms)
     try:
         members = cs.members(group)
         targets, assignor, names, regex, digest = _targets(store, group, members, now_ms)

@@ -12,7 +12,6 @@ consumer protocol's (`group.streams.assignment.interval.ms`).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 
 from ...core.streams.assignor import AssignorMember, assign
@@ -25,12 +24,9 @@ from ...core.streams.topology import Topology
 from ...core.streams.warmups import Report, refine
 from ...store.errors import Conflict
 from ...store.store import Store
-from ..races import DecideAgain, retry_on_race
+from ..modern.install import LEASE_MS, install_if_due, is_held_back, leased
 from .topology import MayCreate, configured, subscribe
 from .visibility import digest_if_gated, members_visible
-
-LEASE_MS = 10_000
-INSTALL_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -53,30 +49,14 @@ def ensure_target(
         allowed = not store.settings.authorizer_enabled
         may_create = lambda _topic: allowed  # noqa: E731
     interval = store.settings.group_streams_assignment_interval_ms
-    current = group
     creates = may_create
 
-    def attempt(_: int) -> tuple[StreamsGroup, Installed | None]:
-        nonlocal current
-        now = store.clock.now_ms()
-        if current.group_epoch <= current.target_epoch or in_initial_delay(current, now):
-            return current, None
-        if current.install_id is not None and current.install_until > now:
-            return current, None
-        if batched and current.target_epoch > 0 and now < current.assigned_at + interval:
-            return current, None
-        try:
-            installed = install(store, current, now, creates)
-        except Conflict:
-            fresh = store.streams.group(current.group_id)
-            if fresh is None:
-                return current, None
-            current = fresh
-            raise DecideAgain() from None
-        return installed.group, installed
+    def held_back(g: StreamsGroup, now: int) -> bool:
+        # The initial rebalance delay holds it back too (core/streams/heartbeat_rules.py).
+        return in_initial_delay(g, now) or is_held_back(g, now, batched, interval)
 
-    return retry_on_race(
-        store.clock, attempt, attempts=INSTALL_ATTEMPTS, busy=lambda: (current, None)
+    return install_if_due(
+        store.clock, store.streams, group, held_back, lambda g, now: install(store, g, now, creates)
     )
 
 
@@ -213,14 +193,10 @@ class _Holders:
 def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreate) -> Installed:
     ss, installs = store.streams, store.streams_installs
     epoch = group.group_epoch
-    install_id = uuid.uuid4().hex
-    leased = replace(
-        group,
-        topic_changes_seen=group.topic_changes,
-        install_id=install_id,
-        install_until=now_ms + LEASE_MS,
-    )
-    group = installs.take_install_lease(group, leased, now_ms)
+    lease = leased(group, now_ms)
+    install_id = lease.install_id
+    assert install_id is not None
+    group = installs.take_install_lease(group, lease, now_ms)
     try:
         members = ss.members(group)
         topology = ss.topology(group.group_id)

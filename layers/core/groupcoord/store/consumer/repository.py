@@ -15,7 +15,6 @@ docs/consumer-protocol.md describes the conditions of each write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ...core.consumer.member import ConsumerGroupMember
@@ -27,12 +26,9 @@ from ..dynamo import ConditionFailed, Delete, TransactItem, Update
 from ..member_groups import MemberGroupStore, release_claim
 from ..stored_group import StoredGroup
 from .codec import (
+    CODEC,
     group_item,
-    group_update,
-    is_consumer_member,
     member_condition,
-    member_from_item,
-    member_to_item,
 )
 
 
@@ -55,29 +51,7 @@ class ConsumerGroupStore(MemberGroupStore[ConsumerGroup, ConsumerGroupMember]):
     """Consumer groups' items: the group and member reads and writes it shares with streams
     groups' store (store/member_groups.py), and its sessions and static members."""
 
-    group_type = "consumer"
-
-    # --- the encoding (store/member_groups.py) ---
-
-    def typed(self, found: StoredGroup) -> ConsumerGroup:
-        return found.consumer()
-
-    def group_update(self, old: ConsumerGroup, new: ConsumerGroup) -> Update:
-        return group_update(old, new, self.deadline_shards)
-
-    def is_member(self, item: Mapping[str, Any]) -> bool:
-        return is_consumer_member(item)
-
-    def member_from_item(self, item: Mapping[str, Any]) -> ConsumerGroupMember:
-        return member_from_item(item)
-
-    def member_to_item(self, group_id: str, shards: int, m: ConsumerGroupMember) -> dict[str, Any]:
-        return member_to_item(group_id, shards, m)
-
-    def member_condition(
-        self, m: ConsumerGroupMember
-    ) -> tuple[str, dict[str, str], dict[str, Any]]:
-        return member_condition(m)
+    codec = CODEC
 
     # --- writes ---
 

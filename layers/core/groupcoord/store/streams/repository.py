@@ -18,9 +18,6 @@ docs/streams.md describes the conditions of each write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ...core.streams.group import StreamsGroup
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.topology import Topology
@@ -32,18 +29,14 @@ from ..dynamo import (
     Dynamo,
     Put,
     TransactItem,
-    Update,
 )
 from ..member_groups import MemberGroupStore
 from ..stored_group import StoredGroup
 from ..writes import NO_WRITES, Writes
 from .codec import (
+    CODEC,
     group_item,
-    group_update,
-    is_streams_member,
     member_condition,
-    member_from_item,
-    member_to_item,
     report_from_item,
     report_to_item,
     topology_from_item,
@@ -61,27 +54,7 @@ class StreamsGroupStore(MemberGroupStore[StreamsGroup, StreamsGroupMember]):
         super().__init__(dynamo, deadline_shards, conversions)
         self.endpoints = EndpointsStore(dynamo)
 
-    group_type = "streams"
-
-    # --- the encoding (store/member_groups.py) ---
-
-    def typed(self, found: StoredGroup) -> StreamsGroup:
-        return found.streams()
-
-    def group_update(self, old: StreamsGroup, new: StreamsGroup) -> Update:
-        return group_update(old, new, self.deadline_shards)
-
-    def is_member(self, item: Mapping[str, Any]) -> bool:
-        return is_streams_member(item)
-
-    def member_from_item(self, item: Mapping[str, Any]) -> StreamsGroupMember:
-        return member_from_item(item)
-
-    def member_to_item(self, group_id: str, shards: int, m: StreamsGroupMember) -> dict[str, Any]:
-        return member_to_item(group_id, shards, m)
-
-    def member_condition(self, m: StreamsGroupMember) -> tuple[str, dict[str, str], dict[str, Any]]:
-        return member_condition(m)
+    codec = CODEC
 
     # --- reads ---
 
