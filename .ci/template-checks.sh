@@ -124,12 +124,14 @@ built_template="$build_dir/template.yaml"
 layer_dir="$(find "$build_dir" -mindepth 1 -maxdepth 1 -type d -name 'CoreLayer*' | head -n 1)"
 [[ -n "$layer_dir" && -f "$layer_dir/python/groupcoord/__init__.py" ]] \
     || die "built layer has no python/groupcoord (looked for $build_dir/CoreLayer*/python)"
-# The server code only: no Lambda handler reaches the client library, `serve` (moto, werkzeug)
-# or the command line, so the layer does not ship them.
-for left_out in client local dashboard cli.py admin_cli.py admin; do
-    [[ ! -e "$layer_dir/python/groupcoord/$left_out" ]] \
-        || die "the built layer holds groupcoord/$left_out (layers/core/Makefile: NOT_IN_LAYER)"
-done
+# The server code only: the entries of groupcoord/ that layers/core/layer-contents.txt lists (no
+# Lambda handler reaches the client library, `serve` (moto, werkzeug) or the command line), and
+# the package's own bytecode cache.
+expected_entries="$( (grep -v '^#' layers/core/layer-contents.txt; echo __pycache__) | sort)"
+built_entries="$(ls -A "$layer_dir/python/groupcoord" | sort)"
+[[ "$built_entries" == "$expected_entries" ]] \
+    || die "the built layer's groupcoord/ is not what layers/core/layer-contents.txt lists:
+$(diff <(echo "$expected_entries") <(echo "$built_entries"))"
 # Bytecode (layers/core/Makefile, target bytecode): every module of the layer compiled for
 # CPython 3.12 as unchecked-hash .pyc (Lambda's /opt is read-only: without them each cold start
 # compiles what it imports), and reproducible: compiling a copy of the layer's sources again

@@ -1,7 +1,8 @@
 """Cold start: what each Lambda function's init costs (`import app`), what its first request adds,
 and the size of the layer.
 
-    python -m bench.coldstart [--repeat 5] [--check [MS]] [--pip] [--no-write]
+    python -m bench.coldstart [--repeat 5] [--check [MS]] [--pip] [--functions NAMES] [--no-write]
+    python -m bench.coldstart --smoke   # --repeat 1 --functions membership, writes nothing
 
 The layer is loaded as Lambda loads it: built by layers/core/Makefile (the server code, the
 pinned wheels, for this host's architecture so that they load here) into a temporary folder,
@@ -54,7 +55,7 @@ if __package__ in (None, ""):
 
 from packaging.requirements import Requirement
 
-from bench.common import REPO, fmt, table, write_section
+from bench.common import REPO, fmt, parse_args, table, write_section
 
 LAYER = REPO / "layers" / "core"
 FUNCTIONS = REPO / "functions"
@@ -297,9 +298,17 @@ class Measured:
     over: list[str]
 
 
-def measure(built: Runtime, plain: Runtime, repeat: int, budget: float | None) -> Measured:
+def functions(names: str | None) -> list[Path]:
+    """The functions' folders (functions/<name>/app.py), or only those named (comma-separated)."""
+    found = sorted(p.parent for p in FUNCTIONS.glob("*/app.py"))
+    return [f for f in found if names is None or f.name in names.split(",")]
+
+
+def measure(
+    built: Runtime, plain: Runtime, repeat: int, budget: float | None, names: str | None = None
+) -> Measured:
     rows, heavy, over = [], {}, []  # heavy: package -> median self ms, the slowest function's
-    for function in sorted(p.parent for p in FUNCTIONS.glob("*/app.py")):
+    for function in functions(names):
         # Interleaved, so that a burst of load on a shared machine hits every figure alike.
         walls, uncompiled, traced, setups, profiles = [], [], [], [], []
         for _ in range(repeat):
@@ -327,24 +336,19 @@ def measure(built: Runtime, plain: Runtime, repeat: int, budget: float | None) -
     return Measured(rows, heavy, over)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument(
-        "--check",
-        type=float,
-        nargs="?",
-        const=IMPORT_BUDGET_MS,
-        metavar="MS",
-        help=f"fail if a function's import wall (tracing off, layer as built) is over MS "
-        f"({IMPORT_BUDGET_MS:g})",
-    )
-    parser.add_argument(
-        "--pip", action="store_true", help="measure the layer's size as sam build makes it (pip)"
-    )
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
+@dataclass(frozen=True)
+class Run:
+    """A run's import figures: per function, the bare interpreter's start, its version, and the
+    bytecode's size in the layer (MB)."""
+
+    found: Measured
+    baseline_ms: float
+    version: str
+    bytecode_mb: float
+
+
+def measure_layers(repeat: int, check: float | None, names: str | None) -> Run:
+    """Both layers built (with their bytecode and without) and every function imported."""
     python = lambda_python()
     with tempfile.TemporaryDirectory() as tmp:
         built = Runtime(python, build_layer(Path(tmp) / "built", python, bytecode=True))
@@ -353,9 +357,14 @@ def main(argv: list[str] | None = None) -> None:
             [python, "-c", "import sys; print(sys.version.split()[0])"],
             capture_output=True, text=True, check=True,
         ).stdout.strip()  # fmt: skip
-        baseline = statistics.median(built.startup_ms() for _ in range(args.repeat))
-        found = measure(built, plain, args.repeat, args.check)
+        baseline = statistics.median(built.startup_ms() for _ in range(repeat))
+        found = measure(built, plain, repeat, check, names)
         bytecode_mb = (_tree_bytes(built.layer) - _tree_bytes(plain.layer)) / 1024 / 1024
+    return Run(found, baseline, version, bytecode_mb)
+
+
+def import_tables(found: Measured) -> tuple[str, str]:
+    """The import wall per function, and the heaviest packages."""
     import_table = table(
         (
             "function",
@@ -372,7 +381,12 @@ def main(argv: list[str] | None = None) -> None:
         ("package", "import self time ms (all its modules, median; -X importtime)"),
         [(name, fmt(ms)) for name, ms in top],
     )
-    sizes, unzipped, zipped, how = layer_from_pip() if args.pip else layer_from_venv()
+    return import_table, top_table
+
+
+def size_report(pip: bool, bytecode_mb: float) -> tuple[str, str, str]:
+    """The layer's size by part, against Lambda's limits, and how it was measured."""
+    sizes, unzipped, zipped, how = layer_from_pip() if pip else layer_from_venv()
     size_table = table(
         ("in the layer", "MB unzipped"),
         [
@@ -380,7 +394,6 @@ def main(argv: list[str] | None = None) -> None:
             ("**total**", f"**{mb(unzipped)}** (zipped {mb(zipped)})"),
         ],
     )
-    elapsed = time.perf_counter() - started
     with_bytecode = unzipped + bytecode_mb * 1024 * 1024
     limits = (
         f"The compiled bytecode adds {bytecode_mb:.1f} MB unzipped to the layer as built. "
@@ -389,10 +402,38 @@ def main(argv: list[str] | None = None) -> None:
         f"{mb(ZIPPED_LIMIT)} MB for a zip uploaded directly "
         f"({100 * zipped / ZIPPED_LIMIT:.0f}% used without it)."
     )
+    return size_table, limits, how
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--check",
+        type=float,
+        nargs="?",
+        const=IMPORT_BUDGET_MS,
+        metavar="MS",
+        help=f"fail if a function's import wall (tracing off, layer as built) is over MS "
+        f"({IMPORT_BUDGET_MS:g})",
+    )
+    parser.add_argument(
+        "--pip", action="store_true", help="measure the layer's size as sam build makes it (pip)"
+    )
+    parser.add_argument("--functions", help="only these functions (comma-separated names)")
+    parser.add_argument("--no-write", action="store_true")
+    args = parse_args(parser, argv, repeat=1, functions="membership")
+    started = time.perf_counter()
+    run = measure_layers(args.repeat, args.check, args.functions)
+    import_table, top_table = import_tables(run.found)
+    size_table, limits, how = size_report(args.pip, run.bytecode_mb)
+    elapsed = time.perf_counter() - started
     for part in (import_table, top_table, size_table, limits, f"took {elapsed:.0f}s"):
         print(part, end="\n\n")
     if not args.no_write:
-        intro = DOC_INTRO.format(repeat=args.repeat, baseline=fmt(baseline), python=version)
+        intro = DOC_INTRO.format(
+            repeat=args.repeat, baseline=fmt(run.baseline_ms), python=run.version
+        )
         body = "\n\n".join(
             [
                 intro,
@@ -409,8 +450,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
         print(f"wrote {write_section('coldstart', 'Cold start', command, body, engine=False)}")
-    if found.over:
-        sys.exit(f"import wall over {args.check:g} ms: {', '.join(found.over)}")
+    if run.found.over:
+        sys.exit(f"import wall over {args.check:g} ms: {', '.join(run.found.over)}")
 
 
 def _tree_bytes(folder: Path) -> int:

@@ -3,6 +3,7 @@ audit, classic group builders and simulated members, and the writer of docs/perf
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
 import math
@@ -34,21 +35,17 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 warnings.filterwarnings("ignore", module="aws_lambda_powertools")
 
-from bench.seed import put_consumer_members, write_classic_group  # noqa: E402
 from groupcoord import runtime  # noqa: E402
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol  # noqa: E402
-from groupcoord.core.consumer_protocol import (  # noqa: E402
-    Assignment,
-    Subscription,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
 from groupcoord.http.apis import API_FUNCTION, FUNCTION_APIS  # noqa: E402
 from groupcoord.http.handler import LambdaHandler, make_api_handler  # noqa: E402
 from groupcoord.local.events import LambdaContext, http_api_event  # noqa: E402
+from groupcoord.local.kinesis_local import running_kinesis_local  # noqa: E402
 from groupcoord.local.processes import running_dynamodb, running_serve, unique_table  # noqa: E402
+from groupcoord.local.seed import (  # noqa: E402
+    add_joined_members,
+    write_classic_group,
+)
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
 from groupcoord.store.classic.codec import group_from_item  # noqa: E402
@@ -57,10 +54,19 @@ from groupcoord.store.classic.transition import ClassicTransition  # noqa: E402
 from groupcoord.store.consumer.codec import (  # noqa: E402
     group_from_item as consumer_group_from_item,
 )
+from groupcoord.store.consumer.codec import member_to_item as consumer_member_to_item  # noqa: E402
 from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
 from groupcoord.store.store import Store  # noqa: E402
 from groupcoord.store.streams.codec import (  # noqa: E402
     group_from_item as streams_group_from_item,
+)
+from groupcoord.wire.consumer_protocol import (  # noqa: E402
+    Assignment,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
 )
 
 __all__ = ["running_serve", "unique_table"]
@@ -82,9 +88,28 @@ HEARTBEAT_FREQUENCY = 9
 # --- the DynamoDB endpoint ---
 
 
+# A DynamoDB Local (or Kinesis) already running, instead of one started for the run: CI's, or a
+# shared machine's (each run still works on tables of its own).
+DYNAMODB_ENDPOINT_ENV = "GROUPCOORD_BENCH_DYNAMODB_ENDPOINT"
+KINESIS_ENDPOINT_ENV = "GROUPCOORD_BENCH_KINESIS_ENDPOINT"
+
+
+@contextmanager
+def _given(url: str) -> Iterator[str]:
+    yield url
+
+
 def dynamodb_local() -> AbstractContextManager[str]:
-    """Amazon's DynamoDB Local as a child process (groupcoord.local.dynamodb_local): its URL."""
-    return running_dynamodb()
+    """Amazon's DynamoDB Local as a child process (groupcoord.local.dynamodb_local), or the one
+    at $GROUPCOORD_BENCH_DYNAMODB_ENDPOINT: its URL."""
+    url = os.environ.get(DYNAMODB_ENDPOINT_ENV)
+    return _given(url) if url else running_dynamodb()
+
+
+def kinesis_local() -> AbstractContextManager[str]:
+    """kinesis-local as a child process, or the one at $GROUPCOORD_BENCH_KINESIS_ENDPOINT."""
+    url = os.environ.get(KINESIS_ENDPOINT_ENV)
+    return _given(url) if url else running_kinesis_local()
 
 
 # --- the independent capacity audit ---
@@ -770,6 +795,12 @@ def dynamodb_local_version() -> str:
         return "not installed"
 
 
+DEFAULT_HEADER = (
+    "# Performance\n\nMeasured by the scripts in `bench/` (see `bench/README.md`); each section "
+    "is rewritten by its script.\n\n"
+)
+
+
 def write_section(key: str, title: str, command: str, body: str, engine: bool = True) -> Path:
     """Put the benchmark's section into docs/performance.md, replacing its previous run."""
     text = PERFORMANCE_MD.read_text() if PERFORMANCE_MD.exists() else ""
@@ -787,18 +818,28 @@ def write_section(key: str, title: str, command: str, body: str, engine: bool = 
     order = [k for k in SECTION_ORDER if k in sections] + sorted(
         k for k in sections if k not in SECTION_ORDER
     )
-    header = (
-        "# Performance\n\n"
-        "Measured by the scripts in `bench/` (see `bench/README.md`); each section is rewritten "
-        "by its script. DynamoDB runs as Amazon's DynamoDB Local here (a section whose machine "
-        "line names moto was measured on moto, before the benchmarks moved; the scale section: "
-        "an in-memory stand-in, see there), so request counts and capacity units are exact, "
-        "while times are those of this machine, not of AWS.\n\n"
-    )
+    # The page's opening (before the first section) is hand-written: kept as it is.
+    header = text[: matches[0].start()] if matches else DEFAULT_HEADER
     out = header + "".join(f"<!-- bench:{k} -->\n{sections[k]}<!-- /bench:{k} -->\n" for k in order)
     out += trailer
     PERFORMANCE_MD.write_text(out)
     return PERFORMANCE_MD
+
+
+def parse_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, **smoke: Any
+) -> argparse.Namespace:
+    """The runner's arguments, with `--smoke`: a tiny run that checks the whole path at the
+    sizes `smoke` gives (option dest -> value) and writes nothing (`no_write`; the runners
+    save no bench/.results either). tests/integration/test_bench_smoke.py runs each so."""
+    sizes = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in smoke.items())
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"a tiny run ({sizes}) that writes nothing"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(smoke, no_write=True)
+    return args
 
 
 def save_results(name: str, data: Any) -> Path:
@@ -908,11 +949,7 @@ def build_consumer_group_direct(
     first member revokes through the handler; the others' items are then written reconciled
     (epoch = target epoch, holding their targets), as their next heartbeats would leave them.
     Returns the simulated members (their epochs set) and the build's phase times in seconds."""
-    from groupcoord.core.consumer.member import ConsumerGroupMember
-    from groupcoord.core.consumer.reconciliation import MemberAssignment
-    from groupcoord.service.consumer.common import reload
     from groupcoord.service.consumer.install import ensure_target_installed
-    from groupcoord.store.consumer.codec import member_to_item as consumer_member_to_item
 
     times: dict[str, float] = {}
     started = time.perf_counter()
@@ -921,28 +958,7 @@ def build_consumer_group_direct(
     if failed is not None:
         raise RuntimeError(f"first member: {failed.status} {failed.body}")
     first = sim.ids[0]
-    cs = coordinator.store.consumer
-    group = reload(cs, group_id)
-    assert group is not None
-    now = runtime.now_ms()
-    ids = [f"bench-{i:06d}-{uuid.uuid4().hex[:6]}" for i in range(size - 1)]
-    joined = [
-        ConsumerGroupMember(
-            member_id=mid,
-            rebalance_timeout_ms=300_000,
-            subscribed_topic_names=(TOPIC,),
-            assignment=MemberAssignment(epoch=group.target_epoch),
-            session_deadline=now + session_timeout_ms,
-        )
-        for mid in ids
-    ]
-    group = put_consumer_members(
-        coordinator.store,
-        group,
-        joined,
-        group_epoch=group.group_epoch + len(ids),
-        member_count=group.member_count + len(ids),
-    )
+    group, ids = _join_burst(coordinator, group_id, size - 1, session_timeout_ms)
     times["members written"] = time.perf_counter() - started
     started = time.perf_counter()
     group, installed = ensure_target_installed(coordinator.store, group, batched=False)
@@ -950,37 +966,67 @@ def build_consumer_group_direct(
         raise RuntimeError("the install did not complete")
     times["install"] = time.perf_counter() - started
     started = time.perf_counter()
-    sim.unacked.add(first)  # revoke what the install took away, then acknowledge
-    for _ in range(4):
-        answer = sim.beat(first)
-        if answer.status != 200 or answer.error_code != 0:
-            raise RuntimeError(f"first member: {answer.status} {answer.body}")
-        if sim.epochs[first] == group.target_epoch and first not in sim.unacked:
-            break
-    epoch = group.target_epoch
-    reconciled = []
-    for mid in ids:
-        member = installed.members[mid]
-        reconciled.append(
-            replace(
-                member,
-                assignment=MemberAssignment(
-                    epoch=epoch,
-                    previous_epoch=member.assignment.epoch,
-                    assigned=member.target,
-                    assigned_at={epoch: member.target},
-                ),
-                wait_on=(),
-                acquired_version=member.acquired_version + 1,
-                version=member.version + 1,
-                session_deadline=runtime.now_ms() + session_timeout_ms,
-            )
-        )
+    _revoke_first(sim, first, group.target_epoch)
+    reconciled = [
+        _reconciled(installed.members[mid], group.target_epoch, session_timeout_ms) for mid in ids
+    ]
     coordinator.dynamo.batch_write(
         puts=[consumer_member_to_item(group_id, group.member_shards, m) for m in reconciled]
     )
     times["members reconciled"] = time.perf_counter() - started
     sim.ids = [first, *ids]
     for mid in ids:
-        sim.epochs[mid] = epoch
+        sim.epochs[mid] = group.target_epoch
     return sim, times
+
+
+def _join_burst(
+    coordinator: InProcess, group_id: str, count: int, session_timeout_ms: int
+) -> tuple[Any, list[str]]:
+    """`count` members written as a burst of joins leaves them: the group as written, their
+    ids."""
+    from groupcoord.service.consumer.common import reload
+
+    ids = [f"bench-{i:06d}-{uuid.uuid4().hex[:6]}" for i in range(count)]
+    store = coordinator.store
+    add_joined_members(
+        store,
+        group_id,
+        count,
+        [TOPIC],
+        session_ms=session_timeout_ms,
+        rebalance_timeout_ms=300_000,
+        ids=ids,
+    )
+    return reload(store.consumer, group_id), ids
+
+
+def _revoke_first(sim: ConsumerGroupSim, first: str, target_epoch: int) -> None:
+    """The first member revokes what the install took away, then acknowledges."""
+    sim.unacked.add(first)
+    for _ in range(4):
+        answer = sim.beat(first)
+        if answer.status != 200 or answer.error_code != 0:
+            raise RuntimeError(f"first member: {answer.status} {answer.body}")
+        if sim.epochs[first] == target_epoch and first not in sim.unacked:
+            break
+
+
+def _reconciled(member: Any, epoch: int, session_timeout_ms: int) -> Any:
+    """A member as its heartbeats would leave it once reconciled: at `epoch`, holding its
+    target."""
+    from groupcoord.core.consumer.reconciliation import MemberAssignment
+
+    return replace(
+        member,
+        assignment=MemberAssignment(
+            epoch=epoch,
+            previous_epoch=member.assignment.epoch,
+            assigned=member.target,
+            assigned_at={epoch: member.target},
+        ),
+        wait_on=(),
+        acquired_version=member.acquired_version + 1,
+        version=member.version + 1,
+        session_deadline=runtime.now_ms() + session_timeout_ms,
+    )

@@ -2,6 +2,7 @@
 10, 1,000 and 5,000 members (and the consumer-protocol and offset APIs once they answer).
 
     python -m bench.cost [--sizes 10,1000,5000] [--protocol-max 100] [--no-write]
+    python -m bench.cost --smoke   # a group of 3, built directly, no barrier hold; writes nothing
 
 The Lambda handlers get API Gateway events; the runtime is configured on a table of a DynamoDB
 Local started here. Two figures per call: the store's own estimate
@@ -55,6 +56,7 @@ from bench.common import (
     fmt,
     make_consumer_group_timer_due,
     make_group_timer_due,
+    parse_args,
     range_assign,
     run_rounds,
     save_results,
@@ -79,6 +81,9 @@ from groupcoord.store.classic.codec import group_from_item
 from groupcoord.store.dynamo import make_client
 
 PARTITIONS = 1000
+# `--smoke`: one tiny group, built directly, and held calls answered at once.
+SMOKE_SIZE = 3
+SMOKE_SETTINGS = {"groupcoord.barrier.hold.ms": "0"}
 HEARTBEAT_SAMPLES = 20
 # Building groups through the protocol: no barrier hold, a short initial delay, long sessions
 # (so that no member expires while thousands of others are still joining).
@@ -383,10 +388,17 @@ def build_completing(
 def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]:
     build = "protocol" if protocol else "direct"
     label = f"{size:,}"
-    rows: list[Row] = []
-    started = time.perf_counter()
+    rows = stable_group_rows(coordinator, size, protocol, label, build)
+    rows += completing_group_rows(coordinator, size, protocol, label, build)
+    rows += consumer_rows(coordinator, size, protocol, label)
+    return rows
 
-    # Group A, Stable: heartbeats, offsets, the periodic expiry check, a new member's join.
+
+def stable_group_rows(
+    coordinator: InProcess, size: int, protocol: bool, label: str, build: str
+) -> list[Row]:
+    """Group A, Stable: heartbeats, offsets, the periodic expiry check, a new member's join."""
+    started = time.perf_counter()
     group_a = f"cost-a-{uuid.uuid4().hex[:8]}"
     ids = build_stable(coordinator, group_a, size, protocol)
     generation = _generation(coordinator, group_a)
@@ -397,18 +409,26 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
         return coordinator.call("heartbeat", body)
 
     not_due, due = steady_samples(coordinator, heartbeat, ids)
-    rows += steady_rows(HEARTBEAT, label, build, not_due, due)
+    rows = steady_rows(HEARTBEAT, label, build, not_due, due)
     rows += offset_rows(coordinator, group_a, ids[1], generation, label, build)
     rows.append(classic_timer_row(coordinator, group_a, heartbeat, ids, label, build))
+    return rows + join_rows(coordinator, group_a, ids, label, build)
+
+
+def join_rows(
+    coordinator: InProcess, group_id: str, ids: list[str], label: str, build: str
+) -> list[Row]:
+    """A new member's join into a Stable group, then a known member's while the barrier is
+    open (registered, and re-sent after its 202)."""
     join = {
-        "groupId": group_a,
+        "groupId": group_id,
         "memberId": "",
         "sessionTimeoutMs": SESSION_TIMEOUT_MS,
         "protocolType": "consumer",
         "protocols": [{"name": "range", "metadata": subscription_b64()}],
     }
     first = coordinator.call("join-group", join)
-    rows.append(Row.of("join-group, new member: id request", label, build, [first]))
+    rows = [Row.of("join-group, new member: id request", label, build, [first])]
     second = coordinator.call("join-group", {**join, "memberId": first.body["memberId"]})
     hold = coordinator.settings.barrier_hold_ms
     rows.append(
@@ -421,7 +441,7 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
         )
     )
     # The rebalance is open: the members it waits for rejoin (known members), then re-send.
-    plan = hold_plan(size + 1, hold)  # the new member above joined
+    plan = hold_plan(len(ids) + 1, hold)  # the new member above joined
     rejoin = {**join, "memberId": ids[-1]}
     known = coordinator.call("join-group", rejoin)
     rows.append(
@@ -444,11 +464,17 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
             f"held {resent.seconds:.1f}s; retryAfterMs {resent.body.get('retryAfterMs')}",
         )
     )
+    return rows
 
-    # Group B, CompletingRebalance: syncs, then a leave in Stable.
+
+def completing_group_rows(
+    coordinator: InProcess, size: int, protocol: bool, label: str, build: str
+) -> list[Row]:
+    """Group B, CompletingRebalance: syncs, then a leave in Stable."""
     group_b = f"cost-b-{uuid.uuid4().hex[:8]}"
     ids, generation = build_completing(coordinator, group_b, size, protocol)
     leader, followers = ids[0], ids[1:]
+    hold = coordinator.settings.barrier_hold_ms
 
     def sync(member_id: str, assignments: list[dict[str, Any]] | None = None) -> Call:
         body: dict[str, Any] = {
@@ -462,6 +488,7 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
             body["assignments"] = assignments
         return coordinator.call("sync-group", body)
 
+    rows = []
     if followers:
         held = sync(followers[0])
         rows.append(
@@ -482,7 +509,6 @@ def classic_rows(coordinator: InProcess, size: int, protocol: bool) -> list[Row]
         rows.append(Row.of("sync-group, follower", label, build, [sync(followers[1])]))
     leave = {"groupId": group_b, "members": [{"memberId": followers[-1] if followers else leader}]}
     rows.append(Row.of("leave-group", label, build, [coordinator.call("leave-group", leave)]))
-    rows += consumer_rows(coordinator, size, protocol, label)
     return rows
 
 
@@ -1081,6 +1107,97 @@ def hot_keys(rows: list[Row], hold_ms: int) -> tuple[str, list[str]]:
 Scenario = Callable[[], list[Row]]
 
 
+def measure(
+    sizes: Sequence[int], protocol_max: int, overrides: dict[str, str] | None = None
+) -> list[Row]:
+    """Every scenario's row: the classic and consumer-protocol groups on a table per size,
+    then the others on one table of their own (`overrides`: settings of every table)."""
+    rows: list[Row] = []
+    with dynamodb_local() as endpoint:
+        for size in sizes:  # a table per size
+            print(f"group of {size:,} members")
+            coordinator = InProcess(endpoint, overrides, audit=True)
+            create_topic(coordinator, TOPIC, PARTITIONS)
+            rows += classic_rows(coordinator, size, size <= protocol_max)
+        coordinator = InProcess(endpoint, overrides, audit=True)
+        create_topic(coordinator, TOPIC, PARTITIONS)
+        create_topic(coordinator, "other-topic", 10)
+        rows += other_rows(coordinator)
+        rows += authorized_rows(coordinator)
+        rows += big_member_rows(coordinator)
+        rows += sink_rows(coordinator, endpoint)
+    rows.sort(key=lambda r: (r.members == "-", r.scenario, len(r.members), r.members))
+    return rows
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What the rows show beyond themselves: the flags on steady heartbeats, renewals and
+    timers, the findings, and the busiest partition keys (the table, and the limits broken)."""
+
+    warnings: list[str]
+    renewals: list[str]
+    timers: list[str]
+    notes: list[str]
+    keys_table: str
+    broken: list[str]
+
+    @classmethod
+    def of(cls, rows: list[Row]) -> Checks:
+        keys_table, broken = hot_keys(rows, Settings().barrier_hold_ms)
+        return cls(
+            heartbeat_growth(rows),
+            renewal_check(rows),
+            timer_check(rows),
+            findings(rows),
+            keys_table,
+            broken,
+        )
+
+    def print(self) -> None:
+        for line in self.warnings or ["steady-state heartbeat: constant across group sizes (good)"]:
+            print(line)
+        for line in self.renewals or [
+            "steady-state heartbeat: renewal due writes, not due only reads"
+        ]:
+            print(line)
+        for line in self.timers or ["group timers: measured at every size, as routine checks"]:
+            print(line)
+        for line in self.notes:
+            print(line)
+        print(self.keys_table)
+        for line in self.broken:
+            print(f"!!! BREAKS the hot-key limit: {line}")
+
+
+def doc_body(text: str, checks: Checks, protocol_max: int, elapsed: float) -> str:
+    """The section of docs/performance.md: how it is measured, the rows, what they show."""
+    return "\n\n".join(
+        [
+            DOC_INTRO.format(
+                protocol_max=protocol_max,
+                partitions=PARTITIONS,
+                skips=RENEWAL_SKIPS,
+                every=RENEWAL_SKIPS + 1,
+                timer_samples=TIMER_SAMPLES,
+                margin=TIMER_MARGIN_MS // 1000,
+            ),
+            text,
+            *(f"**{w}**" for w in checks.warnings),
+            "Steady-state heartbeat across group sizes: "
+            + ("GROWS (see above)." if checks.warnings else "constant."),
+            *([f"**{w}**" for w in checks.renewals] or [RENEWALS_OK]),
+            *([f"**{w}**" for w in checks.timers] or [TIMERS_OK]),
+            *checks.notes,
+            "### Busiest partition keys at scale (no hot key)",
+            HOT_KEYS_INTRO.format(read=READ_LIMIT, write=WRITE_LIMIT),
+            checks.keys_table,
+            *(f"**Breaks the hot-key limit: {line}.**" for line in checks.broken),
+            f"The run took {elapsed:.0f} s.",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,1000,5000", help="group sizes, comma-separated")
@@ -1091,70 +1208,21 @@ def main(argv: list[str] | None = None) -> list[Row]:
         help="build groups up to this size through join/sync; larger ones directly",
     )
     parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, sizes=str(SMOKE_SIZE), protocol_max=0)
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.perf_counter()
-    rows: list[Row] = []
-    with dynamodb_local() as endpoint:
-        for size in sizes:  # a table per size
-            print(f"group of {size:,} members")
-            coordinator = InProcess(endpoint, audit=True)
-            create_topic(coordinator, TOPIC, PARTITIONS)
-            rows += classic_rows(coordinator, size, size <= args.protocol_max)
-        coordinator = InProcess(endpoint, audit=True)
-        create_topic(coordinator, TOPIC, PARTITIONS)
-        create_topic(coordinator, "other-topic", 10)
-        rows += other_rows(coordinator)
-        rows += authorized_rows(coordinator)
-        rows += big_member_rows(coordinator)
-        rows += sink_rows(coordinator, endpoint)
-    rows.sort(key=lambda r: (r.members == "-", r.scenario, len(r.members), r.members))
+    rows = measure(sizes, args.protocol_max, SMOKE_SETTINGS if args.smoke else None)
     elapsed = time.perf_counter() - started
     text = render(rows)
-    warnings = heartbeat_growth(rows)
-    renewals = renewal_check(rows)
-    timers = timer_check(rows)
-    notes = findings(rows)
-    keys_table, broken = hot_keys(rows, Settings().barrier_hold_ms)
+    checks = Checks.of(rows)
     print(text)
-    for line in warnings or ["steady-state heartbeat: constant across group sizes (good)"]:
-        print(line)
-    for line in renewals or ["steady-state heartbeat: renewal due writes, not due only reads"]:
-        print(line)
-    for line in timers or ["group timers: measured at every size, as routine checks"]:
-        print(line)
-    for line in notes:
-        print(line)
-    print(keys_table)
-    for line in broken:
-        print(f"!!! BREAKS the hot-key limit: {line}")
+    checks.print()
     print(f"took {elapsed:.0f}s")
+    if args.smoke:
+        return rows
     save_results("cost", [asdict(r) for r in rows])
     if not args.no_write:
-        body = "\n\n".join(
-            [
-                DOC_INTRO.format(
-                    protocol_max=args.protocol_max,
-                    partitions=PARTITIONS,
-                    skips=RENEWAL_SKIPS,
-                    every=RENEWAL_SKIPS + 1,
-                    timer_samples=TIMER_SAMPLES,
-                    margin=TIMER_MARGIN_MS // 1000,
-                ),
-                text,
-                *(f"**{w}**" for w in warnings),
-                "Steady-state heartbeat across group sizes: "
-                + ("GROWS (see above)." if warnings else "constant."),
-                *([f"**{w}**" for w in renewals] or [RENEWALS_OK]),
-                *([f"**{w}**" for w in timers] or [TIMERS_OK]),
-                *notes,
-                "### Busiest partition keys at scale (no hot key)",
-                HOT_KEYS_INTRO.format(read=READ_LIMIT, write=WRITE_LIMIT),
-                keys_table,
-                *(f"**Breaks the hot-key limit: {line}.**" for line in broken),
-                f"The run took {elapsed:.0f} s.",
-            ]
-        )
+        body = doc_body(text, checks, args.protocol_max, elapsed)
         command = COMMAND if argv is None else f"{COMMAND} {' '.join(argv)}"
         print(f"wrote {write_section('cost', 'Cost per API call', command, body)}")
     return rows

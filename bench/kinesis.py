@@ -24,6 +24,7 @@ default 5 s heartbeat and 45 s session) on 127.0.0.1, each a process. The surviv
 runs in this process (its records timed here); the stopped one is a process of its own.
 
     python -m bench.kinesis [--repeat 5] [--no-failover] [--cost-only]
+    python -m bench.kinesis --smoke   # --repeat 1 --no-failover; writes nothing
 """
 
 from __future__ import annotations
@@ -47,10 +48,9 @@ import boto3
 from groupcoord.client import TopicPartition
 from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
 from groupcoord.client.transport import Transport
-from groupcoord.local.kinesis_local import running_kinesis_local
 from groupcoord.store.dynamo import make_client
 
-from .common import dynamodb_local, running_serve
+from .common import dynamodb_local, kinesis_local, parse_args, running_serve
 from .kinesis_cost import measure, print_costs
 
 COMMAND = "python -m bench.kinesis"
@@ -285,16 +285,16 @@ def print_timings(timings: dict[str, tuple[list[float], str]]) -> None:
     print()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cost-only", action="store_true", help="skip the timings")
     parser.add_argument("--no-failover", action="store_true", help="skip the kills (45 s each)")
-    args = parser.parse_args()
+    args = parse_args(parser, argv, repeat=1, no_failover=True)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    with running_kinesis_local() as kinesis_url, dynamodb_local() as endpoint:
+    with kinesis_local() as kinesis_url, dynamodb_local() as endpoint:
         os.environ["AWS_ENDPOINT_URL_KINESIS"] = kinesis_url  # the example's too
         kinesis = boto3.client("kinesis", endpoint_url=kinesis_url)
         settings = {"groupcoord.sink.tables": sink_table(endpoint)}

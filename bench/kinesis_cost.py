@@ -3,13 +3,13 @@ measures (bench.kinesis prints it): a consumer-protocol group of MEMBERS members
 SHARDS shards, joined through the handlers in-process on DynamoDB Local, its calls audited
 (bench/common.py CapacityAudit: units by DynamoDB's rules) and, in a second run without the
 audit, timed (the p50 handler time, billed as Lambda duration: an upper bound, DynamoDB Local
-being slower than DynamoDB). Priced with bench/cost_model.py's list prices and its reading of
+being slower than DynamoDB). Priced with bench/pricing.py's list prices and its reading of
 the template (architecture, memory), as the cost model prices a member-month:
 
 - the member's steady heartbeats, every 5 s: renewal not due and due, blended at the default
   `groupcoord.session.renewal.skips` ((skips x not due + due) / (skips + 1));
 - the group's timer check (its expiry scan, forced due), once per check interval
-  (cost_model.check_interval_s), shared by the group's members;
+  (pricing.check_interval_s), shared by the group's members;
 - the topic's scheduled shard sync (one that finds nothing new), every
   `groupcoord.kinesis.shard.sync.interval.ms`, shared by the topic's shards; it runs inside
   the sweeper's invocation, which runs every minute anyway: its units and duration only;
@@ -34,7 +34,8 @@ from groupcoord.settings import Settings
 from .common import Call, ConsumerGroupSim, InProcess, settle_consumer_group
 from .common import make_consumer_group_timer_due as force_check_due
 from .cost import RENEWAL_SKIPS, steady_samples, timer_samples
-from .cost_model import (
+from .cost_model import TEMPLATE_LAMBDA
+from .pricing import (
     CONSUMER,
     FRONT_DOORS,
     HEARTBEAT_S,
@@ -65,7 +66,7 @@ class PerCall:
     def usd(self, front_door: float | None) -> float:
         """What one costs: units and duration; with `front_door`, a request of its own (the
         front door's charge and Lambda's request charge)."""
-        parts = per_heartbeat(self.read, self.write, self.seconds * 1000)
+        parts = per_heartbeat(self.read, self.write, self.seconds * 1000, TEMPLATE_LAMBDA)
         if front_door is None:
             return parts["DynamoDB reads"] + parts["DynamoDB writes"] + parts["Lambda duration"]
         return sum(parts.values()) - parts["front door"] + front_door

@@ -2,6 +2,7 @@
 HTTP (`groupcoord serve` backed by the same DynamoDB Local), with the DynamoDB round trips.
 
     python -m bench.latency [--samples 30] [--members 10] [--no-write]
+    python -m bench.latency --smoke   # 2 samples, 3 members; writes nothing
 
 Every DynamoDB call of a handler is sequential, so Usage.requests is the number of round trips
 a call waits for: on AWS (a few ms per round trip in-region) that, not DynamoDB Local's speed,
@@ -33,6 +34,7 @@ from bench.common import (
     create_topic,
     dynamodb_local,
     fmt,
+    parse_args,
     percentile,
     range_assign,
     running_serve,
@@ -77,111 +79,120 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def scenarios(setup: InProcess, call: Caller, members: int, samples: int) -> dict[str, list[Call]]:
-    """Timed calls per API; groups are built directly (setup) so each sample starts alike."""
-    found: dict[str, list[Call]] = {}
+class Samples(dict[str, list[Call]]):
+    """Timed calls per API; a call answered an error stops the run."""
 
-    def add(name: str, answer: Call) -> None:
+    def add(self, name: str, answer: Call) -> None:
         if answer.status >= 400:
             raise RuntimeError(f"{name}: {answer.status} {answer.body}")
-        found.setdefault(name, []).append(answer)
+        self.setdefault(name, []).append(answer)
 
+
+JOIN = {
+    "sessionTimeoutMs": 300_000,
+    "protocolType": "consumer",
+    "protocols": [{"name": "range", "metadata": subscription_b64()}],
+}
+
+
+def scenarios(setup: InProcess, call: Caller, members: int, samples: int) -> dict[str, list[Call]]:
+    """Timed calls per API; groups are built directly (setup) so each sample starts alike."""
+    found = Samples()
     stable = f"lat-{uuid.uuid4().hex[:8]}"
     ids = build_classic_group_direct(setup, stable, members, partitions=PARTITIONS)
-    join = {
-        "sessionTimeoutMs": 300_000,
-        "protocolType": "consumer",
-        "protocols": [{"name": "range", "metadata": subscription_b64()}],
-    }
     for i in range(samples):
-        add("find-coordinator", call("find-coordinator", {"keyType": 0, "coordinatorKeys": ["g"]}))
-        add("metadata (all topics)", call("metadata", {}))
-        add(
-            "create-topics",
-            call(
-                "create-topics",
-                {"topics": [{"name": f"lat-{uuid.uuid4().hex[:8]}", "numPartitions": 10}]},
-            ),
-        )
-        add(
-            "heartbeat",
-            call("heartbeat", {"groupId": stable, "generationId": 1, "memberId": ids[i % members]}),
-        )
-        for count in (1, 100):
-            body = {
-                "groupId": stable,
-                "generationIdOrMemberEpoch": 1,
-                "memberId": ids[0],
-                "topics": [
-                    {
-                        "name": TOPIC,
-                        "partitions": [
-                            {"partitionIndex": p, "committedOffset": i} for p in range(count)
-                        ],
-                    }
-                ],
-            }
-            add(
-                f"offset-commit ({count} partition{'s' * (count > 1)})",
-                call("offset-commit", body),
-            )
+        stable_samples(found, call, stable, ids, i)
+        join_samples(found, setup, call, members)
+        completing_samples(found, setup, call, members)
+    consumer_samples(found, setup, call, members, samples)
+    return found
+
+
+def stable_samples(found: Samples, call: Caller, stable: str, ids: list[str], i: int) -> None:
+    """The calls that change no group's membership: discovery, topics, a Stable group's
+    heartbeat, its offsets."""
+    found.add(
+        "find-coordinator", call("find-coordinator", {"keyType": 0, "coordinatorKeys": ["g"]})
+    )
+    found.add("metadata (all topics)", call("metadata", {}))
+    topic = {"name": f"lat-{uuid.uuid4().hex[:8]}", "numPartitions": 10}
+    found.add("create-topics", call("create-topics", {"topics": [topic]}))
+    beat = {"groupId": stable, "generationId": 1, "memberId": ids[i % len(ids)]}
+    found.add("heartbeat", call("heartbeat", beat))
+    for count in (1, 100):
         body = {
-            "groups": [
+            "groupId": stable,
+            "generationIdOrMemberEpoch": 1,
+            "memberId": ids[0],
+            "topics": [
                 {
-                    "groupId": stable,
-                    "topics": [{"name": TOPIC, "partitionIndexes": list(range(100))}],
+                    "name": TOPIC,
+                    "partitions": [
+                        {"partitionIndex": p, "committedOffset": i} for p in range(count)
+                    ],
                 }
-            ]
+            ],
         }
-        add("offset-fetch (100 partitions)", call("offset-fetch", body))
+        found.add(
+            f"offset-commit ({count} partition{'s' * (count > 1)})", call("offset-commit", body)
+        )
+    partitions = [{"name": TOPIC, "partitionIndexes": list(range(100))}]
+    body = {"groups": [{"groupId": stable, "topics": partitions}]}
+    found.add("offset-fetch (100 partitions)", call("offset-fetch", body))
 
-        # A new member joins a Stable group: the id request, then the join that opens the
-        # rebalance (fresh group each time).
-        fresh = f"lat-{uuid.uuid4().hex[:8]}"
-        build_classic_group_direct(setup, fresh, members, partitions=PARTITIONS)
-        first = call("join-group", {"groupId": fresh, "memberId": "", **join})
-        add("join-group (new member, id request)", first)
-        add(
-            "join-group (new member, opens rebalance; 202)",
-            call("join-group", {"groupId": fresh, "memberId": first.body["memberId"], **join}),
-        )
 
-        # CompletingRebalance: the leader's sync, a follower's, then a leave in Stable.
-        completing = f"lat-{uuid.uuid4().hex[:8]}"
-        group_ids = build_classic_group_direct(
-            setup, completing, members, partitions=PARTITIONS, stable=False
-        )
-        sync = {
-            "groupId": completing,
-            "generationId": 1,
-            "protocolType": "consumer",
-            "protocolName": "range",
-        }
-        plan = range_assign(group_ids, PARTITIONS)
-        assignments = [
-            {"memberId": m, "assignment": _b64(assignment_bytes(p))} for m, p in plan.items()
-        ]
-        add(
-            "sync-group (leader)",
-            call("sync-group", {**sync, "memberId": group_ids[0], "assignments": assignments}),
-        )
-        add(
-            "sync-group (follower, after the leader)",
-            call("sync-group", {**sync, "memberId": group_ids[1]}),
-        )
-        add(
-            "leave-group",
-            call("leave-group", {"groupId": completing, "members": [{"memberId": group_ids[-1]}]}),
-        )
+def join_samples(found: Samples, setup: InProcess, call: Caller, members: int) -> None:
+    """A new member joins a Stable group: the id request, then the join that opens the
+    rebalance (fresh group each time)."""
+    fresh = f"lat-{uuid.uuid4().hex[:8]}"
+    build_classic_group_direct(setup, fresh, members, partitions=PARTITIONS)
+    first = call("join-group", {"groupId": fresh, "memberId": "", **JOIN})
+    found.add("join-group (new member, id request)", first)
+    found.add(
+        "join-group (new member, opens rebalance; 202)",
+        call("join-group", {"groupId": fresh, "memberId": first.body["memberId"], **JOIN}),
+    )
 
+
+def completing_samples(found: Samples, setup: InProcess, call: Caller, members: int) -> None:
+    """CompletingRebalance: the leader's sync, a follower's, then a leave in Stable."""
+    completing = f"lat-{uuid.uuid4().hex[:8]}"
+    group_ids = build_classic_group_direct(
+        setup, completing, members, partitions=PARTITIONS, stable=False
+    )
+    sync = {
+        "groupId": completing,
+        "generationId": 1,
+        "protocolType": "consumer",
+        "protocolName": "range",
+    }
+    plan = range_assign(group_ids, PARTITIONS)
+    assignments = [
+        {"memberId": m, "assignment": _b64(assignment_bytes(p))} for m, p in plan.items()
+    ]
+    found.add(
+        "sync-group (leader)",
+        call("sync-group", {**sync, "memberId": group_ids[0], "assignments": assignments}),
+    )
+    found.add(
+        "sync-group (follower, after the leader)",
+        call("sync-group", {**sync, "memberId": group_ids[1]}),
+    )
+    leave = {"groupId": completing, "members": [{"memberId": group_ids[-1]}]}
+    found.add("leave-group", call("leave-group", leave))
+
+
+def consumer_samples(
+    found: Samples, setup: InProcess, call: Caller, members: int, samples: int
+) -> None:
+    """A settled consumer-protocol group's steady heartbeats."""
     sim = ConsumerGroupSim(call, f"lat-{uuid.uuid4().hex[:8]}", members)
     failed = settle_consumer_group(setup, sim)
     if failed is not None:
         print(f"consumer-group-heartbeat not measured: {failed.status} {failed.body}")
-    else:
-        for i in range(samples):
-            add("consumer-group-heartbeat", sim.beat(sim.ids[i % members]))
-    return found
+        return
+    for i in range(samples):
+        found.add("consumer-group-heartbeat", sim.beat(sim.ids[i % members]))
 
 
 def summary(calls: list[Call]) -> tuple[str, str, str]:
@@ -194,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--members", type=int, default=10, help="classic group size")
     parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, samples=2, members=3)
     started = time.perf_counter()
     with dynamodb_local() as endpoint:
         inproc = InProcess(endpoint, SETTINGS)
@@ -232,7 +243,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     text = table(headers, rows)
     print(text)
     print(f"took {elapsed:.0f}s")
-    save_results("latency", results)
+    if not args.smoke:
+        save_results("latency", results)
     if not args.no_write:
         body = "\n\n".join(
             [

@@ -4,6 +4,7 @@ process's memory at the start, after warm-up and at the end.
 
     python -m bench.load [--members 100] [--minutes 2] [--group-size 10] [--partitions 100]
                          [--store memory|dynamodb-local] [--threads 32] [--no-write]
+    python -m bench.load --smoke   # 4 members for 3 s at 0.5 s intervals; writes nothing
 
 Half the members speak the classic protocol (join, sync, heartbeat every
 --classic-heartbeat-ms, Kafka's 3 s; 45 s sessions), half the consumer protocol
@@ -45,6 +46,7 @@ from bench.common import (
     all_stable,
     dynamodb_local,
     fmt,
+    parse_args,
     percentile,
     running_serve,
     save_results,
@@ -59,6 +61,9 @@ COMMAND = "python -m bench.load"
 CLASSIC_SESSION_MS = 45_000  # Kafka's session.timeout.ms
 RSS_EVERY_S = 5.0
 HEARTBEATS = ("heartbeat", "consumer-group-heartbeat")
+
+# A call to the coordinator: (API, body) -> its answer.
+Caller = Callable[[str, Any], Call]
 
 
 # --- the serve process ---
@@ -350,6 +355,85 @@ def warm(
     return True
 
 
+@dataclass
+class Members:
+    """The simulated members: classic groups, consumer-protocol groups, and every member as
+    the scheduler drives it."""
+
+    classic: list[list[SimMember]] = field(default_factory=list)
+    consumer: list[ConsumerGroupSim] = field(default_factory=list)
+    driven: list[Driven] = field(default_factory=list)
+
+
+def make_members(args: argparse.Namespace, call: Caller, figures: Figures) -> Members:
+    """Half the members classic, half consumer protocol, in groups of --group-size."""
+    n_classic = args.members // 2
+    n_consumer = args.members - n_classic
+    size = args.group_size
+    commit_s = args.commit_ms / 1000
+    found = Members()
+    run_id = uuid.uuid4().hex[:6]
+    for g, start in enumerate(range(0, n_classic, size)):
+        group = [
+            SimMember(call, f"load-{run_id}-c{g}", CLASSIC_SESSION_MS, args.partitions, index=i)
+            for i in range(min(size, n_classic - start))
+        ]
+        found.classic.append(group)
+        found.driven += [
+            Classic(m, args.classic_heartbeat_ms / 1000, call, figures, commit_s) for m in group
+        ]
+    for g, start in enumerate(range(0, n_consumer, size)):
+        sim = ConsumerGroupSim(call, f"load-{run_id}-k{g}", min(size, n_consumer - start))
+        found.consumer.append(sim)
+        found.driven += [Consumer(sim, m, call, figures, commit_s) for m in sim.ids]
+    return found
+
+
+@contextmanager
+def sampling_rss(pid: int, started: float) -> Iterator[list[tuple[float, int]]]:
+    """The serve process's VmRSS every RSS_EVERY_S (seconds since `started`, KB), from now."""
+    rss: list[tuple[float, int]] = [(0.0, rss_kb(pid))]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(RSS_EVERY_S):
+            rss.append((time.monotonic() - started, rss_kb(pid)))
+
+    threading.Thread(target=sample, daemon=True).start()
+    try:
+        yield rss
+    finally:
+        stop.set()
+
+
+def warm_up(scheduler: Scheduler, members: Members, args: argparse.Namespace, call: Caller) -> None:
+    """Drive the members until every group is Stable (checked every 2 s)."""
+    warm_deadline = time.monotonic() + args.warmup_max_s
+    checked = [0.0]
+
+    def warmed() -> bool:
+        if time.monotonic() > warm_deadline:
+            raise RuntimeError(f"the groups were not Stable within {args.warmup_max_s}s")
+        if time.monotonic() - checked[0] < 2.0:
+            return False
+        checked[0] = time.monotonic()
+        return warm(members.classic, members.consumer, args.partitions, call)
+
+    scheduler.run_until(warmed)
+
+
+def measure_window(scheduler: Scheduler, figures: Figures, minutes: float) -> float:
+    """Drive the members for the measured window, recording their calls: its length, s."""
+    with figures.lock:
+        figures.measuring = True
+    window_start = time.monotonic()
+    window_end = window_start + minutes * 60
+    scheduler.run_until(lambda: time.monotonic() >= window_end)
+    with figures.lock:
+        figures.measuring = False
+    return time.monotonic() - window_start
+
+
 def run(args: argparse.Namespace) -> Run:
     settings = {"group.consumer.heartbeat.interval.ms": str(args.consumer_heartbeat_ms)}
     if args.consumer_heartbeat_ms < 5000:
@@ -357,76 +441,29 @@ def run(args: argparse.Namespace) -> Run:
     figures = Figures()
     started = time.monotonic()
     with serving(args.store, settings) as (url, pid):
-        rss: list[tuple[float, int]] = [(0.0, rss_kb(pid))]
-        rss_start = rss[0][1]
-        transport = Transport(url, client_id="bench-load", timeout_s=10)
-        call = http_caller(transport)
-        created = call(
-            "create-topics", {"topics": [{"name": TOPIC, "numPartitions": args.partitions}]}
-        )
-        if created.status != 200 or created.body["topics"][0]["errorCode"] not in (0, 36):
-            raise RuntimeError(f"create-topics: {created.status} {created.body}")
-        n_classic = args.members // 2
-        n_consumer = args.members - n_classic
-        size = args.group_size
-        commit_s = args.commit_ms / 1000
-        classic_groups: list[list[SimMember]] = []
-        consumer_groups: list[ConsumerGroupSim] = []
-        driven: list[Driven] = []
-        run_id = uuid.uuid4().hex[:6]
-        for g, start in enumerate(range(0, n_classic, size)):
-            group = [
-                SimMember(call, f"load-{run_id}-c{g}", CLASSIC_SESSION_MS, args.partitions, index=i)
-                for i in range(min(size, n_classic - start))
-            ]
-            classic_groups.append(group)
-            driven += [
-                Classic(m, args.classic_heartbeat_ms / 1000, call, figures, commit_s) for m in group
-            ]
-        for g, start in enumerate(range(0, n_consumer, size)):
-            sim = ConsumerGroupSim(call, f"load-{run_id}-k{g}", min(size, n_consumer - start))
-            consumer_groups.append(sim)
-            driven += [Consumer(sim, m, call, figures, commit_s) for m in sim.ids]
-        commits = [Commits(d) for d in driven]
-        scheduler = Scheduler([*driven, *commits], args.threads, spread_s=commit_s)
-        sampler_stop = threading.Event()
-
-        def sample() -> None:
-            while not sampler_stop.wait(RSS_EVERY_S):
-                rss.append((time.monotonic() - started, rss_kb(pid)))
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        warm_deadline = time.monotonic() + args.warmup_max_s
-        checked = [0.0]
-
-        def warmed() -> bool:
-            if time.monotonic() > warm_deadline:
-                raise RuntimeError(f"the groups were not Stable within {args.warmup_max_s}s")
-            if time.monotonic() - checked[0] < 2.0:
-                return False
-            checked[0] = time.monotonic()
-            return warm(classic_groups, consumer_groups, args.partitions, call)
-
-        try:
-            scheduler.run_until(warmed)
-            warmup_s = time.monotonic() - started
-            rss_warm = rss_kb(pid)
-            rss.append((warmup_s, rss_warm))
-            print(f"warm after {warmup_s:.0f}s: RSS {rss_warm / 1024:.1f} MiB", flush=True)
-            with figures.lock:
-                figures.measuring = True
-            window_start = time.monotonic()
-            window_end = window_start + args.minutes * 60
-            scheduler.run_until(lambda: time.monotonic() >= window_end)
-            with figures.lock:
-                figures.measuring = False
-            window_s = time.monotonic() - window_start
-        finally:
-            scheduler.stop()
-            sampler_stop.set()
+        with sampling_rss(pid, started) as rss:
+            call = http_caller(Transport(url, client_id="bench-load", timeout_s=10))
+            topic = {"name": TOPIC, "numPartitions": args.partitions}
+            created = call("create-topics", {"topics": [topic]})
+            if created.status != 200 or created.body["topics"][0]["errorCode"] not in (0, 36):
+                raise RuntimeError(f"create-topics: {created.status} {created.body}")
+            members = make_members(args, call, figures)
+            commits = [Commits(d) for d in members.driven]
+            commit_s = args.commit_ms / 1000
+            scheduler = Scheduler([*members.driven, *commits], args.threads, spread_s=commit_s)
+            try:
+                warm_up(scheduler, members, args, call)
+                warmup_s = time.monotonic() - started
+                rss_warm = rss_kb(pid)
+                rss.append((warmup_s, rss_warm))
+                print(f"warm after {warmup_s:.0f}s: RSS {rss_warm / 1024:.1f} MiB", flush=True)
+                window_s = measure_window(scheduler, figures, args.minutes)
+            finally:
+                scheduler.stop()
         rss_end = rss_kb(pid)
         rss.append((time.monotonic() - started, rss_end))
+    n_classic = sum(len(g) for g in members.classic)
+    n_consumer = args.members - n_classic
     target = n_classic / (args.classic_heartbeat_ms / 1000) + n_consumer / (
         args.consumer_heartbeat_ms / 1000
     )
@@ -434,12 +471,12 @@ def run(args: argparse.Namespace) -> Run:
         members=args.members,
         classic=n_classic,
         consumer=n_consumer,
-        groups=len(classic_groups) + len(consumer_groups),
+        groups=len(members.classic) + len(members.consumer),
         warmup_s=warmup_s,
         window_s=window_s,
         target_hb_s=target,
         rss=rss,
-        rss_start_kb=rss_start,
+        rss_start_kb=rss[0][1],
         rss_warm_kb=rss_warm,
         rss_end_kb=rss_end,
         figures=figures,
@@ -461,14 +498,13 @@ def mib(kb: float) -> str:
     return f"{kb / 1024:.1f}"
 
 
-def report(result: Run, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+def summary_table(result: Run, args: argparse.Namespace) -> str:
+    """Heartbeats and commits held against the rates due, lateness, failures."""
     f = result.figures
     heartbeats = sum(len(f.seconds.get(api, [])) for api in HEARTBEATS)
     commits = len(f.seconds.get("offset-commit", []))
-    failed = sum(f.failed.values())
-    refused = sum(n for per_api in f.codes.values() for c, n in per_api.items() if c != 0)
     lateness = [s * 1000 for s in f.lateness] or [0.0]
-    summary = table(
+    return table(
         (
             "members (classic + consumer)",
             "groups",
@@ -487,11 +523,23 @@ def report(result: Run, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
                 f"{heartbeats / result.window_s:.1f} ({result.target_hb_s:.1f})",
                 f"{fmt(percentile(lateness, 50))} / {fmt(percentile(lateness, 99))}",
                 f"{commits / result.window_s:.1f} ({result.members / args.commit_ms * 1000:.1f})",
-                failed,
-                refused,
+                failed_calls(f),
+                refused_calls(f),
             )
         ],
     )
+
+
+def failed_calls(f: Figures) -> int:
+    return sum(f.failed.values())
+
+
+def refused_calls(f: Figures) -> int:
+    return sum(n for per_api in f.codes.values() for c, n in per_api.items() if c != 0)
+
+
+def latency_table(f: Figures) -> str:
+    """p50 / p99 / max per API, and the error codes answered."""
     rows = []
     for api in sorted(f.seconds):
         ms = [s * 1000 for s in f.seconds[api]]
@@ -507,13 +555,17 @@ def report(result: Run, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
                 codes,
             )
         )
-    latency = table(
+    return table(
         ("API call", "calls", "p50 ms", "p99 ms", "max ms", "no answer / HTTP error", "errorCodes"),
         rows,
     )
+
+
+def memory_table(result: Run) -> str:
+    """The serve process's resident memory at the start, after warm-up, at the end; its trend."""
     window = [kb for t, kb in result.rss if t >= result.warmup_s]
     trend = slope_kb_per_min([s for s in result.rss if s[0] >= result.warmup_s])
-    memory = table(
+    return table(
         (
             "serve RSS, MiB: start",
             "after warm-up",
@@ -535,15 +587,21 @@ def report(result: Run, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             )
         ],
     )
-    text = "\n\n".join([summary, latency, memory])
+
+
+def report(result: Run, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    f = result.figures
+    heartbeats = sum(len(f.seconds.get(api, [])) for api in HEARTBEATS)
+    commits = len(f.seconds.get("offset-commit", []))
+    text = "\n\n".join([summary_table(result, args), latency_table(f), memory_table(result)])
     data = {
         "members": result.members,
         "window_s": result.window_s,
         "heartbeats_per_s": heartbeats / result.window_s,
         "target_heartbeats_per_s": result.target_hb_s,
         "commits_per_s": commits / result.window_s,
-        "failed": failed,
-        "refused": refused,
+        "failed": failed_calls(f),
+        "refused": refused_calls(f),
         "latency_ms": {api: [s * 1000 for s in v] for api, v in f.seconds.items()},
         "rss_kb": result.rss,
         "store": args.store,
@@ -564,14 +622,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--warmup-max-s", type=float, default=180.0)
     parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
+    args = parse_args(
+        parser,
+        argv,
+        members=4,
+        minutes=0.05,
+        group_size=2,
+        partitions=4,
+        classic_heartbeat_ms=500,
+        consumer_heartbeat_ms=500,
+        commit_ms=500,
+        threads=4,
+    )
     started = time.perf_counter()
     result = run(args)
     elapsed = time.perf_counter() - started
     text, data = report(result, args)
     print(text)
     print(f"took {elapsed:.0f}s")
-    save_results("load", data)
+    if not args.smoke:
+        save_results("load", data)
     if not args.no_write:
         body = "\n\n".join(
             [

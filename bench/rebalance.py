@@ -5,6 +5,7 @@ dies, one leaves.
 
     python -m bench.rebalance [--sizes 10,100] [--protocols eager,cooperative,consumer]
                               [--partitions 1000] [--no-write]
+    python -m bench.rebalance --smoke   # 3 members over 12 partitions; writes nothing
 
 Simulated consumers (bench/common.py SimMember, ConsumerMembers below) call the Lambda handlers
 in-process, against DynamoDB Local. A *round* is every live member sending its next request once
@@ -46,6 +47,7 @@ from bench.common import (
     dynamodb_local,
     fmt,
     load_results,
+    parse_args,
     percentile,
     range_assign,
     run_rounds,
@@ -67,6 +69,7 @@ SETTINGS = {
 # (calibrated: the machine is shared), and the session timeout this many intervals.
 INTERVAL_MARGIN = 2
 SESSION_INTERVALS = 5
+MIN_INTERVAL_MS = 300  # the shortest heartbeat interval (--min-interval-ms)
 # Threads sending a round's requests side by side, as clients do: the consumer protocol's first
 # joins then share target installs (one install lease at a time) instead of each installing
 # over all the members before it.
@@ -306,11 +309,17 @@ def consumer_settings(interval_ms: int, session_ms: int = 0) -> dict[str, str]:
 
 
 def run_size(
-    endpoint: str, size: int, partitions: int, protocol: str, concurrency: int
+    endpoint: str,
+    size: int,
+    partitions: int,
+    protocol: str,
+    concurrency: int,
+    min_interval_ms: int = MIN_INTERVAL_MS,
 ) -> list[Phase]:
     coordinator = InProcess(endpoint, SETTINGS)
     create_topic(coordinator, TOPIC, partitions)
-    interval_ms = max(300, int(INTERVAL_MARGIN * size * ms_per_call(coordinator)))
+    calibrated = int(INTERVAL_MARGIN * size * ms_per_call(coordinator))
+    interval_ms = max(min_interval_ms, calibrated)
     if protocol == "consumer":
         coordinator.configure(consumer_settings(interval_ms, COLD_START_SESSION_MS))
         return run_consumer_size(coordinator, size, partitions, interval_ms, concurrency)
@@ -430,6 +439,60 @@ def run_consumer_size(
     return phases
 
 
+HEADERS = (
+    "members",
+    "protocol",
+    "event",
+    "rounds to Stable",
+    "rebalances",
+    "wall s",
+    "partitions moved",
+    "revoked by members that stay",
+    "DynamoDB requests",
+    "est. RCU",
+    "est. WCU",
+    "note",
+)
+
+
+def phase_row(p: Phase) -> tuple[Any, ...]:
+    if p.error:
+        return (p.size, PROTOCOL_NAMES[p.protocol], p.phase, *[""] * 8, f"FAILED: {p.error}")
+    return (
+        p.size,
+        PROTOCOL_NAMES[p.protocol],
+        p.phase,
+        p.rounds,
+        p.generations,
+        f"{p.seconds:.1f}",
+        p.moved,
+        fmt(p.revoked),
+        fmt(p.requests),
+        fmt(p.read_units),
+        fmt(p.write_units),
+        f"interval {p.interval_ms:,} ms, session {p.session_ms:,} ms"
+        + (f"; {p.busy:,} answers 14 (busy), retried" if p.busy else ""),
+    )
+
+
+def run_all(
+    sizes: list[int], protocols: list[str], partitions: int, concurrency: int, min_interval_ms: int
+) -> tuple[list[Phase], dict[tuple[int, str], float]]:
+    """Every size with every protocol: the phases, and the seconds each run took."""
+    phases: list[Phase] = []
+    took: dict[tuple[int, str], float] = {}
+    with dynamodb_local() as endpoint:
+        for size in sizes:
+            for protocol in protocols:
+                print(f"{size} members over {partitions:,} partitions, {protocol}")
+                run_started = time.perf_counter()
+                phases += run_size(
+                    endpoint, size, partitions, protocol, concurrency, min_interval_ms
+                )
+                took[(size, protocol)] = time.perf_counter() - run_started
+    return phases, took
+
+
 def main(argv: list[str] | None = None) -> list[Phase]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100")
@@ -449,21 +512,17 @@ def main(argv: list[str] | None = None) -> list[Phase]:
     parser.add_argument(
         "--no-write", action="store_true", help="print only: no doc section, no saved results"
     )
-    args = parser.parse_args(argv)
+    parser.add_argument("--min-interval-ms", type=int, default=MIN_INTERVAL_MS)
+    args = parse_args(parser, argv, sizes="3", partitions=12)
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
         parser.error(f"unknown protocols {sorted(unknown)}: choose from {', '.join(PROTOCOLS)}")
     started = time.perf_counter()
-    phases: list[Phase] = []
-    took: dict[tuple[int, str], float] = {}
-    with dynamodb_local() as endpoint:
-        for size in (int(s) for s in args.sizes.split(",")):
-            for protocol in protocols:
-                print(f"{size} members over {args.partitions:,} partitions, {protocol}")
-                run_started = time.perf_counter()
-                phases += run_size(endpoint, size, args.partitions, protocol, args.concurrency)
-                took[(size, protocol)] = time.perf_counter() - run_started
+    sizes = [int(s) for s in args.sizes.split(",")]
+    phases, took = run_all(
+        sizes, protocols, args.partitions, args.concurrency, args.min_interval_ms
+    )
     elapsed = time.perf_counter() - started
     command = " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)])
     runs = {
@@ -472,45 +531,7 @@ def main(argv: list[str] | None = None) -> list[Phase]:
     }
     if args.merge:
         phases, runs = merged(phases, runs)
-    rows = []
-    for p in phases:
-        if p.error:
-            rows.append(
-                (p.size, PROTOCOL_NAMES[p.protocol], p.phase, *[""] * 8, f"FAILED: {p.error}")
-            )
-            continue
-        rows.append(
-            (
-                p.size,
-                PROTOCOL_NAMES[p.protocol],
-                p.phase,
-                p.rounds,
-                p.generations,
-                f"{p.seconds:.1f}",
-                p.moved,
-                fmt(p.revoked),
-                fmt(p.requests),
-                fmt(p.read_units),
-                fmt(p.write_units),
-                f"interval {p.interval_ms:,} ms, session {p.session_ms:,} ms"
-                + (f"; {p.busy:,} answers 14 (busy), retried" if p.busy else ""),
-            )
-        )
-    headers = (
-        "members",
-        "protocol",
-        "event",
-        "rounds to Stable",
-        "rebalances",
-        "wall s",
-        "partitions moved",
-        "revoked by members that stay",
-        "DynamoDB requests",
-        "est. RCU",
-        "est. WCU",
-        "note",
-    )
-    text = table(headers, rows)
+    text = table(HEADERS, [phase_row(p) for p in phases])
     print(text)
     run_times = ", ".join(
         f"{key.split(':')[0]} {PROTOCOL_NAMES[key.split(':')[1]]}: {run['seconds']} s"

@@ -3,6 +3,7 @@ the largest item written, the busiest partition key's load at a 5 s heartbeat, a
 target assignment takes.
 
     python -m bench.scale [--members 5000] [--partitions 100000] [--topics 4] [--no-write]
+    python -m bench.scale --smoke   # 20 members, 200 partitions; writes nothing
 
 The real code, on an in-memory DynamoDB: the Lambda handler (consumer-group-heartbeat, API
 Gateway events) and the store run over groupcoord/local/memory/ (DynamoDB's item and
@@ -35,11 +36,11 @@ from bench.common import (
     ConsumerGroupSim,
     InProcess,
     fmt,
+    parse_args,
     save_results,
     table,
     write_section,
 )
-from bench.seed import add_joined_members, largest_items
 from groupcoord.core.consumer.assignment import size as assignment_size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.consumer.group import group_state
@@ -47,11 +48,13 @@ from groupcoord.core.topics import TopicRecord
 from groupcoord.http.apis import FUNCTION_APIS
 from groupcoord.http.handler import make_api_handler
 from groupcoord.local.memory import MemoryDynamoClient
+from groupcoord.local.seed import add_joined_members, largest_items
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.install import ensure_target_installed
 from groupcoord.settings import Settings
 from groupcoord.store import capacity
 from groupcoord.store.dynamo import Dynamo
+from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 
 COMMAND = "python -m bench.scale"
@@ -147,29 +150,21 @@ def heartbeat_round(coordinator: MemoryInProcess, sim: ConsumerGroupSim, name: s
     return result
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--members", type=int, default=5000)
-    parser.add_argument("--partitions", type=int, default=100_000)
-    parser.add_argument("--topics", type=int, default=4)
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    members, partitions = args.members, args.partitions
+GROUP_ID = "scale-group"
 
-    print(f"assignor alone: {members:,} members x {partitions:,} partitions")
-    cold_s, sticky_s = assignor_times(members, partitions, args.topics)
 
-    coordinator = MemoryInProcess()
+def first_member(
+    coordinator: MemoryInProcess, names: list[str], partitions: int, topics: int
+) -> tuple[ConsumerGroupSim, int]:
+    """The topics, and the first member joined through the handler (given every partition):
+    the simulated members, and the first one's member item size."""
     store = coordinator.store
-    names = [f"scale-{i}" for i in range(args.topics)]
     for name in names:
-        store.topics.create(TopicRecord(name, new_topic_id(), partitions // args.topics), 0)
-    group_id = "scale-group"
-    sim = ConsumerGroupSim(coordinator.call, group_id, 1, topic=names[0])
+        store.topics.create(TopicRecord(name, new_topic_id(), partitions // topics), 0)
+    sim = ConsumerGroupSim(coordinator.call, GROUP_ID, 1, topic=names[0])
     first = sim.ids[0]
     body = {
-        "groupId": group_id,
+        "groupId": GROUP_ID,
         "memberId": first,
         "memberEpoch": 0,
         "rebalanceTimeoutMs": 300_000,
@@ -181,22 +176,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sim.epochs[first] = answer.body["memberEpoch"]
     sim.owned[first] = answer.body["assignment"]["topicPartitions"]
     sim.unacked.add(first)
-    first_item, _ = largest_items(store, group_id)
+    first_item, _ = largest_items(store, GROUP_ID)
     print(f"first member holds all {partitions:,} partitions: member item {first_item:,} B")
+    return sim, first_item
 
+
+def join_burst(store: Store, sim: ConsumerGroupSim, members: int, names: list[str]) -> None:
+    """The other members, written as a burst of joins leaves them."""
     build_started = time.perf_counter()
     joined = add_joined_members(
-        store, group_id, members - 1, names, session_ms=SESSION_MS, rebalance_timeout_ms=300_000
+        store, GROUP_ID, members - 1, names, session_ms=SESSION_MS, rebalance_timeout_ms=300_000
     )
-    group = reload(store.consumer, group_id)
+    group = reload(store.consumer, GROUP_ID)
     assert group is not None
     for mid in joined:
         sim.ids.append(mid)
         sim.epochs[mid] = group.target_epoch
     sim.unacked.update(joined)  # their first heartbeat sends topicPartitions [] (a full one)
-    burst_s = time.perf_counter() - build_started
-    print(f"{members - 1:,} joins written in {burst_s:.1f}s")
+    print(f"{members - 1:,} joins written in {time.perf_counter() - build_started:.1f}s")
 
+
+def install_target(coordinator: MemoryInProcess) -> tuple[Round, list[int]]:
+    """The real install, audited: its round, and the partitions each member's target holds."""
+    store = coordinator.store
+    group = reload(store.consumer, GROUP_ID)
+    assert group is not None
     install = Round("install (ensure_target_installed)")
     with capacity.metered() as usage, coordinator.audit.measuring() as audited:
         install_started = time.perf_counter()
@@ -204,77 +208,110 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         install.seconds = time.perf_counter() - install_started
     install.add(audited, usage.requests)
     assert installed is not None and group.target_epoch == group.group_epoch
-    targets = [assignment_size(m.target) for m in installed.members.values()]
     print(f"install: {install.seconds:.1f}s, {usage.requests} requests")
+    return install, [assignment_size(m.target) for m in installed.members.values()]
 
+
+def converge(coordinator: MemoryInProcess, sim: ConsumerGroupSim, partitions: int) -> list[Round]:
+    """Heartbeat rounds until the group is Stable."""
     rounds: list[Round] = []
     while not stable(sim, partitions):
         if len(rounds) >= 10:
             raise RuntimeError("not Stable after 10 rounds")
         rounds.append(heartbeat_round(coordinator, sim, f"heartbeat round {len(rounds) + 1}"))
         print(f"  {rounds[-1].name}: {rounds[-1].seconds:.1f}s")
-    converge_s = sum(r.seconds for r in rounds)
-    group = reload(store.consumer, group_id)
-    assert group is not None
-    steady = heartbeat_round(coordinator, sim, "steady round (Stable, nothing changes)")
-    print(f"  steady round: {steady.seconds:.1f}s")
-    final_group = reload(store.consumer, group_id)
+    return rounds
+
+
+@dataclass
+class Run:
+    """What a run measured, for its tables."""
+
+    members: int
+    partitions: int
+    topics: int
+    cold_s: float
+    sticky_s: float
+    first_item: int
+    targets: list[int]
+    install: Round
+    rounds: list[Round]
+    steady: Round
+
+    @property
+    def phases(self) -> list[Round]:
+        return [self.install, *self.rounds, self.steady]
+
+
+def facts_table(
+    coordinator: MemoryInProcess, sim: ConsumerGroupSim, run: Run
+) -> tuple[list[tuple[str, str]], str]:
+    """The group at the end, its items and the assignor's times: the figures, and their table."""
+    store = coordinator.store
+    final_group = reload(store.consumer, GROUP_ID)
     assert final_group is not None
-    largest_member, group_item = largest_items(store, group_id)
-    cs = store.consumer
+    largest_member, group_item = largest_items(store, GROUP_ID)
     state = group_state(
         final_group.member_count,
         final_group.group_epoch,
         final_group.target_epoch,
-        cs.members(final_group),
+        store.consumer.members(final_group),
     )
-    largest_written = max(r.largest_item for r in [install, *rounds, steady])
-    elapsed = time.perf_counter() - started
-
+    largest_written = max(r.largest_item for r in run.phases)
+    converge_s = sum(r.seconds for r in run.rounds)
+    targets, install = run.targets, run.install
     facts = [
-        ("members, partitions (topics)", f"{members:,}, {partitions:,} ({args.topics})"),
+        ("members, partitions (topics)", f"{run.members:,}, {run.partitions:,} ({run.topics})"),
         ("group state at the end (computed from the member items)", state),
         ("group epoch = target epoch = every member's epoch",
          f"{final_group.group_epoch} = {final_group.target_epoch} = "
          f"{', '.join(str(e) for e in sorted(set(sim.epochs.values())))}"),
         ("partitions per member", f"{min(targets)}-{max(targets)}"),
-        ("heartbeat rounds from the install to Stable", f"{len(rounds)} ({converge_s:.0f} s here)"),
+        ("heartbeat rounds from the install to Stable",
+         f"{len(run.rounds)} ({converge_s:.0f} s here)"),
         ("largest item written (audited, whole runs)",
          f"{largest_written:,} B ({largest_written / ITEM_LIMIT:.1%} of 400 KB)"),
         ("largest member item / group item at the end", f"{largest_member:,} B / {group_item:,} B"),
-        ("a member item holding all partitions (the first member, alone)", f"{first_item:,} B"),
+        ("a member item holding all partitions (the first member, alone)",
+         f"{run.first_item:,} B"),
         ("largest transaction", f"{coordinator.memory.largest_transaction} items"),
-        ("target assignment, uniform assignor alone: cold", f"{cold_s * 1000:,.0f} ms"),
+        ("target assignment, uniform assignor alone: cold", f"{run.cold_s * 1000:,.0f} ms"),
         ("target assignment, uniform assignor alone: sticky rerun + 1 member",
-         f"{sticky_s * 1000:,.0f} ms"),
+         f"{run.sticky_s * 1000:,.0f} ms"),
         ("install (assignor + read members + write targets, in-memory)",
          f"{install.seconds:.1f} s, {install.requests:,} requests"),
     ]  # fmt: skip
-    facts_text = table(("", "figure"), facts)
+    if largest_written > ITEM_LIMIT // 10:
+        print(f"!!! largest item {largest_written:,} B is not far below 400 KB")
+    return facts, table(("", "figure"), facts)
 
-    key_rows = []
-    verdicts = []
-    for r in [install, *rounds, steady]:
+
+def keys_table(run: Run) -> tuple[str, list[tuple[str, float]]]:
+    """The busiest key of each phase against DynamoDB's per-key limits; the rounds that break
+    them (name, writes/s)."""
+    key_rows, broken = [], []
+    for r in run.phases:
         wkey, wunits = r.busiest(writes=True)
         rkey, runits = r.busiest(writes=False)
         wrate, rrate = wunits / HEARTBEAT_S, runits / HEARTBEAT_S
-        over = wrate > WRITE_LIMIT or rrate > READ_LIMIT
-        if r is not install:
-            verdicts.append((r.name, wrate, over))
+        burst = r is run.install
+        over = (wrate > WRITE_LIMIT or rrate > READ_LIMIT) and not burst
+        if over:
+            broken.append((r.name, wrate))
         key_rows.append(
             (
                 r.name,
                 fmt(r.calls),
                 fmt(r.requests),
-                f"{abstract(wkey, group_id)}: {fmt(wunits, 0)}",
-                f"{fmt(wrate, 0)}" if r is not install else "(one burst)",
-                f"{abstract(rkey, group_id)}: {fmt(runits, 0)}",
-                f"{fmt(rrate, 0)}" if r is not install else "(one burst)",
-                "**BREAKS the hot-key limit**" if over and r is not install else "ok",
+                f"{abstract(wkey, GROUP_ID)}: {fmt(wunits, 0)}",
+                f"{fmt(wrate, 0)}" if not burst else "(one burst)",
+                f"{abstract(rkey, GROUP_ID)}: {fmt(runits, 0)}",
+                f"{fmt(rrate, 0)}" if not burst else "(one burst)",
+                "**BREAKS the hot-key limit**" if over else "ok",
                 f"{r.seconds:.1f}",
             )
         )
-    keys_text = table(
+    text = table(
         (
             "phase",
             "calls",
@@ -288,37 +325,68 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ),
         key_rows,
     )
+    return text, broken
+
+
+def measure_run(
+    members: int, partitions: int, topics: int
+) -> tuple[MemoryInProcess, Run, ConsumerGroupSim]:
+    """The whole run on the in-memory stand-in: the coordinator, the figures, the members."""
+    print(f"assignor alone: {members:,} members x {partitions:,} partitions")
+    cold_s, sticky_s = assignor_times(members, partitions, topics)
+    coordinator = MemoryInProcess()
+    names = [f"scale-{i}" for i in range(topics)]
+    sim, first_item = first_member(coordinator, names, partitions, topics)
+    join_burst(coordinator.store, sim, members, names)
+    install, targets = install_target(coordinator)
+    rounds = converge(coordinator, sim, partitions)
+    steady = heartbeat_round(coordinator, sim, "steady round (Stable, nothing changes)")
+    print(f"  steady round: {steady.seconds:.1f}s")
+    run = Run(
+        members, partitions, topics, cold_s, sticky_s, first_item, targets, install, rounds, steady
+    )
+    return coordinator, run, sim
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, default=5000)
+    parser.add_argument("--partitions", type=int, default=100_000)
+    parser.add_argument("--topics", type=int, default=4)
+    parser.add_argument("--no-write", action="store_true")
+    args = parse_args(parser, argv, members=20, partitions=200)
+    started = time.perf_counter()
+    coordinator, run, sim = measure_run(args.members, args.partitions, args.topics)
+    facts, facts_text = facts_table(coordinator, sim, run)
+    keys_text, broken = keys_table(run)
+    elapsed = time.perf_counter() - started
     steady_keys = sorted(
-        ((abstract(k, group_id), u / HEARTBEAT_S) for k, u in steady.writes_by_key.items()),
+        ((abstract(k, GROUP_ID), u / HEARTBEAT_S) for k, u in run.steady.writes_by_key.items()),
         key=lambda kv: -kv[1],
     )
     spread = ", ".join(f"{k} {fmt(v, 0)}" for k, v in steady_keys[:10])
     print(facts_text)
     print(keys_text)
     print(f"steady round, writes/s per key: {spread}")
-    broken = [v for v in verdicts if v[2]]
-    for name, rate, _ in broken:
+    for name, rate in broken:
         print(f"!!! BREAKS the hot-key limit: {name}: {rate:,.0f} writes/s on one key")
-    if largest_written > ITEM_LIMIT // 10:
-        print(f"!!! largest item {largest_written:,} B is not far below 400 KB")
     print(f"took {elapsed:.0f}s")
-    results = {
-        "facts": facts,
-        "rounds": [r.__dict__ for r in [install, *rounds, steady]],
-        "seconds": elapsed,
-    }
-    save_results("scale", results)
+    results = {"facts": facts, "rounds": [r.__dict__ for r in run.phases], "seconds": elapsed}
+    if not args.smoke:
+        save_results("scale", results)
     if not args.no_write:
         body = "\n\n".join(
             [
-                DOC_INTRO.format(members=members, partitions=partitions, topics=args.topics),
+                DOC_INTRO.format(
+                    members=args.members, partitions=args.partitions, topics=args.topics
+                ),
                 facts_text,
                 KEYS_INTRO.format(limit=WRITE_LIMIT, read=READ_LIMIT),
                 keys_text,
                 f"Steady round, write units per second per key at a 5 s heartbeat: {spread}.",
                 *(
                     f"**Breaks the hot-key limit: {n}: {fmt(rate, 0)} writes/s on one key.**"
-                    for n, rate, _ in broken
+                    for n, rate in broken
                 ),
                 f"The run took {elapsed:.0f} s.",
             ]

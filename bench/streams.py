@@ -3,6 +3,7 @@ $ per member-month at a 5 s heartbeat, by bench/cost_model.py's method and with 
 for groups of 10 and 100 members.
 
     python -m bench.streams [--sizes 10,100] [--no-write]
+    python -m bench.streams --smoke   # 10 members, 8 beats and 2 checks timed; writes nothing
 
 The Lambda handlers run in-process on API Gateway events (bench.common.InProcess) against a
 DynamoDB Local started here. Per protocol and size, in one group (streams: every member its own
@@ -17,10 +18,10 @@ directly):
   (renewing, only reading), blended the same way, billed at template.yaml's Lambda;
 - the group's timer check (its expiry check, due about every session - interval/2): what one
   adds to its heartbeat, units from the audit and time from cost_model.check_ms, priced by
-  cost_model.check_month and spread over the members.
+  pricing.check_month and spread over the members.
 
-Priced with cost_model.per_heartbeat (the HTTP API front door, Lambda requests and duration,
-DynamoDB): the same model as bench/cost_model.py's rows.
+Priced with pricing.per_heartbeat (the HTTP API front door, Lambda requests and duration,
+DynamoDB): the same model as bench/cost_model.py's rows (bench/pricing.py).
 """
 
 from __future__ import annotations
@@ -43,29 +44,33 @@ from bench.common import (
     create_topic,
     dynamodb_local,
     make_streams_group_timer_due,
+    parse_args,
     table,
     write_section,
 )
 from bench.cost import RENEWAL_SKIPS, renewal_skips
 from bench.cost_model import (
     ARCHITECTURE,
+    MEMORY_MB,
+    TEMPLATE_LAMBDA,
+    built_group,
+    check_calls,
+    check_ms,
+    num,
+    steady_ms,
+    usd,
+)
+from bench.pricing import (
     CONSUMER,
     HEARTBEAT_S,
-    MEMORY_MB,
     MONTH_S,
     STREAMS,
     Check,
     SteadyTimes,
     blended,
-    built_group,
-    check_calls,
     check_interval_s,
     check_month,
-    check_ms,
-    num,
     per_heartbeat,
-    steady_ms,
-    usd,
 )
 
 COMMAND = "python -m bench.streams"
@@ -168,30 +173,36 @@ def _steady_units(coordinator: InProcess, beat: Beat, ids: list[str]) -> tuple[U
     return Units.of(quiet), Units.of(due)
 
 
-def measure(coordinator: InProcess, beat: Beat, ids: list[str], make_due: Any) -> Figures:
+def measure(
+    coordinator: InProcess, beat: Beat, ids: list[str], make_due: Any, check_samples: int
+) -> Figures:
     """A group's steady heartbeat (audited units) and timer check (audited units, then its
     time unaudited)."""
     not_due, due = _steady_units(coordinator, beat, ids)
     quiet, checked = check_calls(coordinator, beat, ids[0], make_due, CHECK_AUDITS)
     added, base = Units.of(checked), Units.of(quiet)
     with coordinator.unaudited():
-        seconds = check_ms(coordinator, beat, ids[0], make_due, CHECK_SAMPLES) / 1000
+        seconds = check_ms(coordinator, beat, ids[0], make_due, check_samples) / 1000
     check = Check(read=added.read - base.read, write=added.write - base.write, seconds=seconds)
     return Figures(not_due, due, check)
 
 
 def measure_protocol(
-    coordinator: InProcess, protocol: str, sizes: list[int]
+    coordinator: InProcess,
+    protocol: str,
+    sizes: list[int],
+    samples: tuple[int, int] = (STEADY_SAMPLES, CHECK_SAMPLES),
 ) -> tuple[dict[int, Figures], SteadyTimes]:
-    """Figures per size, and the steady durations of a 10-member group (cost_model's)."""
+    """Figures per size, and the steady durations of a 10-member group (cost_model's);
+    `samples`: the steady heartbeats and the timer checks timed."""
     figures, times = {}, None
     for size in sorted({*sizes, DURATION_SIZE}):
         beat, ids, make_due = _group(coordinator, protocol, size)
         if size in sizes:
-            figures[size] = measure(coordinator, beat, ids, make_due)
+            figures[size] = measure(coordinator, beat, ids, make_due, samples[1])
         if size == DURATION_SIZE:
             with coordinator.unaudited():
-                times = steady_ms(coordinator, protocol, beat, ids, STEADY_SAMPLES)
+                times = steady_ms(coordinator, protocol, beat, ids, samples[0])
     assert times is not None
     return figures, times
 
@@ -201,9 +212,9 @@ def month(protocol: str, size: int, f: Figures, times: SteadyTimes) -> dict[str,
     read, write = blended({size: (f.not_due.read, f.not_due.write)},
                           {size: (f.due.read, f.due.write)}, RENEWAL_SKIPS)[size]  # fmt: skip
     beats = MONTH_S / HEARTBEAT_S
-    parts = per_heartbeat(read, write, times.billed_ms(RENEWAL_SKIPS))
+    parts = per_heartbeat(read, write, times.billed_ms(RENEWAL_SKIPS), TEMPLATE_LAMBDA)
     costs = {k: v * beats for k, v in parts.items()}
-    checks = check_month(f.check, check_interval_s(protocol, RENEWAL_SKIPS))
+    checks = check_month(f.check, check_interval_s(protocol, RENEWAL_SKIPS), TEMPLATE_LAMBDA)
     costs["group timer checks"] = sum(checks.values()) / size
     return costs
 
@@ -252,12 +263,12 @@ def explanation() -> str:
     return (
         "A steady heartbeat of a settled group, streams (every member its own process, a "
         "two-sub-topology topology, one standby) next to the consumer protocol, priced by "
-        "bench/cost_model.py's model with its functions: units from the capacity audit (GSI "
-        "writes included), renewal not due and due blended at session.renewal.skips "
+        "bench/pricing.py's model, as bench/cost_model.py's rows: units from the capacity "
+        "audit (GSI writes included), renewal not due and due blended at session.renewal.skips "
         f"{RENEWAL_SKIPS}; Lambda duration billed at the p50 in-process handler time of a "
         f"10-member group ({ARCHITECTURE}, {MEMORY_MB} MB, template.yaml); the group's timer "
         "check (what one forced due adds to its heartbeat: audited units, in-process time) "
-        "once per check interval (cost_model.check_interval_s: "
+        "once per check interval (pricing.check_interval_s: "
         f"{check_interval_s(STREAMS, RENEWAL_SKIPS):g} s for streams, "
         f"{check_interval_s(CONSUMER, RENEWAL_SKIPS):g} s for the consumer protocol, at their "
         "default sessions and intervals), spread over the members. Times are this machine's "
@@ -268,15 +279,18 @@ def explanation() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10,100")
+    parser.add_argument("--samples", type=int, default=STEADY_SAMPLES, help="steady beats timed")
+    parser.add_argument("--check-samples", type=int, default=CHECK_SAMPLES, help="checks timed")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, sizes=str(DURATION_SIZE), samples=8, check_samples=2)
     sizes = [int(s) for s in args.sizes.split(",")]
     measured = {}
     with dynamodb_local() as url:
         coordinator = InProcess(url, SETTINGS, audit=True)
         create_topic(coordinator, TOPIC, 1000)  # the consumer protocol's groups read it
         for protocol in (STREAMS, CONSUMER):
-            measured[protocol] = measure_protocol(coordinator, protocol, sizes)
+            samples = (args.samples, args.check_samples)
+            measured[protocol] = measure_protocol(coordinator, protocol, sizes, samples)
     rows, totals = [], {}
     for size in sizes:
         for protocol, (figures, times) in measured.items():

@@ -5,6 +5,7 @@ serves the task again with the whole state.
 
     python -m bench.streams_failover [--keys 10000,100000] [--store memory|dynamodb-local]
                                      [--runs 1] [--no-write]
+    python -m bench.streams_failover --smoke   # a state of 20 keys; writes nothing
 
 One task (one input partition) whose state is `keys` distinct counts, so its changelog holds
 `keys` records. With `group.streams.num.standby.replicas` 1 the survivor held the task as a
@@ -37,7 +38,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import dynamodb_local, fmt, running_serve, table, write_section
+from bench.common import dynamodb_local, fmt, parse_args, running_serve, table, write_section
 
 COMMAND = "python -m bench.streams_failover"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "streams_counter.py"
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", choices=("memory", "dynamodb-local"), default="memory")
     parser.add_argument("--runs", type=int, default=1, help="failovers per row (median)")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, keys="20")
     sizes = [int(s) for s in args.keys.split(",")]
     rows = measure(args.store, sizes, args.runs)
     headers = ["survivor", "state: keys (changelog records)", "s until it serves the task",

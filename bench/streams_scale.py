@@ -4,6 +4,7 @@ requests and write units of a steady heartbeat, the busiest partition key's and 
 item's writes in each phase, and how many heartbeat rounds (and seconds here) convergence takes.
 
     python -m bench.streams_scale [--members 5000] [--partitions 10000] [--moves 10] [--no-write]
+    python -m bench.streams_scale --smoke   # 12 members, 24 partitions; writes nothing
 
 The real code on an in-memory DynamoDB (groupcoord/local/memory/, DynamoDB's item and
 transaction limits enforced, requests served one at a time), as bench/scale.py: 5,000 members
@@ -32,7 +33,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import CapacityAudit, fmt, save_results, table, write_section
+from bench.common import CapacityAudit, fmt, parse_args, save_results, table, write_section
 from bench.streams_sim import ManualClock, StreamsSim, sim_store, word_count
 from groupcoord.core.topics import TopicRecord
 from groupcoord.service.streams.common import reload
@@ -275,7 +276,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--moves", type=int, default=10)
     parser.add_argument("--instances", type=int, default=20)
     parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, members=12, partitions=24, moves=2, instances=2)
     started = time.perf_counter()
     found = run(args.members, args.partitions, args.moves, args.instances)
     elapsed = time.perf_counter() - started
@@ -283,7 +284,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     keys_text = table(KEY_HEADERS, [_key_row(p) for p in phases])
     print(facts_text)
     print(keys_text)
-    save_results("streams_scale", {"facts": facts_text, "seconds": elapsed})
+    if not args.smoke:
+        save_results("streams_scale", {"facts": facts_text, "seconds": elapsed})
     if not args.no_write:
         intro = DOC_INTRO.format(instances=args.instances)
         body = "\n\n".join([intro, facts_text, KEYS_INTRO.format(limit=WRITE_LIMIT), keys_text])

@@ -4,6 +4,7 @@ offset-commit, over HTTP, as its table fills to 100,000 items, with the sweeper 
 
     python -m bench.table_growth [--store memory|dynamodb-local] [--sizes 0,10000,50000,100000]
                                  [--sweep-ms 50] [--samples 200]
+    python -m bench.table_growth --smoke   # 0 and 100 items, 5 samples
 
 The coordinator runs in this process (groupcoord.local.server.LocalCoordinator, as `serve`
 does), so that the table can be filled directly: items spread over many partitions, each in
@@ -25,7 +26,7 @@ if __package__ in (None, ""):
 
 import requests
 
-from bench.common import percentile
+from bench.common import parse_args, percentile
 from groupcoord import clock
 from groupcoord.local.server import LocalCoordinator
 from groupcoord.settings import Settings
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--sizes", default="0,10000,50000,100000")
     parser.add_argument("--sweep-ms", type=int, default=50)
     parser.add_argument("--samples", type=int, default=200)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, sizes="0,100", samples=5)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     settings = Settings.from_mapping(
         {

@@ -34,10 +34,12 @@ import os
 import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from groupcoord.client import CommitFailed, GroupMember, TopicPartition, sink
 from groupcoord.client.errors import GroupcoordError
+from groupcoord.client.local_aws import CREDENTIALS_HINT, AwsConfigMissing, client_arguments
 from groupcoord.client.transport import Transport
 
 KEY = "key"
@@ -74,10 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--freeze-before-commit", type=int, default=0)
     args = parser.parse_args(argv)
     if args.setup:
-        setup(args)
-        return 0
+        return without_credentials_traceback(lambda: setup(args))
     if args.verify:
-        return verify(args)
+        return without_credentials_traceback(lambda: verify(args))
     worker = Worker(args)
     signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     signal.signal(signal.SIGINT, lambda *_: worker.stop())
@@ -85,14 +86,32 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dynamodb(args: argparse.Namespace) -> Any:
+    """A DynamoDB client; on a loopback endpoint, dummy credentials and region where the
+    environment has none (a local engine takes any), said on stdout."""
     import boto3  # only where the worker talks to DynamoDB itself
 
     if not args.dynamodb_endpoint:
         sys.exit("--dynamodb-endpoint is needed here")
-    return boto3.client("dynamodb", endpoint_url=args.dynamodb_endpoint)
+    try:
+        arguments, note = client_arguments("dynamodb", endpoint_url=args.dynamodb_endpoint)
+    except AwsConfigMissing as missing:
+        sys.exit(str(missing))
+    if note:
+        print(note, flush=True)
+    return boto3.client("dynamodb", **arguments)
 
 
-def setup(args: argparse.Namespace) -> None:
+def without_credentials_traceback(action: Callable[[], int]) -> int:
+    """boto3 finding no credentials (against AWS) is one line naming what to set."""
+    from botocore.exceptions import NoCredentialsError
+
+    try:
+        return action()
+    except NoCredentialsError:
+        sys.exit(f"no AWS credentials: {CREDENTIALS_HINT}")
+
+
+def setup(args: argparse.Namespace) -> int:
     client = dynamodb(args)
     client.create_table(
         TableName=args.table,
@@ -104,6 +123,7 @@ def setup(args: argparse.Namespace) -> None:
         "create-topics", {"topics": [{"name": args.topic, "numPartitions": args.partitions}]}
     )
     print(f"created table {args.table} and topic {args.topic} ({args.partitions} partitions)")
+    return 0
 
 
 def table_counts(client: Any, table: str) -> Counter[str]:

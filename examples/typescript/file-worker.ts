@@ -17,22 +17,59 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CommitFailed, GroupMember, GroupcoordError, type TopicPartition, Transport, metadataAllPages } from "groupcoord";
 
-const { values: args, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    url: { type: "string", default: process.env.GROUPCOORD_URL ?? "http://127.0.0.1:8080" },
-    group: { type: "string", default: "file-workers" },
-    topic: { type: "string" }, // default: the folder's name
-    name: { type: "string", default: `worker-${process.pid}` },
-    protocol: { type: "string", default: "consumer" }, // or classic
-    batch: { type: "string", default: "10" }, // lines per commit
-    delay: { type: "string", default: "0.2" }, // seconds of "work" per line
-    output: { type: "string" }, // append a JSON line per processed record
-    "session-timeout-ms": { type: "string", default: "10000" },
-    "heartbeat-interval-ms": { type: "string", default: "1000" }, // classic protocol only
-    quiet: { type: "boolean", default: false }, // print assignment changes only
-  },
-});
+const USAGE = `usage: node dist/file-worker.js FOLDER [options]
+
+Share FOLDER's partition files (0.txt, 1.txt, ...) with the other workers of --group.
+
+options:
+  --url URL                  the coordinator (default: $GROUPCOORD_URL, else http://127.0.0.1:8080)
+  --group ID                 the group (default: file-workers)
+  --topic NAME               the topic (default: the folder's name)
+  --name NAME                this worker's client id (default: worker-<pid>)
+  --protocol P               consumer (default) or classic (cooperative-sticky)
+  --batch N                  lines per commit (default: 10)
+  --delay S                  seconds of "work" per line (default: 0.2)
+  --output FILE              append a JSON line per processed record
+  --session-timeout-ms MS    (default: 10000)
+  --heartbeat-interval-ms MS classic protocol only (default: 1000)
+  --quiet                    print assignment changes only
+  -h, --help                 print this and exit`;
+
+function parseCommandLine(): ReturnType<typeof parseOptions> {
+  try {
+    return parseOptions();
+  } catch (error) {
+    // A mistyped option: one line and the usage, not a stack trace.
+    console.error(`file-worker: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+function parseOptions() {
+  return parseArgs({
+    allowPositionals: true,
+    options: {
+      url: { type: "string", default: process.env.GROUPCOORD_URL ?? "http://127.0.0.1:8080" },
+      group: { type: "string", default: "file-workers" },
+      topic: { type: "string" }, // default: the folder's name
+      name: { type: "string", default: `worker-${process.pid}` },
+      protocol: { type: "string", default: "consumer" }, // or classic
+      batch: { type: "string", default: "10" }, // lines per commit
+      delay: { type: "string", default: "0.2" }, // seconds of "work" per line
+      output: { type: "string" }, // append a JSON line per processed record
+      "session-timeout-ms": { type: "string", default: "10000" },
+      "heartbeat-interval-ms": { type: "string", default: "1000" }, // classic protocol only
+      quiet: { type: "boolean", default: false }, // print assignment changes only
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+}
+
+const { values: args, positionals } = parseCommandLine();
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 /** Reads complete lines of one file from a line number on, remembering where it is. */
 class PartitionReader {

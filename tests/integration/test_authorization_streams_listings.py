@@ -295,8 +295,11 @@ def test_list_groups_pages_do_not_count_hidden_groups(tenants: Tenants) -> None:
     for i in range(5):
         Member(tenants.alice, f"a-count-{s}-{i}", topics=[topic]).join()
     before = _pages(tenants.bob, limit=1)
-    # One page per group bob may see, each holding one.
+    # One page per group bob may see, each holding one: every one of his once, in id order.
     assert all(len(page) == 1 for page in before), before
+    listed = [g for page in before for g in page]
+    assert listed == sorted(set(listed)) and {f"b-count-{s}-{i}" for i in range(2)} <= set(listed)
+    assert [g for page in _pages(tenants.bob, limit=2) for g in page] == listed
     Member(tenants.alice, f"a-count-{s}-more", topics=[topic]).join()
     assert _pages(tenants.bob, limit=1) == before
 

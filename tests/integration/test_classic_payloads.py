@@ -7,20 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from bench.seed import write_classic_group
 from groupcoord import runtime
 from groupcoord.core.classic.model import STABLE, ClassicMember, Protocol
-from groupcoord.core.consumer_protocol import (
-    Assignment,
-    Subscription,
-    decode_assignment,
-    encode_assignment,
-    encode_subscription,
-)
 from groupcoord.core.topics import TopicRecord
 from groupcoord.errors import Errors
+from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest
 from groupcoord.models.groups import DeleteGroupsRequest, DescribeGroupsRequest
 from groupcoord.models.offsets import OffsetCommitRequest
@@ -35,14 +26,14 @@ from groupcoord.service.offsets import offset_commit
 from groupcoord.store import capacity, schema
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
+from groupcoord.wire.consumer_protocol import (
+    Assignment,
+    Subscription,
+    decode_assignment,
+    encode_assignment,
+    encode_subscription,
+)
 from tests.support.consumer import unique
-
-
-@pytest.fixture
-def store(service_store: Store) -> Store:
-    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
-    return service_store
-
 
 PROTOCOL = "cooperative-sticky"
 SESSION_MS = 30_000
@@ -104,13 +95,17 @@ def _payloads(store: Store, group_id: str) -> list[dict[str, Any]]:
 
 
 def test_at_500_partitions_per_member_a_heartbeat_and_a_commit_fence_write_a_small_item(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    group_id, topic, ids = _stable_group(store, 10, 500)
-    shards = store.settings.member_shards
+    group_id, topic, ids = _stable_group(service_store, 10, 500)
+    shards = service_store.settings.member_shards
     member = ids[3]
-    member_item = store.dynamo.get(schema.member_key(group_id, member, shards), consistent=True)
-    payload = store.dynamo.get(schema.payload_key(group_id, member, shards), consistent=True)
+    member_item = service_store.dynamo.get(
+        schema.member_key(group_id, member, shards), consistent=True
+    )
+    payload = service_store.dynamo.get(
+        schema.payload_key(group_id, member, shards), consistent=True
+    )
     assert member_item is not None and payload is not None
     # What the member item used to carry, and what it carries now.
     assert capacity.item_size(payload) > 4 * 1024
@@ -118,7 +113,7 @@ def test_at_500_partitions_per_member_a_heartbeat_and_a_commit_fence_write_a_sma
 
     beat = HeartbeatRequest(group_id=group_id, generation_id=1, member_id=member)
     with capacity.metered() as usage:
-        assert heartbeat(beat, _ctx(store)).error_code == Errors.NONE
+        assert heartbeat(beat, _ctx(service_store)).error_code == Errors.NONE
     # One write unit (the session a sync started is renewed), on the member's key; two reads,
     # of the group item (eventually consistent) and the member item (no payload read).
     assert usage.write_units == 1.0
@@ -136,25 +131,27 @@ def test_at_500_partitions_per_member_a_heartbeat_and_a_commit_fence_write_a_sma
         }
     )
     # The group's first commit also creates its offset retention check: measure the next.
-    offset_commit(commit, _ctx(store))
+    offset_commit(commit, _ctx(service_store))
     with capacity.metered() as usage:
-        answer = offset_commit(commit, _ctx(store))
+        answer = offset_commit(commit, _ctx(service_store))
     assert [p.error_code for t in answer.topics for p in t.partitions] == [Errors.NONE]
     # One transaction of two items of at most 1 KB (the fence's update of the member item,
     # the offset), each billed twice; the member item read for the fence is one read unit.
     assert usage.write_units == 4.0
     assert usage.read_units <= 2.5
-    fenced = store.dynamo.get(schema.member_key(group_id, member, shards), consistent=True)
+    fenced = service_store.dynamo.get(schema.member_key(group_id, member, shards), consistent=True)
     assert fenced is not None and capacity.item_size(fenced) <= 1024
 
 
-def test_sync_answers_and_describe_read_the_payloads(store: Store) -> None:
-    group_id, topic, ids = _stable_group(store, 3, 500)
+def test_sync_answers_and_describe_read_the_payloads(service_store: Store) -> None:
+    group_id, topic, ids = _stable_group(service_store, 3, 500)
     sync = SyncGroupRequest(group_id=group_id, generation_id=1, member_id=ids[2])
-    answer = sync_group(sync, _ctx(store))
+    answer = sync_group(sync, _ctx(service_store))
     assert decode_assignment(answer.assignment).partitions == {topic: list(range(1000, 1500))}
 
-    described = describe_groups(DescribeGroupsRequest(groups=[group_id]), _ctx(store)).groups[0]
+    described = describe_groups(
+        DescribeGroupsRequest(groups=[group_id]), _ctx(service_store)
+    ).groups[0]
     assert described.group_state == STABLE and len(described.members) == 3
     shown = {m.member_id: m for m in described.members}
     owned = decode_assignment(shown[ids[1]].member_assignment).partitions
@@ -162,40 +159,45 @@ def test_sync_answers_and_describe_read_the_payloads(store: Store) -> None:
     assert len(shown[ids[1]].member_metadata) > 2000  # the Subscription with its owned list
 
 
-def test_leave_expiry_and_delete_groups_leave_no_payload_behind(store: Store) -> None:
+def test_leave_expiry_and_delete_groups_leave_no_payload_behind(service_store: Store) -> None:
     # 60 members: expiring the 59 left is 118 deletions, more than one transaction holds, so
     # some are written ahead of the group's flip.
-    group_id, _, ids = _stable_group(store, 60, 2)
-    assert len(_payloads(store, group_id)) == 60
+    group_id, _, ids = _stable_group(service_store, 60, 2)
+    assert len(_payloads(service_store, group_id)) == 60
 
     leave = LeaveGroupRequest.model_validate(
         {"groupId": group_id, "members": [{"memberId": ids[5]}]}
     )
-    assert leave_group(leave, _ctx(store)).members[0].error_code == Errors.NONE
-    assert ids[5] not in {p[schema.SK] for p in _payloads(store, group_id)}
-    assert len(_payloads(store, group_id)) == 59
+    assert leave_group(leave, _ctx(service_store)).members[0].error_code == Errors.NONE
+    assert ids[5] not in {p[schema.SK] for p in _payloads(service_store, group_id)}
+    assert len(_payloads(service_store, group_id)) == 59
 
     later = runtime.now_ms() + 10 * SESSION_MS
-    group = load(store, group_id)
+    group = load(service_store, group_id)
     assert group is not None
-    emptied = settle(store, group, later)
+    emptied = settle(service_store, group, later)
     assert emptied.member_count == 0
-    assert _payloads(store, group_id) == []
+    assert _payloads(service_store, group_id) == []
 
     # A payload a crash left behind (its member item gone) is never read, and delete-groups
     # removes it with the group.
-    stray = {**schema.payload_key(group_id, "gone", store.settings.member_shards), "kind": "x"}
-    store.dynamo.put(stray)
-    deleted = delete_groups(DeleteGroupsRequest(groups_names=[group_id]), _ctx(store, later))
+    stray = {
+        **schema.payload_key(group_id, "gone", service_store.settings.member_shards),
+        "kind": "x",
+    }
+    service_store.dynamo.put(stray)
+    deleted = delete_groups(
+        DeleteGroupsRequest(groups_names=[group_id]), _ctx(service_store, later)
+    )
     assert deleted.results[0].error_code == Errors.NONE
-    shards = store.settings.member_shards
+    shards = service_store.settings.member_shards
     pks = [*schema.member_pks(group_id, shards), *schema.payload_pks(group_id, shards)]
-    assert _items(store, pks) == []
+    assert _items(service_store, pks) == []
 
 
-def test_stray_payloads_go_and_the_members_stay(store: Store) -> None:
-    group_id, _, ids = _stable_group(store, 4, 2)
-    shards = store.settings.member_shards
-    store.dynamo.put({**schema.payload_key(group_id, "gone", shards), "kind": "x"})
-    store.classic.delete_stray_payloads(group_id, shards)
-    assert sorted(p[schema.SK] for p in _payloads(store, group_id)) == ids
+def test_stray_payloads_go_and_the_members_stay(service_store: Store) -> None:
+    group_id, _, ids = _stable_group(service_store, 4, 2)
+    shards = service_store.settings.member_shards
+    service_store.dynamo.put({**schema.payload_key(group_id, "gone", shards), "kind": "x"})
+    service_store.classic.delete_stray_payloads(group_id, shards)
+    assert sorted(p[schema.SK] for p in _payloads(service_store, group_id)) == ids

@@ -8,8 +8,6 @@ import threading
 import time
 from dataclasses import replace
 
-import pytest
-
 from groupcoord.core.session_renewal import renewal_slack_ms
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
@@ -29,12 +27,6 @@ from tests.support.consumer import (
     unique,
 )
 from tests.support.registry import assert_reads_ignore_other_topics
-
-
-@pytest.fixture
-def store(service_store: Store) -> Store:
-    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
-    return service_store
 
 
 def test_concurrent_heartbeats_never_give_a_partition_to_two_members(api: Api) -> None:
@@ -88,10 +80,10 @@ def _heartbeat(store: Store, body: dict, now_ms: int) -> dict:
 
 
 def test_a_steady_heartbeat_reads_two_items_and_writes_one_on_every_other_beat(
-    store: Store,
+    service_store: Store,
 ) -> None:
     # At skips 1 the renewal falls due before the reconciling group's next scan (2 intervals).
-    store = Store(store.dynamo, replace(store.settings, session_renewal_skips=1))
+    store = Store(service_store.dynamo, replace(service_store.settings, session_renewal_skips=1))
     topic = unique("t")
     store.topics.create(TopicRecord(topic, new_topic_id(), 64), now_ms=0)
     costs = {}
@@ -139,11 +131,13 @@ def test_a_steady_heartbeat_reads_two_items_and_writes_one_on_every_other_beat(
     assert costs[2].by_operation == costs[12].by_operation
 
 
-def test_an_install_reads_the_topics_subscribed_not_the_whole_registry(store: Store) -> None:
+def test_an_install_reads_the_topics_subscribed_not_the_whole_registry(
+    service_store: Store,
+) -> None:
     """One tenant's topics must not make another's rebalances dearer: a group subscribed by
     name computes its target on the topics it names (item reads), not on the registry."""
     topic = unique("t")
-    store.topics.create(TopicRecord(topic, new_topic_id(), 8), now_ms=0)
+    service_store.topics.create(TopicRecord(topic, new_topic_id(), 8), now_ms=0)
     now = int(time.time() * 1000)
 
     def first_join_reads() -> float:
@@ -151,8 +145,8 @@ def test_an_install_reads_the_topics_subscribed_not_the_whole_registry(store: St
                 "rebalanceTimeoutMs": 30000, "subscribedTopicNames": [topic],
                 "topicPartitions": []}  # fmt: skip
         with capacity.metered() as usage:
-            answer = _heartbeat(store, body, now)
+            answer = _heartbeat(service_store, body, now)
         assert answer["errorCode"] == 0 and answer["assignment"]["topicPartitions"], answer
         return usage.read_units
 
-    assert_reads_ignore_other_topics(store, first_join_reads)
+    assert_reads_ignore_other_topics(service_store, first_join_reads)

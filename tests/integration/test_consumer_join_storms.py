@@ -25,13 +25,6 @@ from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique
 
-
-@pytest.fixture
-def store(service_store: Store) -> Store:
-    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
-    return service_store
-
-
 # Long enough that the joins below all happen within it, even on a busy machine.
 INTERVAL_MS = 4_000
 
@@ -67,8 +60,8 @@ def partitions(answer: dict) -> int:
     return sum(len(tp["partitions"]) for tp in assignment["topicPartitions"])
 
 
-def test_joins_within_the_interval_share_one_install_after_it(store: Store) -> None:
-    store = batching(store)
+def test_joins_within_the_interval_share_one_install_after_it(service_store: Store) -> None:
+    store = batching(service_store)
     topic, group = unique("t"), unique("g")
     store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
 
@@ -91,8 +84,8 @@ def test_joins_within_the_interval_share_one_install_after_it(store: Store) -> N
     assert group_epochs(store, group) == (6, 6)
 
 
-def test_without_an_interval_every_join_installs(store: Store) -> None:
-    store = batching(store, 0)
+def test_without_an_interval_every_join_installs(service_store: Store) -> None:
+    store = batching(service_store, 0)
     topic, group = unique("t"), unique("g")
     store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
     for i in range(4):
@@ -101,9 +94,9 @@ def test_without_an_interval_every_join_installs(store: Store) -> None:
 
 
 def test_a_scan_keeps_its_result_when_a_join_lands_after_its_read(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    service_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = batching(store, 0)
+    store = batching(service_store, 0)
     topic, group = unique("t"), unique("g")
     store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
     first = join(store, group, topic, "m-0")

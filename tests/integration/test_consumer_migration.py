@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from groupcoord.core.consumer_protocol import Subscription, encode_subscription
+from groupcoord.wire.consumer_protocol import Subscription, encode_subscription
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, describe, settle, unique
 from tests.support.servers import running_service

@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from bench.seed import add_joined_members, largest_items
 from groupcoord.core.consumer.assignment import size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
 from groupcoord.core.topics import TopicRecord
 from groupcoord.local.memory import MemoryDynamoClient
+from groupcoord.local.seed import add_joined_members, largest_items
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat

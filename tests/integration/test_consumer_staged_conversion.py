@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from groupcoord.core.consumer_protocol import Subscription, encode_subscription
 from groupcoord.store import schema
 from groupcoord.store.conversion import MARKER, STAGING_SHARDS
 from groupcoord.store.dynamo import Dynamo
 from groupcoord.store.schema import staged_pk
 from groupcoord.store.store import Store
+from groupcoord.wire.consumer_protocol import Subscription, encode_subscription
 from tests.integration.test_consumer_upgrade import (
     STAGED,
     Tracked,

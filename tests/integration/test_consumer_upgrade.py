@@ -299,7 +299,7 @@ def test_upgrade_cuts_a_rebalance_in_progress_short(url: str) -> None:
     first): the upgrade converts it as Kafka does; the first member keeps its partitions at
     epoch = generation until it rejoins and gives them up; the waiting one joins the consumer
     group on its next poll."""
-    from groupcoord.core.consumer_protocol import Assignment, decode_assignment, encode_assignment
+    from groupcoord.wire.consumer_protocol import Assignment, decode_assignment, encode_assignment
     from tests.support.classic_client import ClassicClient, encode_subscription, unb64
 
     api = Api(url)

@@ -11,11 +11,11 @@ import copy
 from base64 import b64decode
 from dataclasses import replace
 
-from groupcoord.core.consumer_protocol import Assignment, encode_assignment
 from groupcoord.core.kinesis.shards import Shard
 from groupcoord.service.kinesis.sync import Synced, sync_topic
 from groupcoord.store.kinesis.streams import Streams as KinesisStreams
 from groupcoord.store.store import Store
+from groupcoord.wire.consumer_protocol import Assignment, encode_assignment
 from tests.support.api import Api
 from tests.support.classic_client import ClassicClient, decode_assignment, encode_subscription
 from tests.support.consumer import Member, settle, unique

@@ -16,23 +16,25 @@ from typing import Any
 import boto3
 import pytest
 
-from groupcoord.client.kinesis_shard import Pacing, ShardReader, StartAt
+from groupcoord.client.kinesis_shard import LATEST_CLOCK_MARGIN_MS, Pacing, ShardReader, StartAt
 from tests.support.kinesis import REGION, Streams, streams_fixture
 
 streams = streams_fixture()
 
 
 class PausedClock:
-    """Monotonic time that moves when the test says; the machine's wall time."""
+    """Monotonic time that moves when the test says; the machine's wall time, unless the test
+    sets one (`wall_ms`)."""
 
     def __init__(self) -> None:
         self.at = 1000.0
+        self.wall_ms: int | None = None
 
     def monotonic_s(self) -> float:
         return self.at
 
     def now_ms(self) -> int:
-        return time.time_ns() // 1_000_000
+        return self.wall_ms if self.wall_ms is not None else time.time_ns() // 1_000_000
 
     def advance(self, seconds: float) -> None:
         self.at += seconds
@@ -132,17 +134,35 @@ def test_after_a_pause_of_over_five_minutes_the_shard_opens_after_the_last_recor
     assert opened[1]["StartingSequenceNumber"] == last
 
 
+def arrival_ms(streams: Streams, arn: str, shard: str) -> list[int]:
+    """The shard's records' arrival times (Kinesis' clock), read apart from the reader."""
+    opened = streams.client.get_shard_iterator(
+        StreamARN=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON"
+    )
+    records = streams.client.get_records(ShardIterator=opened["ShardIterator"])["Records"]
+    return [round(r["ApproximateArrivalTimestamp"].timestamp() * 1000) for r in records]
+
+
 def test_a_latest_start_that_saw_nothing_reopens_where_it_started_not_at_a_later_latest(
     streams: Streams, kinesis: Recorded
 ) -> None:
+    """The re-open is AT_TIMESTAMP of the LATEST start (less the clock margin), to the
+    millisecond as Kinesis takes it: "before" came in the same second but earlier, so an
+    endpoint that starts at the whole second (LocalStack truncates the timestamp it forwards)
+    would hand it over."""
     arn, shard = one_shard(streams)
     put(streams, arn, "before")
-    time.sleep(1.5)  # past the margin a LATEST start keeps for clocks that disagree
+    [before_ms] = arrival_ms(streams, arn, shard)
+    reopen_at_ms = max(before_ms + 1, before_ms // 1000 * 1000 + 999)  # same second, later
     clock = PausedClock()
+    clock.wall_ms = reopen_at_ms + LATEST_CLOCK_MARGIN_MS
     shard_reader = reader(kinesis, arn, shard, clock, start=StartAt.parse("LATEST"))
     assert data(shard_reader.fetch()) == []
+    while time.time_ns() // 1_000_000 <= reopen_at_ms + 100:  # what comes next: after it
+        time.sleep(0.05)
     put(streams, arn, "after-1", "after-2")
     clock.advance(301.0)
     assert data(shard_reader.fetch()) == ["after-1", "after-2"]
-    opened = [o["ShardIteratorType"] for o in kinesis.of("GetShardIterator")]
-    assert opened == ["LATEST", "AT_TIMESTAMP"]
+    opened = kinesis.of("GetShardIterator")
+    assert [o["ShardIteratorType"] for o in opened] == ["LATEST", "AT_TIMESTAMP"]
+    assert opened[1]["Timestamp"] == reopen_at_ms / 1000

@@ -9,12 +9,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from groupcoord.core.consumer_protocol import Assignment, encode_assignment
 from groupcoord.core.kinesis.shards import ShardRow
 from groupcoord.service.kinesis.sync import Synced, sync_stale
 from groupcoord.store import schema
 from groupcoord.store.dynamo import Update
 from groupcoord.store.store import Store
+from groupcoord.wire.consumer_protocol import Assignment, encode_assignment
 from tests.support.api import Api
 from tests.support.classic_client import ClassicClient, encode_subscription
 from tests.support.consumer import Member, settle, unique

@@ -1,8 +1,9 @@
 """Opt-in: the contract against LocalStack's DynamoDB, the way a user points serve at it.
 
 Set LOCALSTACK_ENDPOINT (e.g. http://127.0.0.1:4566) to run it; then the fixtures of the whole
-integration suite use LocalStack too (tests/conftest.py). Skipped when unset: LocalStack cannot
-run on the CI machine (its DynamoDB needs a JVM download).
+integration suite use LocalStack too (tests/conftest.py). `groupcoord localstack` starts one
+without Docker, and `.ci/localstack.sh` runs this file with the contract suites on it. Skipped
+when unset.
 """
 
 from __future__ import annotations

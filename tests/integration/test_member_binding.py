@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from groupcoord.core.consumer_protocol import Subscription, encode_subscription
+from groupcoord.wire.consumer_protocol import Subscription, encode_subscription
 from tests.support.acls import (
     ADMIN,
     GROUP,

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from groupcoord.core.consumer_protocol import Subscription, encode_subscription
+from groupcoord.wire.consumer_protocol import Subscription, encode_subscription
 from tests.support.api import Api
 
 SETTINGS = {

@@ -15,13 +15,11 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-import pytest
-
-from bench.seed import write_classic_group
 from groupcoord.core.classic.model import ClassicMember, Protocol
 from groupcoord.core.session_renewal import effective_skips, renewal_slack_ms
 from groupcoord.core.topics import TopicRecord
 from groupcoord.errors import Errors
+from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import HeartbeatRequest
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.classic.common import load, settle
@@ -39,12 +37,6 @@ NOW = 1_000_000_000
 # heartbeats to a 45 s session: the slack may be up to 3 s, so 2 skips fit).
 INTERVAL_MS = 1000
 EXPIRY_MS = 9000
-
-
-@pytest.fixture
-def store(service_store: Store) -> Store:
-    """The service tests' store (tests/conftest.py): in memory unless asked otherwise."""
-    return service_store
 
 
 def _unique(prefix: str) -> str:
@@ -109,28 +101,28 @@ def _classic_members(store: Store, group_id: str, now_ms: int) -> set[str]:
 
 
 def test_a_classic_heartbeat_writes_only_when_the_session_is_less_than_a_session_away(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    group_id = _classic_group(store, 1, next_check_ms=NOW + 60_000)  # no timer check due
-    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips, EXPIRY_MS)
+    group_id = _classic_group(service_store, 1, next_check_ms=NOW + 60_000)  # no timer check due
+    slack = renewal_slack_ms(INTERVAL_MS, service_store.settings.session_renewal_skips, EXPIRY_MS)
     assert slack == 2500  # skips 2 (the default): two and a half intervals
     # The sync left the deadline exactly one session ahead: the first heartbeat renews it.
-    first = _classic_beat(store, group_id, "m-0", NOW + 1000)
+    first = _classic_beat(service_store, group_id, "m-0", NOW + 1000)
     assert first.by_operation == {"get_item": 2, "update_item": 1}, first.by_operation
     assert first.write_units == 1
     assert first.read_units == 1.5  # the group eventually consistent, the member not
     # A little over one and two intervals later: the deadline (NOW + 1000 + 9000 + 2500) is
     # still a whole session ahead. Reads only.
     for t in (NOW + 2100, NOW + 3200):
-        quiet = _classic_beat(store, group_id, "m-0", t)
+        quiet = _classic_beat(service_store, group_id, "m-0", t)
         assert quiet.by_operation == {"get_item": 2}, quiet.by_operation
         assert quiet.write_units == 0
     # Three intervals after the renewal: renewed again.
-    fourth = _classic_beat(store, group_id, "m-0", NOW + 4300)
+    fourth = _classic_beat(service_store, group_id, "m-0", NOW + 4300)
     assert fourth.by_operation == {"get_item": 2, "update_item": 1}, fourth.by_operation
 
 
-def test_a_short_classic_session_skips_fewer_heartbeats(store: Store) -> None:
+def test_a_short_classic_session_skips_fewer_heartbeats(service_store: Store) -> None:
     """The slack is at most a third of the session: 3 intervals leave room for no skip."""
     group_id = _unique("short")
     member = ClassicMember(
@@ -140,36 +132,38 @@ def test_a_short_classic_session_skips_fewer_heartbeats(store: Store) -> None:
         joined_at_ms=NOW, session_deadline_ms=NOW + 3000,
     )  # fmt: skip
     write_classic_group(
-        store, group_id, [member], protocol="range", rebalance_timeout_ms=30_000,
+        service_store, group_id, [member], protocol="range", rebalance_timeout_ms=30_000,
         next_check_ms=NOW + 60_000,
     )  # fmt: skip
-    assert effective_skips(INTERVAL_MS, store.settings.session_renewal_skips, 3000) == 0
-    assert renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips, 3000) == 0
+    assert effective_skips(INTERVAL_MS, service_store.settings.session_renewal_skips, 3000) == 0
+    assert renewal_slack_ms(INTERVAL_MS, service_store.settings.session_renewal_skips, 3000) == 0
     for t in (NOW + 1000, NOW + 2100, NOW + 3200):
-        usage = _classic_beat(store, group_id, "m-0", t)
+        usage = _classic_beat(service_store, group_id, "m-0", t)
         assert usage.by_operation == {"get_item": 2, "update_item": 1}, usage.by_operation
 
 
 def test_a_silent_classic_member_is_removed_no_earlier_than_a_session_after_its_last_beat(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    group_id = _classic_group(store, 2)
-    slack = renewal_slack_ms(INTERVAL_MS, store.settings.session_renewal_skips, EXPIRY_MS)
+    group_id = _classic_group(service_store, 2)
+    slack = renewal_slack_ms(INTERVAL_MS, service_store.settings.session_renewal_skips, EXPIRY_MS)
     # m-0 last beats with a renewal, m-1 last beats without one (its deadline, written at
     # NOW + 1000, is still a session away at NOW + 2100).
-    _classic_beat(store, group_id, "m-0", NOW + 1000)
-    _classic_beat(store, group_id, "m-1", NOW + 1000)
-    skipped = _classic_beat(store, group_id, "m-1", NOW + 2100)
+    _classic_beat(service_store, group_id, "m-0", NOW + 1000)
+    _classic_beat(service_store, group_id, "m-1", NOW + 1000)
+    skipped = _classic_beat(service_store, group_id, "m-1", NOW + 2100)
     assert "update_item" not in skipped.by_operation, skipped.by_operation
     # Never earlier than one session after the last heartbeat ...
-    assert _classic_members(store, group_id, NOW + 1000 + EXPIRY_MS - 1) == {"m-0", "m-1"}
-    assert _classic_members(store, group_id, NOW + 2100 + EXPIRY_MS - 1) == {"m-0", "m-1"}
+    assert _classic_members(service_store, group_id, NOW + 1000 + EXPIRY_MS - 1) == {"m-0", "m-1"}
+    assert _classic_members(service_store, group_id, NOW + 2100 + EXPIRY_MS - 1) == {"m-0", "m-1"}
     # ... and no later than the slack after one session from the last write.
-    assert _classic_members(store, group_id, NOW + 1000 + EXPIRY_MS + slack) == set()
+    assert _classic_members(service_store, group_id, NOW + 1000 + EXPIRY_MS + slack) == set()
 
 
-def test_with_no_skips_every_classic_heartbeat_writes_and_expiry_is_exact(store: Store) -> None:
-    exact = _with_skips(store, 0)
+def test_with_no_skips_every_classic_heartbeat_writes_and_expiry_is_exact(
+    service_store: Store,
+) -> None:
+    exact = _with_skips(service_store, 0)
     group_id = _classic_group(exact, 2)
     for t in (NOW + 1000, NOW + 1100, NOW + 1200):
         usage = _classic_beat(exact, group_id, "m-0", t)
@@ -235,10 +229,10 @@ def _consumer_members(store: Store, group_id: str, now_ms: int) -> set[str]:
 
 
 def test_a_consumer_heartbeat_writes_on_every_third_beat_and_answers_from_reads_between(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    interval = store.settings.group_consumer_heartbeat_interval_ms
-    (member,) = _consumer_group(store, NOW, 1)  # its last beat, at NOW, renewed the session
+    interval = service_store.settings.group_consumer_heartbeat_interval_ms
+    (member,) = _consumer_group(service_store, NOW, 1)  # its last beat, at NOW, renewed the session
     writes = []
     for i in range(1, 7):  # beats a little over an interval apart
         answer, usage = member.beat(NOW + i * (interval + 50))
@@ -249,31 +243,31 @@ def test_a_consumer_heartbeat_writes_on_every_third_beat_and_answers_from_reads_
 
 
 def test_a_silent_consumer_member_is_removed_between_one_session_and_the_slack_later(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    settings = store.settings
+    settings = service_store.settings
     session = settings.group_consumer_session_timeout_ms
     interval = settings.group_consumer_heartbeat_interval_ms
     slack = renewal_slack_ms(interval, settings.session_renewal_skips, session)
-    renewing, skipping = _consumer_group(store, NOW, 2)
+    renewing, skipping = _consumer_group(service_store, NOW, 2)
     group_id = renewing.group_id
     both = {renewing.member_id, skipping.member_id}
     # Both renewed at NOW; `skipping` beats once more, an interval later, without a write.
     answer, usage = skipping.beat(NOW + interval)
     assert answer["errorCode"] == 0 and "put_item" not in usage.by_operation, usage.by_operation
     # Never earlier than one session after the last heartbeat ...
-    assert _consumer_members(store, group_id, NOW + session - 1) == both
-    assert _consumer_members(store, group_id, NOW + interval + session - 1) == both
+    assert _consumer_members(service_store, group_id, NOW + session - 1) == both
+    assert _consumer_members(service_store, group_id, NOW + interval + session - 1) == both
     # ... and no later than the slack after one session from the last write.
-    assert _consumer_members(store, group_id, NOW + session + slack) == set()
+    assert _consumer_members(service_store, group_id, NOW + session + slack) == set()
 
 
 def test_a_member_that_left_hears_so_on_its_next_heartbeat_even_between_renewals(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    (member,) = _consumer_group(store, NOW, 1)
+    (member,) = _consumer_group(service_store, NOW, 1)
     left, _ = _consumer_beat(
-        store,
+        service_store,
         {"groupId": member.group_id, "memberId": member.member_id, "memberEpoch": -1},
         NOW + 10,
     )
@@ -282,8 +276,8 @@ def test_a_member_that_left_hears_so_on_its_next_heartbeat_even_between_renewals
     assert answer["errorCode"] == Errors.UNKNOWN_MEMBER_ID, answer
 
 
-def test_with_no_skips_every_consumer_heartbeat_writes(store: Store) -> None:
-    exact = _with_skips(store, 0)
+def test_with_no_skips_every_consumer_heartbeat_writes(service_store: Store) -> None:
+    exact = _with_skips(service_store, 0)
     (member,) = _consumer_group(exact, NOW, 1)
     for i in range(1, 4):
         answer, usage = member.beat(NOW + i)
@@ -306,19 +300,21 @@ class _Lagging:
 
 
 def test_an_error_seen_on_a_lagging_read_is_confirmed_before_it_is_answered(
-    store: Store,
+    service_store: Store,
 ) -> None:
-    (member,) = _consumer_group(store, NOW, 1)
-    member.store = Store(_Lagging(store.dynamo), store.settings)  # type: ignore[arg-type]
+    (member,) = _consumer_group(service_store, NOW, 1)
+    member.store = Store(_Lagging(service_store.dynamo), service_store.settings)  # type: ignore[arg-type]
     # The group item's eventually consistent read finds nothing: not "group not found" (69),
     # nor, for a member, "unknown member" (25): the consistent reads see both.
     answer, _ = member.beat(NOW + 10)
     assert answer["errorCode"] == 0, answer
 
 
-def test_a_classic_heartbeat_on_a_lagging_read_is_confirmed_before_an_error(store: Store) -> None:
-    group_id = _classic_group(store, 1, next_check_ms=NOW + 60_000)
-    lagging = Store(_Lagging(store.dynamo), store.settings)  # type: ignore[arg-type]
+def test_a_classic_heartbeat_on_a_lagging_read_is_confirmed_before_an_error(
+    service_store: Store,
+) -> None:
+    group_id = _classic_group(service_store, 1, next_check_ms=NOW + 60_000)
+    lagging = Store(_Lagging(service_store.dynamo), service_store.settings)  # type: ignore[arg-type]
     # The group item's eventually consistent read finds nothing: not "unknown member" (25).
     usage = _classic_beat(lagging, group_id, "m-0", NOW + 1000)
     # Decided again on consistent reads (the lagging read itself reaches no table).

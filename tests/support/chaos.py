@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groupcoord.client.transport import NETWORK_ERRORS, TIMEOUT_HEADER, budget_ms
-from groupcoord.core.consumer_protocol import (
+from groupcoord.local.processes import ServeUrl
+from groupcoord.wire.consumer_protocol import (
     Assignment,
     Subscription,
     decode_assignment,
     encode_assignment,
     encode_subscription,
 )
-from groupcoord.local.processes import ServeUrl
 from tests.support.servers import running_serve
 
 TopicPartition = tuple[str, int]

@@ -4,17 +4,19 @@ coordinator in this process, and the settings the tests start them with."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from groupcoord.clock import Clock
 from groupcoord.local.memory import memory_store
 from groupcoord.local.processes import (
     STARTUP_DEADLINE_S,
+    ServeUrl,
     running_dynamodb,
-    running_serve,
     unique_table,
 )
+from groupcoord.local.processes import running_serve as _running_serve
 from groupcoord.local.server import LocalCoordinator
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
@@ -31,6 +33,28 @@ __all__ = [
     "running_service_and_store",
     "unique_table",
 ]
+
+# The push channel (docs/sessions.md, Push) of the coordinators the tests start: off unless
+# GROUPCOORD_TEST_PUSH=on (.ci/run runs the ownership and fencing suites both ways); a test
+# that is about push asks for it (`push=True`).
+TEST_PUSH = os.environ.get("GROUPCOORD_TEST_PUSH", "off") == "on"
+
+
+@contextmanager
+def running_serve(
+    dynamodb_endpoint: str | None = None,
+    settings: dict[str, str] | None = None,
+    table: str | None = None,
+    extra_args: Sequence[str] = (),
+    push: bool | None = None,
+) -> Iterator[ServeUrl]:
+    """`groupcoord serve` (groupcoord.local.processes.running_serve), with the push channel
+    of TEST_PUSH unless `push` says."""
+    with _running_serve(
+        dynamodb_endpoint, settings, table, extra_args, push=TEST_PUSH if push is None else push
+    ) as url:
+        yield url
+
 
 # Consumer-protocol targets installed at once instead of batched in time (KIP-1263's
 # group.consumer.assignment.interval.ms): for tests that drive the protocol step by step.
@@ -49,6 +73,7 @@ class InProcessCoordinator:
         principal_header: str | None = None,
         front_door: str = "HttpApi",
         clock: Clock | None = None,
+        push: bool | None = None,
     ):
         mapping = {"groupcoord.table.name": unique_table(), **(settings or {})}
         if store is not None:  # the other deployment's table
@@ -63,6 +88,7 @@ class InProcessCoordinator:
             store=store,
             principal_header=principal_header,
             front_door=front_door,
+            push=TEST_PUSH if push is None else push,
         ).start()
         self.url = self.coordinator.url
         self.store = self.coordinator.store

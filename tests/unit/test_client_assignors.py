@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupcoord.client.assignors import ASSIGNORS, TopicPartition
-from groupcoord.core.consumer_protocol import Subscription
+from groupcoord.wire.consumer_protocol import Subscription
 
 
 @settings(max_examples=100, deadline=None)

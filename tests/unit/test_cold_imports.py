@@ -96,8 +96,12 @@ def _loaded(modules: frozenset[str], package: str) -> set[str]:
     return {m for m in modules if m == package or m.startswith(package + ".")}
 
 
-def test_the_functions_are_the_api_functions_and_the_sweeper() -> None:
-    assert set(FUNCTIONS) == {*FUNCTION_APIS, ROUTER, "sweeper"}
+# The functions that answer no API of the table: the sweeper, and the push channel's routes.
+NON_API_FUNCTIONS = ("sweeper", "push")
+
+
+def test_the_functions_are_the_api_functions_the_sweeper_and_push() -> None:
+    assert set(FUNCTIONS) == {*FUNCTION_APIS, ROUTER, *NON_API_FUNCTIONS}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -110,8 +114,8 @@ def test_nothing_that_can_wait_is_imported(function: str) -> None:
 @pytest.mark.parametrize("requests", [False, True], ids=["import", "first-requests"])
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_a_function_imports_no_other_functions_api_code(function: str, requests: bool) -> None:
-    if requests and function == "sweeper":
-        pytest.skip("the sweeper answers no API")
+    if requests and function in NON_API_FUNCTIONS:
+        pytest.skip(f"{function} answers no API")
     own = {api.service for api in APIS if serves(function, api)}
     others = {
         _service_module(api.service)

@@ -1,4 +1,4 @@
-"""Kafka's ConsumerProtocol encoding (core/consumer_protocol.py): round trips of Subscription
+"""Kafka's ConsumerProtocol encoding (wire/consumer_protocol.py): round trips of Subscription
 and Assignment v0-v3, and kafka-python's encodings decoded."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from groupcoord.core.consumer_protocol import (
+from groupcoord.wire.consumer_protocol import (
     Assignment,
     ConsumerProtocolError,
     Subscription,

@@ -195,3 +195,25 @@ def test_the_streams_group_page_renders_its_tasks_table() -> None:
     html = answer.get_data(as_text=True)
     assert answer.status_code == 200 and 'id="tasks-h"' in html
     assert "0: 3" in html and "0: 1" in html
+
+
+def test_a_members_label_is_kept_for_its_life_whoever_joins() -> None:
+    timeline = Timeline()
+    timeline.observe(Snapshot.of(group(1, [member("m"), member("n")]), 1000))
+    # "a" sorts before both: it must not take their labels.
+    joined = group(2, [member("m"), member("n"), member("a")])
+    timeline.observe(Snapshot.of(joined, 2000))
+    page = group_page(GroupDetail(joined, now_ms=2000, timeline=timeline))
+    assert [(r.label, r.member["memberId"]) for r in page.members] == [
+        ("M1", "m"),
+        ("M2", "n"),
+        ("M3", "a"),
+    ]
+    # "m" leaves: nobody is renumbered, and its label is not given again.
+    timeline.observe(Snapshot.of(group(3, [member("n"), member("a"), member("b")]), 3000))
+    assert timeline.labels_for(["n", "a", "b"]) == {
+        "m": "M1",  # still named by the timeline's entry of its leave
+        "n": "M2",
+        "a": "M3",
+        "b": "M4",
+    }

@@ -5,14 +5,14 @@ from __future__ import annotations
 from groupcoord.core.classic.model import PREPARING_REBALANCE
 from groupcoord.core.consumer.member import ClassicMetadata, ConsumerGroupMember
 from groupcoord.core.consumer.reconciliation import MemberAssignment
-from groupcoord.core.consumer_protocol import (
-    Subscription,
-    decode_assignment,
-    encode_subscription,
-)
 from groupcoord.core.migration import (
     downgrade_wanted,
     downgraded_group,
+)
+from groupcoord.wire.consumer_protocol import (
+    Subscription,
+    decode_assignment,
+    encode_subscription,
 )
 
 

@@ -45,7 +45,7 @@ def test_size_limit_is_inclusive() -> None:
 
 def _classic_member(member_id: str, assigned: dict[str, list[int]], topics: list[str], **kw):
     from groupcoord.core.classic.model import ClassicMember, Protocol
-    from groupcoord.core.consumer_protocol import (
+    from groupcoord.wire.consumer_protocol import (
         Assignment,
         Subscription,
         encode_assignment,
@@ -105,8 +105,8 @@ def test_a_partition_in_two_stored_assignments_is_held_once() -> None:
 
 def test_malformed_metadata_is_refused() -> None:
     from groupcoord.core.classic.model import ClassicGroup, ClassicMember, Protocol
-    from groupcoord.core.consumer_protocol import ConsumerProtocolError
     from groupcoord.core.migration import upgraded_members
+    from groupcoord.wire.consumer_protocol import ConsumerProtocolError
 
     group = ClassicGroup(group_id="g", generation=1, protocol_name="range", member_count=1)
     bad = ClassicMember(member_id="a", protocols=(Protocol("range", b""),))

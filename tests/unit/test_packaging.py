@@ -5,8 +5,10 @@
   --no-deps into a fresh virtualenv (no pip, nothing else in it), and used there against a
   `groupcoord serve` of this virtualenv.
 - The Lambda layer holds the server code only: the Makefile's `server-code` step (the offline
-  half of the layer build) leaves out the client, `serve` with its in-memory adapter and the
-  command line, and what it copies imports with the server's dependencies.
+  half of the layer build) copies the entries of groupcoord/ that layers/core/layer-contents.txt
+  lists (not the client, `serve` with its in-memory adapter, nor the command line), what it
+  copies imports with the server's dependencies, and the import-linter contract on the layer's
+  code (pyproject.toml) names the same list.
 
 The layer's dependencies (pinned, for python3.12) are checked after a real `sam build` by
 .ci/template-checks.sh. The import-linter contract "The client and the admin CLI need none of
@@ -21,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -29,7 +32,13 @@ from groupcoord.local.processes import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER_SOURCE = ROOT / "layers" / "core"
-NOT_IN_LAYER = {"client", "local", "dashboard", "cli.py", "admin_cli.py", "admin"}
+# The layer's allow-list (layers/core/Makefile's IN_LAYER): the entries of groupcoord/ it ships.
+IN_LAYER = {
+    line.strip()
+    for line in (LAYER_SOURCE / "layer-contents.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
+LAYER_CONTRACT = "The Lambda layer's code imports only what the layer ships"
 # What the server needs and the client must not (pyproject.toml's server, local, sigv4 extras).
 SERVER_ONLY = ["boto3", "botocore", "aws_lambda_powertools", "pydantic", "re2", "moto", "werkzeug"]
 # Short consumer-protocol timers, so that the member below owns its partitions in a second.
@@ -164,6 +173,13 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     assert serve.returncode == 2, (serve.stdout, serve.stderr)
     assert "groupcoord[local]" in serve.stderr
     assert "Traceback" not in serve.stderr
+    # A KCL lease table is read with boto3 (the `kinesis` extra): one line naming it.
+    kcl = _run(
+        [cli, "kinesis", "import-kcl", "--lease-table", "app", "--topic", "t", "--group", "g"],
+        env=env,
+    )
+    assert kcl.returncode == 1, (kcl.stdout, kcl.stderr)
+    assert "groupcoord[kinesis]" in kcl.stderr and len(kcl.stderr.strip().splitlines()) == 1
 
     # The admin commands and a member of the client-only install against a real coordinator
     # (served from this virtualenv, which has the `local` extra).
@@ -188,8 +204,8 @@ def test_the_layer_holds_the_server_code_only(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr
     built = artifacts / "python" / "groupcoord"
     source = LAYER_SOURCE / "groupcoord"
-    expected = {p.name for p in source.iterdir() if p.name != "__pycache__"} - NOT_IN_LAYER
-    assert {p.name for p in built.iterdir()} == expected
+    assert {p.name for p in source.iterdir()} >= IN_LAYER
+    assert {p.name for p in built.iterdir()} == IN_LAYER
     assert not list(built.rglob("__pycache__"))
     # The in-memory adapter (local/memory/) is test equipment: no shipped module holds or
     # names it (lint-imports forbids the layer's code to import it).
@@ -216,3 +232,24 @@ def test_the_layer_holds_the_server_code_only(tmp_path: Path) -> None:
     probe = json.loads(imported.stdout.strip().splitlines()[-1])
     assert Path(probe["file"]).is_relative_to(built)
     assert probe["count"] > 50
+
+
+def _module(entry: str) -> str:
+    return "groupcoord." + entry.removesuffix(".py")
+
+
+def test_the_layer_contract_names_the_layers_allow_list() -> None:
+    # The contract's shipped modules are the allow-list; all else of groupcoord is forbidden.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contracts = pyproject["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if c["name"] == LAYER_CONTRACT]
+    shipped = {_module(entry) for entry in IN_LAYER - {"__init__.py"}}
+    source = LAYER_SOURCE / "groupcoord"
+    left_out = {
+        _module(p.name)
+        for p in source.iterdir()
+        if p.name not in IN_LAYER and (p.suffix == ".py" or (p / "__init__.py").exists())
+    }
+    assert set(contract["source_modules"]) == shipped
+    assert left_out <= set(contract["forbidden_modules"])
+    assert left_out >= {"groupcoord.client", "groupcoord.local", "groupcoord.cli"}

@@ -2,7 +2,7 @@
 // assignment, sync, heartbeats, leave. Eager members revoke everything before rejoining;
 // cooperative members (KIP-429) keep what they own and revoke only what moved.
 
-import { ASSIGNORS, COOPERATIVE_ASSIGNORS, encodeStickyUserData, withStickyMemory } from "./assignors.js";
+import { ASSIGNORS, COOPERATIVE_ASSIGNORS, encodeCooperativeUserData, encodeStickyUserData, withCooperativeGeneration, withStickyMemory } from "./assignors.js";
 import {
   ConsumerProtocolError,
   type Subscription,
@@ -20,12 +20,13 @@ import type { Json } from "./validate.js";
 
 const PROTOCOL_TYPE = "consumer";
 const STICKY_USER_DATA: ReadonlySet<string> = new Set(["sticky"]); // eager: remembers through userData
+const COOPERATIVE_STICKY = "cooperative-sticky"; // its userData: the generation (Kafka's)
 
 /** The outcome of one rebalance round, for the listener. */
 export interface JoinResult {
-  revoked: PartitionSet;
+  revoked: PartitionSet; // after the sync (cooperative); what went before the join: beforeJoin
   assigned: PartitionSet;
-  rejoin: boolean; // cooperative: something was revoked, rejoin at once
+  rejoin: boolean; // something was revoked (cooperative), or the assignment was refused
 }
 
 /** The round failed with an error that a fresh join resolves. */
@@ -75,22 +76,33 @@ export class ClassicMembership {
     }
   }
 
+  /** Kafka's rule: COOPERATIVE only if every listed assignor supports it; a mix (the upgrade
+   * path ["cooperative-sticky", "range"]) is eager. */
   get cooperative(): boolean {
-    return COOPERATIVE_ASSIGNORS.has(this.settings.assignors[0] as string);
+    return this.settings.assignors.every((name) => COOPERATIVE_ASSIGNORS.has(name));
   }
 
-  /** Joins and syncs one round. `beforeJoin` gets what must be revoked before joining
-   * (everything for eager members, nothing for cooperative ones). */
+  /** Joins and syncs one round. `beforeJoin` gets what must be revoked before joining:
+   * everything for eager members; for cooperative ones the partitions of topics no longer
+   * subscribed (claiming them would hold them from everyone for a round). */
   async rejoin(beforeJoin: (partitions: PartitionSet) => Promise<void>): Promise<JoinResult> {
-    let revokedFirst = new PartitionSet();
-    if (!this.cooperative && this.owned.size > 0) {
-      revokedFirst = this.owned.copy();
+    this.subscribed = [...(await this.settings.topics())].sort();
+    const subscribed = new Set(this.subscribed);
+    const revokedFirst = this.cooperative ? new PartitionSet(this.owned.toArray().filter((tp) => !subscribed.has(tp.topic))) : this.owned.copy();
+    if (revokedFirst.size > 0) {
       await beforeJoin(revokedFirst.copy());
-      this.owned = new PartitionSet();
+      this.owned = this.owned.minus(revokedFirst);
     }
     const joined = await this.join();
     const assignment = await this.sync(joined);
-    const result: JoinResult = { revoked: revokedFirst, assigned: assignment.minus(this.owned), rejoin: false };
+    const result: JoinResult = { revoked: new PartitionSet(), assigned: new PartitionSet(), rejoin: false };
+    if (assignment.toArray().some((tp) => !subscribed.has(tp.topic))) {
+      // Kafka's consumer refuses an assignment that does not match its subscription: it keeps
+      // what it has and rejoins with the current subscription.
+      result.rejoin = true;
+      return result;
+    }
+    result.assigned = assignment.minus(this.owned);
     if (this.cooperative) {
       result.revoked = this.owned.minus(assignment);
       result.rejoin = result.revoked.size > 0;
@@ -104,13 +116,14 @@ export class ClassicMembership {
   /** Each protocol's metadata: Kafka's ConsumerProtocol subscription (v2), with the previous
    * assignment as userData for the eager sticky assignor. */
   private async metadata(): Promise<Map<string, string>> {
-    this.subscribed = [...(await this.settings.topics())].sort();
     const metadata = new Map<string, string>();
     for (const name of this.settings.assignors) {
-      const userData =
-        STICKY_USER_DATA.has(name) && this.previousGeneration >= 0
-          ? encodeStickyUserData(this.previous.byTopicSorted(), this.previousGeneration)
-          : null;
+      let userData: Uint8Array | null = null;
+      if (STICKY_USER_DATA.has(name) && this.previousGeneration >= 0) {
+        userData = encodeStickyUserData(this.previous.byTopicSorted(), this.previousGeneration);
+      } else if (name === COOPERATIVE_STICKY) {
+        userData = encodeCooperativeUserData(this.generation);
+      }
       const sub = subscription({
         topics: this.subscribed,
         userData,
@@ -184,7 +197,8 @@ export class ClassicMembership {
     let subscriptions = new Map<string, Subscription>();
     for (const member of joined.members as Json[]) {
       try {
-        subscriptions.set(member.memberId, decodeSubscription(Buffer.from(member.metadata ?? "", "base64")));
+        const decoded = decodeSubscription(Buffer.from(member.metadata ?? "", "base64"));
+        subscriptions.set(member.memberId, { ...decoded, groupInstanceId: member.groupInstanceId ?? null });
       } catch (error) {
         if (!(error instanceof ConsumerProtocolError)) throw error;
         subscriptions.set(member.memberId, subscription({ topics: [] })); // unreadable: assign it nothing
@@ -192,6 +206,8 @@ export class ClassicMembership {
     }
     if (STICKY_USER_DATA.has(joined.protocolName)) {
       subscriptions = new Map([...subscriptions].map(([m, s]) => [m, withStickyMemory(s)]));
+    } else if (joined.protocolName === COOPERATIVE_STICKY) {
+      subscriptions = new Map([...subscriptions].map(([m, s]) => [m, withCooperativeGeneration(s)]));
     }
     const topics = [...new Set([...subscriptions.values()].flatMap((s) => s.topics))].sort();
     const counts = await this.settings.partitionCounts(topics);

@@ -18,6 +18,9 @@ export interface Subscription {
   generationId: number;
   rackId: string | null;
   version: number;
+  /** Not on the wire: the member's groupInstanceId from the join response, which the leader
+   * adds so that range and roundrobin order static members by it (as Kafka's Subscription). */
+  groupInstanceId?: string | null;
 }
 
 export interface Assignment {

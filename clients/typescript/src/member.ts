@@ -51,6 +51,10 @@ export class GroupMember {
   private readonly wake = new Signal();
   private readonly stopBeating = new Signal();
   private rejoin = false;
+  // Classic: a round failed and the next is due (Kafka's PREPARING_REBALANCE). No heartbeats
+  // meanwhile: they carry a generation the group has left, and its ILLEGAL_GENERATION would
+  // give the partitions up as lost.
+  private rejoining = false;
   private joined = false;
   private lost = false;
   private closeRequested = false;
@@ -269,29 +273,36 @@ export class GroupMember {
       this.rejoin = false;
       let result;
       try {
+        this.rejoining = true;
         result = await classic.rejoin((partitions) => this.revokeBeforeJoin(partitions));
       } catch (error) {
         this.rejoin = true;
-        // A rebalance that started meanwhile is joined at once; anything else backs off.
+        // A rebalance that started meanwhile is joined at once; anything else backs off (and
+        // heartbeats again: the coordinator may have moved, the generation is still ours).
         if (error instanceof RejoinNeeded) this.lost ||= error.lost;
-        else this.unavailableOrThrow(error);
+        else {
+          this.rejoining = false;
+          this.unavailableOrThrow(error);
+        }
         const pause = !(error instanceof RejoinNeeded && error.error === ErrorCode.REBALANCE_IN_PROGRESS);
         if (!(await this.retryUntil(deadline, attempt, pause))) return;
         continue;
       }
+      this.rejoining = false;
       this.joined = true;
       this.lastOk = now();
-      if (result.revoked.size > 0 && classic.cooperative) await this.callListener("onPartitionsRevoked", result.revoked);
+      if (result.revoked.size > 0) await this.callListener("onPartitionsRevoked", result.revoked);
       this.owned = classic.owned.copy();
       if (result.assigned.size > 0) await this.callListener("onPartitionsAssigned", result.assigned);
-      if (result.rejoin) this.rejoin = true; // cooperative: the revoked partitions go out next round
+      if (result.rejoin) this.rejoin = true; // the revoked partitions go out next round (or it refused)
     }
   }
 
-  /** Eager rebalancing: everything is revoked before the join. */
+  /** Before the join: eager rebalancing revokes everything, cooperative the partitions of
+   * topics no longer subscribed. */
   private async revokeBeforeJoin(partitions: PartitionSet): Promise<void> {
     await this.callListener("onPartitionsRevoked", partitions);
-    this.owned = new PartitionSet();
+    this.owned = this.owned.minus(partitions);
   }
 
   // --- the consumer protocol ---
@@ -398,7 +409,7 @@ export class GroupMember {
     let nextBeat = now();
     for (;;) {
       if (await this.stopBeating.wait(Math.max(0, nextBeat - now()), false)) return;
-      if (!this.joined || this.lost || this.fatal !== undefined) {
+      if (!this.joined || this.lost || this.rejoining || this.fatal !== undefined) {
         nextBeat = now() + IDLE_CHECK_MS; // poll() has the next move
         continue;
       }
@@ -420,7 +431,7 @@ export class GroupMember {
   }
 
   private async beatUnderLock(): Promise<boolean> {
-    if (this.stopBeating.isSet || !this.joined || this.lost) return true;
+    if (this.stopBeating.isSet || !this.joined || this.lost || this.rejoining) return true;
     try {
       await this.beatOnce();
     } catch (error) {

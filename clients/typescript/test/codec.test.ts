@@ -5,7 +5,15 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { ASSIGNORS, decodeStickyUserData, encodeStickyUserData, withStickyMemory } from "../src/assignors.js";
+import {
+  ASSIGNORS,
+  assignSticky,
+  decodeStickyUserData,
+  encodeCooperativeUserData,
+  encodeStickyUserData,
+  withCooperativeGeneration,
+  withStickyMemory,
+} from "../src/assignors.js";
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription, subscription } from "../src/consumer-protocol.js";
 import { sink } from "../src/index.js";
 import { signingRegion } from "../src/sigv4.js";
@@ -81,6 +89,25 @@ const SCENARIOS: Array<{ name: string; members: Record<string, Member>; partitio
     partitions: { t: 6 },
   },
   {
+    name: "a member that dropped a topic it still owns",
+    members: { a: { topics: ["u"], owned: { t: [0, 1, 2], u: [0] }, generation: 7 }, b: { topics: ["t", "u"], owned: { u: [1] }, generation: 7 } },
+    partitions: { t: 3, u: 2 },
+  },
+  {
+    name: "one partition claimed by two members in one generation",
+    members: { a: { topics: ["t"], owned: { t: [0, 1] }, generation: 5 }, b: { topics: ["t"], owned: { t: [0, 2] }, generation: 5 }, c: { topics: ["t"], generation: 5 } },
+    partitions: { t: 3 },
+  },
+  {
+    name: "unequal subscriptions beside an owner of everything",
+    members: {
+      a: { topics: ["t", "u", "v"], owned: { t: [0, 1, 2, 3], u: [0, 1, 2, 3], v: [0, 1, 2, 3] }, generation: 2 },
+      b: { topics: ["t"] },
+      c: { topics: ["t", "u"] },
+    },
+    partitions: { t: 4, u: 4, v: 4 },
+  },
+  {
     name: "eager sticky members remembering through userData",
     members: { a: { topics: ["t"], stickyMemory: { t: [3, 4, 5] } }, b: { topics: ["t"], stickyMemory: { t: [0, 1, 2] } }, c: { topics: ["t"] } },
     partitions: { t: 6 },
@@ -132,6 +159,46 @@ print(json.dumps(out))`,
     assert.equal(plan.a?.length, 3, "the owner keeps its share");
     assert.deepEqual(plan.b, [], "the newcomer got a partition its owner still holds");
     assert.equal(tsPlan("sticky", scenario).b?.length, 3, "eager sticky moves them in one round");
+  });
+
+  it("cooperative-sticky hands out nothing a member still holds: a dropped topic, a doubly claimed partition", () => {
+    const byName = (name: string): (typeof SCENARIOS)[number] => SCENARIOS.find((s) => s.name === name) as (typeof SCENARIOS)[number];
+    const dropped = tsPlan("cooperative-sticky", byName("a member that dropped a topic it still owns"));
+    assert.deepEqual(dropped.b?.filter(([topic]) => topic === "t"), [], "b got a partition of t while a still holds it");
+    const doubly = tsPlan("cooperative-sticky", byName("one partition claimed by two members in one generation"));
+    assert.deepEqual(doubly, { a: [["t", 1]], b: [["t", 2]], c: [] }, "t-0 waits until both revoked it");
+  });
+});
+
+describe("cooperative-sticky's userData", () => {
+  it("is the generation, which a subscription without a generationId is read with", () => {
+    // Kafka's testMemberDataWithInconsistentData / testAssignorWithOldVersionSubscriptions.
+    assert.deepEqual([...encodeCooperativeUserData(7)], [0, 0, 0, 7]);
+    const c1 = withCooperativeGeneration(subscription({ topics: ["t"], userData: encodeCooperativeUserData(5), ownedPartitions: new Map([["t", [0]]]), version: 1 }));
+    const c2 = withCooperativeGeneration(subscription({ topics: ["t"], ownedPartitions: new Map([["t", [0]]]), generationId: 4, version: 2 }));
+    assert.equal(c1.generationId, 5);
+    const plan = assignSticky(new Map([["c1", c1], ["c2", c2]]), new Map([["t", 2]]), true);
+    assert.deepEqual(plan.get("c1"), [{ topic: "t", partition: 0 }]);
+    assert.deepEqual(plan.get("c2"), [{ topic: "t", partition: 1 }]);
+  });
+});
+
+describe("range and roundrobin with static members", () => {
+  it("order them by instance id, so a restart under a new member id changes no assignment", () => {
+    // Kafka's testStaticMember{Range,RoundRobin}AssignmentPersistentAfterMemberIdChanges.
+    const expected: Record<string, Record<string, Array<[string, number]>>> = {
+      range: { instance1: [["topic1", 0], ["topic1", 1], ["topic2", 0], ["topic2", 1]], instance2: [["topic1", 2], ["topic1", 3], ["topic2", 2], ["topic2", 3]], instance3: [["topic1", 4], ["topic2", 4]] },
+      roundrobin: { instance1: [["topic1", 0], ["topic1", 3], ["topic2", 1], ["topic2", 4]], instance2: [["topic1", 1], ["topic1", 4], ["topic2", 2]], instance3: [["topic1", 2], ["topic2", 0], ["topic2", 3]] },
+    };
+    const counts = new Map([["topic1", 5], ["topic2", 5]]);
+    for (const name of ["range", "roundrobin"]) {
+      for (const members of [{ consumer1: "instance1", consumer2: "instance2", consumer3: "instance3" }, { consumer1: "instance1", consumer5: "instance2", consumer4: "instance3" }]) {
+        const subs = new Map(Object.entries(members).map(([m, instance]) => [m, subscription({ topics: ["topic1", "topic2"], groupInstanceId: instance })]));
+        const plan = (ASSIGNORS[name] as NonNullable<(typeof ASSIGNORS)[string]>)(subs, counts);
+        const byInstance = Object.fromEntries(Object.entries(members).map(([m, instance]) => [instance, (plan.get(m) ?? []).map((tp): [string, number] => [tp.topic, tp.partition])]));
+        assert.deepEqual(byInstance, expected[name], `${name}: ${JSON.stringify(members)}`);
+      }
+    }
   });
 });
 

@@ -57,8 +57,26 @@ describe("the example file worker", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  let building: Promise<string> | undefined;
+  const built = (): Promise<string> => (building ??= buildExample(dir)); // once for the tests
+
+  it("--help prints the usage; a mistyped option is one line and the usage, no stack", async () => {
+    const worker = await built();
+    const run = promisify(execFile);
+    const help = await run(process.execPath, [worker, "--help"]);
+    assert.match(help.stdout, /^usage: node dist\/file-worker\.js FOLDER/);
+    assert.match(help.stdout, /--session-timeout-ms/);
+    const wrong = await run(process.execPath, [worker, "--sesion-timeout-ms", "5"]).then(
+      () => assert.fail("an unknown option was accepted"),
+      (error: { code: number; stderr: string }) => error,
+    );
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /^file-worker: Unknown option '--sesion-timeout-ms'/);
+    assert.doesNotMatch(wrong.stderr, /\n\s+at /); // no stack trace
+  });
+
   it("a TypeScript and a Python worker process and commit every line", async () => {
-    const worker = await buildExample(dir);
+    const worker = await built();
     const source = join(dir, unique("lines"));
     mkdirSync(source);
     const expected = new Set<string>();

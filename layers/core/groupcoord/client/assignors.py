@@ -1,4 +1,4 @@
-"""Leader-side assignors of the classic protocol: range, roundrobin, cooperative-sticky.
+"""Leader-side assignors of the classic protocol: range, roundrobin, sticky, cooperative-sticky.
 
 Each takes the members' ConsumerProtocol subscriptions, the partition counts and the
 partitions that go to no one (`blocked`: a Kinesis-backed topic's shards that are not
@@ -12,21 +12,38 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import replace
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
-from ..core.consumer_protocol import ConsumerProtocolError, Subscription
+from ..wire.consumer_protocol import ConsumerProtocolError, Subscription
+from .sticky import assign_sticky
+from .topic_partitions import (
+    NOTHING_BLOCKED,
+    Assignment,
+    Blocked,
+    TopicPartition,
+    allowed_partitions,
+    subscribed_topics,
+)
 
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-
-Assignment = dict[str, list[TopicPartition]]
-Blocked = Mapping[str, AbstractSet[int]]
-NOTHING_BLOCKED: Blocked = {}
+__all__ = [
+    "ASSIGNORS",
+    "COOPERATIVE_ASSIGNORS",
+    "NOTHING_BLOCKED",
+    "Assignment",
+    "Assignor",
+    "Blocked",
+    "TopicPartition",
+    "assign_cooperative_sticky",
+    "assign_range",
+    "assign_roundrobin",
+    "assign_sticky",
+    "decode_sticky_user_data",
+    "encode_cooperative_user_data",
+    "encode_sticky_user_data",
+    "with_cooperative_generation",
+    "with_sticky_memory",
+]
 
 
 class Assignor(Protocol):
@@ -39,14 +56,16 @@ class Assignor(Protocol):
     ) -> Assignment: ...
 
 
-def _eligible(subscriptions: Mapping[str, Subscription], topic: str) -> list[str]:
-    return sorted(m for m, s in subscriptions.items() if topic in s.topics)
+def _member_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """Static members first, by groupInstanceId, then dynamic ones by member id (Kafka's
+    MemberInfo order): a static member that restarts with a new member id keeps its place,
+    so range and roundrobin hand everyone the same partitions again."""
 
+    def key(member: str) -> tuple[int, str]:
+        instance = subscriptions[member].group_instance_id
+        return (0, instance) if instance else (1, member)
 
-def _allowed(topic: str, partitions: Mapping[str, int], blocked: Blocked) -> list[int]:
-    """The topic's partitions that may be assigned, in order."""
-    gone = blocked.get(topic, ())
-    return [p for p in range(partitions.get(topic, 0)) if p not in gone]
+    return sorted(subscriptions, key=key)
 
 
 def assign_range(
@@ -57,9 +76,10 @@ def assign_range(
     """Per topic, contiguous ranges of its assignable partitions: n/m each, the first n%m
     members one more."""
     result: Assignment = {m: [] for m in subscriptions}
-    for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
-        members = _eligible(subscriptions, topic)
-        allowed = _allowed(topic, partitions, blocked)
+    order = _member_order(subscriptions)
+    for topic in subscribed_topics(subscriptions):
+        members = [m for m in order if topic in subscriptions[m].topics]
+        allowed = allowed_partitions(topic, partitions, blocked)
         if not members or not allowed:
             continue
         per, extra = divmod(len(allowed), len(members))
@@ -79,10 +99,10 @@ def assign_roundrobin(
     """All assignable partitions in order, dealt to the members in turn (skipping the
     unsubscribed)."""
     result: Assignment = {m: [] for m in subscriptions}
-    members = sorted(subscriptions)
+    members = _member_order(subscriptions)
     turn = 0
-    for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
-        for p in _allowed(topic, partitions, blocked):
+    for topic in subscribed_topics(subscriptions):
+        for p in allowed_partitions(topic, partitions, blocked):
             for _ in range(len(members)):
                 member = members[turn % len(members)]
                 turn += 1
@@ -90,83 +110,6 @@ def assign_roundrobin(
                     result[member].append(TopicPartition(topic, p))
                     break
     return result
-
-
-def _owned(
-    subscriptions: Mapping[str, Subscription], partitions: Mapping[str, int], blocked: Blocked
-) -> dict[str, list[TopicPartition]]:
-    """What each member says it owns, dropping what it cannot keep (gone, or blocked); a
-    partition claimed by two members goes to the one with the newer generation (neither if
-    they tie)."""
-    claims: dict[TopicPartition, list[tuple[int, str]]] = {}
-    for member, sub in subscriptions.items():
-        for topic, parts in sub.owned_partitions.items():
-            if topic not in sub.topics:
-                continue
-            for p in parts:
-                if 0 <= p < partitions.get(topic, 0) and p not in blocked.get(topic, ()):
-                    claims.setdefault(TopicPartition(topic, p), []).append(
-                        (sub.generation_id, member)
-                    )
-    owned: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
-    for tp, claimants in claims.items():
-        claimants.sort(reverse=True)
-        if len(claimants) == 1 or claimants[0][0] > claimants[1][0]:
-            owned[claimants[0][1]].append(tp)
-    return owned
-
-
-def assign_sticky(
-    subscriptions: Mapping[str, Subscription],
-    partitions: Mapping[str, int],
-    blocked: Blocked = NOTHING_BLOCKED,
-    cooperative: bool = False,
-) -> Assignment:
-    """Balanced (sizes within one for equal subscriptions), then sticky: members keep what
-    they own up to their share. Cooperative: a partition that changes owner is left out of
-    this round; its old owner revokes it, rejoins, and the next round hands it over."""
-    members = sorted(subscriptions)
-    if not members:
-        return {}
-    topics = sorted({t for s in subscriptions.values() for t in s.topics})
-    all_tps = [TopicPartition(t, p) for t in topics for p in _allowed(t, partitions, blocked)]
-    share = -(-len(all_tps) // len(members))  # ceil: nobody keeps more than a full share
-    owned = _owned(subscriptions, partitions, blocked)
-    result: Assignment = {m: sorted(owned[m])[:share] for m in members}
-    taken = {tp for parts in result.values() for tp in parts}
-    for tp in [tp for tp in all_tps if tp not in taken]:
-        candidates = [m for m in members if tp.topic in subscriptions[m].topics]
-        if candidates:
-            target = min(candidates, key=lambda m: (len(result[m]), m))
-            result[target].append(tp)
-    _rebalance(result, subscriptions)
-    if cooperative:
-        previous = {tp: m for m, parts in owned.items() for tp in parts}
-        for member, parts in result.items():
-            result[member] = [tp for tp in parts if previous.get(tp, member) == member]
-    return {m: sorted(parts) for m, parts in result.items()}
-
-
-def _rebalance(result: Assignment, subscriptions: Mapping[str, Subscription]) -> None:
-    """Move partitions from the fullest to the emptiest eligible member until sizes differ by
-    at most one (for members that can take them)."""
-    while True:
-        moved = False
-        for low in sorted(result, key=lambda m: (len(result[m]), m)):
-            for high in sorted(result, key=lambda m: (-len(result[m]), m)):
-                if len(result[high]) - len(result[low]) <= 1:
-                    break
-                movable = [tp for tp in result[high] if tp.topic in subscriptions[low].topics]
-                if movable:
-                    tp = movable[-1]
-                    result[high].remove(tp)
-                    result[low].append(tp)
-                    moved = True
-                    break
-            if moved:
-                break
-        if not moved:
-            return
 
 
 # --- the eager sticky assignor's memory ---
@@ -218,6 +161,24 @@ def with_sticky_memory(subscription: Subscription) -> Subscription:
     except ConsumerProtocolError:
         return subscription
     return replace(subscription, owned_partitions=owned, generation_id=generation)
+
+
+# --- the cooperative sticky assignor's generation ---
+#
+# Kafka's CooperativeStickyAssignor sends its generation as the subscription's userData (an
+# int32), for leaders reading a subscription older than v2, which has no generationId field.
+
+
+def encode_cooperative_user_data(generation: int) -> bytes:
+    return struct.pack(">i", generation)
+
+
+def with_cooperative_generation(subscription: Subscription) -> Subscription:
+    """A subscription without a generationId (v0/v1) takes the one its userData carries."""
+    data = subscription.user_data
+    if subscription.generation_id >= 0 or data is None or len(data) != 4:
+        return subscription
+    return replace(subscription, generation_id=struct.unpack(">i", data)[0])
 
 
 def assign_cooperative_sticky(

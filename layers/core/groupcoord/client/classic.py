@@ -7,9 +7,10 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..core.consumer_protocol import (
+from ..errors import Errors
+from ..wire.consumer_protocol import (
     Assignment,
     ConsumerProtocolError,
     Subscription,
@@ -18,13 +19,14 @@ from ..core.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from ..errors import Errors
 from .assignors import (
     ASSIGNORS,
     COOPERATIVE_ASSIGNORS,
     Blocked,
     TopicPartition,
+    encode_cooperative_user_data,
     encode_sticky_user_data,
+    with_cooperative_generation,
     with_sticky_memory,
 )
 from .errors import (
@@ -39,13 +41,14 @@ from .transport import Reply, Transport
 
 PROTOCOL_TYPE = "consumer"
 STICKY_USER_DATA = frozenset({"sticky"})  # eager: remembers through userData
+COOPERATIVE_STICKY = "cooperative-sticky"  # its userData: the generation (Kafka's)
 
 
 @dataclass
 class JoinResult:
     """The outcome of one rebalance round, for the listener."""
 
-    revoked: set[TopicPartition] = field(default_factory=set)
+    revoked: set[TopicPartition] = field(default_factory=set)  # after the sync (cooperative)
     assigned: set[TopicPartition] = field(default_factory=set)
     lost: set[TopicPartition] = field(default_factory=set)
     rejoin: bool = False  # cooperative: something was revoked, rejoin at once
@@ -109,22 +112,35 @@ class ClassicMembership:
 
     @property
     def cooperative(self) -> bool:
-        return self.assignors[0] in COOPERATIVE_ASSIGNORS
+        """Kafka's rule: COOPERATIVE only if every listed assignor supports it. The group may
+        pick any of them, and one that is not cooperative (range, in the upgrade path
+        ["cooperative-sticky", "range"]) hands out partitions their owners still keep."""
+        return all(name in COOPERATIVE_ASSIGNORS for name in self.assignors)
 
     # --- a rebalance round ---
 
     def rejoin(self, before_join: Callable[[set[TopicPartition]], None]) -> JoinResult:
         """Join and sync one round. `before_join` is called with what must be revoked before
-        joining (everything for eager members, nothing for cooperative ones)."""
-        if not self.cooperative and self.owned:
-            before_join(set(self.owned))
-            revoked_first = set(self.owned)
-            self.owned = set()
+        joining: everything for eager members; for cooperative ones the partitions of topics
+        no longer subscribed (no assignor may keep them, and claiming them would hold them
+        from everyone for a round)."""
+        self.subscribed = sorted(self.topics())
+        if self.cooperative:
+            revoked_first = {tp for tp in self.owned if tp.topic not in self.subscribed}
         else:
-            revoked_first = set()
+            revoked_first = set(self.owned)
+        if revoked_first:
+            before_join(revoked_first)
+            self.owned -= revoked_first
         joined = self._join()
         assignment = self._sync(joined)
-        result = JoinResult(revoked=revoked_first)
+        result = JoinResult()
+        if any(tp.topic not in self.subscribed for tp in assignment):
+            # Kafka's consumer refuses an assignment that does not match its subscription
+            # (the subscription changed after the join, or a leader's mistake): it keeps
+            # what it has and rejoins with the current subscription.
+            result.rejoin = True
+            return result
         if self.cooperative:
             result.revoked = self.owned - assignment
             result.rejoin = bool(result.revoked)
@@ -136,7 +152,6 @@ class ClassicMembership:
     def _metadata(self) -> dict[str, str]:
         """Each protocol's metadata: Kafka's ConsumerProtocol subscription (v2), with the
         previous assignment as userData for the eager sticky assignor."""
-        self.subscribed = sorted(self.topics())
         owned = _by_topic(self.owned)
         metadata = {}
         for name in self.assignors:
@@ -145,6 +160,8 @@ class ClassicMembership:
                 user_data = encode_sticky_user_data(
                     _by_topic(self.previous), self.previous_generation
                 )
+            elif name == COOPERATIVE_STICKY:
+                user_data = encode_cooperative_user_data(self.generation)
             sub = Subscription(
                 topics=self.subscribed,
                 user_data=user_data,
@@ -207,13 +224,16 @@ class ClassicMembership:
         subscriptions: dict[str, Subscription] = {}
         for member in joined["members"]:
             try:
-                subscriptions[member["memberId"]] = decode_subscription(
-                    base64.b64decode(member["metadata"])
+                subscriptions[member["memberId"]] = replace(
+                    decode_subscription(base64.b64decode(member["metadata"])),
+                    group_instance_id=member.get("groupInstanceId"),
                 )
             except ConsumerProtocolError:
                 subscriptions[member["memberId"]] = Subscription([])
         if joined["protocolName"] in STICKY_USER_DATA:
             subscriptions = {m: with_sticky_memory(s) for m, s in subscriptions.items()}
+        elif joined["protocolName"] == COOPERATIVE_STICKY:
+            subscriptions = {m: with_cooperative_generation(s) for m, s in subscriptions.items()}
         topics = sorted({t for s in subscriptions.values() for t in s.topics})
         counts, blocked = self.leader_partitions(topics)
         assignor = ASSIGNORS[joined["protocolName"]]

@@ -43,6 +43,7 @@ from .kinesis_shard import (
     StartAt,
     topic_start,
 )
+from .local_aws import client_arguments
 from .member import GroupMember
 from .transport import Transport
 
@@ -118,18 +119,39 @@ class KinesisConsumer:
         self.commit(only=partitions)
         for tp in partitions:
             self._shards.pop(tp, None)
+        self._progress("handed over", partitions)
 
     def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
-        pass  # opened by the next step
+        self._progress("assigned", partitions)  # opened by the next step
 
     def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
         for tp in partitions:  # another member has them: nothing to commit
             self._shards.pop(tp, None)
+        self._progress("lost", partitions)
+
+    def _progress(self, what: str, partitions: Iterable[TopicPartition]) -> None:
+        """One line of progress (logged at INFO): which shards, now owning which."""
+        mine = [tp for tp in partitions if tp.topic == self.topic]
+        if mine:
+            owned = sorted(
+                tp.partition for tp in self.member.assignment() if tp.topic == self.topic
+            )
+            log.info("%s %s; owns partitions %s", what, self._shard_names(mine), owned)
+
+    def _shard_names(self, partitions: Iterable[TopicPartition]) -> str:
+        return ", ".join(
+            f"{self._shard_info.get(tp.partition, ('?',))[0]} (partition {tp.partition})"
+            for tp in sorted(partitions)
+        )
 
     # --- the loop ---
 
     def run(self, stop: threading.Event) -> None:
         """Consume until `stop` is set, then commit and leave the group."""
+        log.info(
+            "joining group %s on topic %s (%s, %d shards known)",
+            self.member.group_id, self.topic, self._stream_arn, len(self._shard_info),
+        )  # fmt: skip
         try:
             while not stop.is_set():
                 self.step()
@@ -170,9 +192,10 @@ class KinesisConsumer:
             for tp in due:
                 self._shards.pop(tp, None)
             return
-        for tp in due:
+        for tp, upto in due.items():
             if tp in self._shards:
                 self._shards[tp].done_upto = None
+            _log_checkpoint(self._shard_names([tp]), upto)
 
     def lag_ms(self) -> dict[TopicPartition, int | None]:
         """Each owned shard's MillisBehindLatest at its last GetRecords."""
@@ -231,6 +254,8 @@ class KinesisConsumer:
             pacing=self.pacing,
         )
         self._shards[tp] = _Shard(tp, reader)  # its iterator: at its first fetch, this step
+        at = f"after checkpoint {checkpoint.get('sequenceNumber')}" if checkpoint else str(start)
+        log.info("reading %s from %s", self._shard_names([tp]), at)
 
     def _group_start(self) -> StartAt | None:
         """For a LATEST start: AT_TIMESTAMP of the group's creation, which metadata asked with
@@ -279,6 +304,8 @@ class KinesisConsumer:
             except CommitFailed as refused:
                 _log_refused(refused, [shard.partition])
                 self._shards.pop(shard.partition, None)
+                return
+            _log_checkpoint(self._shard_names([shard.partition]), upto, len(records))
             return
         if writes:
             raise GroupcoordError("the handler returned writes: use exactly_once=True", -1)
@@ -304,6 +331,15 @@ class KinesisConsumer:
         return min([*due, time.monotonic() + self.pacing.interval_s])
 
 
+def _log_checkpoint(shard: str, upto: Mapping[str, Any], records: int | None = None) -> None:
+    with_writes = f" with the writes of {records} record(s)" if records is not None else ""
+    if upto.get("shardEnd"):
+        children = ", ".join(upto.get("childShardIds") or []) or "none"
+        log.info("checkpoint %s: SHARD_END (children: %s)", shard, children)
+    else:
+        log.info("checkpoint %s at %s%s", shard, upto.get("sequenceNumber"), with_writes)
+
+
 def _log_refused(refused: CommitFailed, shards: Iterable[TopicPartition]) -> None:
     """A refused commit is not an error of the loop (the shards moved, or a parent is not
     done yet: the next poll rejoins and the shards reopen at their checkpoints), but the user
@@ -314,9 +350,14 @@ def _log_refused(refused: CommitFailed, shards: Iterable[TopicPartition]) -> Non
 
 
 def _client_for(stream_arn: str) -> Any:
+    """A client for the stream's region; dummy credentials on a loopback endpoint
+    (AWS_ENDPOINT_URL_KINESIS) where the environment has none."""
     import boto3
 
-    return boto3.client("kinesis", region_name=stream_arn.split(":")[3])
+    arguments, note = client_arguments("kinesis", region=stream_arn.split(":")[3])
+    if note:
+        log.info("%s", note)
+    return boto3.client("kinesis", **arguments)
 
 
 def _initial_position(topic: str, asked: StartAt | None, topics: StartAt | None) -> StartAt:

@@ -13,6 +13,10 @@ GetRecords is called, and what a throttle, an expired iterator or a long pause d
   needs another. After ExpiredIteratorException, or a pause of over ITERATOR_LIFETIME_S
   (iterators live 5 minutes), the shard is opened again after the last record handed over,
   or at the checkpoint (`iterator_args`); never at LATEST once an iterator was held.
+- AT_TIMESTAMP: Kinesis starts at the first record that arrived at or after the timestamp,
+  to the millisecond. An endpoint that starts earlier (LocalStack forwards the timestamp
+  truncated to whole seconds) hands over records from before it first; they are dropped
+  (`_from_start`), as Kinesis would never have handed them over.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import dropwhile
 from typing import Any, Protocol
 
 from .errors import GroupcoordError
@@ -172,6 +177,8 @@ class ShardReader:
         self.ended = False  # an answer without a next iterator: the shard's end
         self.backoff_s = 0.0
         self._latest_ms: int | None = None  # when a LATEST iterator was first asked for
+        # An AT_TIMESTAMP iterator's timestamp, until a record at or after it was read.
+        self._from_ms: int | None = None
 
     def fetch(self) -> dict[str, Any] | None:
         """One GetRecords (opening an iterator first if it has none, or an old one): its
@@ -197,6 +204,8 @@ class ShardReader:
                 raise
             return None
         self.backoff_s = 0.0
+        if self._from_ms is not None:
+            answer["Records"] = self._from_start(answer.get("Records", []))
         self.iterator = answer.get("NextShardIterator")
         self.iterator_at = now  # a new iterator: its 5 minutes start with this answer
         self.ended = self.iterator is None
@@ -210,9 +219,30 @@ class ShardReader:
             StreamARN=self.stream_arn, ShardId=self.shard_id, **args
         )["ShardIterator"]
         self.iterator_at = now
+        at_timestamp = args["ShardIteratorType"] == AT_TIMESTAMP
+        self._from_ms = round(args["Timestamp"] * 1000) if at_timestamp else None
+
+    def _from_start(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """An AT_TIMESTAMP iterator's first records less those that arrived before its
+        timestamp (an endpoint that started too early: see the module's docstring)."""
+        start_ms = self._from_ms
+        assert start_ms is not None
+        kept = list(dropwhile(lambda record: _arrival_ms(record) < start_ms, records))
+        if kept:
+            self._from_ms = None  # the position is past the timestamp: nothing more to drop
+        return kept
 
     def _back_off(self, now: float) -> None:
         interval = self.pacing.interval_s
         ceiling = max(BACKOFF_MAX_S, 2 * interval)
         self.backoff_s = min(ceiling, max(2 * interval, 2 * self.backoff_s))
         self.due_at = now + self.rng.uniform(interval, self.backoff_s)
+
+
+def _arrival_ms(record: Mapping[str, Any]) -> int:
+    """A record's ApproximateArrivalTimestamp (boto3 gives a datetime) in epoch ms."""
+    arrived = record.get("ApproximateArrivalTimestamp")
+    if arrived is None:
+        return 2**63  # no arrival time: keep it
+    seconds = arrived.timestamp() if hasattr(arrived, "timestamp") else float(arrived)
+    return round(seconds * 1000)

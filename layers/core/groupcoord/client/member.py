@@ -22,6 +22,7 @@ the listener (keep callbacks shorter than the session timeout).
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import re
 import threading
@@ -47,6 +48,7 @@ from .errors import (
 )
 from .options import MemberOptions
 from .paging import metadata_all_pages
+from .push import PushChannel
 from .transport import Reply, Transport
 
 COMMIT_ATTEMPTS = 3
@@ -55,6 +57,8 @@ COMMIT_ATTEMPTS = 3
 # How often the heartbeat thread looks again while the member is not joined (before the first
 # poll, while lost or failed): it has nothing to send then.
 IDLE_BEAT_CHECK_S = 0.05
+# After a push notice's beat, a second one this much later (see GroupMember._push_notice).
+PUSH_SECOND_LOOK_S = 1.0
 # How often wait_for_work() looks at its caller's stop event.
 STOP_CHECK_S = 0.02
 
@@ -93,11 +97,13 @@ class GroupMember:
     uniform or range, default the group's); `session_timeout_ms` should be the coordinator's
     `group.consumer.session.timeout.ms`, which bounds how long this client keeps its partitions
     when it cannot reach the coordinator. `protocol="classic"`: the leader member assigns with
-    the first of `assignors` that every member supports (range, roundrobin, sticky: eager;
-    cooperative-sticky: cooperative), `session_timeout_ms` and `rebalance_timeout_ms` are sent
-    with the join, and `heartbeat_interval_ms` (default a third of the session, as Kafka's)
-    sets how often it heartbeats, which is also how soon it hears of a rebalance. The consumer
-    protocol's interval is the coordinator's. `instance_id` makes the member static (KIP-345).
+    the first of `assignors` that every member supports; the member rebalances cooperatively
+    only if every listed assignor is cooperative (cooperative-sticky), eagerly otherwise (range,
+    roundrobin, sticky, or a mix), as Kafka's consumer does; `session_timeout_ms` and
+    `rebalance_timeout_ms` are sent with the join, and `heartbeat_interval_ms` (default a
+    third of the session, as Kafka's) sets how often it heartbeats, which is also how soon it
+    hears of a rebalance. The consumer protocol's interval is the coordinator's.
+    `instance_id` makes the member static (KIP-345).
 
     `sign`/`region`: SigV4-sign the requests (default: for https URLs) with botocore's
     credentials, for a deployed API with IAM auth.
@@ -141,10 +147,20 @@ class GroupMember:
         self._lags: dict[TopicPartition, int] = {}
         self._lock = threading.RLock()
         self._rejoin = threading.Event()
+        # Classic: a round failed and the next is due (Kafka's PREPARING_REBALANCE). No
+        # heartbeats meanwhile: they carry a generation the group has left, and its
+        # ILLEGAL_GENERATION would give the partitions up as lost.
+        self._rejoining = False
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
         self._beat_now = threading.Event()  # heartbeat_soon(): the next beat goes at once
+        self._beats_at: list[float] = []  # push notices' beats to come (monotonic times)
+        self._beats_lock = threading.Lock()
+        self._push_enabled = config.push
+        self._push_interval_s = config.push_heartbeat_interval_ms / 1000
+        self._push: PushChannel | None = None
+        self._push_lock = threading.Lock()
         self._fatal: BaseException | None = None
         self._listener_error: BaseException | None = None
         self._lost = False
@@ -402,6 +418,7 @@ class GroupMember:
         self._executor.shutdown(wait=True)
         if self._stopped_by_crash:
             self._closed.set()
+            self._stop_push()
             return
         with self._lock:
             self._closed.set()
@@ -418,6 +435,7 @@ class GroupMember:
             self._owned = set()
             self._joined = False
             self._wake.set()
+        self._stop_push()  # after the leave: its `$disconnect` then finds no member to expire
         self._heartbeats.join(timeout=5)
         self._raise_listener_error()
 
@@ -434,6 +452,7 @@ class GroupMember:
         refuses from now on, but commit() still sends (a zombie's commit). close() afterwards
         only releases the threads."""
         self._stopped_by_crash = True
+        self._stop_push(abort=True)  # a killed process's socket drops with it
         self._stop_beating.set()
         self._wake.set()
         self._heartbeats.join(timeout=5)
@@ -458,6 +477,7 @@ class GroupMember:
                 return
             self._rejoin.clear()
             try:
+                self._rejoining = True
                 result = classic.rejoin(self._revoke_before_join)
             except RejoinNeeded as needed:
                 self._lost = self._lost or needed.lost
@@ -469,26 +489,31 @@ class GroupMember:
                     return
                 continue
             except CoordinatorUnavailable as error:
+                self._rejoining = False
                 self._unavailable(error)
                 self._rejoin.set()
                 attempt += 1
                 if not self._retry_until(deadline, attempt):
                     return
                 continue
+            self._rejoining = False
             self._joined = True
             self._last_ok = time.monotonic()
-            if result.revoked and classic.cooperative:
+            if result.revoked:
                 self._call_listener(self.listener.on_partitions_revoked, result.revoked)
             self._owned = set(classic.owned)
             if result.assigned:
                 self._call_listener(self.listener.on_partitions_assigned, result.assigned)
             if result.rejoin:
-                self._rejoin.set()  # cooperative: the revoked partitions go out next round
+                # Something was revoked (the next round hands it over), or the assignment
+                # named a topic this member no longer subscribes to (refused).
+                self._rejoin.set()
 
     def _revoke_before_join(self, partitions: set[TopicPartition]) -> None:
-        """Eager rebalancing: everything is revoked before the join."""
+        """Before the join: eager rebalancing revokes everything, cooperative the partitions
+        of topics no longer subscribed."""
         self._call_listener(self.listener.on_partitions_revoked, partitions)
-        self._owned = set()
+        self._owned = self._owned - partitions
 
     # --- consumer protocol ---
 
@@ -599,9 +624,10 @@ class GroupMember:
             if self._beat_now.is_set():
                 self._beat_now.clear()
                 next_beat = min(next_beat, time.monotonic())
+            next_beat = min(next_beat, self._due_push_beat(time.monotonic()))
             if time.monotonic() < next_beat:
                 continue
-            if not self._joined or self._lost or self._fatal is not None:
+            if not self._joined or self._lost or self._rejoining or self._fatal is not None:
                 # poll() has the next move: look again in a moment (a next_beat left in the
                 # past would make this loop spin on wait(0)).
                 next_beat = time.monotonic() + IDLE_BEAT_CHECK_S
@@ -662,7 +688,64 @@ class GroupMember:
     def _interval_s(self) -> float:
         membership = self._classic or self._consumer
         assert membership is not None
-        return max(0.01, membership.heartbeat_interval_ms / 1000)
+        interval = max(0.01, membership.heartbeat_interval_ms / 1000)
+        push = self._push
+        if self._consumer is not None and push is not None and push.connected:
+            # Push carries every change: the beat is a liveness backup, a third as often
+            # (never more than 3 of the coordinator's intervals, which fit its session).
+            return max(interval, min(self._push_interval_s, 3 * interval))
+        return interval
+
+    # --- the push channel (client/push.py) ---
+
+    def _push_offered(self, url: object) -> None:
+        """find-coordinator's `pushUrl`: open (or move) the socket, or close it. Under a lock:
+        poll() and the heartbeat thread may both rediscover the coordinator, and a member
+        must never have two sockets."""
+        with self._push_lock:
+            self._offer_push(url)
+
+    def _offer_push(self, url: object) -> None:
+        wanted = url if isinstance(url, str) and url and self._push_enabled else None
+        if wanted is not None and self._bootstrap.sign:
+            wanted = None  # a signed WebSocket handshake (IAM) is not made yet: poll
+        current = self._push
+        if current is not None and current.url == wanted:
+            return
+        if current is not None:
+            current.stop()
+        self._push = None
+        if wanted is not None and not (self._closed.is_set() or self._stopped_by_crash):
+            self._push = PushChannel(
+                wanted,
+                self.group_id,
+                lambda: self.member_id if self._joined else "",
+                self._push_notice,
+                headers=self._bootstrap.headers,
+            ).start()
+
+    def _push_notice(self, delay_s: float) -> None:
+        """A notice: heartbeat after the delay it names (0, or a disconnect grace), and once
+        more a moment later: the first beat may read the group before the change reached
+        an eventually consistent read, and the next one at the interval is 15 s away."""
+        at = time.monotonic() + max(0.0, delay_s)
+        with self._beats_lock:
+            self._beats_at = sorted({*self._beats_at, at, at + PUSH_SECOND_LOOK_S})
+
+    def _due_push_beat(self, now: float) -> float:
+        """The earliest push beat that is due (consumed), or infinity."""
+        with self._beats_lock:
+            if not self._beats_at or self._beats_at[0] > now:
+                return math.inf
+            due = self._beats_at[0]
+            self._beats_at = [at for at in self._beats_at if at > now]
+            return due
+
+    def _stop_push(self, *, abort: bool = False) -> None:
+        with self._push_lock:
+            push, self._push = self._push, None
+        if push is not None:
+            push.stop(abort=abort)
 
     def _work_due(self) -> bool:
         if not self._joined or self._lost or self._rejoin.is_set():
@@ -715,6 +798,7 @@ class GroupMember:
             except ValueError as bad:
                 raise CoordinatorUnavailable(f"find-coordinator: {bad}") from bad
             self._coordinator = coordinator
+            self._push_offered(entry.get("pushUrl"))
         return coordinator
 
     def _call(self, api: str, body: dict[str, Any]) -> Reply:
@@ -745,7 +829,7 @@ class GroupMember:
     def _leader_partitions(self, topics: list[str]) -> tuple[dict[str, int], Blocked]:
         """A classic leader's view of `topics`: their partition counts and the partitions the
         group may not be assigned. Asked with the groupId, metadata lists only a Kinesis-backed
-        topic's shards that are assignable to the group (KINESIS.md, "Lineage"); those it
+        topic's shards that are assignable to the group (docs/kinesis.md, "Lineage"); those it
         leaves out are blocked, so the assignment spreads what may be read and sync-group has
         nothing to strip. A coordinator that refuses the groupId (no DESCRIBE on the group)
         is asked without it: every partition, stripped at the sync as before."""

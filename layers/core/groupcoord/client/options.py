@@ -32,6 +32,12 @@ class MemberOptions:
     request_timeout_s: float = 10.0
     sign: bool | None = None
     region: str | None = None
+    # The push channel (docs/sessions.md, Push): used when the coordinator offers one. While
+    # its socket is open, a consumer-protocol member heartbeats every
+    # `push_heartbeat_interval_ms` (at most 3 of the coordinator's intervals), as a liveness
+    # backup only: every change reaches it as a notice.
+    push: bool = True
+    push_heartbeat_interval_ms: int = 15000
 
     @classmethod
     def of(

@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from .classic.model import STABLE, ClassicGroup, ClassicMember, Protocol
-from .classic.rules import next_check_ms, start_rebalance, vote_protocol, with_member_protocols
-from .consumer.assignment import Assignment, minus, normalize, union
-from .consumer.member import ClassicMetadata, ConsumerGroupMember
-from .consumer.reconciliation import MemberAssignment, MemberState
-from .consumer_protocol import Assignment as WireAssignment
-from .consumer_protocol import (
+from ..wire.consumer_protocol import Assignment as WireAssignment
+from ..wire.consumer_protocol import (
     ConsumerProtocolError,
     Subscription,
     decode_assignment,
     decode_subscription,
     encode_assignment,
 )
+from .classic.model import STABLE, ClassicGroup, ClassicMember, Protocol
+from .classic.rules import next_check_ms, start_rebalance, vote_protocol, with_member_protocols
+from .consumer.assignment import Assignment, minus, normalize, union
+from .consumer.member import ClassicMetadata, ConsumerGroupMember
+from .consumer.reconciliation import MemberAssignment, MemberState
 
 UPGRADE_POLICIES = frozenset({"bidirectional", "upgrade"})
 DOWNGRADE_POLICIES = frozenset({"bidirectional", "downgrade"})

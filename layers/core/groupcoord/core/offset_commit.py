@@ -9,8 +9,8 @@ over `offset.metadata.max.bytes` (12) are answered per partition. A commit that 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 
 from ..errors import Errors
@@ -47,6 +47,9 @@ class CommitPlan:
     codes: list[list[Errors]]
     offsets: list[CommittedOffset]
     denied: frozenset[int]
+    # Why a refused partition was refused, where its code alone does not say: by (topic's,
+    # partition's position in the request).
+    messages: Mapping[tuple[int, int], str] = field(default_factory=dict)
 
     @property
     def any_refused(self) -> bool:
@@ -148,11 +151,17 @@ def commit_answer(
                 name=name,
                 topic_id=topic_id,
                 partitions=[
-                    OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=c)
-                    for p, c in zip(topic.partitions, row, strict=True)
+                    OffsetCommitResponsePartition(
+                        partition_index=p.partition_index,
+                        error_code=c,
+                        error_message=plan.messages.get((t, i)) if c != Errors.NONE else None,
+                    )
+                    for i, (p, c) in enumerate(zip(topic.partitions, row, strict=True))
                 ],
             )
-            for topic, (name, topic_id), row in zip(request.topics, plan.names, codes, strict=True)
+            for t, (topic, (name, topic_id), row) in enumerate(
+                zip(request.topics, plan.names, codes, strict=True)
+            )
         ],
     )
 

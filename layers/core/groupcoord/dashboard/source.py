@@ -15,10 +15,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from ipaddress import ip_address
 from typing import Any
-from urllib.parse import urlsplit
 
+from ..admin.kinesis_shards import kinesis_shards, reported_lags
+from ..client.local_aws import is_loopback
 from ..client.paging import list_groups_all_pages
 from ..client.transport import Transport
 from .timeline import Snapshot, Timeline
@@ -31,21 +31,13 @@ OVERVIEW_MAX_GROUPS = 200
 TIMELINES_MAX = 100
 
 
-def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @dataclass
 class GroupDetail:
     group: dict[str, Any]
     now_ms: int
     timeline: Timeline
+    # Kinesis-backed topics' shards: {(topic, partition): admin/kinesis_shards.py's view}.
+    shards: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,6 +65,9 @@ class CoordinatorSource:
     calls: int = 0  # coordinator calls made (the tests and docs/dashboard.md count them)
     _cache: dict[tuple[str, str], _Cached] = field(default_factory=dict)
     _timelines: OrderedDict[str, Timeline] = field(default_factory=OrderedDict)
+    # Whether each topic seen is Kinesis-backed (a topic keeps its binding for its life):
+    # learned once, so a group without one costs no more calls per refresh.
+    _streams: dict[str, bool] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -145,9 +140,27 @@ class CoordinatorSource:
         (group,) = answer.get("groups") or [{"groupId": group_id, "errorCode": -1}]
         now_ms = int(answer.get("nowMs", 0))
         timeline = self._timeline(group_id)
+        shards: dict[tuple[str, int], dict[str, Any]] = {}
         if group.get("errorCode", 0) == 0:
             timeline.observe(Snapshot.of(group, now_ms))
-        return GroupDetail(group=group, now_ms=now_ms, timeline=timeline)
+            shards = self._kinesis_shards(group_id, group)
+        return GroupDetail(group=group, now_ms=now_ms, timeline=timeline, shards=shards)
+
+    def _kinesis_shards(self, group_id: str, group: dict[str, Any]) -> dict:
+        """The shards of the group's Kinesis-backed topics, with lineage and checkpoints
+        (admin/kinesis_shards.py, as `groupcoord offsets show` lists them)."""
+        names = {p.get("topicName") for p in group.get("partitions") or ()} - {None, ""}
+        unknown = sorted(names - self._streams.keys())
+        if unknown:
+            body = {"topics": [{"name": n} for n in unknown], "responsePartitionLimit": 1}
+            for topic in self._call("metadata", body).get("topics") or ():
+                self._streams[topic["name"]] = bool(topic.get("kinesisStreamArn"))
+            if len(self._streams) > 4 * TIMELINES_MAX:  # bounded: forget, learn again
+                self._streams.clear()
+        streams = [n for n in names if self._streams.get(n)]
+        if not streams:
+            return {}
+        return kinesis_shards(self._call, self._call, group_id, streams, lags=reported_lags(group))
 
     def _timeline(self, group_id: str) -> Timeline:
         timeline = self._timelines.pop(group_id, None) or Timeline()

@@ -119,9 +119,19 @@ class Timeline:
     # The latest of every member of `base` (its deadline renewed by each heartbeat since).
     latest: dict[str, MemberSeen] = field(default_factory=dict)
     watching_since_ms: int | None = None
+    # Each member's label (M1, M2...), given when it is first seen and kept for its life: a
+    # member joining never renumbers the others, and a label is never given twice.
+    labels: dict[str, str] = field(default_factory=dict)
+    labelled: int = 0
 
     def observe(self, snapshot: Snapshot) -> Rebalance | None:
         """Take a new snapshot in; the rebalance it shows, if any."""
+        self._label(snapshot.members)
+        entry = self._rebalance(snapshot)
+        self._forget_labels(snapshot.members)
+        return entry
+
+    def _rebalance(self, snapshot: Snapshot) -> Rebalance | None:
         if self.base is None:
             self.watching_since_ms = snapshot.at_ms
             self._rebase(snapshot)
@@ -138,6 +148,26 @@ class Timeline:
             self.entries.popleft()
         self._rebase(snapshot)
         return entry
+
+    def _label(self, members: Iterable[str]) -> None:
+        for member_id in sorted(set(members) - self.labels.keys()):  # joined together: by id
+            self.labelled += 1
+            self.labels[member_id] = f"M{self.labelled}"
+
+    def _forget_labels(self, members: Iterable[str]) -> None:
+        """Labels are kept while the member is in the group or in a timeline entry."""
+        named = {m.member_id for e in self.entries for m in (*e.joined, *e.left, *e.expired)}
+        for member_id in self.labels.keys() - set(members) - named:
+            del self.labels[member_id]
+
+    def labels_for(self, members: Iterable[str]) -> dict[str, str]:
+        """The labels of `members` and of the timeline's; one not seen yet (a page shaped
+        from a read the timeline did not observe) is labelled after the others, for now."""
+        labels, next_number = dict(self.labels), self.labelled
+        for member_id in sorted(set(members) - labels.keys()):
+            next_number += 1
+            labels[member_id] = f"M{next_number}"
+        return labels
 
     def _rebase(self, snapshot: Snapshot) -> None:
         self.base = snapshot

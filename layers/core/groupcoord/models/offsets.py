@@ -158,6 +158,13 @@ class FailedWrite(KafkaMessage):
 class OffsetCommitResponsePartition(KafkaMessage):
     partition_index: Int32
     error_code: Int16 = 0
+    error_message: str | None = Field(
+        None,
+        description="groupcoord's extension: why this partition was refused where the code "
+        "alone does not say (42 on a Kinesis-backed topic: an offset where a kinesisPosition "
+        "is needed, a position on a topic that is not Kinesis-backed, the end of an open "
+        "shard); null otherwise.",
+    )
 
 
 class OffsetCommitResponseTopic(_TopicResult):

@@ -44,6 +44,7 @@ def find_coordinator(request: FindCoordinatorRequest, ctx: ApiContext) -> FindCo
                 port=port,
                 endpoint=ctx.endpoint,
                 coordinator_epoch=epoch,
+                push_url=ctx.settings.push_url or None,
             )
             if may
             # Kafka's Node.noNode, and no endpoint either.

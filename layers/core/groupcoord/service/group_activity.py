@@ -25,7 +25,6 @@ from ..core.classic.model import PREPARING_REBALANCE, STABLE, ClassicGroup, Clas
 from ..core.consumer.group import group_state
 from ..core.consumer.member import ConsumerGroupMember
 from ..core.consumer.model import ConsumerGroup
-from ..core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ..core.offsets import CommittedOffset
 from ..core.session_renewal import last_renewed_ms
 from ..core.streams.group import StreamsGroup
@@ -38,6 +37,7 @@ from ..models.activity import (
     DescribeGroupActivityRequest,
     DescribeGroupActivityResponse,
 )
+from ..wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
 from .consumer.describe import UNDESCRIBABLE_TOPICS

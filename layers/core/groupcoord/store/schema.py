@@ -46,6 +46,8 @@ KIND_SINK_MARKER = "sink-marker"
 KIND_LISTING_CURSOR = "listing-cursor"
 KIND_STREAMS_TOPOLOGY = "streams-topology"
 KIND_STREAMS_REPORT = "streams-report"
+KIND_PUSH_CONNECTION = "push-connection"
+KIND_PUSH_SOCKET = "push-socket"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
 DEADLINE_PROJECTION = ["kind", "groupId"]
@@ -247,6 +249,31 @@ def listing_cursor_key(token: str) -> dict[str, str]:
     """A sealed list-groups cursor (store/groups.py). `token` is the coordinator's own random
     base64url string, checked before it is used here: no `#`, so no other item's key."""
     return {PK: f"LCURSOR#{token}", SK: "LCURSOR"}
+
+
+# A group's push connections spread over this many partition keys (a hash of the member id):
+# a reconnect storm of a big group writes each at a fraction of the rate.
+PUSH_CONNECTION_SHARDS = 8
+
+
+def push_connection_pk(group_id: str, shard: int) -> str:
+    return f"{group_pk(group_id)}#W{shard}"
+
+
+def push_connection_key(group_id: str, member_id: str) -> dict[str, str]:
+    """A member's push connection (one per member, replaced on reconnect)."""
+    shard = stable_shard(member_id, PUSH_CONNECTION_SHARDS)
+    return {PK: push_connection_pk(group_id, shard), SK: member_id}
+
+
+def push_connection_pks(group_id: str) -> list[str]:
+    return [push_connection_pk(group_id, shard) for shard in range(PUSH_CONNECTION_SHARDS)]
+
+
+def push_socket_key(connection_id: str) -> dict[str, str]:
+    """Which member a connection was opened for: `$disconnect` knows only the connection id.
+    API Gateway's ids are random, so each is a partition key of its own (no hot key)."""
+    return {PK: f"WS#{escaped(connection_id)}", SK: "WS"}
 
 
 def coordinator_key() -> dict[str, str]:

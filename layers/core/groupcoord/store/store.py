@@ -17,6 +17,7 @@ from .groups import GroupDirectory
 from .kinesis.registry import ShardRegistry
 from .kinesis.streams import Streams
 from .offsets import OffsetStore
+from .push import ConnectionPoster, PushConnections
 from .retention import RetentionStore
 from .streams.installs import StreamsInstalls
 from .streams.repository import StreamsGroupStore
@@ -50,6 +51,11 @@ class Store:
         # caller of Kinesis; its boto3 client is made at first use).
         self.shards = ShardRegistry(dynamo, self.topics, settings.deadline_shards)
         self.kinesis = Streams()
+        # The push channel (store/push.py): its connections, and the `@connections` poster
+        # only when one is configured (none: nothing is posted, nothing read for it).
+        self.push = PushConnections(dynamo)
+        endpoint = settings.push_connections_endpoint
+        self.push_poster = ConnectionPoster(endpoint) if endpoint else None
 
     @classmethod
     def connect(

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .assignment import Assignment, TopicPartition, from_pairs, pairs
+from .uniform_heterogeneous import assign_heterogeneous
 
 UNIFORM = "uniform"
 RANGE = "range"
@@ -123,45 +124,10 @@ def _uniform_homogeneous(
 def _uniform_general(
     members: list[AssignorMember], topics: Mapping[str, int], blocked: Blocked, lags: PartitionLags
 ) -> dict[str, Assignment]:
-    subscribers: dict[str, list[str]] = {}
-    for m in members:
-        for t in sorted(m.topics):
-            if t in topics:
-                subscribers.setdefault(t, []).append(m.member_id)
     taken: set[TopicPartition] = set()
-    owned: dict[str, set[TopicPartition]] = {
-        m.member_id: set(_valid_previous(m, topics, taken, blocked)) for m in members
-    }
-    owner = {tp: m for m, tps in owned.items() for tp in tps}
-    # Every free partition to the least loaded subscriber of its topic.
-    for tp in _partitions(subscribers, topics, blocked):
-        if tp not in owner:
-            chosen = min(subscribers[tp[0]], key=lambda m: (len(owned[m]), m))
-            owned[chosen].add(tp)
-            owner[tp] = chosen
-    # Then even out: move a partition from a loaded subscriber to a lighter one while that
-    # narrows a gap of more than one. Each move lowers the sum of squared loads, so it ends.
-    moved = True
-    while moved:
-        moved = False
-        for topic, candidates in subscribers.items():
-            while True:
-                light = min(candidates, key=lambda m: (len(owned[m]), m))
-                heavy_with = [m for m in candidates if any(tp[0] == topic for tp in owned[m])]
-                if not heavy_with:
-                    break
-                heavy = max(heavy_with, key=lambda m: (len(owned[m]), m))
-                if len(owned[heavy]) - len(owned[light]) <= 1:
-                    break
-                # The one it is least behind on (then the highest, as ever).
-                tp = max(
-                    (tp for tp in owned[heavy] if tp[0] == topic),
-                    key=lambda tp: (-lags.get(tp, 0), tp),
-                )
-                owned[heavy].remove(tp)
-                owned[light].add(tp)
-                moved = True
-    return {m: from_pairs(tps) for m, tps in owned.items()}
+    claims = [_valid_previous(m, topics, taken, blocked) for m in members]
+    targets = assign_heterogeneous([m.topics for m in members], claims, topics, blocked, lags)
+    return {m.member_id: target for m, target in zip(members, targets, strict=True)}
 
 
 def _range_order(member: AssignorMember) -> tuple[int, str, str]:
@@ -181,20 +147,22 @@ def assign_range(
     blocked), the first n % m members one more. `lags` are not weighed: range's placement is
     a function of the members and partitions alone, as Kafka's."""
     del lags
-    result: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
-    ordered = sorted(members, key=_range_order)
-    for topic in sorted(topics):
-        subscribed = [m for m in ordered if topic in m.topics]
-        if not subscribed:
-            continue
+    subscribers: dict[str, list[str]] = {}
+    for m in sorted(members, key=_range_order):
+        for topic in m.topics:
+            if topic in topics:
+                subscribers.setdefault(topic, []).append(m.member_id)
+    result: dict[str, Assignment] = {m.member_id: {} for m in members}
+    for topic, subscribed in subscribers.items():
         allowed = [p for p in range(topics[topic]) if p not in blocked.get(topic, ())]
         base, extra = divmod(len(allowed), len(subscribed))
         start = 0
-        for i, m in enumerate(subscribed):
+        # With fewer partitions than members, the members past the first `extra` get none.
+        for i, member_id in enumerate(subscribed if base else subscribed[:extra]):
             count = base + (1 if i < extra else 0)
-            result[m.member_id].extend((topic, p) for p in allowed[start : start + count])
+            result[member_id][topic] = frozenset(allowed[start : start + count])
             start += count
-    return {m: from_pairs(tps) for m, tps in result.items()}
+    return result
 
 
 ASSIGNORS: dict[str, AssignorFn] = {UNIFORM: assign_uniform, RANGE: assign_range}

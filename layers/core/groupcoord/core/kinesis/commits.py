@@ -10,7 +10,7 @@ from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest
 from ..offset_commit import CommitPlan, ResolvedTopic
 from .done import row_done
-from .positions import Position, PositionAsked, position_error
+from .positions import Position, PositionAsked, position_error, refusal_message
 from .shards import ShardRow
 
 
@@ -43,11 +43,14 @@ def judge_positions(
     admin = is_admin_commit(request)
     codes: list[list[Errors]] = []
     refused: set[tuple[str, int]] = set()
-    for topic, found, row_codes in zip(request.topics, resolved, plan.codes, strict=True):
+    messages = dict(plan.messages)
+    for t, (topic, found, row_codes) in enumerate(
+        zip(request.topics, resolved, plan.codes, strict=True)
+    ):
         record = found.record
         shards = rows.get(record.name, {}) if record is not None else {}
         judged: list[Errors] = []
-        for partition, code in zip(topic.partitions, row_codes, strict=True):
+        for i, (partition, code) in enumerate(zip(topic.partitions, row_codes, strict=True)):
             if code == Errors.NONE and record is not None:
                 index = partition.partition_index
                 asked = partition.kinesis_position
@@ -74,10 +77,13 @@ def judge_positions(
                 )
                 if code != Errors.NONE:
                     refused.add((record.name, index))
+                    said = refusal_message(code, row, asked is not None, record.name, index)
+                    if said:
+                        messages[(t, i)] = said
             judged.append(code)
         codes.append(judged)
     offsets = [o for o in plan.offsets if (o.topic, o.partition) not in refused]
-    return CommitPlan(plan.names, codes, offsets, plan.denied)
+    return CommitPlan(plan.names, codes, offsets, plan.denied, messages)
 
 
 def _ended(position: Position | None) -> bool:
@@ -88,7 +94,7 @@ def _done(row: ShardRow | None, position: Position | None, started: int | None) 
     """A shard done for the group (done.py); a parent whose row was not read, by its end."""
     if row is None:
         return _ended(position)
-    return row_done(row, _ended(position), started)
+    return row_done(row, _ended(position), started, position is not None)
 
 
 def parents_of(rows: Mapping[str, Mapping[int, ShardRow]]) -> list[tuple[str, int]]:

@@ -1,4 +1,4 @@
-"""Which shards of a Kinesis-backed topic are done for a group (pure, KINESIS.md "Lineage"):
+"""Which shards of a Kinesis-backed topic are done for a group (pure, docs/kinesis.md "Lineage"):
 those whose end the group committed, those that expired past the stream's retention, and, for
 a group that starts at LATEST or AT_TIMESTAMP, the ancestors of where it started: the shards
 open at its start are its roots, and every shard closed before then is an ancestor of one of
@@ -35,13 +35,26 @@ def before_start(row: ShardRow, started_ms: int | None) -> bool:
     )
 
 
-def row_done(row: ShardRow, ended: bool, started_ms: int | None) -> bool:
-    """One row's judgement: its end committed (`ended`), expired, or before the start."""
-    return ended or row.expired_at_ms is not None or before_start(row, started_ms)
+def row_done(row: ShardRow, ended: bool, started_ms: int | None, positioned: bool = False) -> bool:
+    """One row's judgement: its end committed (`ended`), expired, or before the start, unless
+    the group holds a position inside the shard (`positioned`: an admin's reset or an imported
+    KCL checkpoint, as members commit only on assignable shards): that position says the group
+    is still reading it, and the rest of its records are the group's."""
+    if ended or row.expired_at_ms is not None:
+        return True
+    return not positioned and before_start(row, started_ms)
 
 
 def done_partitions(
-    rows: Sequence[ShardRow], ended: AbstractSet[int], started_ms: int | None
+    rows: Sequence[ShardRow],
+    ended: AbstractSet[int],
+    started_ms: int | None,
+    positioned: AbstractSet[int] = frozenset(),
 ) -> set[int]:
-    """The partitions done for the group: `ended`, the group's committed shard ends."""
-    return {row.index for row in rows if row_done(row, row.index in ended, started_ms)}
+    """The partitions done for the group: `ended`, the group's committed shard ends;
+    `positioned`, the partitions where it holds a position short of the end."""
+    return {
+        row.index
+        for row in rows
+        if row_done(row, row.index in ended, started_ms, row.index in positioned)
+    }

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment, encode_assignment
 from ..consumer.assignors import AssignorMember, Blocked
-from ..consumer_protocol import ConsumerProtocolError, decode_assignment, encode_assignment
 
 # Per topic id: each parent partition's children (shards.heirs).
 Heirs = Mapping[str, Mapping[int, tuple[int, ...]]]

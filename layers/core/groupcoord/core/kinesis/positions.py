@@ -78,3 +78,21 @@ def position_error(
     if not admin and committed is not None and position.order() < committed.order():
         return Errors.OFFSET_OUT_OF_RANGE  # never back (an admin's reset aside)
     return Errors.NONE
+
+
+def refusal_message(
+    code: Errors, row: ShardRow | None, position_given: bool, topic: str, partition: int
+) -> str | None:
+    """What position_error's 42 means for the partition, said to the caller (None for the
+    other codes, which say it themselves)."""
+    if code != Errors.INVALID_REQUEST:
+        return None
+    if row is None:
+        return f"topic {topic} is not Kinesis-backed: commit an offset, not a kinesisPosition"
+    shard = row.shard.shard_id
+    if not position_given:
+        return (
+            f"partition {partition} of topic {topic} is Kinesis shard {shard}: its checkpoint "
+            "is a kinesisPosition (a sequence number), not an offset"
+        )
+    return f"Kinesis shard {shard} (partition {partition} of topic {topic}) is open: no end yet"

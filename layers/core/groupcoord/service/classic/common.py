@@ -22,7 +22,7 @@ from ...core.classic.rules import (
     needs_members,
     settle_due,
 )
-from ...core.consumer_protocol import ConsumerProtocolError, decode_subscription
+from ...core.push import classic_notice_due
 from ...core.session_renewal import renewal_slack_ms
 from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
@@ -30,7 +30,9 @@ from ...store.classic.repository import ClassicGroupStore
 from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.store import Store
 from ...store.stored_group import StoredGroup
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ..context import ApiContext
+from ..push import notify_members
 from ..races import GroupBusy, retry_on_race
 
 # How long a claimed timer check keeps other requests from scanning the same group.
@@ -125,6 +127,7 @@ def settle(
             return current
         committed = groups.commit(transition)
         _sync_subscriptions(store, current, committed)
+        announce(store, current, committed)
         return committed
 
     return retry_on_race(store.clock, once)
@@ -208,7 +211,15 @@ def _sync_subscriptions(store: Store, before: ClassicGroup, after: ClassicGroup)
 def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) -> ClassicGroup:
     committed = store.classic.commit(transition)
     _sync_subscriptions(store, before, committed)
+    announce(store, before, committed)
     return committed
+
+
+def announce(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
+    """Push (service/push.py), once the transition committed: a rebalance that starts (every
+    member must rejoin) or a sync that completes (the members waiting for their assignment)."""
+    if classic_notice_due(before, after):
+        notify_members(store, after.group_id, None)
 
 
 @dataclass(frozen=True)

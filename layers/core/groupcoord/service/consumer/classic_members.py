@@ -23,14 +23,6 @@ from ...core.consumer.assignment import Assignment, intersect, minus
 from ...core.consumer.member import ClassicMetadata, ConsumerGroupMember
 from ...core.consumer.model import ConsumerGroup
 from ...core.consumer.reconciliation import MemberState
-from ...core.consumer_protocol import (
-    Assignment as ProtocolAssignment,
-)
-from ...core.consumer_protocol import (
-    ConsumerProtocolError,
-    Subscription,
-    encode_assignment,
-)
 from ...core.lag import kept as kept_lags
 from ...core.migration import (
     CONSUMER_PROTOCOL_TYPE,
@@ -60,6 +52,14 @@ from ...models.consumer import (
 )
 from ...store.errors import Conflict
 from ...store.stored_group import StoredGroup
+from ...wire.consumer_protocol import (
+    Assignment as ProtocolAssignment,
+)
+from ...wire.consumer_protocol import (
+    ConsumerProtocolError,
+    Subscription,
+    encode_assignment,
+)
 from ..context import ApiContext
 from ..races import GroupBusy, retry_on_race
 from .common import reload

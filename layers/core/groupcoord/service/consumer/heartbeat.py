@@ -15,7 +15,7 @@ from typing import Any
 
 from ...core.acls import AclOperation
 from ...core.classic.model import ClassicMember
-from ...core.consumer.assignment import Assignment, union
+from ...core.consumer.assignment import Assignment, minus, union
 from ...core.consumer.group import (
     apply_request,
     check_member_epoch,
@@ -54,6 +54,7 @@ from ..modern.heartbeat import (
     refusal_answer,
     run_heartbeat,
 )
+from ..push import notify_members
 from ..refusals import group_refusal, may_describe_topics
 from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, session_timeout_ms
 from .downgrade import maybe_downgrade
@@ -63,6 +64,7 @@ from .install import (
     Installed,
     ensure_target,
     ensure_target_installed,
+    notify_deferred_install,
     topic_changes_matter,
 )
 from .upgrade import upgrade_classic_group
@@ -134,10 +136,13 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
             batched = batched and not matter
         if group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group, batched)
+            notify_deferred_install(self.ctx.store, group, self.request.member_id)
         return group
 
     def ensure_target(self, group: ConsumerGroup) -> object:
-        return ensure_target(self.ctx.store, group, self.batched_installs)
+        group = ensure_target(self.ctx.store, group, self.batched_installs)
+        notify_deferred_install(self.ctx.store, group, None)
+        return group
 
     def install(self, group: ConsumerGroup) -> tuple[ConsumerGroup, Installed | None]:
         """The target installed at once. If another request's install is running, it (or the
@@ -145,6 +150,7 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
         waited for, so that a joiner never gets epoch 0 back."""
         store, batched = self.ctx.store, self.batched_installs
         group, installed = ensure_target_installed(store, group, batched)
+        notify_deferred_install(store, group, None)
         clock = self.ctx.clock
         waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
         while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
@@ -275,6 +281,9 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
     ) -> ConsumerGroup:
         if plan.writes:
             self.cs.write_member(group, plan.member)
+            if minus(member.assignment.holds, plan.member.assignment.holds):
+                # Released partitions: whoever waits on them may take them now.
+                notify_members(self.ctx.store, group.group_id, None, skip=member.member_id)
             if may_settle(
                 group.state, group.member_count, group.target_epoch, plan.before, plan.after
             ):

@@ -38,6 +38,7 @@ from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
 from ...core.kinesis.lineage import with_heirs
 from ...core.lag import group_lags
+from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.store import Store
@@ -45,6 +46,7 @@ from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
 from ..modern.install import LEASE_MS, install_if_due, is_held_back, leased
+from ..push import notify_members
 from .common import state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
@@ -80,12 +82,28 @@ def ensure_target_installed(
     cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
     return install_if_due(
-        store.clock,
+        store,
         cs,
         group,
         lambda g, now: is_held_back(g, now, batched, interval),
         lambda g, now: install(store, cs, g, now),
     )
+
+
+def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str | None) -> None:
+    """After a request left the group's install to a later one (batched in time): with push,
+    members heartbeat a third as often, so they are told when to come and install it. The
+    first membership change since the last install (`member_id` None) tells every member;
+    any other request of a member (`member_id`) tells that member alone."""
+    wait = deferred_install_wait_ms(
+        group,
+        store.clock.now_ms(),
+        store.settings.group_consumer_assignment_interval_ms,
+        first_change=member_id is None,
+    )
+    if wait is not None:
+        members = None if member_id is None else [member_id]
+        notify_members(store, group.group_id, members, after_ms=wait)
 
 
 def _resolved(

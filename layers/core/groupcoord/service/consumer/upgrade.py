@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...core.classic.model import ClassicMember
-from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.migration import (
     common_protocols,
     malformed_protocol,
@@ -26,6 +25,7 @@ from ...store.consumer.conversions import upgrade_conversion
 from ...store.errors import Conflict
 from ...store.store import Store
 from ...store.stored_group import StoredGroup
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .common import convert
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...core.consumer_protocol import ConsumerProtocolError, decode_assignment
 from ...core.kinesis.binding import StartingPoint
 from ...core.kinesis.done import done_partitions, start_ms
 from ...core.kinesis.lineage import stripped
 from ...core.kinesis.shards import blocked_partitions, heirs
 from ...core.topics import TopicRecord
 from ...store.store import Store
+from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 
 
 def group_created_ms(store: Store, group_id: str) -> int:
@@ -47,12 +47,10 @@ def gate(
         family = heirs(rows)
         ending = [r.index for r in rows if r.shard.closed or r.index in family]
         committed = store.offsets.fetch(group_id, [(record.name, i) for i in ending])
-        ended = {
-            partition
-            for (_, partition), offset in committed.items()
-            if offset.position is not None and offset.position.shard_end
-        }
-        blocked[record.topic_id] = blocked_partitions(rows, done_partitions(rows, ended, started))
+        held = {p: o.position for (_, p), o in committed.items() if o.position is not None}
+        ended = {p for p, at in held.items() if at.shard_end}
+        done = done_partitions(rows, ended, started, held.keys() - ended)
+        blocked[record.topic_id] = blocked_partitions(rows, done)
         children[record.topic_id] = family
     return blocked, children
 

@@ -1,18 +1,21 @@
 """When a member-based group's request installs its next target itself (at most one install
 per request): not while its target is current, another request holds a live install lease,
 or (`batched`) the last install is less than the assignment interval old; a lost race reads
-the group again and decides again, a bounded number of times."""
+the group again and decides again, a bounded number of times. Once an install's flip committed,
+the members it retargeted are told over the push channel (service/push.py), for both
+families, from here."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
-from ...clock import Clock
 from ...store.errors import Conflict
 from ...store.member_groups import MemberGroupStore
+from ...store.store import Store
+from ..push import notify_members
 from ..races import DecideAgain, retry_on_race
 
 INSTALL_ATTEMPTS = 4
@@ -35,8 +38,22 @@ class Installing(Protocol):
     def assigned_at(self) -> int: ...
 
 
+class Targeted(Protocol):
+    @property
+    def target_epoch(self) -> int: ...
+
+
+class Completed(Protocol):
+    """A family's completed install: the group after the flip, every member as it left them."""
+
+    @property
+    def group(self) -> Any: ...
+    @property
+    def members(self) -> Mapping[str, Targeted]: ...
+
+
 G = TypeVar("G", bound=Installing)
-Done = TypeVar("Done")  # a family's completed install
+Done = TypeVar("Done", bound=Completed)
 
 
 def is_held_back(group: Installing, now: int, batched: bool, interval_ms: int) -> bool:
@@ -50,8 +67,14 @@ def is_held_back(group: Installing, now: int, batched: bool, interval_ms: int) -
     return batched and group.target_epoch > 0 and now < group.assigned_at + interval_ms
 
 
+def retargeted(installed: Completed) -> list[str]:
+    """The members whose target the install wrote (their items carry its epoch)."""
+    epoch = installed.group.target_epoch
+    return [mid for mid, m in installed.members.items() if m.target_epoch == epoch]
+
+
 def install_if_due(
-    clock: Clock,
+    store: Store,
     family: MemberGroupStore[Any, Any],
     group: G,
     held_back: Callable[[G, int], bool],
@@ -59,6 +82,7 @@ def install_if_due(
 ) -> tuple[G, Done | None]:
     """`install(group, now)` unless `held_back(group, now)`; the group as the install left it
     (or as it is) and the install, if this request did one."""
+    clock = store.clock
     current = group
 
     def attempt(_: int) -> tuple[G, Done | None]:
@@ -74,7 +98,9 @@ def install_if_due(
                 return current, None
             current = fresh
             raise DecideAgain() from None
-        return installed.group, installed  # type: ignore[attr-defined]
+        # After the flip committed: the members with a new target hear of it now.
+        notify_members(store, current.group_id, retargeted(installed))
+        return installed.group, installed
 
     return retry_on_race(clock, attempt, attempts=INSTALL_ATTEMPTS, busy=lambda: (current, None))
 

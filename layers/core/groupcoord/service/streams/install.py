@@ -56,7 +56,7 @@ def ensure_target(
         return in_initial_delay(g, now) or is_held_back(g, now, batched, interval)
 
     return install_if_due(
-        store.clock, store.streams, group, held_back, lambda g, now: install(store, g, now, creates)
+        store, store.streams, group, held_back, lambda g, now: install(store, g, now, creates)
     )
 
 

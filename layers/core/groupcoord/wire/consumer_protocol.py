@@ -24,6 +24,9 @@ class Subscription:
     generation_id: int = -1
     rack_id: str | None = None
     version: int = 0
+    # Not on the wire: the member's groupInstanceId from the join response, which the leader
+    # adds so that range and roundrobin order static members by it (as Kafka's Subscription).
+    group_instance_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Groups written directly with the store's own code, as the protocol leaves them, for the
 benchmarks and the tests that need a group of many members without driving every join or
-heartbeat (tests import this module; bench/ imports nothing from tests/).
+heartbeat: test equipment both may import (bench/ imports nothing from tests/), which the Lambda
+layer leaves out with the rest of local/.
 
 Importing it has no side effects (unlike bench/common.py, which sets up the environment of a
 benchmark run).
@@ -89,14 +90,15 @@ def add_joined_members(
     *,
     session_ms: int,
     rebalance_timeout_ms: int,
+    ids: Sequence[str] | None = None,
 ) -> list[str]:
     """`count` members that joined (epoch bumped, member written) while no install ran yet:
-    what a burst of joins leaves for the next install."""
+    what a burst of joins leaves for the next install. Their ids: `ids`, else joined-<n>."""
     cs = store.consumer
     group = reload(cs, group_id)
     assert group is not None
     now = runtime.now_ms()
-    ids = [f"joined-{i:06d}" for i in range(count)]
+    ids = list(ids) if ids is not None else [f"joined-{i:06d}" for i in range(count)]
     members = [
         ConsumerGroupMember(
             member_id=mid,

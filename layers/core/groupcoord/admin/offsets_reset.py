@@ -1,0 +1,203 @@
+"""`groupcoord offsets reset`: an empty group's committed offsets set to a target (earliest, an
+offset, a shift, a Kinesis sequence number), as kafka-consumer-groups.sh --reset-offsets does;
+its plan and commit serve `offsets import` too (offsets_transfer.py)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..client.admin import AdminClient, by_topic, raise_for
+from .common import partitions_of, require_empty
+from .output import CommandError, Output
+
+_ONE_TARGET = (
+    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, --to-sequence SEQ[:SUB]"
+)
+_SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
+
+
+@dataclass(frozen=True)
+class Shift:
+    """--shift-by: each partition's committed offset moved by `by`."""
+
+    by: int
+
+    def applied(self, current: int | None) -> int:
+        return max(0, (current or 0) + self.by)
+
+
+Target = int | Shift | dict[str, Any]
+
+
+def add_reset_command(osub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    reset = osub.add_parser(
+        "reset",
+        parents=[common],
+        help="reset offsets of an empty group",
+        description="Reset the committed offsets of a group that has no members. The "
+        "coordinator is not a broker: it knows partitions but not where they end, so the "
+        "latest offset must be given with --to-offset.",
+    )
+    reset.add_argument("group")
+    scope = reset.add_mutually_exclusive_group(required=True)
+    scope.add_argument(
+        "--topic",
+        action="append",
+        metavar="TOPIC[:P,P...]",
+        help="a topic (all its partitions) or some of its partitions; repeatable",
+    )
+    scope.add_argument(
+        "--all-topics", action="store_true", help="every topic with a committed offset"
+    )
+    reset.add_argument("--to-earliest", action="store_true", help="offset 0")
+    reset.add_argument(
+        "--to-latest", action="store_true", help="the end (needs --to-offset: see above)"
+    )
+    reset.add_argument("--to-offset", type=int, metavar="N", help="this offset")
+    reset.add_argument(
+        "--to-datetime",
+        metavar="WHEN",
+        help="refused with the reason: the coordinator keeps no log to find offsets by time",
+    )
+    reset.add_argument(
+        "--shift-by",
+        type=int,
+        metavar="N",
+        help="each partition's committed offset moved by N (negative: back; none: from 0), "
+        "at least 0, as kafka-consumer-groups.sh's",
+    )
+    reset.add_argument(
+        "--to-sequence",
+        metavar="SEQ[:SUB]",
+        help="a Kinesis-backed topic's position: after the record of this sequence number "
+        "(and sub-sequence number); 0 starts its shards from their first records",
+    )
+    reset.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    reset.set_defaults(handler=_offsets_reset)
+
+
+def _reset_target(args: argparse.Namespace) -> Target:
+    """The offset to reset to, a shift, or a Kinesis position (kinesisPosition's JSON)."""
+    given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+    if args.to_datetime is not None:
+        raise CommandError(
+            "--to-datetime: the coordinator keeps no log, so it cannot find an offset by time "
+            "(kafka-consumer-groups.sh asks the brokers' time index): give --to-offset N, or "
+            "for a Kinesis topic --to-sequence SEQ of the first record to read again"
+        )
+    if args.shift_by is not None:
+        if any(given):
+            raise CommandError(_ONE_TARGET)
+        return Shift(args.shift_by)
+    if args.to_sequence is not None:
+        if sum(map(bool, given)) > 1:
+            raise CommandError(_ONE_TARGET)
+        return _sequence_target(args.to_sequence)
+    if args.to_earliest and (args.to_latest or args.to_offset is not None):
+        raise CommandError(_ONE_TARGET)
+    if args.to_earliest:
+        return 0
+    if args.to_latest and args.to_offset is None:
+        raise CommandError(
+            "the coordinator does not know where a partition ends (it keeps no log): "
+            "give the latest offset with --to-offset N"
+        )
+    if args.to_offset is None:
+        raise CommandError(_ONE_TARGET)
+    if args.to_offset < 0:
+        raise CommandError("--to-offset must be >= 0")
+    return args.to_offset
+
+
+def _sequence_target(text: str) -> dict[str, Any]:
+    found = _SEQUENCE.fullmatch(text)
+    if found is None or int(found.group(2) or 0) >= 2**63:
+        raise CommandError("--to-sequence: a sequence number of up to 129 digits[:SUB]")
+    return {"sequenceNumber": found.group(1), "subSequenceNumber": int(found.group(2) or 0)}
+
+
+def _offsets_reset(admin: AdminClient, args: argparse.Namespace) -> Output:
+    target = _reset_target(args)
+    require_empty(admin, args.group)
+    committed = admin.committed(args.group)
+    if args.all_topics:
+        partitions = sorted(committed)
+        if not partitions:
+            raise CommandError(f"group {args.group} has no committed offsets to reset")
+    else:
+        partitions = partitions_of(admin, args.topic)
+    _check_target_kinds(admin, sorted({t for t, _ in partitions}), target)
+    plan = [
+        {
+            "topic": t,
+            "partition": p,
+            "currentOffset": committed.get((t, p), (None, None))[0],
+            "newOffset": _new_offset(target, committed.get((t, p), (None, None))[0]),
+            **({"newKinesisPosition": target} if isinstance(target, dict) else {}),
+        }
+        for t, p in partitions
+    ]
+    if not args.dry_run:
+        commit_plan(admin, args.group, plan)
+    note = "Dry run: nothing changed." if args.dry_run else f"Reset {len(plan)} partition(s)."
+    return plan_output(args.group, plan, args.dry_run, note)
+
+
+def commit_plan(admin: AdminClient, group: str, plan: list[dict[str, Any]]) -> None:
+    """Write a reset plan's offsets (and Kinesis positions) as an admin's commit from outside
+    the group, which the coordinator admits only while the group is empty; a partition
+    refused raises."""
+    entries = []
+    for step in plan:
+        entry = {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
+        if "newKinesisPosition" in step:
+            entry["kinesisPosition"] = step["newKinesisPosition"]
+        entries.append((step["topic"], entry))
+    body = admin.admin_commit(group, by_topic(entries))
+    for topic in body.get("topics", []):
+        for p in topic.get("partitions", []):
+            raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
+
+
+def plan_output(group: str, plan: list[dict[str, Any]], dry_run: bool, note: str) -> Output:
+    rows = [[s["topic"], s["partition"], s["currentOffset"], _shown_target(s)] for s in plan]
+    return Output(
+        {"groupId": group, "dryRun": dry_run, "plan": plan},
+        [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
+        [note],
+    )
+
+
+def _new_offset(target: Target, current: int | None) -> int:
+    if isinstance(target, Shift):
+        return target.applied(current)
+    return target if isinstance(target, int) else 0  # a Kinesis position: beside offset 0
+
+
+def _check_target_kinds(admin: AdminClient, topics: list[str], target: Target) -> None:
+    """Refuse, dry run or not, what the coordinator would refuse (42): an offset for a
+    Kinesis-backed topic (its partitions are shards, checkpointed by sequence number), a
+    sequence number for any other."""
+    streams = {t["name"] for t in admin.topics(topics) if t.get("kinesisStreamArn")}
+    for topic in topics:
+        if not isinstance(target, dict) and topic in streams:
+            raise CommandError(
+                f"topic {topic} is backed by a Kinesis stream: its partitions are shards, "
+                "reset by sequence number: --to-sequence SEQ[:SUB] (--to-sequence 0: each "
+                "shard from its start, TRIM_HORIZON)"
+            )
+        if isinstance(target, dict) and topic not in streams:
+            raise CommandError(
+                f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
+                "topics; give --to-earliest or --to-offset N"
+            )
+
+
+def _shown_target(step: dict[str, Any]) -> Any:
+    position = step.get("newKinesisPosition")
+    if position is None:
+        return step["newOffset"]
+    return f"{position['sequenceNumber']}:{position['subSequenceNumber']}"

@@ -1,0 +1,170 @@
+"""A member's push channel (docs/sessions.md, "Push"): a WebSocket to the URL find-coordinator
+told, opened for the member's group and id, on which the coordinator posts a notice whenever
+the member should heartbeat. A hint beside the protocol: the member heartbeats at its interval
+whatever happens here, and a socket that drops, or never opens, costs latency only.
+
+The `websockets` package (the `push` extra) is imported only here, when a socket is opened;
+without it the member polls, and says so once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+log = logging.getLogger("groupcoord.client.push")
+
+# API Gateway closes a connection idle for 10 minutes: a ping every 5 keeps it open (and
+# finds a dead one); each ping is one message (docs/performance.md, cost model).
+PING_INTERVAL_S = 300.0
+# Reconnects back off exponentially with full jitter, from the first pause up to the cap.
+BACKOFF_FIRST_S = 0.2
+BACKOFF_CAP_S = 30.0
+OPEN_TIMEOUT_S = 5.0
+# How often the reader looks up from the socket (to stop, or to follow a new member id).
+RECV_SLICE_S = 0.25
+
+Notice = Callable[[float], None]  # called with the delay (seconds) before the heartbeat
+
+
+class PushChannel:
+    """The socket of one member, on a daemon thread: connects when the member has an id,
+    follows a new id (a rejoin), pings, reconnects with jittered back-off, and calls
+    `on_notice` for each notice. `connected` tells whether a socket is open now."""
+
+    def __init__(
+        self,
+        url: str,
+        group_id: str,
+        member_id: Callable[[], str],
+        on_notice: Notice,
+        headers: Mapping[str, str] | None = None,
+        ping_interval_s: float = PING_INTERVAL_S,
+    ) -> None:
+        self.url = url
+        self.group_id = group_id
+        self._member_id = member_id
+        self._on_notice = on_notice
+        self._headers = dict(headers or {})
+        self._ping_interval_s = ping_interval_s
+        self._stop = threading.Event()
+        self._connected = threading.Event()
+        self._socket: Any = None
+        self._fell_back = False
+        self._thread = threading.Thread(target=self._run, name=f"push-{group_id}", daemon=True)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def start(self) -> PushChannel:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 2.0, *, abort: bool = False) -> None:
+        """Close the socket: a clean close (the coordinator's `$disconnect` sees an orderly
+        close), or, `abort`, the connection dropped without a close frame, as a killed
+        process's is (a test's simulated crash)."""
+        self._stop.set()
+        socket = self._socket
+        if socket is not None:
+            with contextlib.suppress(Exception):  # closing already: nothing to add
+                if abort:
+                    socket.close_socket()
+                else:
+                    socket.close()
+        self._thread.join(timeout=timeout_s)
+
+    def _run(self) -> None:
+        try:
+            from websockets.sync.client import connect
+        except ImportError:
+            log.warning(
+                "push: the websockets package is not installed (pip install "
+                "'groupcoord[push]'); polling at the heartbeat interval"
+            )
+            return
+        failures = 0
+        while not self._stop.is_set():
+            member_id = self._member_id()
+            if not member_id:
+                self._stop.wait(RECV_SLICE_S)
+                continue
+            try:
+                self._session(connect, member_id)
+                failures = 0
+            except Exception as error:  # refused, unreachable, or a socket that dropped
+                failures = 1 if self._connected.is_set() else failures + 1
+                self._fall_back(error)
+            finally:
+                was_connected = self._connected.is_set()
+                self._connected.clear()
+                self._socket = None
+            if self._stop.is_set():
+                return
+            if was_connected:
+                # A socket that closed under the member: a beat now, while it reconnects (a
+                # notice may have been lost, and its session may be in a disconnect grace).
+                self._on_notice(0.0)
+            pause = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
+            self._stop.wait(random.uniform(0, pause) if failures else BACKOFF_FIRST_S)
+
+    def _session(self, connect: Any, member_id: str) -> None:
+        query = urlencode({"groupId": self.group_id, "memberId": member_id})
+        with connect(
+            f"{self.url}?{query}",
+            additional_headers=self._headers or None,
+            open_timeout=OPEN_TIMEOUT_S,
+            max_size=64 * 1024,
+        ) as socket:
+            self._socket = socket
+            # A first ping makes this socket its member's current one whatever order the
+            # coordinator recorded the connects in (a connect that timed out, then a retry).
+            socket.send(json.dumps({"action": "ping"}))
+            self._connected.set()
+            if self._fell_back:
+                log.info("push: connected again to %s", self.url)
+                self._fell_back = False
+            # A notice may have gone while no socket was open: look now.
+            self._on_notice(0.0)
+            self._read(socket, member_id)
+
+    def _read(self, socket: Any, member_id: str) -> None:
+        next_ping = time.monotonic() + self._ping_interval_s
+        while not self._stop.is_set() and self._member_id() == member_id:
+            try:
+                message = socket.recv(timeout=RECV_SLICE_S)
+            except TimeoutError:
+                if time.monotonic() >= next_ping:
+                    socket.send(json.dumps({"action": "ping"}))
+                    next_ping = time.monotonic() + self._ping_interval_s
+                continue
+            self._handle(message)
+
+    def _handle(self, message: str | bytes) -> None:
+        try:
+            notice = json.loads(message)
+        except ValueError:
+            return
+        log.debug("push: notice %s", notice)
+        if isinstance(notice, dict) and notice.get("type") == "heartbeat":
+            after_ms = notice.get("afterMs")
+            delay = after_ms / 1000 if isinstance(after_ms, int) and 0 < after_ms < 60_000 else 0
+            self._on_notice(delay)
+
+    def _fall_back(self, error: Exception) -> None:
+        """Say once, until a socket opens again, that the member polls."""
+        if not self._fell_back and not self._stop.is_set():
+            log.warning(
+                "push: no socket to %s (%s); polling at the heartbeat interval until it reconnects",
+                self.url,
+                type(error).__name__,
+            )
+            self._fell_back = True

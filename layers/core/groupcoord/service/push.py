@@ -1,0 +1,150 @@
+"""The push channel: a hint beside the protocol, never part of its correctness
+(docs/sessions.md, "Push").
+
+Members open a WebSocket (`$connect` with their group and member id, as the principal that
+created the member); whenever a request or the sweeper changes what a member should do, the
+coordinator posts `{"type": "heartbeat", "groupId": ...}` to the affected members'
+connections, after the state write committed, and the client heartbeats at once. A lost
+notice costs latency only: the member's next heartbeat brings the same answer. Every error
+here is logged and swallowed; a gone connection's item is deleted.
+
+`$disconnect` of a member's current connection, closed as a dead process's socket is (no close
+frame), starts a short grace: its session deadline is
+brought forward to now + grace (and the group's `dl` with it), and the other members are told
+to heartbeat after the grace; the first request past it expires the member as at its session's
+end. A reconnect or a heartbeat within the grace restores the session. No Lambda sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from ..core.principals import ANONYMOUS
+from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
+from ..observability import logger
+from ..store.push import ConnectionGone, PushConnection
+from .authorization import caller_of
+
+if TYPE_CHECKING:
+    from ..store.store import Store
+
+# Posts run side by side (a rebalance notice reaches every member of a group): each is a
+# short HTTPS call to API Gateway.
+POST_WORKERS = 8
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=POST_WORKERS, thread_name_prefix="push")
+        return _pool
+
+
+def notice(group_id: str, after_ms: int = 0) -> bytes:
+    body: dict[str, object] = {"type": "heartbeat", "groupId": group_id}
+    if after_ms:
+        body["afterMs"] = after_ms  # heartbeat no sooner: a grace is running
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def notify_members(
+    store: Store,
+    group_id: str,
+    member_ids: Iterable[str] | None,
+    *,
+    after_ms: int = 0,
+    skip: str | None = None,
+) -> int:
+    """Post a heartbeat notice to the connections of `member_ids` (None: every member of the
+    group with a connection), but `skip`'s. Returns how many were posted. Nothing is read or
+    posted without a push channel; nothing raises."""
+    poster = store.push_poster
+    if poster is None:
+        return 0
+    try:
+        wanted = None if member_ids is None else set(member_ids) - {skip}
+        if wanted is not None and not wanted:
+            return 0
+        if wanted is None:
+            found = [c for c in store.push.of_group(group_id) if c.member_id != skip]
+        else:
+            found = store.push.of_members(group_id, wanted)
+        data = notice(group_id, after_ms)
+        results = list(_executor().map(lambda c: _post(store, c, data), found))
+        return sum(results)
+    except Exception as error:  # a hint: never the request's failure
+        logger.warning("push notice failed", extra={"groupId": group_id, "error": repr(error)})
+        return 0
+
+
+def _post(store: Store, connection: PushConnection, data: bytes) -> bool:
+    assert store.push_poster is not None
+    try:
+        store.push_poster.post(connection.connection_id, data)
+        return True
+    except ConnectionGone:
+        store.push.forget(connection.group_id, connection.member_id, connection.connection_id)
+    except Exception as error:
+        logger.warning(
+            "push post failed",
+            extra={"groupId": connection.group_id, "memberId": connection.member_id,
+                   "error": repr(error)},
+        )  # fmt: skip
+    return False
+
+
+class Refused(Exception):
+    """A `$connect` refused: `status` is the HTTP status the handshake gets."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def open_connection(
+    store: Store,
+    connection_id: str,
+    group_id: str | None,
+    member_id: str | None,
+    principal: str,
+    host: str,
+    now_ms: int,
+) -> None:
+    """`$connect`: only for a member that exists in that group and that the caller may act
+    as (as its heartbeats are checked). A reconnect within a disconnect grace ends it."""
+    if not group_id or len(group_id) > GROUP_ID_MAX_CHARS:
+        raise Refused(400, f"groupId: 1 to {GROUP_ID_MAX_CHARS} characters")
+    if not member_id or len(member_id) > MEMBER_ID_MAX_CHARS:
+        raise Refused(400, f"memberId: 1 to {MEMBER_ID_MAX_CHARS} characters")
+    member = store.push.member(group_id, member_id)
+    if member is None:
+        raise Refused(404, "no such member in that group")
+    caller = caller_of(store.settings, store, principal or ANONYMOUS, host, now_ms)
+    if not caller.may_act_as(member.principal):
+        raise Refused(403, "the caller may not act as that member")
+    store.push.open(PushConnection(group_id, member_id, connection_id, principal), now_ms)
+    store.push.end_grace(group_id, member_id, now_ms)
+
+
+def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: bool) -> None:
+    """`$disconnect`: forget the connection; if it was its member's current one and it
+    `crashed` (closed without a close frame, as a dead process's socket), start the
+    disconnect grace and tell the others to look after it."""
+    closed = store.push.close(connection_id)
+    if closed is None or not crashed:
+        return
+    grace = store.settings.push_disconnect_grace_ms
+    started = store.push.start_grace(closed.group_id, closed.member_id, now_ms + grace)
+    logger.info(
+        "push disconnect grace " + ("started" if started else "not started"),
+        extra={"groupId": closed.group_id, "memberId": closed.member_id},
+    )
+    if started:
+        notify_members(store, closed.group_id, None, after_ms=grace, skip=closed.member_id)

@@ -1,0 +1,270 @@
+"""The push channel (docs/sessions.md, "Push") over real sockets: `groupcoord serve` on the
+DynamoDB endpoint with its WebSocket routes, members over HTTP and WebSocket (the raw protocol,
+and the Python client's GroupMember, in this process and in a child process that is killed).
+
+Real-time bounds are generous (2 busy cores), and each is far below what the same test takes
+without push: a heartbeat interval of 15 s, a session of 45 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+
+from groupcoord.client.member import GroupMember
+from tests.e2e.helpers import Polled, Recorder
+from tests.support.api import PRINCIPAL_HEADER, Api
+from tests.support.consumer import Member, create_topic, describe, unique, until
+from tests.support.servers import running_serve
+
+ROOT = Path(__file__).resolve().parents[2]
+# The coordinator's heartbeat interval: what a member without push waits for a change.
+HEARTBEAT_MS = 15_000
+SETTINGS = {
+    "group.consumer.heartbeat.interval.ms": str(HEARTBEAT_MS),
+    "group.consumer.session.timeout.ms": "45000",
+    # Members belong to their creator (core/ownership.py) only with the authorizer on.
+    "groupcoord.authorizer.enabled": "true",
+    "allow.everyone.if.no.acl.found": "true",
+    "groupcoord.push.disconnect.grace.ms": "2000",
+}
+GRACE_S = 2.0
+# A generous bound for what push does within about a second (2 busy cores).
+PUSHED_S = 8.0
+
+
+@pytest.fixture(scope="module")
+def serve(dynamodb_endpoint: str) -> Iterator[str]:
+    with running_serve(
+        dynamodb_endpoint, SETTINGS, extra_args=["--principal-header", PRINCIPAL_HEADER], push=True
+    ) as url:
+        yield url
+
+
+def push_url(api: Api, group: str) -> str | None:
+    body = api.ok("find-coordinator", {"keyType": 0, "coordinatorKeys": [group]})
+    return body["coordinators"][0]["pushUrl"]
+
+
+def open_socket(url: str, group: str, member_id: str, principal: str | None) -> ClientConnection:
+    headers = {PRINCIPAL_HEADER: principal} if principal else None
+    return connect(f"{url}?groupId={group}&memberId={member_id}", additional_headers=headers)
+
+
+def next_notice(socket: ClientConnection, timeout_s: float) -> dict[str, Any]:
+    return json.loads(socket.recv(timeout=timeout_s))
+
+
+def held(member: Member) -> int:
+    return sum(len(partitions) for partitions in member.owned.values())
+
+
+def heartbeat_until(member: Member, count: int, timeout_s: float) -> None:
+    def holds_count() -> bool:
+        member.heartbeat()
+        return held(member) == count
+
+    until(holds_count, timeout_s=timeout_s)
+
+
+def test_a_notice_arrives_after_a_target_change(serve: str) -> None:
+    api = Api(serve, principal="User:alice")
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 4)
+    first = Member(api, group, topics=[topic])
+    first.join()
+    heartbeat_until(first, 4, timeout_s=20)
+    url = push_url(api, group)
+    assert url is not None and url.startswith("ws://127.0.0.1:")
+    with open_socket(url, group, first.member_id, "User:alice") as socket:
+        socket.send(json.dumps({"action": "ping"}))
+        assert next_notice(socket, 5) == {"type": "pong"}
+        second = Member(api, group, topics=[topic])
+        second.join()  # the first member's target loses two partitions
+        notice = next_notice(socket, PUSHED_S)
+        assert notice["type"] == "heartbeat" and notice["groupId"] == group
+        time.sleep(notice.get("afterMs", 0) / 1000)
+        # Heartbeating as told, the first member is asked to give two partitions up.
+        heartbeat_until(first, 2, timeout_s=PUSHED_S)
+
+
+def test_connect_is_refused_for_another_principals_member(serve: str) -> None:
+    api = Api(serve, principal="User:alice")
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 1)
+    member = Member(api, group, topics=[topic])
+    member.join()
+    url = push_url(api, group)
+    assert url is not None
+    for principal, status in [("User:bob", 403), (None, 403)]:
+        with pytest.raises(InvalidStatus) as refused:
+            open_socket(url, group, member.member_id, principal)
+        assert refused.value.response.status_code == status
+    with pytest.raises(InvalidStatus) as unknown:
+        open_socket(url, group, "no-such-member", "User:alice")
+    assert unknown.value.response.status_code == 404
+    with pytest.raises(InvalidStatus) as malformed:
+        connect(f"{url}?groupId={group}", additional_headers={PRINCIPAL_HEADER: "User:alice"})
+    assert malformed.value.response.status_code == 400
+    with open_socket(url, group, member.member_id, "User:alice") as socket:
+        socket.send(json.dumps({"action": "ping"}))
+        assert next_notice(socket, 5) == {"type": "pong"}
+
+
+def grace_case(serve: str) -> tuple[Member, str]:
+    """A member of a group of its own that holds its partition, and the push URL."""
+    api = Api(serve, principal="User:alice")
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 1)
+    member = Member(api, group, topics=[topic])
+    member.join()
+    heartbeat_until(member, 1, timeout_s=20)
+    url = push_url(api, group)
+    assert url is not None
+    return member, url
+
+
+def drop(socket: ClientConnection) -> None:
+    """The connection lost without a close frame, as a killed process's is."""
+    socket.close_socket()
+
+
+def test_a_reconnect_within_the_grace_keeps_the_member(serve: str) -> None:
+    member, url = grace_case(serve)
+    drop(open_socket(url, member.group, member.member_id, "User:alice"))
+    time.sleep(GRACE_S / 4)  # its `$disconnect` has run: the grace is on
+    with open_socket(url, member.group, member.member_id, "User:alice"):
+        time.sleep(GRACE_S + 2)  # past the grace, and a sweep (every second)
+        assert member.heartbeat()["errorCode"] == 0
+
+
+def test_a_heartbeat_within_the_grace_keeps_the_member(serve: str) -> None:
+    member, url = grace_case(serve)
+    drop(open_socket(url, member.group, member.member_id, "User:alice"))
+    time.sleep(GRACE_S / 4)
+    assert member.heartbeat()["errorCode"] == 0
+    time.sleep(GRACE_S + 2)
+    assert member.heartbeat()["errorCode"] == 0
+
+
+def test_a_dropped_socket_expires_the_member_after_the_grace(serve: str) -> None:
+    member, url = grace_case(serve)
+    drop(open_socket(url, member.group, member.member_id, "User:alice"))
+    started = time.monotonic()
+
+    def expired() -> bool:  # looked at without a heartbeat, which would renew the session
+        found = describe(member.api, member.group)["members"]
+        return all(m["memberId"] != member.member_id for m in found)
+
+    until(expired, timeout_s=20)  # the session is 45 s
+    assert time.monotonic() - started >= GRACE_S - 0.5
+    assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
+
+
+def test_an_orderly_close_starts_no_grace(serve: str) -> None:
+    """A client that closes its socket (1000) has left, or moved its socket: no crash."""
+    member, url = grace_case(serve)
+    open_socket(url, member.group, member.member_id, "User:alice").close()
+    time.sleep(GRACE_S + 2)
+    assert member.heartbeat()["errorCode"] == 0
+
+
+def polled(serve: str, group: str, topic: str, protocol: str) -> Polled:
+    """A GroupMember at its defaults, polled on a thread of its own (a classic join waits in
+    poll() for the others' joins)."""
+    return Polled(GroupMember(serve, group, topics=[topic], protocol=protocol), Recorder())
+
+
+def counts(members: list[Polled]) -> list[int]:
+    return [len(m.owned) for m in members]
+
+
+@pytest.mark.parametrize("protocol", ["consumer", "classic"])
+def test_a_leave_hands_its_partitions_over_well_within_a_heartbeat(
+    serve: str, protocol: str
+) -> None:
+    """Consumer protocol: the coordinator's 15 s interval; classic: the client's default, a
+    third of its 45 s session. A classic leave starts a rebalance: the notice has the other
+    member rejoin at once."""
+    api = Api(serve)
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 4)
+    staying = polled(serve, group, topic, protocol)
+    leaving = polled(serve, group, topic, protocol)
+    try:
+        until(lambda: counts([staying, leaving]) == [2, 2], timeout_s=60)
+        push = staying.member._push
+        until(lambda: push is not None and push.connected, timeout_s=10)
+        started = time.monotonic()
+        leaving.close()
+        until(lambda: counts([staying]) == [4], timeout_s=HEARTBEAT_MS / 1000)
+        took = time.monotonic() - started
+    finally:
+        staying.close()
+        leaving.close()
+    # Without push the staying member hears of it at its next heartbeat, 15 s after the one
+    # that balanced the group.
+    assert took < PUSHED_S, took
+
+
+MEMBER_PROCESS = """
+import sys, time
+from groupcoord.client.member import GroupMember
+member = GroupMember(sys.argv[1], sys.argv[2], topics=[sys.argv[3]])
+while True:
+    print(len(member.poll(0.2)), member._push is not None and member._push.connected, flush=True)
+"""
+
+
+def test_a_killed_member_is_expired_after_the_grace(serve: str, tmp_path: Path) -> None:
+    api = Api(serve)
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 4)
+    survivor = GroupMember(serve, group, topics=[topic])
+    log = open(tmp_path / "member.log", "w+")  # noqa: SIM115 - read back below
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", MEMBER_PROCESS, serve, group, topic],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    try:
+
+        def child_holds_two_on_a_socket() -> bool:
+            log.seek(0)
+            lines = log.read().splitlines()
+            return bool(lines) and lines[-1] == "2 True"
+
+        until(lambda: len(survivor.poll(0.05)) == 2 and child_holds_two_on_a_socket(), 60)
+        # Past the beats that follow its last notices: a heartbeat of a process that died
+        # with it in flight would renew the session (docs/sessions.md).
+        time.sleep(2)
+        started = time.monotonic()
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        until(lambda: len(survivor.poll(0.05)) == 4, timeout_s=40)
+        took = time.monotonic() - started
+    finally:
+        if child.poll() is None:
+            child.kill()
+        survivor.close()
+        log.close()
+    # Without push the killed member keeps its partitions for its 45 s session.
+    assert took < 25, took
+
+
+def test_without_push_nothing_is_offered(dynamodb_endpoint: str) -> None:
+    with running_serve(dynamodb_endpoint, push=False) as url:
+        assert push_url(Api(url), unique("push-group")) is None

@@ -1,0 +1,75 @@
+"""core/push.py: when the push channel tells members to heartbeat."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from groupcoord.core.classic.model import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+)
+from groupcoord.core.consumer.model import ConsumerGroup
+from groupcoord.core.push import (
+    DEFERRED_NOTICE_MIN_MS,
+    classic_notice_due,
+    deferred_install_wait_ms,
+)
+
+
+def classic(state: str, generation: int) -> ClassicGroup:
+    return ClassicGroup(group_id="g", state=state, generation=generation)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "due"),
+    [
+        (classic(STABLE, 3), classic(PREPARING_REBALANCE, 3), True),  # a rebalance starts
+        (classic(EMPTY, 0), classic(PREPARING_REBALANCE, 0), True),
+        (classic(COMPLETING_REBALANCE, 4), classic(STABLE, 4), True),  # the sync completed
+        (classic(COMPLETING_REBALANCE, 4), classic(PREPARING_REBALANCE, 4), True),
+        (classic(PREPARING_REBALANCE, 3), classic(PREPARING_REBALANCE, 3), False),  # a join
+        (classic(PREPARING_REBALANCE, 3), classic(COMPLETING_REBALANCE, 4), False),
+        (classic(STABLE, 4), classic(STABLE, 4), False),  # an expiry-free settle
+        (classic(STABLE, 4), classic(EMPTY, 5), False),  # the last member left
+    ],
+)
+def test_classic_notices(before: ClassicGroup, after: ClassicGroup, due: bool) -> None:
+    assert classic_notice_due(before, after) is due
+
+
+NOW = 1_000_000
+INTERVAL = 1_000
+BEHIND = ConsumerGroup(group_id="g", group_epoch=6, target_epoch=5, assigned_at=NOW - 300)
+
+
+def test_a_deferred_install_is_announced_for_when_the_batch_interval_ends() -> None:
+    assert deferred_install_wait_ms(BEHIND, NOW, INTERVAL, first_change=True) == 700
+    assert deferred_install_wait_ms(BEHIND, NOW, INTERVAL, first_change=False) == 700
+
+
+def test_no_notice_once_installed_and_a_second_look_after_a_running_install() -> None:
+    installed = replace(BEHIND, target_epoch=6)
+    assert deferred_install_wait_ms(installed, NOW, INTERVAL, first_change=False) is None
+    # A running install may have started before this bump: look again after the interval.
+    running = replace(BEHIND, install_id="i", install_until=NOW + 1)
+    assert deferred_install_wait_ms(running, NOW, INTERVAL, first_change=True) == INTERVAL
+    lapsed = replace(BEHIND, install_id="i", install_until=NOW)  # a dead installer's lease
+    assert deferred_install_wait_ms(lapsed, NOW, INTERVAL, first_change=False) == 700
+
+
+def test_only_the_first_change_since_the_install_tells_every_member() -> None:
+    further = replace(BEHIND, group_epoch=7)
+    assert deferred_install_wait_ms(further, NOW, INTERVAL, first_change=True) is None
+    # A member's own request still hears when to come back.
+    assert deferred_install_wait_ms(further, NOW, INTERVAL, first_change=False) == 700
+
+
+def test_a_past_interval_never_asks_for_a_tight_loop() -> None:
+    late = replace(BEHIND, assigned_at=NOW - 5 * INTERVAL)
+    wait = deferred_install_wait_ms(late, NOW, INTERVAL, first_change=False)
+    assert wait == DEFERRED_NOTICE_MIN_MS
