@@ -11,10 +11,10 @@ from dataclasses import replace
 
 import pytest
 
+from groupcoord.core.modern.expiry import SCAN_LEASE_MS
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
 from groupcoord.service.consumer.common import reload
-from groupcoord.service.consumer.expiry import SCAN_LEASE_MS
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings

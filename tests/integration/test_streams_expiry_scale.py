@@ -61,7 +61,7 @@ def test_a_big_groups_expiry_is_claimed_and_done_in_passes(service_store: Store)
     later = now + session + renewal_slack(settings) + 1
     assert SILENT > CHUNK // 2
     first = {"groupId": group, "memberId": live[0], "memberEpoch": epochs[live[0]]}
-    due = store.streams.group_item(group, consistent=True)
+    due = store.streams.read_group(group, consistent=True)
     assert due is not None
     # The first pass, claimed: one transaction's worth removed, the next pass due at once.
     expire_streams_group(store, due, later)

@@ -17,6 +17,7 @@ from groupcoord.service.consumer.expiry import expire_consumer_group
 from groupcoord.store import capacity, schema
 from groupcoord.store.consumer.codec import SCAN_ID
 from groupcoord.store.store import Store
+from groupcoord.store.stored_group import StoredGroup, stored
 from tests.support.consumer import unique
 
 NOW = 1_800_000_000_000
@@ -53,6 +54,13 @@ def _due_group(store: Store, size: int, dead: int) -> str:
     return group_id
 
 
+def found(item: dict) -> StoredGroup:
+    """The group item as a read hands it to the services."""
+    typed = stored(item)
+    assert typed is not None
+    return typed
+
+
 def _group_item(store: Store, group_id: str) -> dict:
     item = store.dynamo.get(schema.group_key(group_id), consistent=True)
     assert item is not None
@@ -64,7 +72,7 @@ def test_a_small_groups_scan_is_one_write_of_its_next_deadline(service_store: St
     group_id = _due_group(service_store, 10, dead=0)
     item = _group_item(service_store, group_id)
     with capacity.metered() as usage:
-        expire_consumer_group(service_store, item, NOW)
+        expire_consumer_group(service_store, found(item), NOW)
     shards = service_store.settings.member_shards
     assert usage.by_operation == {"query": shards, "update_item": 1}
     after = _group_item(service_store, group_id)
@@ -75,10 +83,9 @@ def test_a_small_groups_scan_is_one_write_of_its_next_deadline(service_store: St
 def test_a_small_groups_scan_fences_the_dead_once(service_store: Store) -> None:
     group_id = _due_group(service_store, 10, dead=2)
     item = _group_item(service_store, group_id)
-    expire_consumer_group(service_store, item, NOW)
-    expire_consumer_group(
-        service_store, item, NOW
-    )  # a request that read the group before the first
+    expire_consumer_group(service_store, found(item), NOW)
+    # A request that read the group before the first:
+    expire_consumer_group(service_store, found(item), NOW)
     after = _group_item(service_store, group_id)
     assert int(after["memberCount"]) == 8
     assert int(after["groupEpoch"]) == 11  # one bump for the scan that fenced them
@@ -89,7 +96,7 @@ def test_a_big_groups_scan_is_claimed_first(service_store: Store) -> None:
     group_id = _due_group(service_store, CLAIM_FROM_MEMBERS, dead=0)
     item = _group_item(service_store, group_id)
     with capacity.metered() as usage:
-        expire_consumer_group(service_store, item, NOW)
+        expire_consumer_group(service_store, found(item), NOW)
     assert usage.by_operation["update_item"] == 2  # the claim, then the scan's result
     after = _group_item(service_store, group_id)
     assert int(after[schema.DEADLINE]) == NOW + SESSION_MS - 2_000
@@ -105,7 +112,7 @@ def test_a_big_groups_scan_is_claimed_first(service_store: Store) -> None:
         group, replace(group, deadline=due_at + 2_000, scan_id="other")
     )
     with capacity.metered() as usage:
-        expire_consumer_group(service_store, seen, due_at)
+        expire_consumer_group(service_store, found(seen), due_at)
     assert usage.by_operation == {"get_item": 1}
 
 
@@ -117,10 +124,11 @@ def test_a_small_groups_scan_from_a_stale_read_leaves_a_newer_scans_result(
     result stands."""
     group_id = _due_group(service_store, 10, dead=0)
     stale = _group_item(service_store, group_id)
-    expire_consumer_group(service_store, stale, NOW)  # the other request's scan
+    expire_consumer_group(service_store, found(stale), NOW)  # the other request's scan
     newer = _group_item(service_store, group_id)
     assert int(newer[schema.DEADLINE]) == NOW + SESSION_MS - 2_000
-    assert expire_consumer_group(service_store, stale, NOW + 1) is None  # read again, says the scan
+    # Read again, says the scan.
+    assert expire_consumer_group(service_store, found(stale), NOW + 1) is None
     after = _group_item(service_store, group_id)
     assert after[schema.DEADLINE] == newer[schema.DEADLINE]
     assert after["version"] == newer["version"]

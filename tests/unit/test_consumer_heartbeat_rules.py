@@ -341,23 +341,29 @@ def test_the_rebalance_timeout_runs_on_while_revoking_and_ends_after() -> None:
 
 
 def test_the_group_a_heartbeat_acts_on() -> None:
-    from groupcoord.core.consumer.heartbeat_rules import GroupAccess, plan_group_access
+    from groupcoord.core.consumer.heartbeat_rules import CONVERSION
+    from groupcoord.core.modern.access import GroupAccess
+    from groupcoord.core.modern.access import plan_group_access as access
+
+    def plan_group_access(*found: Any) -> Any:
+        return access(*found, CONVERSION)
 
     create, use, upgrade = GroupAccess.CREATE, GroupAccess.USE, GroupAccess.UPGRADE
     assert plan_group_access("g", None, 0, 0) is create
-    assert plan_group_access("g", "classic", 0, 0) is create  # an Empty classic group: replaced
+    assert plan_group_access("g", "classic", 0, 0) is GroupAccess.REPLACE  # an Empty one
     assert plan_group_access("g", "consumer", 3, 5) is use
     assert plan_group_access("g", "classic", 2, 0) is upgrade
     for refused in (
         plan_group_access("g", None, 0, 3),
         plan_group_access("g", "classic", 0, 1),
         plan_group_access("g", "classic", 2, 4),
+        plan_group_access("g", "streams", 2, 0),
     ):
         assert not isinstance(refused, GroupAccess) and refused.error == 69
 
 
 def test_whom_a_join_is_about() -> None:
-    from groupcoord.core.consumer.heartbeat_rules import JoinRoute, plan_join_route
+    from groupcoord.core.modern.static import JoinRoute, plan_join_route
 
     assert plan_join_route("m2", False, "m1", True) is JoinRoute.TAKEOVER
     # A claim left behind by a removed member is no takeover: a new member, taking the claim.

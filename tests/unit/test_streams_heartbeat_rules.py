@@ -5,16 +5,18 @@ answer's statuses."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
-from groupcoord.core.consumer.group import Refusal
+from groupcoord.core.modern.access import GroupAccess
+from groupcoord.core.modern.access import plan_group_access as access
+from groupcoord.core.modern.refusal import Refusal
 from groupcoord.core.streams.configuration import StatusCode
 from groupcoord.core.streams.group import ASSIGNING, StreamsGroup
 from groupcoord.core.streams.heartbeat_rules import (
-    GroupAccess,
+    CONVERSION,
     NewMember,
     TopologyStep,
     apply_request,
-    plan_group_access,
     plan_new_member,
     plan_topology,
     statuses,
@@ -26,6 +28,10 @@ from groupcoord.models.streams import StreamsGroupHeartbeatRequest
 
 NOW = 1_000_000
 TOPOLOGY = Topology(3, (Subtopology("0", source_topics=("in",)),))
+
+
+def plan_group_access(*found: Any) -> GroupAccess | Refusal:
+    return access(*found, CONVERSION)
 
 
 def test_group_access_creates_only_on_a_join_and_refuses_other_types() -> None:

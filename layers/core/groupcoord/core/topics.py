@@ -12,6 +12,7 @@ import re2
 
 from ..errors import Errors
 from ..models.limits import REGEX_MAX_CHARS, TOPIC_NAME_MAX_CHARS
+from .modern.refusal import Refusal
 
 if TYPE_CHECKING:
     from .kinesis.binding import KinesisBinding
@@ -31,14 +32,6 @@ class TopicRecord:
     # shard registry was last synced.
     kinesis: KinesisBinding | None = None
     shard_sync_at_ms: int = 0
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A per-topic Kafka error answer."""
-
-    error: Errors
-    message: str
 
 
 def check_topic_name(name: str) -> Refusal | None:

@@ -37,10 +37,6 @@ from ..models.activity import (
     DescribeGroupActivityRequest,
     DescribeGroupActivityResponse,
 )
-from ..store.classic.codec import group_from_item as classic_from_item
-from ..store.consumer.codec import group_from_item as consumer_from_item
-from ..store.groups import header
-from ..store.streams.codec import group_from_item as streams_from_item
 from ..wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
@@ -89,18 +85,18 @@ def _described(group_id: str, ctx: ApiContext, detail: bool) -> ActivityGroup:
     if not ctx.caller.may_on_group(AclOperation.DESCRIBE, group_id):
         return ActivityGroup(group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     # Eventually consistent: a monitor may lag a write by a moment, at half the read cost.
-    item = ctx.store.classic.group_item(group_id, consistent=False)
+    item = ctx.store.classic.read_group(group_id, consistent=False)
     if item is None:
         return ActivityGroup(
             group_id=group_id,
             error_code=Errors.GROUP_ID_NOT_FOUND,
             error_message=f"Group {group_id} not found.",
         )
-    if header(item).is_consumer_group:
-        return _consumer(consumer_from_item(item), ctx, detail)
-    if header(item).group_type == STREAMS:
-        return _streams(streams_from_item(item), ctx, detail)
-    return _classic(classic_from_item(item), ctx, detail)
+    if item.header.is_consumer_group:
+        return _consumer(item.consumer(), ctx, detail)
+    if item.group_type == STREAMS:
+        return _streams(item.streams(), ctx, detail)
+    return _classic(item.classic(), ctx, detail)
 
 
 def _streams(group: StreamsGroup, ctx: ApiContext, detail: bool) -> ActivityGroup:

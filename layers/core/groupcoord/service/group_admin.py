@@ -3,15 +3,12 @@ Kafka, for a caller without DELETE on the group (30, the group untouched)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.acls import AclOperation
 from ..errors import Errors
 from ..models.groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from ..store.deadlines import Overdue
-from ..store.group_cleanup import DELETED_AT, GROUP
-from ..store.groups import header
 from ..store.store import Store
+from ..store.stored_group import StoredGroup
 from .context import ApiContext
 from .group_timers import run_group_expiry
 from .group_types import group_type_of
@@ -26,33 +23,33 @@ def delete_groups(request: DeleteGroupsRequest, ctx: ApiContext) -> DeleteGroups
 def _delete(group_id: str, ctx: ApiContext) -> DeletableGroupResult:
     if not ctx.caller.may_on_group(AclOperation.DELETE, group_id):
         return DeletableGroupResult(group_id=group_id, error_code=Errors.GROUP_AUTHORIZATION_FAILED)
-    item = ctx.store.conversions.read_group_item(group_id, consistent=True)
-    due = header(item).deadline if item is not None else None
-    if item is not None and due is not None and due <= ctx.now_ms:
-        run_group_expiry(ctx.store, item, ctx.now_ms)  # dead members do not block deletion
-        item = ctx.store.conversions.read_group_item(group_id, consistent=True)
-    if item is None:
+    found = ctx.store.conversions.read_group(group_id, consistent=True)
+    due = found.header.deadline if found is not None else None
+    if found is not None and due is not None and due <= ctx.now_ms:
+        run_group_expiry(ctx.store, found, ctx.now_ms)  # dead members do not block deletion
+        found = ctx.store.conversions.read_group(group_id, consistent=True)
+    if found is None:
         marker = ctx.store.cleanups.read(group_id)
         if marker is not None:  # a deletion that died before its cleanup: the retry finishes it
-            finish_deletion(ctx.store, marker[GROUP], int(marker[DELETED_AT]), late=True)
+            finish_deletion(ctx.store, marker.group, marker.deleted_at_ms, late=True)
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.GROUP_ID_NOT_FOUND,
             error_message=f"Group {group_id} not found.",
         )
-    if header(item).member_count > 0:
+    if found.header.member_count > 0:
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.NON_EMPTY_GROUP,
             error_message=f"Group {group_id} is not empty.",
         )
-    if not ctx.store.cleanups.delete_group(item, ctx.now_ms, CLEANUP_GRACE_MS):
+    if not ctx.store.cleanups.delete_group(found, ctx.now_ms, CLEANUP_GRACE_MS):
         return DeletableGroupResult(
             group_id=group_id,
             error_code=Errors.NON_EMPTY_GROUP,
             error_message=f"Group {group_id} changed while being deleted; it may not be empty.",
         )
-    finish_deletion(ctx.store, item, ctx.now_ms)
+    finish_deletion(ctx.store, found, ctx.now_ms)
     return DeletableGroupResult(group_id=group_id)
 
 
@@ -62,15 +59,15 @@ CLEANUP_GRACE_MS = 5_000
 
 
 def finish_deletion(
-    store: Store, item: dict[str, Any], deleted_at_ms: int, *, late: bool = False
+    store: Store, deleted: StoredGroup, deleted_at_ms: int, *, late: bool = False
 ) -> None:
     """What a deleted group leaves behind, then its cleanup marker (store/group_cleanup.py).
     Offsets committed after the deletion (a commit re-created the group) are kept. `late`:
     finishing a deletion a dead request left; if the group id is in use again by then, its
     new items, subscriptions and retention check are the new group's and stay."""
-    group_id = header(item).group_id
-    if not late or store.conversions.read_group_item(group_id, consistent=True) is None:
-        delete_group_items(store, item, offsets=False)
+    group_id = deleted.group_id
+    if not late or store.conversions.read_group(group_id, consistent=True) is None:
+        delete_group_items(store, deleted, offsets=False)
         store.retention.delete_check(group_id)
     store.offsets.delete_committed_before(group_id, deleted_at_ms)
     store.cleanups.done(group_id, deleted_at_ms)
@@ -82,18 +79,18 @@ def finish_cleanup(store: Store, due: Overdue, now_ms: int) -> None:
     marker = store.cleanups.read(due.group_id)
     if marker is None:
         return  # finished meanwhile
-    finish_deletion(store, marker[GROUP], int(marker[DELETED_AT]), late=True)
+    finish_deletion(store, marker.group, marker.deleted_at_ms, late=True)
 
 
-def delete_group_items(store: Store, item: dict[str, Any], *, offsets: bool = True) -> None:
+def delete_group_items(store: Store, found: StoredGroup, *, offsets: bool = True) -> None:
     """Everything a deleted group leaves behind: its type's items, its subscriptions in the
     topic registry, its committed offsets and its retention check (`offsets=False`:
     the retention check deletes those itself, conditionally)."""
-    deleted = header(item)
+    deleted = found.header
     group_id = deleted.group_id
-    group_type = group_type_of(item)
+    group_type = group_type_of(found)
     if group_type is not None:
-        group_type.clean_up(store, item)
+        group_type.clean_up(store, found)
     for topic in deleted.subscribed_topics:
         store.topics.unsubscribe(topic, group_id)
     store.topics.set_regex(group_id, None)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.classic.model import GROUP_TYPE as CLASSIC
 from ..errors import Errors
 from ..models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
-from ..store.groups import header
 from ..store.store import Store
+from ..store.stored_group import StoredGroup
 from .classic.common import delete_classic_group_items, expire_classic_group
 from .classic.offsets import classic_fence
 from .consumer.common import GROUP_TYPE as CONSUMER
@@ -27,14 +26,14 @@ from .streams.offsets import streams_fence, streams_fetch_check
 
 @dataclass(frozen=True)
 class GroupType:
-    # (store, group item as read, now_ms): run the group's due timers. Idempotent, race-safe.
-    expire: Callable[[Store, dict[str, Any], int], object]
-    # (store, group item): delete everything of a deleted group but its group item.
-    clean_up: Callable[[Store, dict[str, Any]], None]
+    # (store, group as read, now_ms): run the group's due timers. Idempotent, race-safe.
+    expire: Callable[[Store, StoredGroup, int], object]
+    # (store, group as read): delete everything of a deleted group but its group item.
+    clean_up: Callable[[Store, StoredGroup], None]
     # The commit rule for a group with members, or a commit that names a member.
-    fence_commit: Callable[[ApiContext, dict[str, Any], OffsetCommitRequest], Fence]
+    fence_commit: Callable[[ApiContext, StoredGroup, OffsetCommitRequest], Fence]
     # The offset-fetch rule for a member's fetch (None: every fetch is allowed).
-    check_fetch: Callable[[ApiContext, dict[str, Any], OffsetFetchRequestGroup], Errors] | None
+    check_fetch: Callable[[ApiContext, StoredGroup, OffsetFetchRequestGroup], Errors] | None
 
 
 GROUP_TYPES: dict[str, GroupType] = {
@@ -59,5 +58,5 @@ GROUP_TYPES: dict[str, GroupType] = {
 }
 
 
-def group_type_of(group_item: dict[str, Any]) -> GroupType | None:
-    return GROUP_TYPES.get(header(group_item).group_type)
+def group_type_of(found: StoredGroup) -> GroupType | None:
+    return GROUP_TYPES.get(found.group_type)

@@ -17,8 +17,6 @@ deletes what expired and schedules the next check (at the next expiry, or within
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.classic.model import simple_group
 from ..core.offsets import (
     MAX_RETENTION_CHECK_INTERVAL_MS,
@@ -27,14 +25,14 @@ from ..core.offsets import (
     plan_retention,
 )
 from ..store.deadlines import Overdue
-from ..store.groups import header
 from ..store.retention import retaining_group
 from ..store.store import Store
+from ..store.stored_group import StoredGroup
 from .context import ApiContext
 from .group_admin import delete_group_items
 
 
-def is_expired(group: dict[str, Any] | None, offset: CommittedOffset, ctx: ApiContext) -> bool:
+def is_expired(group: StoredGroup | None, offset: CommittedOffset, ctx: ApiContext) -> bool:
     """Whether offset-fetch hides `offset` of the group item `group` (as read) now."""
     if group is None:
         return False
@@ -42,9 +40,9 @@ def is_expired(group: dict[str, Any] | None, offset: CommittedOffset, ctx: ApiCo
     return at is not None and ctx.now_ms >= at
 
 
-def arm(ctx: ApiContext, group: dict[str, Any] | None, group_id: str) -> None:
+def arm(ctx: ApiContext, group: StoredGroup | None, group_id: str) -> None:
     """After a group's first commit: put its retention check in the deadline index."""
-    if group is not None and header(group).retention_armed:
+    if group is not None and group.header.retention_armed:
         return
     first_check = ctx.now_ms + min(ctx.settings.offsets_retention, MAX_RETENTION_CHECK_INTERVAL_MS)
     ctx.store.retention.arm(group_id, first_check)
@@ -55,7 +53,7 @@ def check_retention(store: Store, due: Overdue, now_ms: int) -> None:
     assert group_id is not None
     retention = store.settings.offsets_retention
     offsets = store.offsets
-    group = store.conversions.read_group_item(group_id, consistent=True)
+    group = store.conversions.read_group(group_id, consistent=True)
     plan = plan_retention(
         retaining_group(group) if group is not None else None,
         offsets.fetch_all(group_id),
@@ -69,7 +67,9 @@ def check_retention(store: Store, due: Overdue, now_ms: int) -> None:
     next_check = plan.next_check_ms
     # The group item goes only while it is as read (a member joining or a commit re-creating
     # it keeps it; the check then looks again later).
-    if plan.delete_group and (group is None or store.groups.delete_if_unchanged(group)):
+    if plan.delete_group and (
+        group is None or store.groups.delete_if_unchanged(group.group_id, group.version)
+    ):
         if group is not None:
             delete_group_items(store, group, offsets=False)
         if not offsets.fetch_all(group_id):

@@ -9,7 +9,6 @@ DESCRIBE to fetch them (29 for that topic's partitions; left out when every topi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.kinesis.commits import is_admin_commit
@@ -41,7 +40,6 @@ from ..models.offsets import (
     OffsetFetchResponseGroup,
 )
 from ..store.errors import SinkWritesRefused
-from ..store.groups import header
 from ..store.offsets import Fenced, PositionRaced, distinct
 from ..store.sink_writes import (
     AlreadyApplied,
@@ -51,6 +49,7 @@ from ..store.sink_writes import (
     fingerprint,
     transaction_element,
 )
+from ..store.stored_group import StoredGroup
 from ..topic_ids import ZERO_UUID
 from .context import ApiContext
 from .group_types import group_type_of
@@ -136,8 +135,8 @@ def offset_commit(request: OffsetCommitRequest, ctx: ApiContext) -> OffsetCommit
     return commit_answer(request, plan, error, failed_write)
 
 
-def _group_item(ctx: ApiContext, group_id: str) -> dict[str, Any] | None:
-    return ctx.store.conversions.read_group_item(group_id, consistent=True)
+def _group_item(ctx: ApiContext, group_id: str) -> StoredGroup | None:
+    return ctx.store.conversions.read_group(group_id, consistent=True)
 
 
 def _check_only(request: OffsetCommitRequest, ctx: ApiContext) -> Errors:
@@ -306,7 +305,7 @@ def offset_delete(request: OffsetDeleteRequest, ctx: ApiContext) -> OffsetDelete
     if item is None:
         return OffsetDeleteResponse(error_code=Errors.GROUP_ID_NOT_FOUND)
     subscribed: set[str] = set()
-    found = header(item)
+    found = item.header
     if found.member_count > 0:
         subscribed = set(found.subscribed_topics)
         if found.protocol_type != "consumer":

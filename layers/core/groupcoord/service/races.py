@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from ..clock import Clock
+from ..retries import TryAgain, retry
 from ..store.errors import Conflict
 
 RACE_ATTEMPTS = 12
@@ -26,7 +27,7 @@ class GroupBusy(Exception):
     """The group kept changing under a request for RACE_ATTEMPTS attempts."""
 
 
-class DecideAgain(Exception):
+class DecideAgain(TryAgain):
     """An attempt decided on a read it must confirm (an eventually consistent one): try again
     at once, on consistent reads; not a lost race, so no pause."""
 
@@ -42,17 +43,23 @@ def retry_on_race(
     *,
     lost: tuple[type[Exception], ...] = (Conflict,),
     busy: Callable[[], T] | None = None,
+    attempts: int = RACE_ATTEMPTS,
+    pause: bool = True,
 ) -> T:
     """`attempt(n)` (read, decide, write; n counts from 0) until it does not lose a race: a
-    lost race (one of `lost`) pauses and tries again, DecideAgain tries again at once. After
-    RACE_ATTEMPTS lost in a row, `busy()`'s answer, or GroupBusy."""
-    for n in range(RACE_ATTEMPTS):
-        try:
-            return attempt(n)
-        except DecideAgain:
-            continue
-        except lost:
-            back_off(clock, n)
-    if busy is None:
-        raise GroupBusy()
-    return busy()
+    lost race (one of `lost`) pauses (unless not `pause`: a best-effort write that re-reads
+    at once) and tries again, DecideAgain tries again at once. After `attempts` lost in a
+    row, `busy()`'s answer, or GroupBusy."""
+
+    def exhausted() -> T:
+        if busy is None:
+            raise GroupBusy()
+        return busy()
+
+    return retry(
+        attempt,
+        lost=lost,
+        attempts=attempts,
+        exhausted=exhausted,
+        pause=(lambda n: back_off(clock, n)) if pause else None,
+    )

@@ -21,11 +21,12 @@ schema.py ("ACLs").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.acls import AclBinding, AclOperation, PatternType, PermissionType, ResourceType
+from ..retries import TryAgain, retry
 from . import schema
 from .dynamo import Delete, Dynamo, Item, Put, TransactionCanceled, Update
 from .errors import Conflict
@@ -164,7 +165,9 @@ class AclStore:
 
     def _create_chunk(self, chunk: list[AclBinding]) -> None:
         fresh = chunk
-        for _ in range(_ATTEMPTS):
+
+        def attempt(_: int) -> None:
+            nonlocal fresh
             try:
                 self.dynamo.transact(
                     [
@@ -189,10 +192,13 @@ class AclStore:
                 return
             if self.count() + len(fresh) > self.max_acls:
                 raise AclLimitReached(self.max_acls)
-        raise Conflict("ACLs kept changing while being created")
+            raise TryAgain()
+
+        retry(attempt, lost=(), attempts=_ATTEMPTS, exhausted=_kept_changing("created"))
 
     def _delete_chunk(self, keys: list[Item]) -> None:
-        for _ in range(_ATTEMPTS):
+        def attempt(_: int) -> None:
+            nonlocal keys
             try:
                 self.dynamo.transact(
                     [
@@ -212,7 +218,9 @@ class AclStore:
             keys = [key for key in keys if _identity(key) in found]
             if not keys:
                 return
-        raise Conflict("ACLs kept changing while being deleted")
+            raise TryAgain()
+
+        retry(attempt, lost=(), attempts=_ATTEMPTS, exhausted=_kept_changing("deleted"))
 
     def _bump(self, change: int, *, room: int | None = None) -> Update:
         """The version item's update: the version moves, the count follows the change, and
@@ -249,3 +257,10 @@ class AclStore:
         keys = [_key(b) for b in bindings]
         found = {_identity(item) for item in self.dynamo.batch_get(keys, consistent=True)}
         return [key for key in keys if _identity(key) in found]
+
+
+def _kept_changing(done: str) -> Callable[[], None]:
+    def exhausted() -> None:
+        raise Conflict(f"ACLs kept changing while being {done}")
+
+    return exhausted

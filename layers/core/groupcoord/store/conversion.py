@@ -39,6 +39,7 @@ from typing import Any
 from . import schema
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
 from .errors import Conflict, ConversionInProgress
+from .stored_group import StoredGroup, stored
 
 MARKER = "conversion"
 STAGING = "staging"
@@ -95,6 +96,10 @@ class Conversions:
         if item is None or MARKER not in item:
             return item
         return self.settle(group_id, item if consistent else None)
+
+    def read_group(self, group_id: str, *, consistent: bool) -> StoredGroup | None:
+        """`read_group_item`'s item, typed (store/stored_group.py): what services act on."""
+        return stored(self.read_group_item(group_id, consistent=consistent))
 
     def settle(self, group_id: str, item: dict[str, Any] | None) -> dict[str, Any] | None:
         """Roll back an abandoned stage, apply (or wait for) a flipped conversion; the group

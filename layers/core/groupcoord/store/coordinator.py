@@ -6,8 +6,12 @@ find-coordinator hands out `coordinatorEpoch`; it grows when the configured endp
 
 from __future__ import annotations
 
+from ..retries import TryAgain, retry
 from . import schema
 from .dynamo import ConditionFailed, Dynamo, Update
+
+# Attempts to record a new endpoint that another process moved meanwhile.
+EPOCH_ATTEMPTS = 3
 
 
 class CoordinatorRecord:
@@ -19,7 +23,11 @@ class CoordinatorRecord:
         item = self.dynamo.get(schema.coordinator_key())
         if not pinned:
             return int(item["epoch"]) if item else 0
-        for _ in range(3):
+        found = item
+
+        def attempt(_: int) -> int:
+            nonlocal found
+            item = found
             if item and item.get("endpoint") == endpoint:
                 return int(item["epoch"])
             new_epoch = int(item["epoch"]) + 1 if item else 0
@@ -41,5 +49,10 @@ class CoordinatorRecord:
                 )
                 return new_epoch
             except ConditionFailed:
-                item = self.dynamo.get(schema.coordinator_key(), consistent=True)
-        return int(item["epoch"]) if item else 0
+                found = self.dynamo.get(schema.coordinator_key(), consistent=True)
+                raise TryAgain() from None
+
+        def exhausted() -> int:
+            return int(found["epoch"]) if found else 0
+
+        return retry(attempt, lost=(), attempts=EPOCH_ATTEMPTS, exhausted=exhausted)

@@ -8,10 +8,11 @@ re-created under the same id would inherit them."""
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from dataclasses import dataclass
 
 from . import schema
 from .dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled
+from .stored_group import StoredGroup, stored
 
 KIND = "group-cleanup"
 SORT_KEY = "CLEANUP"
@@ -23,16 +24,23 @@ def cleanup_key(group_id: str) -> dict[str, str]:
     return {schema.PK: schema.group_pk(group_id), schema.SK: SORT_KEY}
 
 
+@dataclass(frozen=True)
+class Cleanup:
+    group: StoredGroup
+    deleted_at_ms: int
+
+
 class GroupCleanups:
     def __init__(self, dynamo: Dynamo, deadline_shards: int) -> None:
         self.dynamo = dynamo
         self.deadline_shards = deadline_shards
 
-    def delete_group(self, group_item: dict[str, Any], now_ms: int, grace_ms: int) -> bool:
+    def delete_group(self, found: StoredGroup, now_ms: int, grace_ms: int) -> bool:
         """Delete an empty group's item if it is still at the version read and empty (as
         GroupDirectory.delete_if_unchanged), and leave the marker of its cleanup, due at
         `now_ms + grace_ms`; False if the group moved meanwhile."""
-        group_id = group_item["groupId"]
+        group_item = found.raw
+        group_id = found.group_id
         marker = {
             **cleanup_key(group_id),
             "kind": KIND,
@@ -58,8 +66,14 @@ class GroupCleanups:
             raise
         return True
 
-    def read(self, group_id: str) -> dict[str, Any] | None:
-        return self.dynamo.get(cleanup_key(group_id), consistent=True)
+    def read(self, group_id: str) -> Cleanup | None:
+        """The marker a deletion left until its cleanup is done: the group as deleted."""
+        marker = self.dynamo.get(cleanup_key(group_id), consistent=True)
+        if marker is None:
+            return None
+        deleted = stored(marker[GROUP])
+        assert deleted is not None
+        return Cleanup(deleted, int(marker[DELETED_AT]))
 
     def done(self, group_id: str, deleted_at_ms: int) -> None:
         """Drop the marker of the deletion at `deleted_at_ms` (not a later deletion's)."""

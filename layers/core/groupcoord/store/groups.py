@@ -140,7 +140,7 @@ class GroupHeader:
     without) reading it as its type's model: the group item's layout stays in store/."""
 
     group_id: str
-    group_type: str  # "classic" or "consumer"
+    group_type: str  # "classic", "consumer" or "streams"
     protocol_type: str | None
     member_count: int
     member_shards: int
@@ -148,6 +148,7 @@ class GroupHeader:
     subscribed_topics: tuple[str, ...]
     subscribed_regex: str | None
     retention_armed: bool
+    created_at_ms: int = 0
 
     @property
     def is_consumer_group(self) -> bool:
@@ -169,6 +170,7 @@ def header(item: dict[str, Any]) -> GroupHeader:
         subscribed_topics=tuple(item.get("subscribedTopics") or ()),
         subscribed_regex=item.get("subscribedRegex") or None,
         retention_armed=bool(item.get("retentionArmed")),
+        created_at_ms=int(item.get("createdAt", 0)),
     )
 
 
@@ -176,16 +178,16 @@ class GroupDirectory:
     def __init__(self, dynamo: Dynamo) -> None:
         self.dynamo = dynamo
 
-    def delete_if_unchanged(self, group_item: dict[str, Any]) -> bool:
+    def delete_if_unchanged(self, group_id: str, version: int) -> bool:
         """Delete an empty group's item (delete-groups, offset retention) if it is still at the
         version read and empty; False if it moved meanwhile (a member joined, a commit
         re-created it...). The group's other items are its type's to clean up."""
         try:
             self.dynamo.delete(
-                schema.group_key(group_item["groupId"]),
+                schema.group_key(group_id),
                 condition="#version = :version AND memberCount = :zero",
                 names={"#version": "version"},
-                values={":version": group_item.get("version", 0), ":zero": 0},
+                values={":version": version, ":zero": 0},
             )
         except ConditionFailed:
             return False

@@ -15,6 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from . import schema
 from .dynamo import ConditionFailed, Dynamo, TransactionCanceled, TransactItem, Update
 from .errors import Conflict
+from .family_codec import FamilyCodec
 
 # Items per transaction, leaving room for the group item (DynamoDB allows 100).
 CHUNK = 98
@@ -53,15 +54,18 @@ class InstallLease(Generic[G, M]):
 
     # --- what a family supplies ---
 
+    # How the family encodes its items (store/<family>/codec.py's CODEC).
+    codec: FamilyCodec[Any, Any]
+
     def group_update(self, old: G, new: G) -> Update:
-        raise NotImplementedError
+        return self.codec.group_update(old, new, self.deadline_shards)
 
     def group_from_item(self, item: dict[str, Any]) -> G:
-        raise NotImplementedError
+        return self.codec.group_from_item(item)  # type: ignore[no-any-return]
 
     def target_values(self, member: M) -> tuple[Any, list[Any]]:
         """The member's target and its `waitOn` list, as stored."""
-        raise NotImplementedError
+        return self.codec.target_values(member)
 
     # --- the writes ---
 

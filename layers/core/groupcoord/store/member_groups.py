@@ -7,15 +7,26 @@ installs do)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from . import schema
 from .consumer.codec import KIND_STATIC_INSTANCE, static_instance_key
 from .conversion import Conversions
-from .dynamo import ConditionFailed, Dynamo, Put, TransactionCanceled, TransactItem, Update
+from .dynamo import (
+    ConditionFailed,
+    Delete,
+    Dynamo,
+    Put,
+    TransactionCanceled,
+    TransactItem,
+    Update,
+)
 from .errors import Conflict
+from .family_codec import FamilyCodec
+from .stored_group import StoredGroup
+from .writes import NO_WRITES, Writes
 
 
 class MemberGroup(Protocol):
@@ -43,6 +54,9 @@ M = TypeVar("M", bound=VersionedMember)
 class MemberGroupStore(Generic[G, M]):
     """One family's group and member items; a subclass encodes them."""
 
+    # How the family encodes its items (store/<family>/codec.py's CODEC).
+    codec: FamilyCodec[Any, Any]
+
     def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
         self.dynamo = dynamo
         self.deadline_shards = deadline_shards
@@ -50,27 +64,47 @@ class MemberGroupStore(Generic[G, M]):
 
     # --- what a family supplies ---
 
+    @property
+    def group_type(self) -> str:
+        return self.codec.group_type
+
     def group_update(self, old: G, new: G) -> Update:
-        raise NotImplementedError
+        return self.codec.group_update(old, new, self.deadline_shards)
+
+    def typed(self, found: StoredGroup) -> G:
+        """A group item of the family's type as its model."""
+        return self.codec.group_from_item(found.raw)  # type: ignore[no-any-return]
 
     def is_member(self, item: Mapping[str, Any]) -> bool:
-        raise NotImplementedError
+        return self.codec.is_member(item)
 
     def member_from_item(self, item: Mapping[str, Any]) -> M:
-        raise NotImplementedError
+        return self.codec.member_from_item(item)  # type: ignore[no-any-return]
 
     def member_to_item(self, group_id: str, shards: int, m: M) -> dict[str, Any]:
-        raise NotImplementedError
+        return self.codec.member_to_item(group_id, shards, m)
 
     def member_condition(self, m: M) -> tuple[str, dict[str, str], dict[str, Any]]:
         """A member write's condition on the member as read."""
-        raise NotImplementedError
+        return self.codec.member_condition(m)
 
     # --- reads ---
 
     def group_item(self, group_id: str, *, consistent: bool) -> dict[str, Any] | None:
         # Through Conversions: an interrupted protocol conversion is finished first.
         return self.conversions.read_group_item(group_id, consistent=consistent)
+
+    def read_group(self, group_id: str, *, consistent: bool) -> StoredGroup | None:
+        """The group item under `group_id`, of whatever type, typed."""
+        return self.conversions.read_group(group_id, consistent=consistent)
+
+    def group(self, group_id: str) -> G | None:
+        """The family's group `group_id` (a consistent read); None: none, or of another
+        type."""
+        found = self.read_group(group_id, consistent=True)
+        if found is None or found.group_type != self.group_type:
+            return None
+        return self.typed(found)
 
     def member(self, group: G, member_id: str, *, consistent: bool) -> M | None:
         key = schema.member_key(group.group_id, member_id, group.member_shards)
@@ -102,7 +136,7 @@ class MemberGroupStore(Generic[G, M]):
     # --- writes ---
 
     def put_new_group(
-        self, item: dict[str, Any], group_id: str, replacing: Mapping[str, Any] | None
+        self, item: dict[str, Any], group_id: str, replacing: StoredGroup | None
     ) -> None:
         """A new group's whole item: where there is none, or over `replacing`, an Empty classic
         group's item as read (on its version); Conflict otherwise."""
@@ -111,50 +145,82 @@ class MemberGroupStore(Generic[G, M]):
         else:
             condition = "groupType = :classic AND #version = :v AND memberCount = :zero"
             names = {"#version": "version"}
-            values = {":classic": "classic", ":v": replacing.get("version", 0), ":zero": 0}
+            values = {":classic": "classic", ":v": replacing.version, ":zero": 0}
         try:
             self.dynamo.put(item, condition=condition, names=names, values=values)
         except ConditionFailed:
             raise Conflict(group_id) from None
 
-    def update_group(self, old: G, new: G, extra: Sequence[TransactItem] = ()) -> G:
+    def update_group(self, old: G, new: G, extra: Writes = NO_WRITES) -> G:
         """One conditional write of the group (what changed from `old`, as read, to `new`),
-        with `extra` items in the same transaction; Conflict if the group moved. Returns the
+        with `extra` writes in the same transaction; Conflict if the group moved. Returns the
         group as written (no re-read needed: the write was on the version read)."""
         update = self.group_update(old, new)
         try:
             if extra:
-                self.dynamo.transact([update, *extra])
+                self.dynamo.transact([update, *extra.items])
             else:
                 self.dynamo.update(update)
         except (ConditionFailed, TransactionCanceled):
             raise Conflict(old.group_id) from None
         return replace(new, version=old.version + 1)  # type: ignore[type-var]
 
-    def put_member_items(self, group: G, m: M, *, new: bool) -> list[TransactItem]:
+    def _member_put(self, group: G, m: M, *, new: bool) -> Put:
         item = self.member_to_item(group.group_id, group.member_shards, m)
         if new:
-            return [Put(item, condition="attribute_not_exists(pk)")]
+            return Put(item, condition="attribute_not_exists(pk)")
         condition, names, values = self.member_condition(m)
-        return [Put({**item, "mver": m.version + 1}, condition, names, values)]
+        return Put({**item, "mver": m.version + 1}, condition, names, values)
+
+    def put_member(self, group: G, m: M, *, new: bool) -> Writes:
+        """The member's item: a new member's where there is none, else on the member as
+        read."""
+        return Writes((self._member_put(group, m, new=new),))
+
+    def member_removal(self, group: G, m: M) -> tuple[TransactItem, ...]:
+        """The deletes of a member's own items on the versions read, its static claim
+        aside (a family's: store/consumer/repository.py, store/streams/repository.py)."""
+        raise NotImplementedError
+
+    def remove_member(self, group: G, m: M) -> Writes:
+        """A member leaves: its items and its static claim go."""
+        claim: tuple[TransactItem, ...] = ()
+        if m.instance_id is not None:
+            claim = (
+                release_claim(group.group_id, m.instance_id, m.member_id, group.member_shards),
+            )
+        return Writes(self.member_removal(group, m) + claim)
+
+    def hand_over(self, group: G, owner: M, successor: M) -> Writes:
+        """A static takeover: the owner's items go, its `successor` (same instance, a new
+        member id) is put, and the instance's claim moves to it."""
+        assert successor.instance_id is not None
+        moved = self._move_instance(
+            group, successor.instance_id, owner.member_id, successor.member_id
+        )
+        put = self._member_put(group, successor, new=True)
+        return Writes((*self.member_removal(group, owner), put, moved))
 
     def write_member(self, group: G, m: M) -> None:
         """The steady heartbeat's one write: the member item, on the versions read."""
-        (put,) = self.put_member_items(group, m, new=False)
-        assert isinstance(put, Put)
+        put = self._member_put(group, m, new=False)
         try:
             self.dynamo.put(put.item, condition=put.condition, names=put.names, values=put.values)
         except ConditionFailed:
             raise Conflict(m.member_id) from None
 
-    def claim_instance(self, group: G, m: M) -> Put:
+    def claim_instance(self, group: G, m: M, claimed_by: str | None = None) -> Writes:
+        """A joiner's claim on its instance id: a new one, or (`claimed_by`: the member id a
+        removed member's claim still names) that claim moved over."""
         assert m.instance_id is not None
+        if claimed_by is not None:
+            return Writes((self._move_instance(group, m.instance_id, claimed_by, m.member_id),))
         key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
         item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
                 "memberId": m.member_id}  # fmt: skip
-        return Put(item, condition="attribute_not_exists(pk)")
+        return Writes((Put(item, condition="attribute_not_exists(pk)"),))
 
-    def move_instance(self, group: G, instance_id: str, old_id: str, new_id: str) -> Update:
+    def _move_instance(self, group: G, instance_id: str, old_id: str, new_id: str) -> Update:
         return Update(
             static_instance_key(group.group_id, instance_id, group.member_shards),
             "SET memberId = :new",
@@ -162,8 +228,20 @@ class MemberGroupStore(Generic[G, M]):
             condition="memberId = :old",
         )
 
-    def transact(self, items: Sequence[TransactItem]) -> None:
+    def transact(self, writes: Writes) -> None:
+        """`writes` in one transaction, without a group write; Conflict if one's condition
+        failed."""
         try:
-            self.dynamo.transact(items)
+            self.dynamo.transact(list(writes.items))
         except TransactionCanceled:
             raise Conflict("transaction") from None
+
+
+def release_claim(group_id: str, instance_id: str, member_id: str, shards: int) -> Delete:
+    """The delete of a static instance claim while `member_id` still holds it (or none is
+    left)."""
+    return Delete(
+        static_instance_key(group_id, instance_id, shards),
+        condition="attribute_not_exists(pk) OR memberId = :m",
+        values={":m": member_id},
+    )

@@ -30,6 +30,7 @@ from .dynamo import (
 )
 from .errors import Conflict
 from .sink_writes import SinkBatch, judge_cancellation, transaction_items
+from .stored_group import StoredGroup
 
 MAX_TRANSACTION_ITEMS = 100
 
@@ -253,7 +254,7 @@ class OffsetStore:
         self.dynamo.batch_write(deletes=[schema.offset_key(group_id, t, p) for t, p in unique])
 
     def delete_expired(
-        self, group_id: str, expired: Sequence[CommittedOffset], group: dict[str, Any] | None
+        self, group_id: str, expired: Sequence[CommittedOffset], found: StoredGroup | None
     ) -> bool:
         """Delete offsets a retention check found expired, but none committed again since it
         read them (each delete is conditioned on the commit timestamp it read), and only while
@@ -261,6 +262,7 @@ class OffsetStore:
         stands on the state it was made on. False when the group moved: that chunk deleted
         nothing, and the next check decides again."""
         key = schema.group_key(group_id)
+        group = found.raw if found is not None else None
         if group is None:
             guard = Check(key, "attribute_not_exists(pk)")
         elif "version" in group:

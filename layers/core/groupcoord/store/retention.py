@@ -5,19 +5,20 @@ holds the rules; docs/offsets.md "Retention")."""
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from ..core.classic.model import ClassicGroup
 from ..core.offsets import RetainingGroup
 from . import schema
 from .classic.codec import group_to_item
 from .dynamo import ConditionFailed, Dynamo, Update
+from .stored_group import StoredGroup
 
 KIND = "offset-retention"
 
 
-def retaining_group(item: dict[str, Any]) -> RetainingGroup:
-    """What retention needs of a group item of either type."""
+def retaining_group(found: StoredGroup) -> RetainingGroup:
+    """What retention needs of a group of any type."""
+    item = found.raw
     empty_since = item.get("emptySinceMs")
     return RetainingGroup(
         is_consumer_group=item.get("groupType") == "consumer",

@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ...models.limits import REGEX_MAX_CHARS
+from ..modern import members
+from ..modern.members import listed_state
+from ..modern.refusal import Refusal
 from ..timer_checks import CLAIM_FROM_MEMBERS
 from ..topics import compile_regex, regex_error
 from .assignment import Assignment, normalize
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
-from .model import ASSIGNING, EMPTY, RECONCILING, STABLE
+from .model import RECONCILING
 from .reconciliation import MemberAssignment, MemberState, is_lost_response
-
-
-@dataclass(frozen=True)
-class Refusal:
-    error: Errors
-    message: str
 
 
 def validate_heartbeat(
@@ -80,21 +77,12 @@ def check_member_epoch(
     member: ConsumerGroupMember, received: int, owned: Assignment | None
 ) -> Refusal | None:
     """Kafka's throwIfConsumerGroupMemberEpochIsInvalid (for received epochs > 0)."""
-    if received > member.epoch:
-        return Refusal(
-            Errors.FENCED_MEMBER_EPOCH,
-            f"The consumer group member has a greater member epoch ({received}) than the one "
-            f"known by the group coordinator ({member.epoch}). The member must abandon all "
-            "its partitions and rejoin.",
-        )
-    if received < member.epoch and not is_lost_response(member.assignment, received, owned):
-        return Refusal(
-            Errors.FENCED_MEMBER_EPOCH,
-            f"The consumer group member has a smaller member epoch ({received}) than the one "
-            f"known by the group coordinator ({member.epoch}). The member must abandon all "
-            "its partitions and rejoin.",
-        )
-    return None
+    return members.check_member_epoch(
+        "consumer",
+        member.epoch,
+        received,
+        lambda: is_lost_response(member.assignment, received, owned),
+    )
 
 
 def owned_partitions(request: ConsumerGroupHeartbeatRequest) -> Assignment | None:
@@ -179,18 +167,11 @@ def group_state(
 ) -> str:
     """Empty, Assigning, Reconciling or Stable. Without the members, the best guess is
     Reconciling right after an install (the sweep refines it)."""
-    if member_count == 0:
-        return EMPTY
-    if group_epoch > target_epoch:
-        return ASSIGNING
-    if members is None:
-        return RECONCILING
-    for m in members:
-        if m.epoch == STATIC_LEAVE_EPOCH:
-            continue
-        if m.epoch != target_epoch or m.state is not MemberState.STABLE:
-            return RECONCILING
-    return STABLE
+    return listed_state(member_count, group_epoch, target_epoch, members, _is_stable)
+
+
+def _is_stable(member: ConsumerGroupMember) -> bool:
+    return member.state is MemberState.STABLE
 
 
 # Below this many members a member's last reconciliation step reads the group's members to
@@ -236,13 +217,7 @@ def apply_request(
         regex = request.subscribed_topic_regex or None
     updated = replace(
         member,
-        instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
-        rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=(
-            request.rebalance_timeout_ms
-            if request.rebalance_timeout_ms != -1
-            else member.rebalance_timeout_ms
-        ),
+        **members.applied_fields(member, request, client_id, client_host),
         server_assignor=(
             request.server_assignor
             if request.server_assignor is not None
@@ -250,8 +225,6 @@ def apply_request(
         ),
         subscribed_topic_names=names,
         subscribed_topic_regex=regex,
-        client_id=client_id,
-        client_host=client_host,
     )
     return updated, updated.subscription() != member.subscription()
 
@@ -275,10 +248,4 @@ def next_deadline(
 
 def is_expired(member: ConsumerGroupMember, now_ms: int) -> bool:
     """Session over, or stuck in UNREVOKED_PARTITIONS past its rebalance timeout."""
-    if member.session_deadline <= now_ms:
-        return True
-    return (
-        member.state is MemberState.UNREVOKED_PARTITIONS
-        and member.rebalance_deadline is not None
-        and member.rebalance_deadline <= now_ms
-    )
+    return members.is_overdue(member, MemberState.UNREVOKED_PARTITIONS, now_ms)

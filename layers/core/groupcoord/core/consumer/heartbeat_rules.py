@@ -8,46 +8,28 @@ plan. No I/O, no clock: the caller passes `now` and the session timeout in force
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import Enum
+from typing import Any
 
 from ...errors import Errors
 from ...models.consumer import ConsumerGroupHeartbeatRequest
 from ..lag import changed_meaningfully as lags_changed_meaningfully
 from ..lag import kept as kept_lags
+from ..modern import members, static
+from ..modern.access import Conversion
+from ..modern.refusal import Refusal
+from ..modern.static import InstanceClaim, instance_claim
 from ..session_renewal import renewed_deadline
 from .assignment import Assignment, is_subset, minus
-from .group import Refusal, is_full_request, owned_partitions
+from .group import is_full_request, owned_partitions
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
 from .model import ASSIGNING, EMPTY, STABLE, ConsumerGroup
 from .reconciliation import MemberAssignment, MemberState, reconcile
 
 # --- the group a heartbeat acts on ---
 
-
-class GroupAccess(Enum):
-    """What a consumer-group heartbeat does with the group item it read."""
-
-    USE = "use"  # a consumer group: settle what is due and go on
-    CREATE = "create"  # none, or an Empty classic group (replaced): create the consumer group
-    UPGRADE = "upgrade"  # a classic group with members: an epoch-0 join upgrades it first
-
-
-def plan_group_access(
-    group_id: str, group_type: str | None, member_count: int, member_epoch: int
-) -> GroupAccess | Refusal:
-    """Kafka's getOrMaybeCreateConsumerGroup, with the protocols' migration: `group_type` is
-    the item's ("classic", "consumer"; None: no group). A missing group (or an Empty one of
-    the other type) is created only by a join; a classic group with members only upgraded by
-    one; anything else is 69."""
-    if group_type is None or (group_type == "classic" and member_count == 0):
-        if member_epoch != 0:
-            return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        return GroupAccess.CREATE
-    if group_type == "consumer":
-        return GroupAccess.USE
-    if member_epoch == 0 and group_type == "classic":
-        return GroupAccess.UPGRADE
-    return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+# Kafka's getOrMaybeCreateConsumerGroup with the protocols' migration: an epoch-0 join
+# upgrades a classic group with members (core/modern/access.py).
+CONVERSION = Conversion(group_type="consumer", kind="consumer group", upgrades_classic=True)
 
 
 def after_topic_changes(group: ConsumerGroup, matter: bool) -> ConsumerGroup:
@@ -64,38 +46,7 @@ def after_topic_changes(group: ConsumerGroup, matter: bool) -> ConsumerGroup:
     )
 
 
-# --- a join ---
-
-
-class JoinRoute(Enum):
-    """Kafka's consumerGroupHeartbeat for epoch 0: whom the join is about."""
-
-    TAKEOVER = "takeover"  # a static member rejoining under a new member id
-    NEW = "new"  # a member the group does not know
-    EXISTING = "existing"  # a member rejoining under its own id
-
-
-def plan_join_route(
-    member_id: str, member_known: bool, instance_owner: str | None, owner_known: bool
-) -> JoinRoute:
-    """`instance_owner` is the member id the request's instance id is claimed by (None: no
-    instance id, or unclaimed), `owner_known` whether that member still exists (a claim a
-    removed member left behind is no takeover)."""
-    if instance_owner is not None and instance_owner != member_id and owner_known:
-        return JoinRoute.TAKEOVER
-    return JoinRoute.EXISTING if member_known else JoinRoute.NEW
-
-
 # --- a new member ---
-
-
-@dataclass(frozen=True)
-class InstanceClaim:
-    """The joiner's claim on its instance id: a new claim, or, when `from_member_id` is set,
-    the claim a removed member left behind, moved over to the joiner."""
-
-    instance_id: str
-    from_member_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,19 +72,12 @@ def plan_new_member(
     `subscribes` whether that gave it a subscription, `instance_owner` the member id the
     joiner's instance id is claimed by (None: unclaimed; a claimed instance whose owner
     still exists is a takeover, not a new member)."""
-    if group.member_count >= max_size:
-        return Refusal(
-            Errors.GROUP_MAX_SIZE_REACHED,
-            f"The consumer group has reached its maximum capacity of {max_size} members.",
-        )
+    full = members.refuse_when_full("consumer", group.member_count, max_size)
+    if full is not None:
+        return full
     deadline = now + session_ms
     member = replace(joiner, session_deadline=deadline)
-    claim = None
-    if member.instance_id is not None:
-        if instance_owner is None:
-            claim = InstanceClaim(member.instance_id)
-        elif instance_owner != member.member_id:
-            claim = InstanceClaim(member.instance_id, from_member_id=instance_owner)
+    claim = instance_claim(member.member_id, member.instance_id, instance_owner)
     joined = group.with_members(+1)
     if not subscribes and group.group_epoch > 0:
         # A member that subscribes to nothing changes no target: the epoch stays (an Empty
@@ -155,28 +99,26 @@ def plan_static_takeover(
     now: int,
     session_ms: int,
 ) -> Refusal | ConsumerGroupMember:
-    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
-    refused unless the owner left with the static leave epoch; then the new member id takes
-    over the owner's assignment and target at epoch 0 (the request still to be applied)."""
-    if owner.epoch != STATIC_LEAVE_EPOCH:
-        return Refusal(
-            Errors.UNRELEASED_INSTANCE_ID,
-            f"Static member {new_member_id} with instance id {instance_id} cannot join the "
-            f"group because the instance id is owned by {owner.member_id} member.",
-        )
-    return replace(
-        owner,
-        member_id=new_member_id,
-        assignment=replace(owner.assignment, epoch=0, previous_epoch=0),
-        session_deadline=now + session_ms,
-        version=0,
+    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`
+    (core/modern/static.py): the new member id takes over the owner's assignment and target
+    at epoch 0 (the request still to be applied)."""
+    return static.plan_static_takeover(
+        owner, new_member_id, instance_id, now, session_ms, _handover
     )
+
+
+def _handover(owner: ConsumerGroupMember) -> dict[str, Any]:
+    return {"assignment": replace(owner.assignment, epoch=0, previous_epoch=0)}
 
 
 def static_leave(member: ConsumerGroupMember) -> ConsumerGroupMember:
     """The member after a static leave: its partitions kept for the instance's return, those
     pending revocation released. The kept partitions' assignment epochs reset to 0 (KIP-1251),
     so the instance's next member id may commit them whatever epoch it is at."""
+    return static.static_leave(member, _kept)
+
+
+def _kept(member: ConsumerGroupMember) -> dict[str, Any]:
     kept = member.assignment.assigned
     leaving = replace(
         member.assignment,
@@ -184,7 +126,7 @@ def static_leave(member: ConsumerGroupMember) -> ConsumerGroupMember:
         revoking={},
         assigned_at={0: kept} if kept else {},
     )
-    return replace(member, assignment=leaving, rebalance_deadline=None)
+    return {"assignment": leaving}
 
 
 # --- reconciliation ---
@@ -246,14 +188,8 @@ def plan_reconcile(
         # A joiner whose target an unfinished install already wrote: it holds nothing, so it
         # takes the epoch in force (not 0, which would read as a rejoin) and waits.
         after = MemberAssignment(epoch=group.target_epoch)
-    # The rebalance timeout runs from when the member is asked to revoke (again, at a new
-    # epoch); it is over once nothing is left to revoke.
-    rebalance_deadline = updated.rebalance_deadline
-    if after.state is MemberState.UNREVOKED_PARTITIONS:
-        if before.state is not MemberState.UNREVOKED_PARTITIONS or before.epoch != after.epoch:
-            rebalance_deadline = now + updated.rebalance_timeout_ms
-    else:
-        rebalance_deadline = None
+    revoking = MemberState.UNREVOKED_PARTITIONS
+    rebalance_deadline = members.next_rebalance_deadline(updated, before, after, revoking, now)
     acquired = not is_subset(after.holds, before.holds)
     new = replace(
         updated,
@@ -279,10 +215,8 @@ def plan_reconcile(
             Errors.COORDINATOR_LOAD_IN_PROGRESS,
             "The group's first assignment is being computed; retry the join.",
         )
-    elif rebalance_deadline is not None and (
-        group.deadline is None or rebalance_deadline < group.deadline
-    ):
-        lower_to = rebalance_deadline
+    else:
+        lower_to = members.lowers_deadline(rebalance_deadline, group.deadline)
     return ReconcilePlan(
         member=new,
         before=before,

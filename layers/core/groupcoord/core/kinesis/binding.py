@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ...errors import Errors
-from ..topics import Refusal
+from ..modern.refusal import Refusal
 
 STREAM_ARN = "groupcoord.kinesis.stream.arn"
 INITIAL_POSITION = "groupcoord.kinesis.initial.position"

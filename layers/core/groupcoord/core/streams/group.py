@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from ..modern.members import listed_state
 from .configuration import StatusCode
-from .member import STATIC_LEAVE_EPOCH, StreamsGroupMember
+from .member import StreamsGroupMember
 from .reconciliation import MemberState
 
 EMPTY = "Empty"
@@ -88,17 +89,10 @@ def group_state(
 ) -> str:
     """Empty, NotReady (its topology cannot be configured yet), Assigning, Reconciling or
     Stable. Without the members, the best guess is Reconciling."""
-    if member_count == 0:
-        return EMPTY
-    if not ready:
+    if member_count and not ready:
         return NOT_READY
-    if group_epoch > target_epoch:
-        return ASSIGNING
-    if members is None:
-        return RECONCILING
-    for m in members:
-        if m.epoch == STATIC_LEAVE_EPOCH:
-            continue
-        if m.epoch != target_epoch or m.state is not MemberState.STABLE:
-            return RECONCILING
-    return STABLE
+    return listed_state(member_count, group_epoch, target_epoch, members, _is_stable)
+
+
+def _is_stable(member: StreamsGroupMember) -> bool:
+    return member.state is MemberState.STABLE

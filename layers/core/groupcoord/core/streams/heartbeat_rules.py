@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Any
 
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest
-from ..consumer.group import Refusal
+from ..modern import members, static
+from ..modern.access import Conversion
+from ..modern.refusal import Refusal
 from ..session_renewal import renewed_deadline
 from .configuration import StatusCode
 from .group import StreamsGroup
@@ -27,26 +30,9 @@ GROUP_TYPE = "streams"
 # --- the group a heartbeat acts on ---
 
 
-class GroupAccess(Enum):
-    USE = "use"  # a streams group
-    CREATE = "create"  # none yet: a join creates it
-    # An empty classic group: a join replaces it by a streams group (the offline migration of
-    # a Kafka Streams application from the classic protocol), its offsets kept.
-    REPLACE = "replace"
-
-
-def plan_group_access(
-    group_id: str, group_type: str | None, member_count: int, member_epoch: int
-) -> GroupAccess | Refusal:
-    """Kafka's getOrCreateStreamsGroup: a missing group, or an empty classic one, is created
-    only by a join; a group of another type with members (or a consumer group) is 69."""
-    if group_type == GROUP_TYPE:
-        return GroupAccess.USE
-    if group_type is None or (group_type == "classic" and member_count == 0):
-        if member_epoch != 0:
-            return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        return GroupAccess.CREATE if group_type is None else GroupAccess.REPLACE
-    return Refusal(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+# Kafka's getOrCreateStreamsGroup: a join replaces an empty classic group (the offline
+# migration of a Kafka Streams application), a classic group with members is refused.
+CONVERSION = Conversion(group_type=GROUP_TYPE, kind="streams group", upgrades_classic=False)
 
 
 # --- the topology of a join ---
@@ -103,19 +89,11 @@ def apply_request(
         topology_epoch = request.topology.epoch
     updated = replace(
         member,
-        instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
-        rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=(
-            request.rebalance_timeout_ms
-            if request.rebalance_timeout_ms != -1
-            else member.rebalance_timeout_ms
-        ),
+        **members.applied_fields(member, request, client_id, client_host),
         process_id=request.process_id if request.process_id is not None else member.process_id,
         user_endpoint=endpoint,
         client_tags=tags,
         topology_epoch=topology_epoch,
-        client_id=client_id,
-        client_host=client_host,
     )
     return updated, updated.metadata() != member.metadata()
 
@@ -141,11 +119,9 @@ def plan_new_member(
     """A member the group does not know joins: a new group epoch. The first member of an
     empty group starts the initial rebalance delay (Kafka's streams.initial.rebalance.delay):
     targets wait until it passes, so that the members starting together share one."""
-    if group.member_count >= max_size:
-        return Refusal(
-            Errors.GROUP_MAX_SIZE_REACHED,
-            f"The streams group has reached its maximum capacity of {max_size} members.",
-        )
+    full = members.refuse_when_full("streams", group.member_count, max_size)
+    if full is not None:
+        return full
     deadline = now + session_ms
     member = replace(joiner, session_deadline=deadline)
     joined = group.with_members(+1)
@@ -173,31 +149,27 @@ def in_initial_delay(group: StreamsGroup, now: int) -> bool:
 def plan_static_takeover(
     owner: StreamsGroupMember, new_member_id: str, instance_id: str, now: int, session_ms: int
 ) -> Refusal | StreamsGroupMember:
-    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`:
-    refused (111) unless the owner left with the static leave epoch; then the new member id
-    takes over the owner's tasks and target at epoch 0 (its next step answers the epoch in
-    force, the tasks keeping their assignment epochs). The owner's report goes with its
-    member id: the new one has none yet."""
-    if owner.epoch != STATIC_LEAVE_EPOCH:
-        return Refusal(
-            Errors.UNRELEASED_INSTANCE_ID,
-            f"Static member {new_member_id} with instance id {instance_id} cannot join the "
-            f"group because the instance id is owned by {owner.member_id} member.",
-        )
-    return replace(
-        owner,
-        member_id=new_member_id,
-        tasks=replace(owner.tasks, epoch=0, previous_epoch=0),
-        session_deadline=now + session_ms,
-        report_digest="",
-        version=0,
+    """A static member rejoins under `new_member_id` while `owner` holds its `instance_id`
+    (core/modern/static.py): the new member id takes over the owner's tasks and target at
+    epoch 0 (its next step answers the epoch in force, the tasks keeping their assignment
+    epochs). The owner's report goes with its member id: the new one has none yet."""
+    return static.plan_static_takeover(
+        owner, new_member_id, instance_id, now, session_ms, _handover
     )
+
+
+def _handover(owner: StreamsGroupMember) -> dict[str, Any]:
+    return {"tasks": replace(owner.tasks, epoch=0, previous_epoch=0), "report_digest": ""}
 
 
 def static_leave(member: StreamsGroupMember) -> StreamsGroupMember:
     """The member after a static leave (-2): its tasks kept for the instance's return, those
     pending revocation released; the kept active tasks' assignment epochs reset to 0, so the
     instance's next member id may commit them whatever epoch it is at."""
+    return static.static_leave(member, _kept)
+
+
+def _kept(member: StreamsGroupMember) -> dict[str, Any]:
     tasks = member.tasks
     epochs = dict.fromkeys(tasks.active_epochs, 0)
     kept = {t: e for t, e in epochs.items() if t[1] in tasks.assigned.active.get(t[0], ())}
@@ -208,7 +180,7 @@ def static_leave(member: StreamsGroupMember) -> StreamsGroupMember:
         revoking=TasksTuple(),
         active_epochs=kept,
     )
-    return replace(member, tasks=left, rebalance_deadline=None)
+    return {"tasks": left}
 
 
 # --- reconciliation ---
@@ -266,12 +238,8 @@ def plan_reconcile(
         )
     elif before.epoch == 0:
         after = replace(before, epoch=max(1, group.target_epoch), previous_epoch=0)
-    rebalance_deadline = updated.rebalance_deadline
-    if after.state is MemberState.UNREVOKED_TASKS:
-        if before.state is not MemberState.UNREVOKED_TASKS or before.epoch != after.epoch:
-            rebalance_deadline = now + updated.rebalance_timeout_ms
-    else:
-        rebalance_deadline = None
+    revoking = MemberState.UNREVOKED_TASKS
+    rebalance_deadline = members.next_rebalance_deadline(updated, before, after, revoking, now)
     grew = not _is_within(after, before)
     new = replace(
         updated,
@@ -284,18 +252,13 @@ def plan_reconcile(
     )
     if writes:
         new = replace(new, session_deadline=now + session_ms + renewal_slack_ms)
-    lower_to = None
-    if rebalance_deadline is not None and (
-        group.deadline is None or rebalance_deadline < group.deadline
-    ):
-        lower_to = rebalance_deadline
     return ReconcilePlan(
         member=new,
         before=before,
         after=after,
         sends_tasks=request.member_epoch == 0 or after.assigned != before.assigned,
         writes=writes,
-        lower_group_deadline_to=lower_to,
+        lower_group_deadline_to=members.lowers_deadline(rebalance_deadline, group.deadline),
     )
 
 
@@ -347,13 +310,7 @@ def statuses(
 
 def is_expired(member: StreamsGroupMember, now_ms: int) -> bool:
     """Session over, or stuck in UNREVOKED_TASKS past its rebalance timeout."""
-    if member.session_deadline <= now_ms:
-        return True
-    return (
-        member.state is MemberState.UNREVOKED_TASKS
-        and member.rebalance_deadline is not None
-        and member.rebalance_deadline <= now_ms
-    )
+    return members.is_overdue(member, MemberState.UNREVOKED_TASKS, now_ms)
 
 
 def next_deadline(

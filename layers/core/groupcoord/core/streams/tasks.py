@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..consumer.assignment import from_pairs as from_task_ids
 from ..consumer.assignment import intersect, minus, normalize, overlaps, union
 from ..consumer.assignment import size as tasks_size
 
@@ -26,13 +27,6 @@ __all__ = [
     "tasks_size",
     "union",
 ]
-
-
-def from_task_ids(ids: Iterable[TaskId]) -> Tasks:
-    found: dict[str, set[int]] = {}
-    for subtopology, partition in ids:
-        found.setdefault(subtopology, set()).add(partition)
-    return normalize(found)
 
 
 def task_ids(tasks: Mapping[str, Iterable[int]]) -> Iterator[TaskId]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ...errors import Errors
 from ...models.streams import StreamsSubtopology, StreamsTopicInfo
 from ...models.streams import StreamsTopology as TopologyMessage
-from ..consumer.group import Refusal
+from ..modern.refusal import Refusal
 from ..topics import check_topic_name, regex_error
 
 # Kafka's Topic.isInternal, and the prefix Kafka reserves for its own topics.

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsTaskIds, StreamsTaskOffset
-from ..consumer.group import Refusal
+from ..modern import members
+from ..modern.refusal import Refusal
 from .member import STATIC_LEAVE_EPOCH, StreamsGroupMember
 from .reconciliation import is_lost_response
 from .tasks import TaskId, Tasks, TasksTuple, normalize
@@ -79,21 +80,9 @@ def check_member_epoch(
 ) -> Refusal | None:
     """110 for an epoch ahead of the member's, or behind it unless it is the previous one
     with owned tasks among the assigned ones (a lost response)."""
-    if received > member.epoch:
-        return Refusal(
-            Errors.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a greater member epoch ({received}) than the one "
-            f"known by the group coordinator ({member.epoch}). The member must abandon all "
-            "its partitions and rejoin.",
-        )
-    if received < member.epoch and not is_lost_response(member.tasks, received, owned):
-        return Refusal(
-            Errors.FENCED_MEMBER_EPOCH,
-            f"The streams group member has a smaller member epoch ({received}) than the one "
-            f"known by the group coordinator ({member.epoch}). The member must abandon all "
-            "its partitions and rejoin.",
-        )
-    return None
+    return members.check_member_epoch(
+        "streams", member.epoch, received, lambda: is_lost_response(member.tasks, received, owned)
+    )
 
 
 def _tasks(entries: list[StreamsTaskIds]) -> Tasks:

@@ -26,11 +26,10 @@ from ...core.push import classic_notice_due
 from ...core.session_renewal import renewal_slack_ms
 from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
-from ...store.classic.codec import group_from_item
 from ...store.classic.repository import ClassicGroupStore
 from ...store.classic.transition import ClassicTransition, MemberUpdate
-from ...store.groups import header
 from ...store.store import Store
+from ...store.stored_group import StoredGroup
 from ...wire.consumer_protocol import ConsumerProtocolError, decode_subscription
 from ..context import ApiContext
 from ..push import notify_members
@@ -53,9 +52,9 @@ REQUEST_RCU = 1.0  # the consistent read of the group item each (re-)sent join o
 class NotClassic(Exception):
     """The group exists and is of the other type."""
 
-    def __init__(self, item: dict[str, Any]) -> None:
-        super().__init__(header(item).group_id)
-        self.item = item
+    def __init__(self, found: StoredGroup) -> None:
+        super().__init__(found.group_id)
+        self.found = found
 
 
 def classic_renewal_slack_ms(member: ClassicMember, settings: Settings) -> int:
@@ -67,12 +66,12 @@ def classic_renewal_slack_ms(member: ClassicMember, settings: Settings) -> int:
 
 def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGroup | None:
     """The classic group, or None; NotClassic for a group of the other type."""
-    item = store.classic.group_item(group_id, consistent=consistent)
-    if item is None:
+    found = store.classic.read_group(group_id, consistent=consistent)
+    if found is None:
         return None
-    if not header(item).is_classic_group:
-        raise NotClassic(item)
-    return group_from_item(item)
+    if not found.header.is_classic_group:
+        raise NotClassic(found)
+    return found.classic()
 
 
 def claimed_instance_owner(
@@ -85,12 +84,12 @@ def claimed_instance_owner(
     return store.classic.instance_owner(group.group_id, instance_id)
 
 
-def is_empty_consumer_group(item: dict[str, Any]) -> bool:
-    found = header(item)
+def is_empty_consumer_group(item: StoredGroup) -> bool:
+    found = item.header
     return found.is_consumer_group and found.member_count == 0
 
 
-def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -> ClassicGroup:
+def replace_empty_consumer_group(store: Store, item: StoredGroup, now: int) -> ClassicGroup:
     """The Empty consumer group `item` (as read) becomes an Empty classic group
     in one conditional write; then its topic registrations go (the classic group registers
     its own when its first barrier completes), and so do classic payload items a crash left
@@ -98,7 +97,7 @@ def replace_empty_consumer_group(store: Store, item: dict[str, Any], now: int) -
     group moved."""
     groups = store.classic
     group = groups.replace_empty_consumer_group(item, store.settings.member_shards, now)
-    replaced = header(item)
+    replaced = item.header
     groups.delete_stray_payloads(group.group_id, replaced.member_shards)
     for topic in replaced.subscribed_topics:
         store.topics.unsubscribe(topic, group.group_id)
@@ -336,12 +335,12 @@ def retry_after_ms(ctx: ApiContext, group: ClassicGroup) -> int:
     return hold_plan(group.member_count, ctx.settings.barrier_hold_ms).retry_after_ms
 
 
-def delete_classic_group_items(store: Store, item: dict[str, Any]) -> None:
-    store.classic.delete_group(group_from_item(item))
+def delete_classic_group_items(store: Store, item: StoredGroup) -> None:
+    store.classic.delete_group(item.classic())
 
 
-def expire_classic_group(store: Store, item: dict[str, Any], now: int) -> None:
-    settle(store, group_from_item(item), now)
+def expire_classic_group(store: Store, item: StoredGroup, now: int) -> None:
+    settle(store, item.classic(), now)
 
 
 __all__ = [

@@ -90,7 +90,7 @@ def _decide(request: HeartbeatRequest, ctx: ApiContext, *, consistent: bool) -> 
         if group is not None:
             group = settle(ctx.store, group, ctx.now_ms)
     except (NotClassic, GroupBusy) as error:
-        if isinstance(error, NotClassic) and is_consumer_group(error.item):
+        if isinstance(error, NotClassic) and is_consumer_group(error.found):
             return mixed_heartbeat(request, ctx)  # a classic-protocol member of a consumer group
         code = (
             Errors.UNKNOWN_MEMBER_ID

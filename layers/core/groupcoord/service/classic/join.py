@@ -107,7 +107,7 @@ def _join(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupResponse | Acc
     try:
         outcome = _register(request, ctx)
     except NotClassic as other:
-        if is_consumer_group_with_members(other.item):
+        if is_consumer_group_with_members(other.found):
             # A classic-protocol member of a consumer group (a mixed group).
             answer = mixed_join(request, ctx, new_member_id)
             # None: this join downgraded the group (a static replacement): join it as classic.
@@ -135,9 +135,9 @@ def _register_once(request: JoinGroupRequest, ctx: ApiContext) -> JoinGroupRespo
     except NotClassic as other:
         # An Empty consumer group is replaced by a new member's join (whatever the
         # migration policy); a known member id, or a group with members, is not ours.
-        if request.member_id or not is_empty_consumer_group(other.item):
+        if request.member_id or not is_empty_consumer_group(other.found):
             raise
-        replace_empty_consumer_group(ctx.store, other.item, now)
+        replace_empty_consumer_group(ctx.store, other.found, now)
         raise Conflict(request.group_id) from None  # replaced: decide again on what is there
     if group is None:
         # Created by this join if the plan writes it (a member id it names is unknown: 25).

@@ -38,7 +38,7 @@ def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupRespon
     try:
         return retry_on_race(ctx.clock, lambda _: _leave(request, ctx))
     except NotClassic as other:
-        if is_consumer_group(other.item):
+        if is_consumer_group(other.found):
             return mixed_leave(request, ctx)  # classic-protocol members of a consumer group
         return _unknown(request)
     except GroupBusy:

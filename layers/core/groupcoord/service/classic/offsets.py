@@ -3,24 +3,22 @@ group waits for the leader's assignment (Kafka's ClassicGroup.validateOffsetComm
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...core.offsets import classic_commit_error
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest
-from ...store.classic.codec import group_from_item
 from ...store.offsets import ClassicMemberInGeneration
+from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..fence import Fence, has_member_info
 from .common import claimed_instance_owner
 
 
-def classic_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
+def classic_fence(ctx: ApiContext, item: StoredGroup, request: OffsetCommitRequest) -> Fence:
     """The strict rule: a known member of the current generation, not while the group waits
     for the leader's assignment (27)."""
     if not has_member_info(request):
         return Fence(error=Errors.UNKNOWN_MEMBER_ID)
-    group = group_from_item(item)
+    group = item.classic()
     member = ctx.store.classic.member(group, request.member_id)
     if member is not None and not ctx.caller.may_act_as(member.principal):
         return Fence(error=Errors.GROUP_AUTHORIZATION_FAILED)

@@ -90,7 +90,7 @@ def sync_group(request: SyncGroupRequest, ctx: ApiContext) -> SyncGroupResponse 
             busy=lambda: _error(Errors.REBALANCE_IN_PROGRESS),
         )
     except NotClassic as other:
-        if is_consumer_group(other.item):
+        if is_consumer_group(other.found):
             return mixed_sync(request, ctx)  # a classic-protocol member of a consumer group
         return _error(Errors.UNKNOWN_MEMBER_ID)
     except GroupBusy:

@@ -50,9 +50,8 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer.codec import group_from_item
 from ...store.errors import Conflict
-from ...store.groups import header
+from ...store.stored_group import StoredGroup
 from ...wire.consumer_protocol import (
     Assignment as ProtocolAssignment,
 )
@@ -77,15 +76,14 @@ class Downgraded(NotMixed):
     """This request downgraded the group to a classic group."""
 
 
-def is_consumer_group_with_members(item: dict | None) -> bool:
-    if item is None:
+def is_consumer_group_with_members(found: StoredGroup | None) -> bool:
+    if found is None:
         return False
-    found = header(item)
-    return found.is_consumer_group and found.member_count > 0
+    return found.header.is_consumer_group and found.header.member_count > 0
 
 
-def is_consumer_group(item: dict | None) -> bool:
-    return item is not None and header(item).is_consumer_group
+def is_consumer_group(found: StoredGroup | None) -> bool:
+    return found is not None and found.header.is_consumer_group
 
 
 # --- join-group ---
@@ -106,20 +104,19 @@ class _ClassicJoin(_Heartbeat):
         self.metadata = metadata
 
     def _group(self) -> ConsumerGroup:
-        item = self.cs.group_item(self.request.group_id, consistent=True)
-        if not is_consumer_group(item):
+        found = self.cs.read_group(self.request.group_id, consistent=True)
+        if found is None or not is_consumer_group(found):
             raise NotMixed(self.request.group_id)
-        assert item is not None
-        return self._prepare(item)
+        return self.prepare(found)
 
-    def _apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
-        updated, changed = super()._apply(member)
+    def apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
+        updated, changed = super().apply(member)
         return replace(updated, classic=self.metadata), changed
 
-    def _session_ms(self) -> int:
+    def session_ms(self) -> int:
         return self.metadata.session_timeout_ms
 
-    def _renewal_slack_ms(self) -> int:
+    def renewal_slack_ms(self) -> int:
         return 0  # a join: the session restarts exactly
 
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
@@ -133,9 +130,7 @@ class _ClassicJoin(_Heartbeat):
             group = self.cs.update_group(group, replace(group, classic_protocols=tuple(narrowed)))
         return super()._join(group)
 
-    def _replace_static(
-        self, group: ConsumerGroup, owner: ConsumerGroupMember
-    ) -> ConsumerGroupHeartbeatResponse:
+    def taking_over(self, group: ConsumerGroup, owner: ConsumerGroupMember) -> ConsumerGroupMember:
         if owner.classic is None and downgrade_enabled(
             self.ctx.settings.group_consumer_migration_policy
         ):
@@ -148,8 +143,7 @@ class _ClassicJoin(_Heartbeat):
                 raise Downgraded(group.group_id)
         # A restarted classic static member takes its instance over at once (Kafka does not
         # wait for a -2 leave from the classic protocol, which has none).
-        released = replace(owner, assignment=replace(owner.assignment, epoch=-2))
-        return super()._replace_static(group, released)
+        return replace(owner, assignment=replace(owner.assignment, epoch=-2))
 
 
 def _join_error(
@@ -192,11 +186,10 @@ def mixed_join(
     ids the classic way. None when the join downgraded the group: join it as a classic
     group."""
     cs = ctx.store.consumer
-    item = cs.group_item(request.group_id, consistent=True)
-    if not is_consumer_group(item):
+    found = cs.read_group(request.group_id, consistent=True)
+    if found is None or not is_consumer_group(found):
         return _join_error(request, Errors.REBALANCE_IN_PROGRESS)  # moved on: rejoin
-    assert item is not None
-    group = group_from_item(item)
+    group = found.consumer()
     if request.protocol_type != CONSUMER_PROTOCOL_TYPE or not request.protocols:
         return _join_error(request, Errors.INCONSISTENT_GROUP_PROTOCOL)
     protocols = tuple((p.name, p.metadata) for p in request.protocols)
@@ -339,11 +332,10 @@ def _renew_session(
 
 
 def _load(ctx: ApiContext, group_id: str) -> ConsumerGroup:
-    item = ctx.store.consumer.group_item(group_id, consistent=True)
-    if not is_consumer_group(item):
+    group = ctx.store.consumer.group(group_id)
+    if group is None:
         raise NotMixed(group_id)
-    assert item is not None
-    return group_from_item(item)
+    return group
 
 
 def _names(ctx: ApiContext, assignment: Assignment) -> dict[str, list[int]]:
@@ -455,7 +447,7 @@ def _remove(ctx: ApiContext, group_id: str, member_id: str) -> None:
         ):
             return
         group = cs.update_group(
-            group, group.with_members(-1), extra=cs.remove_member_items(group, member)
+            group, group.with_members(-1), extra=cs.remove_member(group, member)
         )
         ensure_target(ctx.store, group)
 

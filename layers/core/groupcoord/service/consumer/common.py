@@ -6,10 +6,8 @@ from ... import faults
 from ...core.consumer.model import ConsumerGroup
 from ...core.session_renewal import renewal_slack_ms
 from ...settings import Settings
-from ...store.consumer.codec import group_from_item
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.conversion import Conversion
-from ...store.groups import header
 from ...store.store import Store
 
 GROUP_TYPE = "consumer"
@@ -49,7 +47,4 @@ def state_refresh_ms(settings: Settings) -> int:
 
 
 def reload(cs: ConsumerGroupStore, group_id: str) -> ConsumerGroup | None:
-    item = cs.group_item(group_id, consistent=True)
-    if item is None or not header(item).is_consumer_group:
-        return None
-    return group_from_item(item)
+    return cs.group(group_id)

@@ -18,8 +18,6 @@ from ...models.consumer import (
     DescribedAssignment,
     DescribedTopicPartitions,
 )
-from ...store.consumer.codec import group_from_item
-from ...store.groups import header
 from ..context import ApiContext
 from ..refusals import group_operations, may_describe_topics
 from .expiry import expire_consumer_group
@@ -74,29 +72,30 @@ def _describe(
     group_id: str, ctx: ApiContext, names: dict[str, str], asked: bool
 ) -> ConsumerGroupDescribedGroup:
     cs = ctx.store.consumer
-    item = cs.group_item(group_id, consistent=True)
-    found = header(item) if item is not None else None
+    item = cs.read_group(group_id, consistent=True)
+    found = item.header if item is not None else None
     if (
         found is not None
         and found.is_consumer_group
         and found.deadline is not None
         and found.deadline <= ctx.now_ms
     ):
+        assert item is not None
         expire_consumer_group(ctx.store, item, ctx.now_ms)
-        item = cs.group_item(group_id, consistent=True)
+        item = cs.read_group(group_id, consistent=True)
     if item is None:
         return ConsumerGroupDescribedGroup(
             group_id=group_id,
             error_code=Errors.GROUP_ID_NOT_FOUND,
             error_message=f"Group {group_id} not found.",
         )
-    if not header(item).is_consumer_group:
+    if not item.header.is_consumer_group:
         return ConsumerGroupDescribedGroup(
             group_id=group_id,
             error_code=Errors.GROUP_ID_NOT_FOUND,
             error_message=f"Group {group_id} is not a consumer group.",
         )
-    group = group_from_item(item)
+    group = item.consumer()
     members = cs.members(group)
     state = group_state(len(members), group.group_epoch, group.target_epoch, members)
     described = ConsumerGroupDescribedGroup(

@@ -15,32 +15,30 @@ every SCAN_LEASE_MS for as long as the storm lasts.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...core.consumer.group import EMPTY, STABLE, group_state, is_expired, next_deadline
-from ...core.consumer.model import ConsumerGroup
+from ...core.consumer.expiry import ConsumerExpiry
+from ...core.consumer.member import ConsumerGroupMember
+from ...core.consumer.model import EMPTY, STABLE, ConsumerGroup
+from ...core.modern.expiry import ExpiryPlan, is_due
 from ...core.timer_checks import check_is_claimed
-from ...store.consumer.codec import group_from_item
 from ...store.consumer.installs import CHUNK
-from ...store.errors import Conflict
-from ...store.groups import header
 from ...store.store import Store
-from .common import reload, state_refresh_ms
+from ...store.stored_group import StoredGroup
+from ..modern.expiry import ExpiryPass
+from ..races import retry_on_race
+from .common import state_refresh_ms
 from .downgrade import maybe_downgrade
 from .install import ensure_target
 
-# How long a claimed scan keeps other requests from scanning the same group: long enough to
-# read every member (a claim that runs out mid-scan lets the next request scan too, and then the
-# first scan's result is lost), short enough that a claimant that died delays little.
-SCAN_LEASE_MS = 2_000
-SCAN_LEASE_PER_MEMBER_MS = 4
 # Attempts to keep a scan's result on a group that moved since the scan read it.
 KEEP_ATTEMPTS = 3
 
 
 def expire_consumer_group(
-    store: Store, group_item: dict[str, Any], now_ms: int
+    store: Store, group_item: StoredGroup, now_ms: int
 ) -> ConsumerGroup | None:
     """Run the group's expiry scan if it is due. Returns the group as the scan wrote it, when
     that is all that changed (a caller need not read it again); None when the caller must.
@@ -50,69 +48,46 @@ def expire_consumer_group(
     the result is kept on the fresh one or dropped (_keep_scan_result). A big group's claim
     starts from a consistent read."""
     cs = store.consumer
-    seen = header(group_item)
-    item: dict[str, Any] | None = group_item
+    seen = group_item.header
+    item: StoredGroup | None = group_item
     if not seen.is_consumer_group or check_is_claimed(seen.member_count):
-        item = cs.group_item(seen.group_id, consistent=True)
-    if item is None or not header(item).is_consumer_group:
+        item = cs.read_group(seen.group_id, consistent=True)
+    if item is None or not item.header.is_consumer_group:
         return None
-    group = group_from_item(item)
-    if group.deadline is None or group.deadline > now_ms:
+    group = item.consumer()
+    if not is_due(group, now_ms):
         return group if item is not group_item else None
-    if check_is_claimed(group.member_count):
-        lease_ms = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
-        claim = replace(group, deadline=now_ms + lease_ms, scan_id=uuid.uuid4().hex)
-        try:
-            group = cs.update_group(group, claim)
-        except Conflict:
-            return None  # someone else scans, or the group moved: it is looked at again
-    return _scan(store, group, now_ms)
+    return _Scan(store, now_ms).run(group)
 
 
-def _scan(store: Store, group: ConsumerGroup, now_ms: int) -> ConsumerGroup | None:
-    cs = store.consumer
-    members = cs.members(group)
-    expired = [m for m in members if is_expired(m, now_ms)][: CHUNK // 2]
-    remaining = [m for m in members if m not in expired]
-    refresh = state_refresh_ms(store.settings)
-    if not expired:
-        state = group_state(len(members), group.group_epoch, group.target_epoch, members)
-        deadline = next_deadline(members, now_ms, None if state in (STABLE, EMPTY) else refresh)
-        scanned = replace(
-            group, deadline=deadline, state=state, member_count=len(members), scan_id=None
-        )
-        try:
-            return cs.update_group(group, scanned)
-        except Conflict:
-            _keep_scan_result(store, group, deadline, now_ms)
-        return None
-    if len(members) == len(expired) + len(remaining):  # every overdue member is fenced now
-        # The downgrade: fencing the last consumer-protocol members of a group whose other
-        # members all use the classic protocol turns it into a classic group.
-        try:
-            if maybe_downgrade(store, group, expired, members, now_ms):
-                return None
-        except Conflict:
-            return None  # the group or a member moved: it is looked at again
-    removals = [item for m in expired for item in cs.remove_member_items(group, m)]
-    deadline = next_deadline(remaining, now_ms, refresh)
-    if len(members) > len(expired) + len(remaining):  # more expired than one pass takes
-        deadline = now_ms
-    fenced = replace(
-        group.with_members(len(remaining) - group.member_count),
-        deadline=deadline,
-        scan_id=None,
-    )
-    if not remaining:
-        fenced = replace(fenced, target_epoch=fenced.group_epoch)
-    try:
-        cs.update_group(group, fenced, extra=removals)
-    except Conflict:
-        return None
-    fresh = cs.group_item(group.group_id, consistent=True)
-    if fresh is not None and remaining:
-        ensure_target(store, group_from_item(fresh), batched=False)
-    return None
+class _Scan(ExpiryPass[ConsumerGroup, ConsumerGroupMember]):
+    """The consumer protocol's expiry pass: a claim marks its scan (`scanId`), a lost
+    result may be kept (_keep_scan_result), and fencing the last consumer-protocol members
+    of a group whose other members all use the classic protocol downgrades it."""
+
+    def __init__(self, store: Store, now_ms: int) -> None:
+        rule = ConsumerExpiry(refresh_ms=state_refresh_ms(store.settings), chunk=CHUNK // 2)
+        super().__init__(store.consumer, rule, now_ms)
+        self.whole = store
+
+    def claim(self, group: ConsumerGroup, lease_until_ms: int) -> ConsumerGroup:
+        return replace(group, deadline=lease_until_ms, scan_id=uuid.uuid4().hex)
+
+    def kept_elsewhere(self, group: ConsumerGroup, plan: ExpiryPlan[Any, Any], now_ms: int) -> None:
+        _keep_scan_result(self.whole, group, plan.group.deadline, now_ms)
+
+    def leaves_otherwise(
+        self,
+        group: ConsumerGroup,
+        expired: Sequence[ConsumerGroupMember],
+        members: Sequence[ConsumerGroupMember],
+    ) -> bool:
+        return maybe_downgrade(self.whole, group, list(expired), list(members), self.now)
+
+    def after_removal(self, group: ConsumerGroup, remaining: bool) -> None:
+        fresh = self.whole.consumer.group(group.group_id)
+        if fresh is not None and remaining:
+            ensure_target(self.whole, fresh, batched=False)
 
 
 def _keep_scan_result(
@@ -129,8 +104,9 @@ def _keep_scan_result(
     anyway."""
     cs = store.consumer
     settings = store.settings
-    for _ in range(KEEP_ATTEMPTS):
-        group = reload(cs, claimed.group_id)
+
+    def attempt(_: int) -> None:
+        group = cs.group(claimed.group_id)
         if group is None or group.scan_id != claimed.scan_id:
             return
         if group.deadline != claimed.deadline:
@@ -142,13 +118,11 @@ def _keep_scan_result(
         kept = bound if deadline is None else min(deadline, bound)
         if group.state not in (STABLE, EMPTY):
             kept = min(kept, now_ms + state_refresh_ms(settings))
-        try:
-            cs.update_group(group, replace(group, deadline=kept, scan_id=None))
-            return
-        except Conflict:
-            continue
+        cs.update_group(group, replace(group, deadline=kept, scan_id=None))
+
+    retry_on_race(store.clock, attempt, attempts=KEEP_ATTEMPTS, pause=False, busy=lambda: None)
 
 
-def delete_consumer_group_items(store: Store, group_item: dict[str, Any]) -> None:
-    deleted = header(group_item)
+def delete_consumer_group_items(store: Store, group_item: StoredGroup) -> None:
+    deleted = group_item.header
     store.consumer.delete_group_items(deleted.group_id, deleted.member_shards)

@@ -1,25 +1,22 @@
-"""consumer-group-heartbeat (KIP-848): join, leave, static leave, and the regular heartbeat that
-reconciles a member towards its target.
+"""consumer-group-heartbeat (KIP-848): the consumer protocol's hooks of the member-based
+heartbeat (service/modern/heartbeat.py): the group's due expiries, topic changes and target
+installs, the request applied to a member, a new member's plan, the classic group's upgrade
+and downgrade, the reconciliation plan and its answer.
 
-A steady heartbeat (nothing changed) reads the group item (eventually consistent) and the
-member item (consistent) and writes only the member item, conditioned on the versions read,
-and only when its session needs renewing (core/session_renewal.py): every third heartbeat
-with the default `groupcoord.session.renewal.skips` and session. An error decided on the eventually
-consistent read is confirmed on consistent reads before it is answered. Anything that
-changes the group (join, subscription change, leave) is one transaction with the group item
-conditioned on its version; a lost race is re-read (consistently) and decided again.
+A steady heartbeat reads the group item (eventually consistent) and the member item
+(consistent) and writes only the member item, conditioned on the versions read, and only when
+its session needs renewing (core/session_renewal.py): every third heartbeat with the default
+`groupcoord.session.renewal.skips` and session.
 """
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import replace
+from typing import Any
 
 from ...core.acls import AclOperation
 from ...core.classic.model import ClassicMember
 from ...core.consumer.assignment import Assignment, minus, union
 from ...core.consumer.group import (
-    Refusal,
     apply_request,
     check_member_epoch,
     group_state,
@@ -28,27 +25,19 @@ from ...core.consumer.group import (
     validate_heartbeat,
 )
 from ...core.consumer.heartbeat_rules import (
-    GroupAccess,
-    JoinRoute,
+    CONVERSION,
     ReconcilePlan,
     after_topic_changes,
     needs_holdings_of_others,
-    plan_group_access,
-    plan_join_route,
     plan_new_member,
     plan_reconcile,
     plan_static_takeover,
     static_leave,
 )
-from ...core.consumer.member import (
-    LEAVE_EPOCH,
-    STATIC_LEAVE_EPOCH,
-    ConsumerGroupMember,
-    Holder,
-)
+from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
 from ...core.migration import downgrade_enabled
-from ...core.ownership import NOT_OWNER_MESSAGE
+from ...core.modern.refusal import Refusal
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -56,15 +45,18 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...store.consumer.codec import group_from_item
-from ...store.consumer.repository import ConsumerGroupStore
-from ...store.errors import Conflict
-from ...store.groups import header
+from ...store.stored_group import StoredGroup
 from ..context import ApiContext
+from ..modern.heartbeat import (
+    Answer,
+    Joining,
+    MemberHeartbeat,
+    refusal_answer,
+    run_heartbeat,
+)
 from ..push import notify_members
-from ..races import DecideAgain, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
-from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, reload, session_timeout_ms
+from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, session_timeout_ms
 from .downgrade import maybe_downgrade
 from .expiry import expire_consumer_group
 from .install import (
@@ -77,133 +69,62 @@ from .install import (
 )
 from .upgrade import upgrade_classic_group
 
+__all__ = ["Answer", "consumer_group_heartbeat"]
 
-class Answer(Exception):
-    """A Kafka error answer, raised from deep in the flow."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
+Response = ConsumerGroupHeartbeatResponse
 
 
-def _error(
-    request: ConsumerGroupHeartbeatRequest, refusal: Refusal
-) -> ConsumerGroupHeartbeatResponse:
-    return ConsumerGroupHeartbeatResponse(
-        error_code=refusal.error, error_message=refusal.message, member_id=request.member_id
-    )
-
-
-def consumer_group_heartbeat(
-    request: ConsumerGroupHeartbeatRequest, ctx: ApiContext
-) -> ConsumerGroupHeartbeatResponse:
+def consumer_group_heartbeat(request: ConsumerGroupHeartbeatRequest, ctx: ApiContext) -> Response:
     # Kafka's checks come before the coordinator validates or reads anything: READ on the group,
     # then DESCRIBE on every subscribed topic (29 for the whole request, naming none of them).
-    refused = group_refusal(
-        ctx, AclOperation.READ, request.group_id, ConsumerGroupHeartbeatResponse
-    )
+    refused = group_refusal(ctx, AclOperation.READ, request.group_id, Response)
     if refused is not None:
         return refused
     if request.subscribed_topic_names and not may_describe_topics(
         ctx, request.subscribed_topic_names
     ):
-        return ConsumerGroupHeartbeatResponse(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
+        return Response(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
     refusal = validate_heartbeat(request, ctx.settings.consumer_assignors)
     if refusal is not None:
-        return _error(request, refusal)
-
-    def once(attempt: int) -> ConsumerGroupHeartbeatResponse:
-        consistent = attempt > 0
-        try:
-            return _Heartbeat(request, ctx, consistent=consistent).run()
-        except Answer as answer:
-            if consistent:
-                return _error(request, answer.refusal)
-            # Decided on an eventually consistent read of the group, which may lag a write
-            # of the last second (a group just created, a member's epoch just bumped): an
-            # error is only answered once consistent reads confirm it.
-            raise DecideAgain() from None
-
-    busy = Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat.")
-    return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
+        return refusal_answer(Response, request, refusal)
+    return run_heartbeat(request, ctx, lambda c: _Heartbeat(request, ctx, consistent=c), Response)
 
 
-def _unknown_member(member_id: str, group_id: str) -> Answer:
-    return Answer(
-        Refusal(
-            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
-        )
-    )
-
-
-class _Heartbeat:
+class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePlan, Response]):
+    conversion = CONVERSION
+    takeover_rule = staticmethod(plan_static_takeover)
+    reconcile_rule = staticmethod(plan_reconcile)
     # Target installs batched in time (install.py). A classic-protocol member's join is
     # answered with its assignment, and its sync fails if the target moves after: its
     # subclass installs at once.
     batched_installs = True
 
     def __init__(self, request: ConsumerGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
-        self.request = request
-        self.ctx = ctx
-        self.consistent = consistent
-        self.cs: ConsumerGroupStore = ctx.store.consumer
-        self.now = ctx.now_ms
+        super().__init__(request, ctx, consistent, ctx.store.consumer)
+        self.request: ConsumerGroupHeartbeatRequest = request
+        self.cs = ctx.store.consumer
 
     # --- the group ---
 
-    def run(self) -> ConsumerGroupHeartbeatResponse:
-        group = self._group()
-        epoch = self.request.member_epoch
-        if epoch == LEAVE_EPOCH:
-            return self._leave(group)
-        if epoch == STATIC_LEAVE_EPOCH:
-            return self._static_leave(group)
-        if epoch == 0:
-            return self._join(group)
-        return self._heartbeat(group)
-
-    def _group(self) -> ConsumerGroup:
-        gid = self.request.group_id
-        item = self.cs.group_item(gid, consistent=self.consistent)
-        access = self._access(item)
-        if access is GroupAccess.CREATE:
-            self.cs.create_group(gid, self.ctx.settings.member_shards, self.now, item)
-            if item is not None:  # a replaced Empty classic group: its pending ids go
-                self.ctx.store.classic.delete_classic_leftovers(gid, header(item).member_shards)
-            item = self.cs.group_item(gid, consistent=True)
-            access = self._access(item)
-            if access is GroupAccess.CREATE:
-                raise Conflict(gid)  # gone again, or replaced meanwhile: decide again
-        if access is GroupAccess.UPGRADE:
-            # An epoch-0 join upgrades a classic group with members (or is refused with 69);
-            # then it joins the consumer group as any new member.
-            assert item is not None
-            why = upgrade_classic_group(
-                self.ctx.store, item, self.now, before=self._check_upgrade_binding
-            )
-            if why is not None:
-                raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, why))
-            raise Conflict(gid)  # converted: decide again on the consumer group
-        assert item is not None
-        return self._prepare(item)
-
-    def _access(self, item: dict | None) -> GroupAccess:
-        found = header(item) if item is not None else None
-        access = plan_group_access(
-            self.request.group_id,
-            found.group_type if found is not None else None,
-            found.member_count if found is not None else 0,
-            self.request.member_epoch,
+    def create(self, replacing: StoredGroup | None) -> None:
+        self.cs.create_group(
+            self.request.group_id, self.ctx.settings.member_shards, self.now, replacing
         )
-        if isinstance(access, Refusal):
-            raise Answer(access)
-        return access
 
-    def _prepare(self, item: dict) -> ConsumerGroup:
-        """Due expiries, topic changes and target installs of the consumer group `item`."""
-        group = group_from_item(item)
+    def upgrade(self, found: StoredGroup) -> None:
+        """An epoch-0 join upgrades a classic group with members (or is refused with 69);
+        then it joins the consumer group as any new member."""
+        why = upgrade_classic_group(
+            self.ctx.store, found, self.now, before=self._check_upgrade_binding
+        )
+        if why is not None:
+            raise Answer(Refusal(Errors.GROUP_ID_NOT_FOUND, why))
+
+    def prepare(self, found: StoredGroup) -> ConsumerGroup:
+        """Due expiries, topic changes and target installs of the consumer group `found`."""
+        group = found.consumer()
         if group.deadline is not None and group.deadline <= self.now:
-            scanned = expire_consumer_group(self.ctx.store, item, self.now)
+            scanned = expire_consumer_group(self.ctx.store, found, self.now)
             group = scanned if scanned is not None else self._reload(group)
         batched = self.batched_installs
         if group.topic_changes != group.topic_changes_seen:
@@ -218,79 +139,93 @@ class _Heartbeat:
             notify_deferred_install(self.ctx.store, group, self.request.member_id)
         return group
 
-    # --- hooks for classic-protocol members (service/consumer/classic_members.py) ---
+    def ensure_target(self, group: ConsumerGroup) -> object:
+        group = ensure_target(self.ctx.store, group, self.batched_installs)
+        notify_deferred_install(self.ctx.store, group, None)
+        return group
 
-    def _apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
+    def install(self, group: ConsumerGroup) -> tuple[ConsumerGroup, Installed | None]:
+        """The target installed at once. If another request's install is running, it (or the
+        next heartbeat) covers this change; only a group that has no target at all yet is
+        waited for, so that a joiner never gets epoch 0 back."""
+        store, batched = self.ctx.store, self.batched_installs
+        group, installed = ensure_target_installed(store, group, batched)
+        notify_deferred_install(store, group, None)
+        clock = self.ctx.clock
+        waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
+        while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
+            clock.sleep(0.05)
+            group, installed = ensure_target_installed(store, self._reload(group), batched)
+        return group, installed
+
+    # --- members (classic-protocol members override some: classic_members.py) ---
+
+    def apply(self, member: ConsumerGroupMember) -> tuple[ConsumerGroupMember, bool]:
         return apply_request(member, self.request, self.ctx.client_id, self.ctx.client_host)
 
-    def _session_ms(self) -> int:
+    def session_ms(self) -> int:
         return session_timeout_ms(self.ctx.settings)
 
-    def _renewal_slack_ms(self) -> int:
+    def renewal_slack_ms(self) -> int:
         return consumer_renewal_slack_ms(self.ctx.settings)
 
-    def _reload(self, group: ConsumerGroup) -> ConsumerGroup:
-        fresh = reload(self.cs, group.group_id)
-        if fresh is None:
-            raise Conflict(group.group_id)
-        return fresh
+    def check_epoch(self, member: ConsumerGroupMember) -> Refusal | None:
+        return check_member_epoch(member, self.request.member_epoch, owned_partitions(self.request))
 
-    # --- members ---
+    def new_member(self, group: ConsumerGroup) -> Joining[ConsumerGroup, ConsumerGroupMember]:
+        req = self.request
+        joiner, subscribes = self.apply(
+            ConsumerGroupMember(member_id=req.member_id, principal=self.ctx.caller.principal)
+        )
+        plan = plan_new_member(
+            group,
+            joiner,
+            subscribes,
+            None,
+            max_size=self.ctx.settings.group_consumer_max_size,
+            now=self.now,
+            session_ms=self.session_ms(),
+        )
+        if isinstance(plan, Refusal):
+            raise Answer(plan)
+        return Joining(plan.member, plan.group)
 
-    def _member(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember | None:
-        return self.cs.member(group, self.request.member_id, consistent=consistent)
+    def moved(
+        self,
+        group: ConsumerGroup,
+        before: ConsumerGroupMember,
+        after: ConsumerGroupMember,
+        changed: bool,
+    ) -> ConsumerGroup | None:
+        return group.with_members(0) if changed else None
 
-    def _static_owner_check(
-        self, group: ConsumerGroup, member: ConsumerGroupMember | None
-    ) -> ConsumerGroupMember:
-        """Kafka's static member checks for epochs != 0: unknown instance 25, owned by
-        another member id 82."""
-        iid = self.request.instance_id
-        assert iid is not None
-        if member is not None and member.instance_id == iid:
-            return member
-        owner = self.cs.instance_owner(group, iid)
-        if owner is None:
-            raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
-        if owner != self.request.member_id:
-            raise Answer(
-                Refusal(
-                    Errors.FENCED_INSTANCE_ID,
-                    f"Static member {self.request.member_id} with instance id {iid} was fenced "
-                    f"by member {owner}.",
-                )
-            )
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
-        return member
+    def without(self, group: ConsumerGroup, member: ConsumerGroupMember) -> ConsumerGroup:
+        return group.with_members(-1)
 
-    def _existing(self, group: ConsumerGroup, consistent: bool) -> ConsumerGroupMember:
-        member = self._member(group, consistent)
-        if self.request.instance_id is not None:
-            return self._owned(self._static_owner_check(group, member))
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
-        return self._owned(member)
+    def leaves_otherwise(self, group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
+        """The downgrade: the last consumer-protocol member leaving a group whose other
+        members all use the classic protocol turns it into a classic group."""
+        if not downgrade_enabled(self.ctx.settings.group_consumer_migration_policy):
+            return False
+        members = self.cs.members(group)
+        return maybe_downgrade(self.ctx.store, group, [member], members, self.now)
 
-    def _owned(self, member: ConsumerGroupMember) -> ConsumerGroupMember:
-        """`member`, if the caller may act as it (core/ownership.py); else refused with 30."""
-        self._may_act_as(member.principal)
-        return member
+    def static_leave(self, member: ConsumerGroupMember) -> ConsumerGroupMember:
+        return static_leave(member)
 
-    def _may_act_as(self, principal: str | None) -> None:
-        if not self.ctx.caller.may_act_as(principal):
-            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
+    def left(self, epoch: int) -> Response:
+        return Response(member_id=self.request.member_id, member_epoch=epoch)
 
     def _check_join_binding(self, group: ConsumerGroup) -> None:
         """Refuse (30) a join that names another principal's member (its id, or the static
-        instance it holds), for a path that writes before `_join` decides it."""
+        instance it holds), for a path that writes before the join decides it."""
         req = self.request
-        member = self._member(group, consistent=True)
+        member = self._member(group)
         if member is not None:
             self._owned(member)
         if req.instance_id is not None:
             owner_id = self.cs.instance_owner(group, req.instance_id)
-            owner = self.cs.member(group, owner_id, consistent=True) if owner_id else None
+            owner = self._member(group, owner_id) if owner_id else None
             if owner is not None:
                 self._owned(owner)
 
@@ -306,154 +241,17 @@ class _Heartbeat:
             if named:
                 self._may_act_as(m.principal)
 
-    def _leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        member = self._existing(group, consistent=True)
-        if downgrade_enabled(self.ctx.settings.group_consumer_migration_policy):
-            # The downgrade: the last consumer-protocol member leaving a group whose other
-            # members all use the classic protocol turns it into a classic group.
-            members = self.cs.members(group)
-            if maybe_downgrade(self.ctx.store, group, [member], members, self.now):
-                return ConsumerGroupHeartbeatResponse(
-                    member_id=member.member_id, member_epoch=LEAVE_EPOCH
-                )
-        group = self.cs.update_group(
-            group, group.with_members(-1), extra=self.cs.remove_member_items(group, member)
-        )
-        group = ensure_target(self.ctx.store, group, self.batched_installs)
-        notify_deferred_install(self.ctx.store, group, None)
-        return ConsumerGroupHeartbeatResponse(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
-
-    def _static_leave(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        member = self._existing(group, consistent=True)
-        self.cs.write_member(group, static_leave(member))
-        return ConsumerGroupHeartbeatResponse(
-            member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH
-        )
-
-    def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        req = self.request
-        member = self._member(group, consistent=True)
-        owner_id = owner = None
-        if req.instance_id is not None:
-            owner_id = self.cs.instance_owner(group, req.instance_id)
-        if owner_id is not None and owner_id != req.member_id:
-            owner = self.cs.member(group, owner_id, consistent=True)
-        route = plan_join_route(req.member_id, member is not None, owner_id, owner is not None)
-        if route is JoinRoute.TAKEOVER:
-            assert owner is not None
-            return self._replace_static(group, self._owned(owner))
-        if route is JoinRoute.NEW:
-            return self._add_member(group, owner_id)
-        assert member is not None
-        updated, changed = self._apply(self._owned(member))
-        if changed:
-            items = self.cs.put_member_items(group, updated, new=False)
-            group = self.cs.update_group(group, group.with_members(0), extra=items)
-            return self._after_change(group)
-        return self._reconcile(group, member, updated)
-
-    def _add_member(
-        self, group: ConsumerGroup, instance_owner: str | None
-    ) -> ConsumerGroupHeartbeatResponse:
-        """A member the group does not know joins. `instance_owner` is whom the request's
-        instance id is claimed by, if anyone: a removed member (a dangling claim) or the
-        joiner itself."""
-        joiner, subscribes = self._apply(
-            ConsumerGroupMember(
-                member_id=self.request.member_id, principal=self.ctx.caller.principal
-            )
-        )
-        plan = plan_new_member(
-            group,
-            joiner,
-            subscribes,
-            instance_owner,
-            max_size=self.ctx.settings.group_consumer_max_size,
-            now=self.now,
-            session_ms=self._session_ms(),
-        )
-        if isinstance(plan, Refusal):
-            raise Answer(plan)
-        items = self.cs.put_member_items(group, plan.member, new=True)
-        claim = plan.instance_claim
-        if claim is not None:
-            if claim.from_member_id is None:
-                items.append(self.cs.claim_instance(group, plan.member))
-            else:
-                items.append(
-                    self.cs.move_instance(
-                        group, claim.instance_id, claim.from_member_id, plan.member.member_id
-                    )
-                )
-        return self._after_change(self.cs.update_group(group, plan.group, extra=items))
-
-    def _replace_static(
-        self, group: ConsumerGroup, owner: ConsumerGroupMember
-    ) -> ConsumerGroupHeartbeatResponse:
-        req = self.request
-        assert req.instance_id is not None
-        copy = plan_static_takeover(
-            owner, req.member_id, req.instance_id, self.now, self._session_ms()
-        )
-        if isinstance(copy, Refusal):
-            raise Answer(copy)
-        updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
-        items = [
-            *self.cs.remove_member_items(group, owner)[:1],
-            *self.cs.put_member_items(group, updated, new=True),
-            self.cs.move_instance(group, req.instance_id, owner.member_id, req.member_id),
-        ]
-        if changed:
-            group = self.cs.update_group(group, group.with_members(0), extra=items)
-        else:
-            self.cs.transact(items)
-        return self._after_change(group)
-
-    def _after_change(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        """After a membership write (`group` is the group as written): install the target at
-        once, then reconcile. If another request's install is running, it (or the next
-        heartbeat) covers this change; only a group that has no target at all yet is waited
-        for, so that a joiner never gets epoch 0 back."""
-        group, installed = ensure_target_installed(self.ctx.store, group, self.batched_installs)
-        notify_deferred_install(self.ctx.store, group, None)
-        clock = self.ctx.clock
-        waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
-        while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
-            clock.sleep(0.05)
-            group, installed = ensure_target_installed(
-                self.ctx.store, self._reload(group), self.batched_installs
-            )
-        member = installed.members.get(self.request.member_id) if installed else None
-        if member is None:
-            member = self._member(group, consistent=True)
-        if member is None:
-            raise Conflict(group.group_id)
-        updated, _ = self._apply(member)
-        return self._reconcile(group, member, updated, installed)
-
-    def _heartbeat(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:
-        # Consistent: a heartbeat that writes nothing answers from this read alone, and a
-        # member removed or moved to a new epoch must hear of it now.
-        member = self._existing(group, consistent=True)
-        refusal = check_member_epoch(
-            member, self.request.member_epoch, owned_partitions(self.request)
-        )
-        if refusal is not None:
-            raise Answer(refusal)
-        updated, changed = self._apply(member)
-        if changed:
-            items = self.cs.put_member_items(group, updated, new=False)
-            group = self.cs.update_group(group, group.with_members(0), extra=items)
-            return self._after_change(group)
-        return self._reconcile(group, member, updated)
-
     # --- reconciliation ---
 
+    def holdings(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, installed: Any
+    ) -> Assignment:
+        if not needs_holdings_of_others(group, member):
+            return {}
+        return self._held_by_others(group, member, installed)
+
     def _held_by_others(
-        self,
-        group: ConsumerGroup,
-        member: ConsumerGroupMember,
-        installed: Installed | None,
+        self, group: ConsumerGroup, member: ConsumerGroupMember, installed: Installed | None
     ) -> Assignment:
         """What the members recorded in `waitOn` still hold (strongly consistent reads, or the
         snapshot of the install this request just completed: see `Installed`)."""
@@ -476,28 +274,11 @@ class _Heartbeat:
         if holder.instance_id is None:
             return None
         owner = self.cs.instance_owner(group, holder.instance_id)
-        return None if owner is None else self.cs.member(group, owner, consistent=True)
+        return None if owner is None else self._member(group, owner)
 
-    def _reconcile(
-        self,
-        group: ConsumerGroup,
-        member: ConsumerGroupMember,
-        updated: ConsumerGroupMember,
-        installed: Installed | None = None,
-    ) -> ConsumerGroupHeartbeatResponse:
-        held: Assignment = {}
-        if needs_holdings_of_others(group, member):
-            held = self._held_by_others(group, member, installed)
-        plan = plan_reconcile(
-            group,
-            member,
-            updated,
-            self.request,
-            held,
-            now=self.now,
-            session_ms=self._session_ms(),
-            renewal_slack_ms=self._renewal_slack_ms(),
-        )
+    def write_plan(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, plan: ReconcilePlan
+    ) -> ConsumerGroup:
         if plan.writes:
             self.cs.write_member(group, plan.member)
             if minus(member.assignment.holds, plan.member.assignment.holds):
@@ -509,36 +290,19 @@ class _Heartbeat:
                 self._settle_listed_state(group, plan.member)
         if plan.refusal is not None:
             raise Answer(plan.refusal)
-        if plan.lower_group_deadline_to is not None:
-            self._lower_group_deadline(group, plan.lower_group_deadline_to)
-        return self._response(plan)
+        return group
 
     def _settle_listed_state(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         """The group's state as Kafka would answer it now that `member` is STABLE, written to
-        the group item (what list-groups shows) when it changed. Best effort: a group that
-        moved meanwhile is left to its next check."""
+        the group item (what list-groups shows) when it changed."""
         others = [] if group.member_count == 1 else self.cs.members(group)
         members = [m for m in others if m.member_id != member.member_id] + [member]
-        state = group_state(len(members), group.group_epoch, group.target_epoch, members)
-        if state != group.state:
-            with contextlib.suppress(Conflict):
-                self.cs.update_group(group, replace(group, state=state))
+        self._settle_state(
+            group, group_state(len(members), group.group_epoch, group.target_epoch, members)
+        )
 
-    def _lower_group_deadline(self, group: ConsumerGroup, deadline: int) -> None:
-        """A rebalance timeout earlier than the group's next check: check earlier. Best effort:
-        the next scan recomputes the deadline from the members anyway."""
-        for _ in range(3):
-            try:
-                self.cs.update_group(group, replace(group, deadline=deadline))
-                return
-            except Conflict:
-                fresh = reload(self.cs, group.group_id)
-                if fresh is None or (fresh.deadline is not None and fresh.deadline <= deadline):
-                    return
-                group = fresh
-
-    def _response(self, plan: ReconcilePlan) -> ConsumerGroupHeartbeatResponse:
-        response = ConsumerGroupHeartbeatResponse(
+    def response(self, group: ConsumerGroup, plan: ReconcilePlan) -> Response:
+        response = Response(
             member_id=self.request.member_id,
             member_epoch=plan.after.epoch,
             heartbeat_interval_ms=heartbeat_interval_ms(self.ctx.settings),

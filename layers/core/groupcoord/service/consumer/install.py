@@ -24,7 +24,6 @@ may be the group's only traffic).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 
 from ...core.consumer.assignment import Assignment, minus, pairs
@@ -42,21 +41,19 @@ from ...core.lag import group_lags
 from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
 from ...store.consumer.repository import ConsumerGroupStore
-from ...store.errors import Conflict
 from ...store.store import Store
 from ..authorization import describable_by
 from ..kinesis.lineage import gate
 from ..kinesis.sync import sync_stale
+from ..modern.install import LEASE_MS, install_if_due, is_held_back, leased
 from ..push import notify_members
-from .common import reload, state_refresh_ms
+from .common import state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
 # read before the first); a crashed install holds the group's installs back this long.
-LEASE_MS = 10_000
 # A request that made the group's first bump waits this long for its first target.
 WAIT_FOR_FIRST_TARGET_MS = 3_000
 # Lease races and lost flips are retried this many times before the request goes on.
-INSTALL_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -69,11 +66,6 @@ class Installed:
 
     group: ConsumerGroup
     members: dict[str, ConsumerGroupMember]
-
-    def retargeted(self) -> list[str]:
-        """The members whose target this install wrote (their items carry its epoch)."""
-        epoch = self.group.target_epoch
-        return [mid for mid, m in self.members.items() if m.target_epoch == epoch]
 
 
 def ensure_target(store: Store, group: ConsumerGroup, batched: bool = True) -> ConsumerGroup:
@@ -89,26 +81,13 @@ def ensure_target_installed(
     is (that install, or a later request, covers our bump)."""
     cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
-    for _ in range(INSTALL_ATTEMPTS):
-        if group.group_epoch <= group.target_epoch:
-            return group, None
-        now = store.clock.now_ms()
-        if group.install_id is not None and group.install_until > now:
-            return group, None
-        if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
-            return group, None
-        try:
-            installed = install(store, cs, group, now)
-        except Conflict:
-            fresh = reload(cs, group.group_id)
-            if fresh is None:
-                return group, None
-            group = fresh
-            continue
-        # After the flip committed: the members with a new target hear of it now.
-        notify_members(store, group.group_id, installed.retargeted())
-        return installed.group, installed
-    return group, None
+    return install_if_due(
+        store,
+        cs,
+        group,
+        lambda g, now: is_held_back(g, now, batched, interval),
+        lambda g, now: install(store, cs, g, now),
+    )
 
 
 def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str | None) -> None:
@@ -224,15 +203,10 @@ def _topics_synced(
 
 def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:
     epoch = group.group_epoch
-    install_id = uuid.uuid4().hex
-    # Topic changes up to here are seen by the listing below.
-    leased = replace(
-        group,
-        topic_changes_seen=group.topic_changes,
-        install_id=install_id,
-        install_until=now_ms + LEASE_MS,
-    )
-    group = store.consumer_installs.take_install_lease(group, leased, now_ms)
+    lease = leased(group, now_ms)
+    install_id = lease.install_id
+    assert install_id is not None
+    group = store.consumer_installs.take_install_lease(group, lease, now_ms)
     try:
         members = cs.members(group)
         targets, assignor, names, regex, digest = _targets(store, group, members, now_ms)

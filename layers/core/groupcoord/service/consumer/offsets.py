@@ -10,22 +10,21 @@ assigned at the member epoch", as KIP-1251 reads legacy records.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ...core.consumer.member import ConsumerGroupMember
 from ...core.offsets import consumer_commit_error
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
-from ...store.consumer.codec import group_from_item
 from ...store.offsets import ConsumerMemberAtEpoch
+from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..fence import Fence
 from ..topic_lookup import resolve_topic
 
 
-def _member(ctx: ApiContext, item: dict[str, Any], member_id: str) -> ConsumerGroupMember | None:
+def _member(ctx: ApiContext, item: StoredGroup, member_id: str) -> ConsumerGroupMember | None:
     return (
-        ctx.store.consumer.member(group_from_item(item), member_id, consistent=True)
+        ctx.store.consumer.member(item.consumer(), member_id, consistent=True)
         if member_id
         else None
     )
@@ -39,7 +38,7 @@ def _partitions(ctx: ApiContext, request: OffsetCommitRequest) -> Iterator[tuple
         yield from ((topic_id, p.partition_index) for p in topic.partitions)
 
 
-def consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
+def consumer_fence(ctx: ApiContext, item: StoredGroup, request: OffsetCommitRequest) -> Fence:
     member = _member(ctx, item, request.member_id)
     if member is not None and not ctx.caller.may_act_as(member.principal):
         return Fence(error=Errors.GROUP_AUTHORIZATION_FAILED)
@@ -49,7 +48,7 @@ def consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitR
     if error is not None:
         return Fence(error=error)
     assert member is not None
-    group = group_from_item(item)
+    group = item.consumer()
     # Checked again at the write: the member still exists at the epoch we judged by.
     return Fence(
         guard=ConsumerMemberAtEpoch(
@@ -59,7 +58,7 @@ def consumer_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitR
 
 
 def consumer_fetch_check(
-    ctx: ApiContext, item: dict[str, Any], request: OffsetFetchRequestGroup
+    ctx: ApiContext, item: StoredGroup, request: OffsetFetchRequestGroup
 ) -> Errors:
     """OffsetFetch stays strict for members (113 / 25); a fetch from outside is always allowed."""
     if request.member_id is None or (request.member_id == "" and request.member_epoch < 0):

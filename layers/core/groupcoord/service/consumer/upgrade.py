@@ -13,7 +13,6 @@ requests answer 27 (they see a consumer group) and their rejoin goes to the mixe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...core.classic.model import ClassicMember
 from ...core.migration import (
@@ -22,10 +21,10 @@ from ...core.migration import (
     upgraded_members,
     validate_online_upgrade,
 )
-from ...store.classic.codec import group_from_item as classic_group_from_item
 from ...store.consumer.conversions import upgrade_conversion
 from ...store.errors import Conflict
 from ...store.store import Store
+from ...store.stored_group import StoredGroup
 from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 from .common import convert
 
@@ -44,7 +43,7 @@ def _topic_ids(store: Store, members: list[ClassicMember]) -> dict[str, str]:
 
 def upgrade_classic_group(
     store: Store,
-    item: dict[str, Any],
+    item: StoredGroup,
     now: int,
     before: Callable[[list[ClassicMember]], None] | None = None,
 ) -> str | None:
@@ -57,7 +56,7 @@ def upgrade_classic_group(
     from ..races import GroupBusy
 
     settings = store.settings
-    group = classic_group_from_item(item)
+    group = item.classic()
     if group.member_count == 0:
         # Emptied (or replaced again by a classic join) since the caller looked: an Empty
         # classic group is replaced, not upgraded (the upgrade would refuse it: no protocol
@@ -97,8 +96,8 @@ def upgrade_classic_group(
         converted = upgraded_members(group, members, _topic_ids(store, members), now)
     except ConsumerProtocolError:
         return malformed_protocol(group.group_id)
-    fresh = classic.group_item(group.group_id)
-    if fresh is None or int(fresh.get("version", -1)) != group.version:
+    fresh = classic.read_group(group.group_id)
+    if fresh is None or fresh.version != group.version:
         raise Conflict(group.group_id)
     conversion = upgrade_conversion(
         store.settings.deadline_shards,

@@ -19,8 +19,8 @@ from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
 def group_created_ms(store: Store, group_id: str) -> int:
     """When the group was created (its item's createdAt, both protocols'); 0 for none."""
     # Eventually consistent: a group's creation time never changes.
-    item = store.conversions.read_group_item(group_id, consistent=False)
-    return int(item.get("createdAt", 0)) if item else 0
+    found = store.conversions.read_group(group_id, consistent=False)
+    return found.header.created_at_ms if found is not None else 0
 
 
 def gate(

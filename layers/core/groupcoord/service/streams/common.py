@@ -6,8 +6,6 @@ from ...core.session_renewal import renewal_slack_ms
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import GROUP_TYPE
 from ...settings import Settings
-from ...store.groups import header
-from ...store.streams.codec import group_from_item
 from ...store.streams.repository import StreamsGroupStore
 
 __all__ = ["GROUP_TYPE", "heartbeat_interval_ms", "reload", "renewal_slack", "session_ms"]
@@ -30,7 +28,4 @@ def renewal_slack(settings: Settings) -> int:
 
 
 def reload(ss: StreamsGroupStore, group_id: str) -> StreamsGroup | None:
-    item = ss.group_item(group_id, consistent=True)
-    if item is None or header(item).group_type != GROUP_TYPE:
-        return None
-    return group_from_item(item)
+    return ss.group(group_id)

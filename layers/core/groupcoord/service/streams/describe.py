@@ -31,8 +31,6 @@ from ...models.streams import (
     StreamsTopicConfig,
     StreamsTopicInfo,
 )
-from ...store.groups import header
-from ...store.streams.codec import group_from_item
 from ..consumer.describe import UNDESCRIBABLE_TOPICS
 from ..context import ApiContext
 from ..refusals import group_operations, may_describe_topics
@@ -134,15 +132,15 @@ def _not_found(group_id: str, message: str) -> StreamsGroupDescribedGroup:
 
 def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescribedGroup:
     ss = ctx.store.streams
-    item = ss.group_item(group_id, consistent=True)
-    if item is not None and header(item).group_type == GROUP_TYPE:
+    item = ss.read_group(group_id, consistent=True)
+    if item is not None and item.group_type == GROUP_TYPE:
         expire_streams_group(ctx.store, item, ctx.now_ms)
-        item = ss.group_item(group_id, consistent=True)
+        item = ss.read_group(group_id, consistent=True)
     if item is None:
         return _not_found(group_id, f"Group {group_id} not found.")
-    if header(item).group_type != GROUP_TYPE:
+    if item.group_type != GROUP_TYPE:
         return _not_found(group_id, f"Group {group_id} is not a streams group.")
-    group = group_from_item(item)
+    group = item.streams()
     topology = ss.topology(group_id)
     if topology is not None and not may_describe_topics(ctx, described_topics(topology)):
         # As Kafka: no members, no topology, when one of its topics is not describable.

@@ -9,73 +9,55 @@ sweeper) reads the members, removes the overdue ones and writes the exact next d
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from ...core.streams.heartbeat_rules import GROUP_TYPE, is_expired, next_deadline
-from ...core.timer_checks import check_is_claimed
-from ...store.errors import Conflict
-from ...store.groups import header
+from ...core.modern.expiry import is_due
+from ...core.streams.expiry import StreamsExpiry
+from ...core.streams.group import StreamsGroup
+from ...core.streams.heartbeat_rules import GROUP_TYPE
+from ...core.streams.member import StreamsGroupMember
 from ...store.store import Store
-from ...store.streams.codec import group_from_item
+from ...store.stored_group import StoredGroup
 from ...store.streams.installs import CHUNK
+from ..modern.expiry import ExpiryPass
 from .install import ensure_target
 
-# How long a claimed check keeps other requests from reading the same group's members (as the
-# consumer protocol's: service/consumer/expiry.py).
-SCAN_LEASE_MS = 2_000
-SCAN_LEASE_PER_MEMBER_MS = 4
+RULE = StreamsExpiry(chunk=CHUNK // 2)  # one transaction's worth at a time
 
 
-def expire_streams_group(store: Store, group_item: dict[str, Any], now_ms: int) -> None:
+def expire_streams_group(store: Store, found: StoredGroup, now_ms: int) -> None:
     """Run the group's expiry if it is due (idempotent, race-safe: every write is on the
     version read)."""
-    if header(group_item).group_type != GROUP_TYPE:
+    if found.group_type != GROUP_TYPE:
         return
-    group = group_from_item(group_item)
-    if group.deadline is None or group.deadline > now_ms:
+    group = found.streams()
+    if not is_due(group, now_ms):
         return
-    ss = store.streams
-    if check_is_claimed(group.member_count):
-        # A big group's check is claimed first (core/timer_checks.py): its deadline moves a
-        # little ahead on the version read, and the requests that lose go on without reading
-        # every member.
-        lease = SCAN_LEASE_MS + SCAN_LEASE_PER_MEMBER_MS * group.member_count
-        try:
-            group = ss.update_group(group, replace(group, deadline=now_ms + lease))
-        except Conflict:
-            return
-    members = ss.members(group)
-    overdue = [m for m in members if is_expired(m, now_ms)]
-    expired = overdue[: CHUNK // 2]  # one transaction's worth at a time
-    gone = {m.member_id for m in expired}
-    remaining = [m for m in members if m.member_id not in gone]
-    deadline = next_deadline(remaining, group, now_ms)
-    if len(overdue) > len(expired):
-        deadline = now_ms  # more expired than one transaction takes: look again at once
-    if not expired:
-        try:
-            group = ss.update_group(group, replace(group, deadline=deadline))
-        except Conflict:
-            return  # the group moved: the writer's deadline stands, or it is looked at again
-        ensure_target(store, group, batched=False)  # the initial delay may be over
-        return
-    removals = [item for m in expired for item in ss.remove_member_items(group, m)]
-    fenced = replace(group.with_members(-len(expired)), deadline=deadline)
-    fenced = fenced.with_endpoints_changed(any(m.user_endpoint is not None for m in expired))
-    if not remaining:
-        fenced = replace(fenced, target_epoch=fenced.group_epoch)
-    try:
-        fenced = ss.update_group(group, fenced, extra=removals)
-    except Conflict:
-        return
-    if remaining:
-        ensure_target(store, fenced, batched=False)
+    _Check(store, now_ms).run(group)
 
 
-def delete_streams_group_items(store: Store, group_item: dict[str, Any]) -> None:
+class _Check(ExpiryPass[StreamsGroup, StreamsGroupMember]):
+    """Streams' expiry pass: the next target installed after every check (the initial delay
+    may be over)."""
+
+    def __init__(self, store: Store, now_ms: int) -> None:
+        super().__init__(store.streams, RULE, now_ms)
+        self.whole = store
+
+    def claim(self, group: StreamsGroup, lease_until_ms: int) -> StreamsGroup:
+        return replace(group, deadline=lease_until_ms)
+
+    def settled(self, group: StreamsGroup) -> None:
+        ensure_target(self.whole, group, batched=False)
+
+    def after_removal(self, group: StreamsGroup, remaining: bool) -> None:
+        if remaining:
+            ensure_target(self.whole, group, batched=False)
+
+
+def delete_streams_group_items(store: Store, found: StoredGroup) -> None:
     """A deleted group's members, topology and topic subscriptions (the group item holds no
     list of topics: they are the topology's)."""
-    deleted = header(group_item)
+    deleted = found.header
     topology = store.streams.topology(deleted.group_id)
     if topology is not None:
         names = topology.internal_topics() | {

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.acls import AclOperation
-from ...core.consumer.group import Refusal
-from ...core.ownership import NOT_OWNER_MESSAGE
+from ...core.modern.refusal import Refusal
 from ...core.streams.configuration import (
     InvalidTopology,
     StatusCode,
@@ -23,17 +22,17 @@ from ...core.streams.configuration import (
 )
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import (
-    GroupAccess,
-    NewMember,
+    CONVERSION,
+    ReconcilePlan,
     TopologyStep,
     apply_request,
-    plan_group_access,
     plan_new_member,
+    plan_reconcile,
     plan_static_takeover,
     plan_topology,
     static_leave,
 )
-from ...core.streams.member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsGroupMember
+from ...core.streams.member import StreamsGroupMember
 from ...core.streams.tasks import task_ids
 from ...core.streams.topology import Topology, from_message
 from ...core.streams.validation import (
@@ -45,34 +44,25 @@ from ...core.streams.validation import (
 from ...core.streams.warmups import Report, caught_up
 from ...errors import Errors
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
-from ...store.errors import Conflict
-from ...store.groups import header
-from ...store.streams.codec import group_from_item
+from ...store.stored_group import StoredGroup
+from ...store.writes import NO_WRITES, Writes
 from ..context import ApiContext
-from ..races import DecideAgain, retry_on_race
+from ..modern.heartbeat import (
+    Answer,
+    Joining,
+    MemberHeartbeat,
+    refusal_answer,
+    run_heartbeat,
+)
 from ..refusals import group_refusal, may_describe_topics
-from .common import heartbeat_interval_ms, reload, session_ms
+from .common import heartbeat_interval_ms, renewal_slack, session_ms
 from .expiry import expire_streams_group
 from .install import Installed, ensure_target
 from .reconciling import Reconciling
 from .topology import registry_counts
 from .visibility import topic_changes_matter
 
-
-class Answer(Exception):
-    """A Kafka error answer, raised from deep in the flow."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
-
-
-def _error(
-    request: StreamsGroupHeartbeatRequest, refusal: Refusal
-) -> StreamsGroupHeartbeatResponse:
-    return StreamsGroupHeartbeatResponse(
-        error_code=refusal.error, error_message=refusal.message, member_id=request.member_id
-    )
+Response = StreamsGroupHeartbeatResponse
 
 
 def _topology_topics(request: StreamsGroupHeartbeatRequest) -> set[str]:
@@ -97,39 +87,27 @@ def streams_group_heartbeat(
         return StreamsGroupHeartbeatResponse(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
     refusal = validate_heartbeat(request)
     if refusal is not None:
-        return _error(request, refusal)
-
-    def once(attempt: int) -> StreamsGroupHeartbeatResponse:
-        consistent = attempt > 0
-        try:
-            return _Heartbeat(request, ctx, consistent=consistent).run()
-        except Answer as answer:
-            if consistent:
-                return _error(request, answer.refusal)
-            raise DecideAgain() from None
-
-    busy = Refusal(Errors.COORDINATOR_LOAD_IN_PROGRESS, "The group is busy; retry the heartbeat.")
-    return retry_on_race(ctx.clock, once, busy=lambda: _error(request, busy))
+        return refusal_answer(Response, request, refusal)
+    return run_heartbeat(request, ctx, lambda c: _Heartbeat(request, ctx, consistent=c), Response)
 
 
-def _unknown_member(member_id: str, group_id: str) -> Answer:
-    return Answer(
-        Refusal(
-            Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
-        )
-    )
+class _Heartbeat(
+    Reconciling, MemberHeartbeat[StreamsGroup, StreamsGroupMember, ReconcilePlan, Response]
+):
+    conversion = CONVERSION
+    takeover_rule = staticmethod(plan_static_takeover)
+    reconcile_rule = staticmethod(plan_reconcile)
 
-
-class _Heartbeat(Reconciling):
     def __init__(self, request: StreamsGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
-        self.request = request
-        self.ctx = ctx
-        self.consistent = consistent
+        super().__init__(request, ctx, consistent, ctx.store.streams)
+        self.request: StreamsGroupHeartbeatRequest = request
         self.ss = ctx.store.streams
-        self.now = ctx.now_ms
         # The digest of the report this heartbeat stored (_record_report), which the member's
         # write records.
         self.report_digest: str | None = None
+        # A join's topology and what it does to the group's (_join).
+        self.topology: Topology | None = None
+        self.step = TopologyStep.SAME
 
     def _may_create(self, topic: str) -> bool:
         """Kafka's check before it creates a streams group's internal topic."""
@@ -138,58 +116,46 @@ class _Heartbeat(Reconciling):
             AclOperation.CREATE, topic
         )
 
-    def _ensure_target(self, group: StreamsGroup) -> tuple[StreamsGroup, Installed | None]:
+    def session_ms(self) -> int:
+        return session_ms(self.ctx.settings)
+
+    def renewal_slack_ms(self) -> int:
+        return renewal_slack(self.ctx.settings)
+
+    def install(self, group: StreamsGroup) -> tuple[StreamsGroup, Installed | None]:
+        """The target installed at once (unless another install or the initial delay holds
+        it back)."""
         return ensure_target(self.ctx.store, group, may_create=self._may_create)
 
-    def run(self) -> StreamsGroupHeartbeatResponse:
-        if self.request.member_epoch == 0:
-            self._check_configurable()
-        group = self._group()
-        epoch = self.request.member_epoch
-        if epoch == LEAVE_EPOCH:
-            return self._leave(group)
-        if epoch == STATIC_LEAVE_EPOCH:
-            return self._static_leave(group)
-        if epoch == 0:
-            return self._join(group)
-        return self._heartbeat(group)
+    def ensure_target(self, group: StreamsGroup) -> object:
+        return self.install(group)
 
     # --- the group ---
 
-    def _access(self, item: dict | None) -> GroupAccess:
-        found = header(item) if item is not None else None
-        access = plan_group_access(
-            self.request.group_id,
-            found.group_type if found is not None else None,
-            found.member_count if found is not None else 0,
-            self.request.member_epoch,
+    def before_group(self) -> None:
+        """A topology that can never be configured (a loop, a repartition source nothing
+        writes) is refused before anything is created or kept (130). Every join reads its
+        topics here, all on the registry's one partition key: eventually consistent, half a
+        read unit a topic (a burst of 5,000 joins of a three-topic topology reads 7,500 units
+        there, not 15,000). A stale count cannot refuse a join: only the topology's shape
+        does (a missing topic is a status, which installs decide on consistent reads)."""
+        assert self.request.topology is not None
+        topology = from_message(self.request.topology)
+        try:
+            configure(topology, registry_counts(self.ctx.store, topology, consistent=False))
+        except InvalidTopology as why:
+            raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
+
+    def create(self, replacing: StoredGroup | None) -> None:
+        self.ss.create_group(
+            self.request.group_id, self.ctx.settings.member_shards, self.now, replacing
         )
-        if isinstance(access, Refusal):
-            raise Answer(access)
-        return access
 
-    def _group(self) -> StreamsGroup:
-        gid = self.request.group_id
-        item = self.ss.group_item(gid, consistent=self.consistent)
-        access = self._access(item)
-        if access is not GroupAccess.USE:
-            replacing = item if access is GroupAccess.REPLACE else None
-            self.ss.create_group(gid, self.ctx.settings.member_shards, self.now, replacing)
-            if replacing is not None:  # the classic group's pending member ids go
-                self.ctx.store.classic.delete_classic_leftovers(
-                    gid, header(replacing).member_shards
-                )
-            item = self.ss.group_item(gid, consistent=True)
-            if self._access(item) is not GroupAccess.USE:
-                raise Conflict(gid)
-        assert item is not None
-        return self._prepare(item)
-
-    def _prepare(self, item: dict) -> StreamsGroup:
-        """Due expiries, topic changes and target installs of the group `item`."""
-        group = group_from_item(item)
+    def prepare(self, found: StoredGroup) -> StreamsGroup:
+        """Due expiries, topic changes and target installs of the group `found`."""
+        group = found.streams()
         if group.deadline is not None and group.deadline <= self.now:
-            expire_streams_group(self.ctx.store, item, self.now)
+            expire_streams_group(self.ctx.store, found, self.now)
             group = self._reload(group)
         if group.topology_status is StatusCode.MISSING_INTERNAL_TOPICS and group.member_count:
             # An install could not create them (its caller may not): this caller tries again.
@@ -213,55 +179,50 @@ class _Heartbeat(Reconciling):
             )
             group = self.ss.update_group(group, bumped)
         if group.group_epoch > group.target_epoch:
-            group, _ = self._ensure_target(group)
+            group, _ = self.install(group)
         return group
-
-    def _reload(self, group: StreamsGroup) -> StreamsGroup:
-        fresh = reload(self.ss, group.group_id)
-        if fresh is None:
-            raise Conflict(group.group_id)
-        return fresh
 
     # --- members ---
 
-    def _owned(self, member: StreamsGroupMember) -> StreamsGroupMember:
-        """`member`, if the caller may act as it (core/ownership.py); else refused with 30."""
-        if not self.ctx.caller.may_act_as(member.principal):
-            raise Answer(Refusal(Errors.GROUP_AUTHORIZATION_FAILED, NOT_OWNER_MESSAGE))
-        return member
+    def apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
+        updated, changed = apply_request(
+            member, self.request, self.ctx.client_id, self.ctx.client_host
+        )
+        if self.report_digest is not None:
+            updated = replace(updated, report_digest=self.report_digest)
+        return updated, changed
 
-    def _existing(self, group: StreamsGroup) -> StreamsGroupMember:
-        member = self.ss.member(group, self.request.member_id, consistent=True)
-        iid = self.request.instance_id
-        if iid is not None and (member is None or member.instance_id != iid):
-            # Kafka's static member checks: an unknown instance 25, another's 82.
-            owner = self.ss.instance_owner(group, iid)
-            if owner is None:
-                raise Answer(Refusal(Errors.UNKNOWN_MEMBER_ID, f"Instance id {iid} is unknown."))
-            if owner != self.request.member_id:
-                raise Answer(
-                    Refusal(
-                        Errors.FENCED_INSTANCE_ID,
-                        f"Static member {self.request.member_id} with instance id {iid} was "
-                        f"fenced by member {owner}.",
-                    )
-                )
-        if member is None:
-            raise _unknown_member(self.request.member_id, group.group_id)
-        return self._owned(member)
+    def check_epoch(self, member: StreamsGroupMember) -> Refusal | None:
+        return check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
 
-    def _static_leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
-        """-2: the member keeps its tasks for its instance's return within the session; no
-        new epoch (beyond Kafka 4.2, as the consumer protocol's static members)."""
-        member = self._existing(group)
-        self.ss.write_member(group, static_leave(member))
-        return self._left(STATIC_LEAVE_EPOCH)
+    def static_leave(self, member: StreamsGroupMember) -> StreamsGroupMember:
+        return static_leave(member)
 
-    def _left(self, epoch: int) -> StreamsGroupHeartbeatResponse:
+    def without(self, group: StreamsGroup, member: StreamsGroupMember) -> StreamsGroup:
+        return group.with_members(-1).with_endpoints_changed(member.user_endpoint is not None)
+
+    def moved(
+        self,
+        group: StreamsGroup,
+        before: StreamsGroupMember,
+        after: StreamsGroupMember,
+        changed: bool,
+    ) -> StreamsGroup | None:
+        """A new group epoch when what the target is computed from changed; a new endpoint
+        epoch when the member's endpoint did. The endpoints map names a static member's
+        line by its instance: a takeover under a new member id with the same endpoint needs
+        no new map."""
+        endpoints = before.user_endpoint != after.user_endpoint
+        if not (changed or endpoints):
+            return None
+        moved = group.with_members(0) if changed else group
+        return moved.with_endpoints_changed(endpoints)
+
+    def left(self, epoch: int) -> Response:
         """A leave's answer: the epoch it left with, and the configured intervals (every
         successful answer carries them)."""
         settings = self.ctx.settings
-        return StreamsGroupHeartbeatResponse(
+        return Response(
             member_id=self.request.member_id,
             member_epoch=epoch,
             heartbeat_interval_ms=heartbeat_interval_ms(settings),
@@ -270,48 +231,28 @@ class _Heartbeat(Reconciling):
             status=[],
         )
 
-    def _apply(self, member: StreamsGroupMember) -> tuple[StreamsGroupMember, bool]:
-        updated, changed = apply_request(
-            member, self.request, self.ctx.client_id, self.ctx.client_host
-        )
-        if self.report_digest is not None:
-            updated = replace(updated, report_digest=self.report_digest)
-        return updated, changed
+    # --- joins ---
 
-    def _leave(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
-        member = self._existing(group)
-        left = group.with_members(-1).with_endpoints_changed(member.user_endpoint is not None)
-        group = self.ss.update_group(group, left, extra=self.ss.remove_member_items(group, member))
-        self._ensure_target(group)
-        return self._left(LEAVE_EPOCH)
-
-    def _topology(self, group: StreamsGroup) -> tuple[Topology, TopologyStep]:
+    def _join(self, group: StreamsGroup) -> Response:
+        """The join's topology is decided first (131 refuses it before anything else)."""
         assert self.request.topology is not None
         topology = from_message(self.request.topology)
         step = plan_topology(group, topology)
         if isinstance(step, Refusal):
             raise Answer(step)
-        return topology, step
+        self.topology, self.step = topology, step
+        return super()._join(group)
 
-    def _check_configurable(self) -> None:
-        """A topology that can never be configured (a loop, a repartition source nothing
-        writes) is refused before anything is created or kept (130). Every join reads its
-        topics here, all on the registry's one partition key: eventually consistent, half a
-        read unit a topic (a burst of 5,000 joins of a three-topic topology reads 7,500 units
-        there, not 15,000). A stale count cannot refuse a join: only the topology's shape
-        does (a missing topic is a status, which installs decide on consistent reads)."""
-        assert self.request.topology is not None
-        topology = from_message(self.request.topology)
-        try:
-            configure(topology, registry_counts(self.ctx.store, topology, consistent=False))
-        except InvalidTopology as why:
-            raise Answer(Refusal(Errors.STREAMS_INVALID_TOPOLOGY, str(why))) from None
-
-    def _update_topology(self, group: StreamsGroup, topology: Topology) -> StreamsGroup:
+    def before_writes(self, group: StreamsGroup) -> StreamsGroup:
         """A join with a newer topology epoch replaces the group's topology (validated
-        first: _check_configurable) and bumps the group epoch: a rolling upgrade keeps its
-        group. Members still on the older epoch hear status 0 and keep only the sub-topologies
-        both epochs share (install.py)."""
+        first: before_group) and bumps the group epoch: a rolling upgrade keeps its group.
+        Members still on the older epoch hear status 0 and keep only the sub-topologies both
+        epochs share (install.py)."""
+        if self.step is not TopologyStep.UPDATE:
+            return group
+        topology = self.topology
+        assert topology is not None
+        self.step = TopologyStep.SAME
         old = self.ss.topology(group.group_id)
         kept = old.updated_to(topology) if old is not None else topology
         updated = replace(
@@ -321,155 +262,50 @@ class _Heartbeat(Reconciling):
             group_epoch=group.group_epoch + 1,
         )
         put = self.ss.put_topology(group.group_id, kept)
-        return self.ss.update_group(group, updated, extra=[put])
+        return self.ss.update_group(group, updated, extra=put)
 
-    def _join(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
-        topology, step = self._topology(group)
-        member, owner, owner_id = self._join_route(group)
-        if step is TopologyStep.UPDATE:
-            group, step = self._update_topology(group, topology), TopologyStep.SAME
-        if owner is not None:
-            return self._replace_static(group, owner)
-        if member is not None:
-            self._record_report(group, member)
-            updated, changed = self._apply(member)
-            if not changed:
-                return self._reconcile(group, member, updated)
-            return self._rewrite(group, member, updated)
-        return self._add_member(group, topology, step, owner_id)
-
-    def _join_route(
-        self, group: StreamsGroup
-    ) -> tuple[StreamsGroupMember | None, StreamsGroupMember | None, str | None]:
-        """Who a join names, decided before it writes anything (its topology included): the
-        member it rejoins as, or the static member whose instance it takes over, each only if
-        the caller may act as it (else 30, and the group is left as it was); and who claims
-        its instance id. A takeover the owner did not release (111), and a new member of a
-        full group (81), are refused here too."""
-        req = self.request
-        member = self.ss.member(group, req.member_id, consistent=True)
-        owner_id = self.ss.instance_owner(group, req.instance_id) if req.instance_id else None
-        if owner_id is not None and owner_id != req.member_id:
-            owner = self.ss.member(group, owner_id, consistent=True)
-            if owner is not None:
-                self._takeover(self._owned(owner))
-                return None, owner, owner_id
-        if member is None:
-            self._new_member(group)  # a full group refuses it before anything is written
-        return (self._owned(member) if member is not None else None), None, owner_id
-
-    def _takeover(self, owner: StreamsGroupMember) -> StreamsGroupMember:
-        """The member a static rejoin under the request's member id makes of `owner`."""
-        req = self.request
-        assert req.instance_id is not None
-        copy = plan_static_takeover(
-            owner, req.member_id, req.instance_id, self.now, session_ms(self.ctx.settings)
-        )
-        if isinstance(copy, Refusal):
-            raise Answer(copy)
-        return copy
-
-    def _rewrite(
-        self, group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember
-    ) -> StreamsGroupHeartbeatResponse:
-        """What the target is computed from changed: the member and a new group epoch in one
-        write (and a new endpoint epoch if the member's endpoint changed too)."""
-        items = self.ss.put_member_items(group, updated, new=False)
-        moved = group.with_members(0).with_endpoints_changed(
-            updated.user_endpoint != member.user_endpoint
-        )
-        return self._after_change(self.ss.update_group(group, moved, items))
-
-    def _replace_static(
-        self, group: StreamsGroup, owner: StreamsGroupMember
-    ) -> StreamsGroupHeartbeatResponse:
-        """A static member's rejoin under a new member id: it takes over the tasks and the
-        epoch, with no new group epoch unless what the target is computed from changed."""
-        req = self.request
-        assert req.instance_id is not None
-        copy = self._takeover(owner)
-        report = self.ss.report_puts(group, req.member_id, self._new_report(group, copy))
-        updated, changed = self._apply(replace(copy, principal=self.ctx.caller.principal))
-        items = [
-            *self.ss.remove_member_items(group, owner)[:2],  # the member and its report
-            *self.ss.put_member_items(group, updated, new=True),
-            *report,
-            self.ss.move_instance(group, req.instance_id, owner.member_id, req.member_id),
-        ]
-        # The endpoints map names a static member's line by its instance: the new member id
-        # takes it over unchanged (same tasks), so only a new endpoint needs a new map.
-        endpoints = owner.user_endpoint != updated.user_endpoint
-        if changed or endpoints:
-            moved = group.with_members(0) if changed else group
-            group = self.ss.update_group(
-                group, moved.with_endpoints_changed(endpoints), extra=items
-            )
-        else:
-            self.ss.transact(items)
-        return self._after_change(group)
-
-    def _new_member(self, group: StreamsGroup) -> tuple[NewMember, Report | None]:
+    def new_member(self, group: StreamsGroup) -> Joining[StreamsGroup, StreamsGroupMember]:
         """The caller as a member the group does not know yet, or refused (a full group), and
-        the changelog offsets report its join carries (read before the member is built: the
-        member's write records its digest)."""
+        the changelog offsets report its join carries, written in its join's transaction
+        (read before the member is built: the member's write records its digest). No new
+        endpoint epoch: the map shows targets, and a joiner has none until the install that
+        gives it one bumps the epoch (a burst of joins rebuilds no map)."""
         fresh = StreamsGroupMember(self.request.member_id, principal=self.ctx.caller.principal)
         report = self._new_report(group, fresh)
-        joiner, _ = self._apply(fresh)
+        joiner, _ = self.apply(fresh)
         settings = self.ctx.settings
         plan = plan_new_member(
             group,
             joiner,
             max_size=settings.group_streams_max_size,
             now=self.now,
-            session_ms=session_ms(settings),
+            session_ms=self.session_ms(),
             initial_delay_ms=settings.group_streams_initial_rebalance_delay_ms,
         )
         if isinstance(plan, Refusal):
             raise Answer(plan)
-        return plan, report
+        writes = self.ss.report_writes(group, plan.member.member_id, report)
+        return Joining(plan.member, plan.group, writes)
 
-    def _add_member(
-        self,
-        group: StreamsGroup,
-        topology: Topology,
-        step: TopologyStep,
-        instance_owner: str | None,
-    ) -> StreamsGroupHeartbeatResponse:
-        plan, report = self._new_member(group)
-        items = [
-            *self.ss.put_member_items(group, plan.member, new=True),
-            *self.ss.report_puts(group, plan.member.member_id, report),
-        ]
-        iid = plan.member.instance_id
-        if iid is not None:
-            if instance_owner is None:
-                items.append(self.ss.claim_instance(group, plan.member))
-            elif instance_owner != plan.member.member_id:  # a claim a removed member left
-                items.append(
-                    self.ss.move_instance(group, iid, instance_owner, plan.member.member_id)
-                )
-        # No new endpoint epoch: the map shows targets, and a joiner has none until the
-        # install that gives it one bumps the epoch (a burst of joins rebuilds no map).
-        joined = plan.group
-        if step is TopologyStep.INITIALIZE:
-            items.append(self.ss.put_topology(group.group_id, topology))
-            joined = replace(
-                joined, topology_epoch=topology.epoch, topology_digest=topology.digest()
-            )
-        group = self.ss.update_group(group, joined, extra=items)
-        return self._after_change(group)
+    def joined(
+        self, group: StreamsGroup, joining: Joining[StreamsGroup, StreamsGroupMember]
+    ) -> tuple[StreamsGroup, Writes]:
+        """A first join's topology becomes the group's, in the join's transaction."""
+        if self.step is not TopologyStep.INITIALIZE:
+            return joining.group, NO_WRITES
+        topology = self.topology
+        assert topology is not None
+        first = replace(
+            joining.group, topology_epoch=topology.epoch, topology_digest=topology.digest()
+        )
+        return first, self.ss.put_topology(group.group_id, topology)
 
-    def _after_change(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
-        """After a membership write: install the target at once (unless another install or
-        the initial delay holds it back), then reconcile."""
-        group, installed = self._ensure_target(group)
-        member = installed.members.get(self.request.member_id) if installed else None
-        if member is None:
-            member = self.ss.member(group, self.request.member_id, consistent=True)
-        if member is None:
-            raise Conflict(group.group_id)
-        updated, _ = self._apply(member)
-        return self._reconcile(group, member, updated, installed)
+    def takeover_writes(self, group: StreamsGroup, successor: StreamsGroupMember) -> Writes:
+        """The report the takeover's request carries, under its new member id."""
+        report = self._new_report(group, successor)
+        return self.ss.report_writes(group, self.request.member_id, report)
+
+    # --- the changelog offsets report ---
 
     def _new_report(self, group: StreamsGroup, member: StreamsGroupMember) -> Report | None:
         """The changelog offsets report the request carries (each list null: unchanged, the
@@ -494,7 +330,7 @@ class _Heartbeat(Reconciling):
         self.report_digest = digest
         return report
 
-    def _record_report(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
+    def reported(self, group: StreamsGroup, member: StreamsGroupMember) -> bool:
         """Keep the member's changelog offsets report; True when one of its warm-ups is now
         caught up (the next install promotes it). A report equal to the stored one (the
         member item keeps its digest) writes nothing: its promotion, if any, was asked for
@@ -506,16 +342,3 @@ class _Heartbeat(Reconciling):
         self.ss.put_report(group, member.member_id, report)
         lag = self.ctx.settings.group_streams_acceptable_recovery_lag
         return any(caught_up(report, t, lag) for t in task_ids(member.tasks.assigned.warmup))
-
-    def _heartbeat(self, group: StreamsGroup) -> StreamsGroupHeartbeatResponse:
-        member = self._existing(group)
-        refusal = check_member_epoch(member, self.request.member_epoch, owned_tasks(self.request))
-        if refusal is not None:
-            raise Answer(refusal)
-        promoted = self._record_report(group, member)
-        updated, changed = self._apply(member)
-        if promoted and not changed:
-            return self._after_change(self.ss.update_group(group, group.with_members(0)))
-        if changed:
-            return self._rewrite(group, member, updated)
-        return self._reconcile(group, member, updated)

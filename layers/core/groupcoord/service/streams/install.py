@@ -12,7 +12,6 @@ consumer protocol's (`group.streams.assignment.interval.ms`).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 
 from ...core.streams.assignor import AssignorMember, assign
@@ -25,13 +24,9 @@ from ...core.streams.topology import Topology
 from ...core.streams.warmups import Report, refine
 from ...store.errors import Conflict
 from ...store.store import Store
-from ..push import notify_members
-from .common import reload
+from ..modern.install import LEASE_MS, install_if_due, is_held_back, leased
 from .topology import MayCreate, configured, subscribe
 from .visibility import digest_if_gated, members_visible
-
-LEASE_MS = 10_000
-INSTALL_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -54,30 +49,15 @@ def ensure_target(
         allowed = not store.settings.authorizer_enabled
         may_create = lambda _topic: allowed  # noqa: E731
     interval = store.settings.group_streams_assignment_interval_ms
-    for _ in range(INSTALL_ATTEMPTS):
-        now = store.clock.now_ms()
-        if group.group_epoch <= group.target_epoch or in_initial_delay(group, now):
-            return group, None
-        if group.install_id is not None and group.install_until > now:
-            return group, None
-        if batched and group.target_epoch > 0 and now < group.assigned_at + interval:
-            return group, None
-        try:
-            installed = install(store, group, now, may_create)
-        except Conflict:
-            fresh = reload(store.streams, group.group_id)
-            if fresh is None:
-                return group, None
-            group = fresh
-            continue
-        # After the flip committed: the members with a new target hear of it now.
-        retargeted = [
-            mid for mid, m in installed.members.items()
-            if m.target_epoch == installed.group.target_epoch
-        ]  # fmt: skip
-        notify_members(store, group.group_id, retargeted)
-        return installed.group, installed
-    return group, None
+    creates = may_create
+
+    def held_back(g: StreamsGroup, now: int) -> bool:
+        # The initial rebalance delay holds it back too (core/streams/heartbeat_rules.py).
+        return in_initial_delay(g, now) or is_held_back(g, now, batched, interval)
+
+    return install_if_due(
+        store, store.streams, group, held_back, lambda g, now: install(store, g, now, creates)
+    )
 
 
 def _previous(m: StreamsGroupMember) -> TasksTuple:
@@ -213,14 +193,10 @@ class _Holders:
 def install(store: Store, group: StreamsGroup, now_ms: int, may_create: MayCreate) -> Installed:
     ss, installs = store.streams, store.streams_installs
     epoch = group.group_epoch
-    install_id = uuid.uuid4().hex
-    leased = replace(
-        group,
-        topic_changes_seen=group.topic_changes,
-        install_id=install_id,
-        install_until=now_ms + LEASE_MS,
-    )
-    group = installs.take_install_lease(group, leased, now_ms)
+    lease = leased(group, now_ms)
+    install_id = lease.install_id
+    assert install_id is not None
+    group = installs.take_install_lease(group, lease, now_ms)
     try:
         members = ss.members(group)
         topology = ss.topology(group.group_id)

@@ -5,7 +5,6 @@ guard at the write, the member still at the epoch judged by (as a consumer membe
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from ...core.streams.configuration import readable_counts, resolve_sources
 from ...core.streams.member import StreamsGroupMember
@@ -13,15 +12,15 @@ from ...core.streams.offsets import streams_commit_error
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest, OffsetFetchRequestGroup
 from ...store.offsets import ConsumerMemberAtEpoch
-from ...store.streams.codec import group_from_item
+from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..fence import Fence
 
 
-def _member(ctx: ApiContext, item: dict[str, Any], member_id: str) -> StreamsGroupMember | None:
+def _member(ctx: ApiContext, item: StoredGroup, member_id: str) -> StreamsGroupMember | None:
     if not member_id:
         return None
-    return ctx.store.streams.member(group_from_item(item), member_id, consistent=True)
+    return ctx.store.streams.member(item.streams(), member_id, consistent=True)
 
 
 def _readers(ctx: ApiContext, group_id: str) -> dict[str, set[str]]:
@@ -41,11 +40,11 @@ def _readers(ctx: ApiContext, group_id: str) -> dict[str, set[str]]:
     return readers
 
 
-def streams_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRequest) -> Fence:
+def streams_fence(ctx: ApiContext, item: StoredGroup, request: OffsetCommitRequest) -> Fence:
     member = _member(ctx, item, request.member_id)
     if member is not None and not ctx.caller.may_act_as(member.principal):
         return Fence(error=Errors.GROUP_AUTHORIZATION_FAILED)
-    group = group_from_item(item)
+    group = item.streams()
     readers = functools.cache(lambda: _readers(ctx, group.group_id))
     partitions = (
         (topic.name, p.partition_index) for topic in request.topics for p in topic.partitions
@@ -67,7 +66,7 @@ def streams_fence(ctx: ApiContext, item: dict[str, Any], request: OffsetCommitRe
 
 
 def streams_fetch_check(
-    ctx: ApiContext, item: dict[str, Any], request: OffsetFetchRequestGroup
+    ctx: ApiContext, item: StoredGroup, request: OffsetFetchRequestGroup
 ) -> Errors:
     """A member's fetch needs its exact epoch (113) and its membership (25); a fetch from
     outside the group (an admin's) is always allowed."""

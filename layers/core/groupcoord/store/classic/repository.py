@@ -73,6 +73,7 @@ from .. import schema
 from ..conversion import Conversions
 from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
 from ..errors import Conflict
+from ..stored_group import StoredGroup
 from .codec import (
     OPTIONAL_GROUP_ATTRIBUTES,
     group_to_item,
@@ -117,6 +118,10 @@ class ClassicGroupStore:
     def group_item(self, group_id: str, *, consistent: bool = True) -> dict[str, Any] | None:
         # Through Conversions: an interrupted protocol conversion is finished first.
         return self.conversions.read_group_item(group_id, consistent=consistent)
+
+    def read_group(self, group_id: str, *, consistent: bool = True) -> StoredGroup | None:
+        """The group item under `group_id`, of whatever type, typed."""
+        return self.conversions.read_group(group_id, consistent=consistent)
 
     def members(self, group: ClassicGroup, *, payloads: bool) -> list[ClassicMember]:
         """Every member, read consistently; with `payloads`, with their metadata and
@@ -267,14 +272,14 @@ class ClassicGroupStore:
         return new_group
 
     def replace_empty_consumer_group(
-        self, item: dict[str, Any], member_shards: int, now_ms: int
+        self, found: StoredGroup, member_shards: int, now_ms: int
     ) -> ClassicGroup:
-        """Turn the Empty consumer group `item` (as read) into an Empty classic group: one Put,
-        conditioned on the group still being that consumer group, at that version, with no
-        members. Offsets are per group id and stay. Conflict if it moved."""
+        """Turn the Empty consumer group `found` (as read) into an Empty classic group: one
+        Put, conditioned on the group still being that consumer group, at that version, with
+        no members. Offsets are per group id and stay. Conflict if it moved."""
         group = ClassicGroup(
-            group_id=item["groupId"],
-            version=int(item.get("version", 0)) + 1,
+            group_id=found.group_id,
+            version=found.version + 1,
             member_shards=member_shards,
             created_at_ms=now_ms,
             empty_since_ms=now_ms,
@@ -284,7 +289,7 @@ class ClassicGroupStore:
                 group_to_item(group, self.deadline_shards),
                 condition="groupType = :consumer AND #version = :v AND memberCount = :zero",
                 names={"#version": "version"},
-                values={":consumer": "consumer", ":v": item.get("version", 0), ":zero": 0},
+                values={":consumer": "consumer", ":v": found.version, ":zero": 0},
             )
         except ConditionFailed:
             raise Conflict(group.group_id) from None

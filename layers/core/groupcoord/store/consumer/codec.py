@@ -15,6 +15,7 @@ from ...core.lag import from_item as lags_from_item
 from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..dynamo import Update
+from ..family_codec import FamilyCodec
 from ..group_update import version_update
 from ..groups import listing_attributes
 
@@ -236,3 +237,19 @@ def member_condition(m: ConsumerGroupMember) -> tuple[str, dict[str, str], dict[
         {"#mver": "mver", "#tver": "tver"},
         {":mver": m.version, ":tver": m.target_version},
     )
+
+
+def _target_values(member: ConsumerGroupMember) -> tuple[Any, list[Any]]:
+    return to_item(member.target), [[h.member_id, h.instance_id or ""] for h in member.wait_on]
+
+
+CODEC: FamilyCodec[ConsumerGroup, ConsumerGroupMember] = FamilyCodec(
+    group_type="consumer",
+    group_update=group_update,
+    group_from_item=group_from_item,  # type: ignore[arg-type]
+    is_member=is_consumer_member,  # type: ignore[arg-type]
+    member_from_item=member_from_item,  # type: ignore[arg-type]
+    member_to_item=member_to_item,
+    member_condition=member_condition,
+    target_values=_target_values,
+)

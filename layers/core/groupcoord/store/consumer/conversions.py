@@ -15,6 +15,7 @@ from ..classic.codec import group_to_item, instance_key, payload_to_item
 from ..classic.codec import member_to_item as classic_member_item
 from ..conversion import Conversion
 from ..dynamo import Delete, Put
+from ..stored_group import StoredGroup
 from ..topics import regex_delete, subscription_delete, subscription_put
 from .codec import (
     GROUP_TYPE,
@@ -44,19 +45,20 @@ def conversion_condition(
 def upgrade_conversion(
     deadline_shards: int,
     classic: ClassicGroup,
-    classic_item: dict[str, Any],
+    found: StoredGroup,
     members: Sequence[ConsumerGroupMember],
     classic_protocols: Sequence[str],
     *,
     classic_members: Sequence[ClassicMember],
     pending: Sequence[ClassicMember],
 ) -> Conversion:
-    """The classic group `classic` (its item `classic_item` at the version read, with the
+    """The classic group `classic` (`found`, its group item at the version read, with the
     topic-change count read) becomes a Stable consumer group at group epoch = target
     epoch = generation with `members`: each member item is rewritten as a consumer member
     (same key) and static instance claims move to this store's keys. The classic items
     that go with it (its members' static claims and payload items, the ids still pending
     their second join) are deleted in the same step."""
+    classic_item = found.raw
     gid = classic.group_id
     shards = classic.member_shards
     converted = ConsumerGroup(

@@ -15,7 +15,6 @@ docs/consumer-protocol.md describes the conditions of each write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ...core.consumer.member import ConsumerGroupMember
@@ -24,37 +23,27 @@ from ...core.lag import Lags
 from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..dynamo import ConditionFailed, Delete, TransactItem, Update
-from ..member_groups import MemberGroupStore
+from ..member_groups import MemberGroupStore, release_claim
+from ..stored_group import StoredGroup
 from .codec import (
+    CODEC,
     group_item,
-    group_update,
-    is_consumer_member,
     member_condition,
-    member_from_item,
-    member_to_item,
-    static_instance_key,
 )
+
+
+def member_delete(group: ConsumerGroup, m: ConsumerGroupMember) -> Delete:
+    """The delete of a member's item, on the versions read."""
+    condition, names, values = member_condition(m)
+    key = schema.member_key(group.group_id, m.member_id, group.member_shards)
+    return Delete(key, condition=condition, names=names, values=values)
 
 
 def remove_member_items(group: ConsumerGroup, m: ConsumerGroupMember) -> list[TransactItem]:
     """The deletes of a member's items (and its static claim), on the versions read."""
-    condition, names, values = member_condition(m)
-    items: list[TransactItem] = [
-        Delete(
-            schema.member_key(group.group_id, m.member_id, group.member_shards),
-            condition=condition,
-            names=names,
-            values=values,
-        )
-    ]
+    items: list[TransactItem] = [member_delete(group, m)]
     if m.instance_id is not None:
-        items.append(
-            Delete(
-                static_instance_key(group.group_id, m.instance_id, group.member_shards),
-                condition="attribute_not_exists(pk) OR memberId = :m",
-                values={":m": m.member_id},
-            )
-        )
+        items.append(release_claim(group.group_id, m.instance_id, m.member_id, group.member_shards))
     return items
 
 
@@ -62,47 +51,30 @@ class ConsumerGroupStore(MemberGroupStore[ConsumerGroup, ConsumerGroupMember]):
     """Consumer groups' items: the group and member reads and writes it shares with streams
     groups' store (store/member_groups.py), and its sessions and static members."""
 
-    # --- the encoding (store/member_groups.py) ---
-
-    def group_update(self, old: ConsumerGroup, new: ConsumerGroup) -> Update:
-        return group_update(old, new, self.deadline_shards)
-
-    def is_member(self, item: Mapping[str, Any]) -> bool:
-        return is_consumer_member(item)
-
-    def member_from_item(self, item: Mapping[str, Any]) -> ConsumerGroupMember:
-        return member_from_item(item)
-
-    def member_to_item(self, group_id: str, shards: int, m: ConsumerGroupMember) -> dict[str, Any]:
-        return member_to_item(group_id, shards, m)
-
-    def member_condition(
-        self, m: ConsumerGroupMember
-    ) -> tuple[str, dict[str, str], dict[str, Any]]:
-        return member_condition(m)
+    codec = CODEC
 
     # --- writes ---
 
     def create_group(
-        self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None
+        self, group_id: str, shards: int, now_ms: int, replacing: StoredGroup | None
     ) -> None:
-        """A new, empty consumer group; `replacing` is an Empty classic group item read."""
+        """A new, empty consumer group; `replacing` is an Empty classic group read."""
         group = ConsumerGroup(
             group_id,
-            version=int((replacing or {}).get("version", 0)) + 1,
+            version=(replacing.version if replacing is not None else 0) + 1,
             member_shards=shards,
             # A replaced classic group's topics, so the next install unsubscribes them.
-            subscribed_topics=tuple((replacing or {}).get("subscribedTopics") or ()),
+            subscribed_topics=replacing.header.subscribed_topics if replacing else (),
             created_at_ms=now_ms,
         )
         self.put_new_group(
             group_item(group, self.deadline_shards, topic_changes=0), group_id, replacing
         )
 
-    def remove_member_items(
+    def member_removal(
         self, group: ConsumerGroup, m: ConsumerGroupMember
-    ) -> list[TransactItem]:
-        return remove_member_items(group, m)
+    ) -> tuple[TransactItem, ...]:
+        return (member_delete(group, m),)
 
     def renew_session(
         self,

@@ -23,6 +23,7 @@ from ...core.streams.topology import CopartitionGroup, Subtopology, TopicInfo, T
 from ...core.streams.warmups import Report
 from .. import schema
 from ..dynamo import Update
+from ..family_codec import FamilyCodec
 from ..group_update import version_update
 from ..groups import listing_attributes
 
@@ -350,3 +351,19 @@ def report_from_item(item: Mapping[str, Any]) -> Report:
     return Report(
         _offsets_from_item(item.get("offsets")), _offsets_from_item(item.get("endOffsets"))
     )
+
+
+def _target_values(member: StreamsGroupMember) -> tuple[Any, list[Any]]:
+    return tasks_to_item(member.target), list(member.wait_on)
+
+
+CODEC: FamilyCodec[StreamsGroup, StreamsGroupMember] = FamilyCodec(
+    group_type="streams",
+    group_update=group_update,
+    group_from_item=group_from_item,
+    is_member=is_streams_member,
+    member_from_item=member_from_item,
+    member_to_item=member_to_item,
+    member_condition=member_condition,
+    target_values=_target_values,
+)

@@ -18,31 +18,25 @@ docs/streams.md describes the conditions of each write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ...core.streams.group import StreamsGroup
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.topology import Topology
 from ...core.streams.warmups import Report
 from .. import schema
-from ..consumer.codec import static_instance_key
 from ..conversion import Conversions
 from ..dynamo import (
     Delete,
     Dynamo,
     Put,
     TransactItem,
-    Update,
 )
 from ..member_groups import MemberGroupStore
+from ..stored_group import StoredGroup
+from ..writes import NO_WRITES, Writes
 from .codec import (
+    CODEC,
     group_item,
-    group_update,
-    is_streams_member,
     member_condition,
-    member_from_item,
-    member_to_item,
     report_from_item,
     report_to_item,
     topology_from_item,
@@ -60,22 +54,7 @@ class StreamsGroupStore(MemberGroupStore[StreamsGroup, StreamsGroupMember]):
         super().__init__(dynamo, deadline_shards, conversions)
         self.endpoints = EndpointsStore(dynamo)
 
-    # --- the encoding (store/member_groups.py) ---
-
-    def group_update(self, old: StreamsGroup, new: StreamsGroup) -> Update:
-        return group_update(old, new, self.deadline_shards)
-
-    def is_member(self, item: Mapping[str, Any]) -> bool:
-        return is_streams_member(item)
-
-    def member_from_item(self, item: Mapping[str, Any]) -> StreamsGroupMember:
-        return member_from_item(item)
-
-    def member_to_item(self, group_id: str, shards: int, m: StreamsGroupMember) -> dict[str, Any]:
-        return member_to_item(group_id, shards, m)
-
-    def member_condition(self, m: StreamsGroupMember) -> tuple[str, dict[str, str], dict[str, Any]]:
-        return member_condition(m)
+    codec = CODEC
 
     # --- reads ---
 
@@ -97,14 +76,14 @@ class StreamsGroupStore(MemberGroupStore[StreamsGroup, StreamsGroupMember]):
         """The member's latest report, as is (last writer wins: a report is a snapshot)."""
         self.dynamo.put(report_to_item(group.group_id, group.member_shards, member_id, report))
 
-    def report_puts(
-        self, group: StreamsGroup, member_id: str, report: Report | None
-    ) -> list[TransactItem]:
+    def report_writes(self, group: StreamsGroup, member_id: str, report: Report | None) -> Writes:
         """A joiner's report (if any), written in its join's transaction: a refused join
         keeps none."""
         if report is None:
-            return []
-        return [Put(report_to_item(group.group_id, group.member_shards, member_id, report))]
+            return NO_WRITES
+        return Writes(
+            (Put(report_to_item(group.group_id, group.member_shards, member_id, report)),)
+        )
 
     def topology(self, group_id: str) -> Topology | None:
         item = self.dynamo.get(schema.streams_topology_key(group_id), consistent=True)
@@ -113,35 +92,29 @@ class StreamsGroupStore(MemberGroupStore[StreamsGroup, StreamsGroupMember]):
     # --- writes ---
 
     def create_group(
-        self, group_id: str, shards: int, now_ms: int, replacing: dict[str, Any] | None = None
+        self, group_id: str, shards: int, now_ms: int, replacing: StoredGroup | None = None
     ) -> None:
-        """A new, empty streams group; `replacing` is an Empty classic group item read (its
+        """A new, empty streams group; `replacing` is an Empty classic group read (its
         offsets stay: they are keyed by the group id)."""
-        version = int((replacing or {}).get("version", 0)) + 1
+        version = (replacing.version if replacing is not None else 0) + 1
         group = StreamsGroup(group_id, version=version, member_shards=shards, created_at_ms=now_ms)
         self.put_new_group(group_item(group, self.deadline_shards), group_id, replacing)
 
-    def put_topology(self, group_id: str, topology: Topology) -> Put:
+    def put_topology(self, group_id: str, topology: Topology) -> Writes:
         """The topology item of a group's first (or a replaced) topology, written in the
         transaction that sets the group's topology epoch."""
-        return Put(topology_to_item(group_id, topology))
+        return Writes((Put(topology_to_item(group_id, topology)),))
 
-    def remove_member_items(self, group: StreamsGroup, m: StreamsGroupMember) -> list[TransactItem]:
+    def member_removal(
+        self, group: StreamsGroup, m: StreamsGroupMember
+    ) -> tuple[TransactItem, ...]:
+        """The member's item (on the versions read) and its report."""
         condition, names, values = member_condition(m)
         key = schema.member_key(group.group_id, m.member_id, group.member_shards)
-        items: list[TransactItem] = [
+        return (
             Delete(key, condition=condition, names=names, values=values),
             Delete(schema.streams_report_key(group.group_id, m.member_id, group.member_shards)),
-        ]
-        if m.instance_id is not None:
-            items.append(
-                Delete(
-                    static_instance_key(group.group_id, m.instance_id, group.member_shards),
-                    condition="attribute_not_exists(pk) OR memberId = :m",
-                    values={":m": m.member_id},
-                )
-            )
-        return items
+        )
 
     def delete_group_items(self, group_id: str, shards: int) -> None:
         """Member items and the topology of a deleted group (delete-groups cleanup)."""
