@@ -184,15 +184,25 @@ def _run_engine(command: str, make: Callable[[], LoopbackChild], args: argparse.
     return 0
 
 
+def _engine_parser(
+    sub: argparse._SubParsersAction, name: str, port: int, help: str, description: str
+) -> argparse.ArgumentParser:
+    """A local engine's command: `--port` (0 picks a free one) and `--url-file`."""
+    engine = sub.add_parser(name, help=help, description=description)
+    engine.add_argument("--port", type=int, default=port, help="0 picks a free port")
+    engine.add_argument("--url-file", type=Path, help="write its URL here when ready")
+    return engine
+
+
 def _kinesis_local_parser(sub: argparse._SubParsersAction) -> None:
-    local = sub.add_parser(
+    _engine_parser(
+        sub,
         "kinesis-local",
+        4568,
         help="run kinesis-local (kinesis-mock) on 127.0.0.1 (for tests and examples)",
         description="Run kinesis-local (Node.js, from the npm package kinesis-local) on "
         "http://127.0.0.1:<port> until Ctrl-C; point boto3 at it with AWS_ENDPOINT_URL_KINESIS.",
     )
-    local.add_argument("--port", type=int, default=4568, help="0 picks a free port")
-    local.add_argument("--url-file", type=Path, help="write its URL here when ready")
 
 
 def _kinesis_local(args: argparse.Namespace) -> int:
@@ -202,16 +212,16 @@ def _kinesis_local(args: argparse.Namespace) -> int:
 
 
 def _localstack_parser(sub: argparse._SubParsersAction) -> None:
-    local = sub.add_parser(
+    _engine_parser(
+        sub,
         "localstack",
+        4566,
         help="run LocalStack's runtime on 127.0.0.1 for DynamoDB and Kinesis (no Docker)",
         description="Run LocalStack's host runtime (Python 3.13; installed into a virtual "
         "environment of its own on first use) on http://127.0.0.1:<port> until Ctrl-C, its "
         "DynamoDB on the project's DynamoDB Local (Java) and its Kinesis on kinesis-local "
         "(Node.js), found as dynamodb-local and kinesis-local find them.",
     )
-    local.add_argument("--port", type=int, default=4566, help="0 picks a free port")
-    local.add_argument("--url-file", type=Path, help="write its URL here when ready")
 
 
 def _localstack(args: argparse.Namespace) -> int:
