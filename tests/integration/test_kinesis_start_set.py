@@ -141,7 +141,9 @@ def test_an_at_timestamp_after_a_split_starts_at_the_children_and_never_skips_wi
     api, store = deployed
     arn = streams.create(1)
     streams.split(arn, streams.shards(arn)[0]["ShardId"])
-    time.sleep(0.3)
+    # Over a second: kinesis-local reads ShardFilter's Timestamp to the whole second (AWS to the
+    # millisecond), so a timestamp less than a second after the split could fall before it.
+    time.sleep(1.2)
     config = {POSITION_CONFIG: f"AT_TIMESTAMP:{int(time.time() * 1000)}"}
     time.sleep(0.3)
     exact = new_topic(api, arn, configs=config)
