@@ -22,8 +22,7 @@ import pytest
 from aws_kinesis_agg.aggregator import RecordAggregator
 
 from groupcoord.cli import main
-from groupcoord.client import GroupMember, TopicPartition
-from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
+from groupcoord.client import GroupMember
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.kinesis import (
@@ -36,6 +35,7 @@ from tests.support.kinesis import (
     resharded,
     streams_fixture,
 )
+from tests.support.kinesis_loop import Running
 
 deployed = deployment_fixture(FAST_LOOP_SETTINGS)
 streams = streams_fixture()
@@ -199,60 +199,6 @@ def positions(api: Api, group: str, topic: str) -> dict[int, Any]:
     }
 
 
-@dataclass
-class Reader:
-    """A KinesisConsumer of the group on its own thread, noting the records handed to it."""
-
-    api: Api
-    group: str
-    topic: str
-    endpoint: str
-    records: list[KinesisRecord] = field(default_factory=list)
-    failures: list[BaseException] = field(default_factory=list)
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def __post_init__(self) -> None:
-        self.lock = threading.Lock()
-        kinesis = boto3.client("kinesis", endpoint_url=self.endpoint, region_name=REGION)
-        self.consumer = KinesisConsumer(
-            self.api.base_url,
-            self.group,
-            self.topic,
-            self._handle,
-            kinesis=kinesis,
-            commit_interval_s=0.5,
-            fetch_interval_s=0.2,
-        )
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _handle(self, tp: TopicPartition, records: list[KinesisRecord]) -> None:
-        with self.lock:
-            self.records.extend(records)
-
-    def _run(self) -> None:
-        try:
-            self.consumer.run(self.stop)
-        except BaseException as error:  # shown by the test, not lost on the thread
-            self.failures.append(error)
-
-    def data(self) -> list[str]:
-        with self.lock:
-            return [r.data.decode() for r in self.records]
-
-    def until(self, condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            assert not self.failures, self.failures
-            assert time.monotonic() < deadline, f"timed out; read {self.data()}"
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(timeout=30)
-        assert not self.thread.is_alive() and not self.failures, self.failures
-
-
 @pytest.fixture
 def run(
     deployed: tuple[Api, Store], dynamodb_endpoint: str, capsys: pytest.CaptureFixture[str]
@@ -291,9 +237,13 @@ def test_a_kcl_table_imported_resumes_after_every_checkpoint_and_exports_back(
     assert {s["action"] for s in again["shards"]} == {"unchanged"}  # nothing to do
     assert positions(api, group, stream.topic) == imported
 
-    reader = Reader(api, group, stream.topic, kinesis_endpoint)
+    reader = Running(
+        api, group, stream.topic, kinesis_endpoint, commit_interval_s=0.5, fetch_interval_s=0.2
+    )
     try:
-        reader.until(lambda: len(reader.data()) >= len(EXPECTED_AFTER))
+        reader.until(
+            lambda: len(reader.data()) >= len(EXPECTED_AFTER), f"{len(EXPECTED_AFTER)} records"
+        )
         time.sleep(1.5)  # more GetRecords: nothing else comes
     finally:
         reader.close()  # commits, leaves
@@ -347,9 +297,11 @@ def test_a_parent_kcl_left_mid_way_is_read_to_its_end_at_every_initial_position(
     code, _, err = run("import-kcl", *options(table, topic, group))
     assert code == 0, err
     wanted = {"zero-1", "zero-2", "low-0", "low-1", "low-2", "high-0", "high-1"}
-    reader = Reader(api, group, topic, kinesis_endpoint)
+    reader = Running(
+        api, group, topic, kinesis_endpoint, commit_interval_s=0.5, fetch_interval_s=0.2
+    )
     try:
-        reader.until(lambda: len(reader.data()) >= len(wanted))
+        reader.until(lambda: len(reader.data()) >= len(wanted), f"{len(wanted)} records")
         time.sleep(1.5)  # more GetRecords: nothing else comes
     finally:
         reader.close()
@@ -517,9 +469,11 @@ def test_a_reshard_the_coordinator_has_not_synced_is_imported_in_one_run(
     }
     code, again, err = run("import-kcl", *options(table, made.topic, group))
     assert code == 0 and {s["action"] for s in again["shards"]} == {"unchanged"}, err
-    reader = Reader(api, group, made.topic, kinesis_endpoint)
+    reader = Running(
+        api, group, made.topic, kinesis_endpoint, commit_interval_s=0.5, fetch_interval_s=0.2
+    )
     try:
-        reader.until(lambda: len(reader.data()) >= 3)
+        reader.until(lambda: len(reader.data()) >= 3, "3 records")
         time.sleep(1.5)  # more GetRecords: nothing else comes
     finally:
         reader.close()
@@ -559,9 +513,11 @@ def test_the_shards_below_a_checkpoint_are_read_whole_whatever_closed_before_the
     assert {s["shardId"]: s["new"] for s in done["shards"] if s["shardId"] != zero} == {
         shard: "TRIM_HORIZON" for shard in (a, b, a1, a2)
     }
-    reader = Reader(api, group, made.topic, kinesis_endpoint)
+    reader = Running(
+        api, group, made.topic, kinesis_endpoint, commit_interval_s=0.5, fetch_interval_s=0.2
+    )
     try:
-        reader.until(lambda: len(reader.data()) >= 5)
+        reader.until(lambda: len(reader.data()) >= 5, "5 records")
         time.sleep(1.5)  # more GetRecords: nothing else comes
     finally:
         reader.close()
