@@ -24,6 +24,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -47,6 +50,19 @@ PYTHON_ENV = "GROUPCOORD_LOCALSTACK_PYTHON"
 PYTHON_INSTALL = "`pyenv install 3.13`, or your system's python3.13 package"
 KINESIS_MOCK_VERSION = KINESIS_LOCAL_PACKAGE.rpartition("@")[2]
 DEFAULT_PORT = 4566
+# LocalStack starts an engine (DynamoDB Local's JVM, kinesis-mock) at its service's first
+# request: it is asked once per service before the URL is given out, so a first test's
+# request does not wait on a JVM's start (a 10 s read timeout, seen missed in CI).
+WARM_DEADLINE_S = 180.0
+_WARM_REQUESTS = (
+    ("dynamodb", "DynamoDB_20120810.ListTables", "application/x-amz-json-1.0"),
+    ("kinesis", "Kinesis_20131202.ListStreams", "application/x-amz-json-1.1"),
+)
+# LocalStack reads the region and the service from the credential scope; it checks no signature.
+_AUTHORIZATION = (
+    "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/{service}/aws4_request, "
+    "SignedHeaders=host;x-amz-date, Signature=0"
+)
 # LocalStack's install folders (under FILESYSTEM_ROOT) it finds an engine in before it
 # downloads one.
 _LIBS = "var/lib/localstack/lib"
@@ -256,10 +272,43 @@ class LocalStack(LoopbackChild):
 
     def start(self) -> LocalStack:
         try:
-            return super().start()
+            super().start()
+            self._warm_engines()
+            return self
         except BaseException:
             self.stop()
             raise
+
+    def _warm_engines(self) -> None:
+        """Ask each service once, until it answers, so its engine is up."""
+        deadline = time.monotonic() + WARM_DEADLINE_S
+        for service, target, content_type in _WARM_REQUESTS:
+            request = urllib.request.Request(
+                self.url,
+                data=b"{}",
+                method="POST",
+                headers={
+                    "X-Amz-Target": target,
+                    "Content-Type": content_type,
+                    "X-Amz-Date": "20260101T000000Z",
+                    "Authorization": _AUTHORIZATION.format(service=service),
+                },
+            )
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(
+                        f"{self.name}'s {service} did not answer within "
+                        f"{WARM_DEADLINE_S:.0f} s: {self._output()}"
+                    )
+                try:
+                    with urllib.request.urlopen(request, timeout=left) as answer:
+                        answer.read()
+                    break
+                except urllib.error.HTTPError:
+                    break  # the service answered (an error is an answer: its engine is up)
+                except (urllib.error.URLError, OSError):
+                    time.sleep(0.5)
 
     def stop(self) -> None:
         super().stop()
