@@ -54,6 +54,7 @@ status=0
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/contract \
   tests/integration/test_localstack.py \
+  tests/integration/test_localstack_command.py \
   tests/integration/test_coordinator_api.py \
   tests/integration/test_topics_api.py \
   tests/integration/test_kinesis_shard_reader.py \

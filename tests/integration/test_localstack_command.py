@@ -1,7 +1,10 @@
 """`groupcoord localstack` starts LocalStack's runtime on loopback with no Docker: its DynamoDB
 (on the project's DynamoDB Local) and its Kinesis (on the project's kinesis-local) answer, and
 nothing of it outlives the command, stopped or killed. The first run on a machine installs the
-runtime into its cache folder (about 2 minutes); later ones start in about 10 s."""
+runtime into its cache folder (about 2 minutes); later ones start in about 10 s.
+
+It runs in the LocalStack run (.ci/localstack.sh, LOCALSTACK_ENDPOINT set), which CI runs beside
+the main suite: a second LocalStack there, not a third JVM on the main suite's path."""
 
 from __future__ import annotations
 
@@ -35,7 +38,14 @@ def _python_313_missing() -> str | None:
 
 
 MISSING = _python_313_missing()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"no Python 3.13: {MISSING}")
+pytestmark = [
+    pytest.mark.localstack,
+    pytest.mark.skipif(
+        not os.environ.get("LOCALSTACK_ENDPOINT"),
+        reason="the LocalStack run's (LOCALSTACK_ENDPOINT)",
+    ),
+    pytest.mark.skipif(MISSING is not None, reason=f"no Python 3.13: {MISSING}"),
+]
 
 
 def _descendants(pid: int) -> set[int]:
