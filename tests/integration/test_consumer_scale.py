@@ -109,6 +109,12 @@ def owned_wire(assignment: dict | None) -> list[dict]:
     ]
 
 
+def owning(group: str, member_id: str, answer: dict) -> dict:
+    """The member's next heartbeat: at the epoch `answer` gave, owning what it assigned."""
+    return {"groupId": group, "memberId": member_id, "memberEpoch": answer["memberEpoch"],
+            "topicPartitions": owned_wire(answer["assignment"])}  # fmt: skip
+
+
 @pytest.fixture
 def store() -> Store:
     settings = Settings.from_mapping({"groupcoord.table.name": "scale", **IMMEDIATE_INSTALLS})
@@ -213,24 +219,8 @@ def reconcile_then_heartbeat_steadily(
 ) -> None:
     """The first member revokes what it lost; then each member takes its share, and a steady
     heartbeat costs the same whatever the group's size."""
-    revoked = heartbeat(
-        store,
-        {
-            "groupId": group,
-            "memberId": "first",
-            "memberEpoch": first["memberEpoch"],
-            "topicPartitions": owned_wire(first["assignment"]),
-        },
-    )
-    kept = heartbeat(
-        store,
-        {
-            "groupId": group,
-            "memberId": "first",
-            "memberEpoch": revoked["memberEpoch"],
-            "topicPartitions": owned_wire(revoked["assignment"]),
-        },
-    )
+    revoked = heartbeat(store, owning(group, "first", first))
+    kept = heartbeat(store, owning(group, "first", revoked))
     assert kept["memberEpoch"] == after.target_epoch
     with capacity.metered() as reconcile_usage:
         got = heartbeat(
