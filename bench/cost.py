@@ -520,7 +520,7 @@ def classic_timer_row(
     label: str,
     build: str,
 ) -> Row:
-    """The classic group's periodic expiry check (service/classic/common.py settle: claim, read
+    """The classic group's periodic expiry check (service/classic_group.py settle: claim, read
     every member, commit the next check), forced due TIMER_SAMPLES times."""
     groups = coordinator.classic_groups()
 
@@ -1267,7 +1267,7 @@ revoking through the handler and the others' items written reconciled (bench/com
 `build_consumer_group_direct`). Members subscribe to one topic of {partitions:,} partitions,
 range-assigned (a classic member's payload item carries its assignment, not the member item that
 heartbeats update). "Group timer due" is the heartbeat that finds the group's next check (`dl`)
-passed and runs the periodic expiry check (classic: service/classic/common.py `settle`; consumer
+passed and runs the periodic expiry check (classic: service/classic_group.py `settle`; consumer
 protocol: the expiry scan, service/consumer/expiry.py), which reads every member and writes
 the next one (from 100 members on it claims the check first, core/timer_checks.py): measured
 at every size for both protocols by moving `dl` into the past ({timer_samples} samples, each a

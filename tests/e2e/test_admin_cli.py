@@ -101,35 +101,8 @@ def test_groups_and_offsets_of_live_groups_then_reset_and_delete_once_empty(
         wait_until(lambda: lone.owned == everything, CONVERGE_S, "classic member assigned")
         for m in members:
             m.member.commit({tp: 100 + tp.partition for tp in m.owned}, metadata="cli-test")
-
-        # groups list / describe, both group types
-        listed = {g["groupId"]: g for g in cli("groups", "list", "--json").json()["groups"]}
-        assert listed[group]["type"] == "consumer"
-        assert listed[classic_group]["type"] == "classic"
-        assert listed[classic_group]["state"] == "Stable"
-        assert group in cli("groups", "list", "--type", "consumer").out
-        assert classic_group not in cli("groups", "list", "--type", "consumer").out
-
-        described = cli("groups", "describe", group, classic_group, "--json").json()["groups"]
-        consumer, classic = described
-        assert consumer["type"] == "consumer" and len(consumer["members"]) == 2
-        assert {m["clientId"] for m in consumer["members"]} == {"billing-1", "billing-2"}
-        owned = {(t, p) for m in consumer["members"] for t, ps in m["assignment"].items()
-                 for p in ps}  # fmt: skip
-        assert owned == {(tp.topic, tp.partition) for tp in everything}
-        assert classic["type"] == "classic" and classic["protocol"] == "range"
-        assert classic["members"][0]["assignment"] == {topic: list(range(6))}
-        table = cli("groups", "describe", group).out
-        assert "MEMBER-ID" in table and "billing-1" in table and f"{topic}:" in table
-
-        # offsets show: committed offsets and who owns each partition
-        shown = cli("offsets", "show", group, "--json").json()
-        rows = {r["partition"]: r for r in shown["offsets"]}
-        assert sorted(rows) == list(range(6))
-        assert {r["offset"] for r in rows.values()} == {100 + p for p in range(6)}
-        assert all(r["metadata"] == "cli-test" and r["memberId"] for r in rows.values())
-        assert "OFFSET" in cli("offsets", "show", group).out
-
+        _assert_groups_listed_and_described(cli, group, classic_group, topic, everything)
+        _assert_offsets_shown(cli, group)
         # refused while the group has members
         cli("offsets", "reset", group, "--topic", topic, "--to-earliest").refused(
             group, "member", "empty"
@@ -141,13 +114,50 @@ def test_groups_and_offsets_of_live_groups_then_reset_and_delete_once_empty(
     finally:
         for m in [*members, lone]:
             m.close()
-
-    # once empty: reset (latest needs a known offset; dry run first), delete
     wait_until(
         lambda: not cli("groups", "describe", group, "--json").json()["groups"][0]["members"],
         CONVERGE_S,
         "the group is empty",
     )
+    _reset_then_delete_once_empty(cli, group, topic)
+
+
+def _assert_groups_listed_and_described(
+    cli: Any, group: str, classic_group: str, topic: str, everything: set[Any]
+) -> None:
+    """groups list / describe, both group types."""
+    listed = {g["groupId"]: g for g in cli("groups", "list", "--json").json()["groups"]}
+    assert listed[group]["type"] == "consumer"
+    assert listed[classic_group]["type"] == "classic"
+    assert listed[classic_group]["state"] == "Stable"
+    assert group in cli("groups", "list", "--type", "consumer").out
+    assert classic_group not in cli("groups", "list", "--type", "consumer").out
+
+    described = cli("groups", "describe", group, classic_group, "--json").json()["groups"]
+    consumer, classic = described
+    assert consumer["type"] == "consumer" and len(consumer["members"]) == 2
+    assert {m["clientId"] for m in consumer["members"]} == {"billing-1", "billing-2"}
+    owned = {(t, p) for m in consumer["members"] for t, ps in m["assignment"].items()
+             for p in ps}  # fmt: skip
+    assert owned == {(tp.topic, tp.partition) for tp in everything}
+    assert classic["type"] == "classic" and classic["protocol"] == "range"
+    assert classic["members"][0]["assignment"] == {topic: list(range(6))}
+    table = cli("groups", "describe", group).out
+    assert "MEMBER-ID" in table and "billing-1" in table and f"{topic}:" in table
+
+
+def _assert_offsets_shown(cli: Any, group: str) -> None:
+    """offsets show: committed offsets and who owns each partition."""
+    shown = cli("offsets", "show", group, "--json").json()
+    rows = {r["partition"]: r for r in shown["offsets"]}
+    assert sorted(rows) == list(range(6))
+    assert {r["offset"] for r in rows.values()} == {100 + p for p in range(6)}
+    assert all(r["metadata"] == "cli-test" and r["memberId"] for r in rows.values())
+    assert "OFFSET" in cli("offsets", "show", group).out
+
+
+def _reset_then_delete_once_empty(cli: Any, group: str, topic: str) -> None:
+    """Once empty: reset (latest needs a known offset; dry run first), delete."""
     cli("offsets", "reset", group, "--topic", topic, "--to-latest").refused("--to-offset")
     plan = cli(
         "offsets", "reset", group, "--topic", f"{topic}:0,1", "--to-offset", "7", "--dry-run",

@@ -675,21 +675,7 @@ class Coordinator:
             unreadable = None
 
         def report(problem: str) -> str:
-            text = response.text
-            if len(text) > 2000:
-                text = text[:2000] + f"... ({len(response.text)} characters)"
-            lines = [
-                f"{sent.api}: {problem}",
-                f"  request:  {curl_command(self.base_url, sent)}",
-            ]
-            if sent.note:
-                lines.append(f"  (request: {sent.note})")
-            lines += [
-                f"  answer:   {status} {text}",
-                "  serve's log during the request:",
-                *("    " + line for line in self._log_since(mark).splitlines()[-40:]),
-            ]
-            return "\n".join(lines)
+            return self._report(sent, response, mark, problem)
 
         if unreadable is not None:
             removed = self.quarantine()
@@ -704,47 +690,7 @@ class Coordinator:
         if status >= 500:
             raise ServerError(report(f"a {status}: a server error"))
 
-        # Promise 3: a status the document lists for the operation, with a JSON body.
-        documented = ANSWERS[sent.api].get(status)
-        if documented is None:
-            raise UndocumentedAnswer(
-                report(
-                    f"{status} is not an answer the document lists for {sent.api} "
-                    f"({sorted(ANSWERS[sent.api])})"
-                )
-            )
-        try:
-            body = response.json()
-        except ValueError:
-            raise UndocumentedAnswer(report("the answer's body is not JSON")) from None
-        if not response.headers.get("Content-Type", "").startswith("application/json"):
-            raise UndocumentedAnswer(report("the answer's Content-Type is not application/json"))
-
-        # Promise 2: a 4xx carries {"errorCode": int, "errorMessage": str}.
-        if 400 <= status < 500 and not (
-            isinstance(body, dict)
-            and type(body.get("errorCode")) is int
-            and type(body.get("errorMessage")) is str
-        ):
-            raise BadErrorShape(report("a 4xx without the documented error shape"))
-
-        # Promise 3: the body and headers validate against the document's answer.
-        if documented.validator is not None:
-            errors = sorted(documented.validator.iter_errors(body), key=lambda e: e.json_path)
-            if errors:
-                described = "; ".join(f"{e.json_path}: {e.message[:300]}" for e in errors[:5])
-                raise SchemaMismatch(report(f"the {status} body breaks its schema: {described}"))
-        correlation = sent.headers.get("Kafka-Correlation-Id")
-        if correlation is not None and "kafka-correlation-id" in documented.headers:
-            echoed = response.headers.get("Kafka-Correlation-Id")
-            if echoed is None or echoed.strip() != correlation.strip():
-                raise SchemaMismatch(
-                    report(f"Kafka-Correlation-Id {correlation!r} came back as {echoed!r}")
-                )
-        if status == 429:
-            retry_after = response.headers.get("Retry-After", "")
-            if not (retry_after.isdigit()):
-                raise SchemaMismatch(report(f"a 429 with Retry-After {retry_after!r}"))
+        body = _documented_answer(sent, response, report)
 
         # Promise 4: a rejected request changes nothing.
         if 400 <= status < 500 and after != before:
@@ -752,6 +698,75 @@ class Coordinator:
                 report("rejected, yet the table changed:\n" + _describe_change(before, after))
             )
         return status, body
+
+    def _report(self, sent: Sent, response: requests.Response, mark: int, problem: str) -> str:
+        """A broken promise, with the request as a curl command, the answer and serve's log."""
+        text = response.text
+        if len(text) > 2000:
+            text = text[:2000] + f"... ({len(response.text)} characters)"
+        lines = [
+            f"{sent.api}: {problem}",
+            f"  request:  {curl_command(self.base_url, sent)}",
+        ]
+        if sent.note:
+            lines.append(f"  (request: {sent.note})")
+        lines += [
+            f"  answer:   {response.status_code} {text}",
+            "  serve's log during the request:",
+            *("    " + line for line in self._log_since(mark).splitlines()[-40:]),
+        ]
+        return "\n".join(lines)
+
+
+def _documented_answer(
+    sent: Sent, response: requests.Response, report: Callable[[str], str]
+) -> Any:
+    """The answer's JSON body, once its status, shape, headers and schema are the document's
+    (promises 2 and 3)."""
+    __tracebackhide__ = True
+    status = response.status_code
+    # Promise 3: a status the document lists for the operation, with a JSON body.
+    documented = ANSWERS[sent.api].get(status)
+    if documented is None:
+        raise UndocumentedAnswer(
+            report(
+                f"{status} is not an answer the document lists for {sent.api} "
+                f"({sorted(ANSWERS[sent.api])})"
+            )
+        )
+    try:
+        body = response.json()
+    except ValueError:
+        raise UndocumentedAnswer(report("the answer's body is not JSON")) from None
+    if not response.headers.get("Content-Type", "").startswith("application/json"):
+        raise UndocumentedAnswer(report("the answer's Content-Type is not application/json"))
+
+    # Promise 2: a 4xx carries {"errorCode": int, "errorMessage": str}.
+    if 400 <= status < 500 and not (
+        isinstance(body, dict)
+        and type(body.get("errorCode")) is int
+        and type(body.get("errorMessage")) is str
+    ):
+        raise BadErrorShape(report("a 4xx without the documented error shape"))
+
+    # Promise 3: the body and headers validate against the document's answer.
+    if documented.validator is not None:
+        errors = sorted(documented.validator.iter_errors(body), key=lambda e: e.json_path)
+        if errors:
+            described = "; ".join(f"{e.json_path}: {e.message[:300]}" for e in errors[:5])
+            raise SchemaMismatch(report(f"the {status} body breaks its schema: {described}"))
+    correlation = sent.headers.get("Kafka-Correlation-Id")
+    if correlation is not None and "kafka-correlation-id" in documented.headers:
+        echoed = response.headers.get("Kafka-Correlation-Id")
+        if echoed is None or echoed.strip() != correlation.strip():
+            raise SchemaMismatch(
+                report(f"Kafka-Correlation-Id {correlation!r} came back as {echoed!r}")
+            )
+    if status == 429:
+        retry_after = response.headers.get("Retry-After", "")
+        if not (retry_after.isdigit()):
+            raise SchemaMismatch(report(f"a 429 with Retry-After {retry_after!r}"))
+    return body
 
 
 def _describe_change(before: list[str], after: list[str]) -> str:

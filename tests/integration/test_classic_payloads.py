@@ -15,11 +15,11 @@ from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest
 from groupcoord.models.groups import DeleteGroupsRequest, DescribeGroupsRequest
 from groupcoord.models.offsets import OffsetCommitRequest
-from groupcoord.service.classic.common import load, settle
 from groupcoord.service.classic.describe import describe_groups
 from groupcoord.service.classic.heartbeat import heartbeat
 from groupcoord.service.classic.leave import leave_group
 from groupcoord.service.classic.sync import sync_group
+from groupcoord.service.classic_group import load, settle
 from groupcoord.service.context import ApiContext
 from groupcoord.service.group_admin import delete_groups
 from groupcoord.service.offsets import offset_commit

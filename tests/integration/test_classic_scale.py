@@ -21,9 +21,9 @@ from groupcoord.core.timer_checks import CLAIM_FROM_MEMBERS
 from groupcoord.errors import Errors
 from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest
-from groupcoord.service.classic.common import load, settle
 from groupcoord.service.classic.join import join_group
 from groupcoord.service.classic.leave import leave_group
+from groupcoord.service.classic_group import load, settle
 from groupcoord.service.context import ApiContext
 from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
@@ -264,7 +264,7 @@ def test_a_due_timer_check_is_claimed_by_one_request(service_store: Store) -> No
     """Requests that find a group's timer check due do not all list its members (no hot
     key): the first claims the check; one that read the group before the claim goes on without
     scanning; a claimant that died leaves the check due again once its claim ends."""
-    from groupcoord.service.classic.common import CHECK_CLAIM_MS
+    from groupcoord.service.classic_group import CHECK_CLAIM_MS
 
     now = runtime.now_ms()
     count = CLAIM_FROM_MEMBERS

@@ -29,6 +29,7 @@ import pytest
 
 from groupcoord.core.consumer.assignment import size
 from groupcoord.core.consumer.assignors import AssignorMember, assign_uniform
+from groupcoord.core.consumer.model import ConsumerGroup
 from groupcoord.core.topics import TopicRecord
 from groupcoord.local.memory import MemoryDynamoClient
 from groupcoord.local.seed import add_joined_members, largest_items
@@ -108,6 +109,12 @@ def owned_wire(assignment: dict | None) -> list[dict]:
     ]
 
 
+def owning(group: str, member_id: str, answer: dict) -> dict:
+    """The member's next heartbeat: at the epoch `answer` gave, owning what it assigned."""
+    return {"groupId": group, "memberId": member_id, "memberEpoch": answer["memberEpoch"],
+            "topicPartitions": owned_wire(answer["assignment"])}  # fmt: skip
+
+
 @pytest.fixture
 def store() -> Store:
     settings = Settings.from_mapping({"groupcoord.table.name": "scale", **IMMEDIATE_INSTALLS})
@@ -142,110 +149,145 @@ def test_the_uniform_assignor_computes_a_5000_member_target_quickly() -> None:
 
 def test_a_5000_member_group_over_100000_partitions(store: Store, topics: list[str]) -> None:
     group = unique("scale-g")
-    cs = store.consumer
+    seen: dict[str, Any] = {}  # the figures GROUPCOORD_SCALE_REPORT=1 prints
     with recording(store.dynamo) as rec:
-        # The first member gets all 100,000 partitions: its item must still be small.
-        first = heartbeat(store, join_body(group, "first", topics))
-        assert sum(len(tp["partitions"]) for tp in first["assignment"]["topicPartitions"]) == (
-            PARTITIONS // TOPICS * TOPICS
-        )
-        largest_single, _ = largest_items(store, group)
-        assert largest_single < 4 * 1024, largest_single
-
-        joined = add_joined_members(
-            store, group, MEMBERS - 1, topics, session_ms=600_000, rebalance_timeout_ms=30_000
-        )
-        before = reload(cs, group)
-        assert before is not None
-        with capacity.metered() as install_usage:
-            started = time.perf_counter()
-            after, installed = ensure_target_installed(store, before)
-            install_s = time.perf_counter() - started
-        assert installed is not None and after.target_epoch == after.group_epoch
-        targets = [installed.members[mid].target for mid in ["first", *joined]]
-        per_member = PARTITIONS // MEMBERS
-        assert {size(t) for t in targets} <= {per_member, per_member + 1}
-
-        # Limits: transactions, item sizes, and writes spread over the member shards.
-        assert max(rec.transactions) <= 100
-        largest_member, group_item = largest_items(store, group)
-        assert largest_member < 4 * 1024 and group_item < 4 * 1024
-        assert rec.largest_put < ITEM_LIMIT // 100
-        shards = Counter(
-            {pk: n for pk, n in rec.written_pks.items() if pk.startswith(f"G#{group}#M")}
-        )
-        assert len(shards) == after.member_shards
-        assert max(shards.values()) < 2 * (sum(shards.values()) / len(shards))
-
-        # The first member revokes what it lost; then each member takes its share.
-        revoked = heartbeat(
-            store,
-            {
-                "groupId": group,
-                "memberId": "first",
-                "memberEpoch": first["memberEpoch"],
-                "topicPartitions": owned_wire(first["assignment"]),
-            },
-        )
-        kept = heartbeat(
-            store,
-            {
-                "groupId": group,
-                "memberId": "first",
-                "memberEpoch": revoked["memberEpoch"],
-                "topicPartitions": owned_wire(revoked["assignment"]),
-            },
-        )
-        assert kept["memberEpoch"] == after.target_epoch
-        with capacity.metered() as reconcile_usage:
-            got = heartbeat(
-                store,
-                {
-                    "groupId": group,
-                    "memberId": joined[0],
-                    "memberEpoch": before.target_epoch,
-                    "topicPartitions": [],
-                },
-            )
-        assert got["memberEpoch"] == after.target_epoch
-        assert sum(len(tp["partitions"]) for tp in got["assignment"]["topicPartitions"]) in (
-            per_member,
-            per_member + 1,
-        )
-        with capacity.metered() as steady_usage:
-            heartbeat(
-                store,
-                {"groupId": group, "memberId": joined[0], "memberEpoch": got["memberEpoch"]},
-            )
-        # Two reads and, when the session needs renewing (docs/sessions.md), one write:
-        # whatever the group's size.
-        assert steady_usage.by_operation.get("get_item") == 2, steady_usage.by_operation
-        assert set(steady_usage.by_operation) <= {"get_item", "put_item"}
-        assert steady_usage.write_units <= 1.0 and steady_usage.read_units <= 1.5
-
-        # One more member joins the 5,000: a constant number of requests; the members it
-        # takes partitions from get new targets, nobody else is written.
-        install_transaction = max(rec.transactions)
-        rec.transactions.clear()
-        with capacity.metered() as join_usage:
-            started = time.perf_counter()
-            heartbeat(store, join_body(group, "late-joiner", topics))
-            join_s = time.perf_counter() - started
-        assert join_usage.by_operation["query"] <= 1 + after.member_shards * 2
-        assert max(rec.transactions) <= 100
-        assert sum(rec.transactions) <= 2 + 2 * (per_member + 1) + 2
+        first = first_member_takes_every_partition(store, group, topics, seen)
+        before, after, joined = grow_then_install(store, group, topics, rec, seen)
+        reconcile_then_heartbeat_steadily(store, group, first, before, after, joined[0], seen)
+        one_more_member_joins(store, group, topics, after, rec, seen)
     if REPORT:
-        print(
-            f"\n{MEMBERS} members x {PARTITIONS} partitions: install {install_s:.1f}s "
-            f"({install_usage.requests} requests {install_usage.by_operation}, "
-            f"{install_usage.read_units:.0f} RU, {install_usage.write_units:.0f} WU), "
-            f"largest item {largest_member} B (single member over all: {largest_single} B), "
-            f"group item {group_item} B, largest transaction {install_transaction} items, "
-            f"shard writes {sorted(shards.values())}\n"
-            f"reconcile heartbeat {reconcile_usage.by_operation}; steady heartbeat "
-            f"{steady_usage.by_operation} {steady_usage.read_units} RU "
-            f"{steady_usage.write_units} WU\n"
-            f"join #{MEMBERS + 1}: {join_s:.2f}s {join_usage.requests} requests "
-            f"{join_usage.by_operation} {join_usage.read_units:.1f} RU "
-            f"{join_usage.write_units:.1f} WU"
+        print_report(seen)
+
+
+def first_member_takes_every_partition(
+    store: Store, group: str, topics: list[str], seen: dict[str, Any]
+) -> dict:
+    """The first member gets all 100,000 partitions: its item must still be small."""
+    first = heartbeat(store, join_body(group, "first", topics))
+    assert sum(len(tp["partitions"]) for tp in first["assignment"]["topicPartitions"]) == (
+        PARTITIONS // TOPICS * TOPICS
+    )
+    largest_single, _ = largest_items(store, group)
+    assert largest_single < 4 * 1024, largest_single
+    seen["largest_single"] = largest_single
+    return first
+
+
+def grow_then_install(
+    store: Store, group: str, topics: list[str], rec: Recorder, seen: dict[str, Any]
+) -> tuple[ConsumerGroup, ConsumerGroup, list[str]]:
+    """The other members, as a burst of joins leaves them; then the install of their targets,
+    within the limits: transactions, item sizes, and writes spread over the member shards."""
+    joined = add_joined_members(
+        store, group, MEMBERS - 1, topics, session_ms=600_000, rebalance_timeout_ms=30_000
+    )
+    before = reload(store.consumer, group)
+    assert before is not None
+    with capacity.metered() as install_usage:
+        started = time.perf_counter()
+        after, installed = ensure_target_installed(store, before)
+        seen["install_s"] = time.perf_counter() - started
+    assert installed is not None and after.target_epoch == after.group_epoch
+    targets = [installed.members[mid].target for mid in ["first", *joined]]
+    per_member = PARTITIONS // MEMBERS
+    assert {size(t) for t in targets} <= {per_member, per_member + 1}
+
+    assert max(rec.transactions) <= 100
+    largest_member, group_item = largest_items(store, group)
+    assert largest_member < 4 * 1024 and group_item < 4 * 1024
+    assert rec.largest_put < ITEM_LIMIT // 100
+    shards = Counter({pk: n for pk, n in rec.written_pks.items() if pk.startswith(f"G#{group}#M")})
+    assert len(shards) == after.member_shards
+    assert max(shards.values()) < 2 * (sum(shards.values()) / len(shards))
+    seen.update(
+        install_usage=install_usage,
+        largest_member=largest_member,
+        group_item=group_item,
+        shards=shards,
+    )
+    return before, after, joined
+
+
+def reconcile_then_heartbeat_steadily(
+    store: Store,
+    group: str,
+    first: dict,
+    before: ConsumerGroup,
+    after: ConsumerGroup,
+    member_id: str,
+    seen: dict[str, Any],
+) -> None:
+    """The first member revokes what it lost; then each member takes its share, and a steady
+    heartbeat costs the same whatever the group's size."""
+    revoked = heartbeat(store, owning(group, "first", first))
+    kept = heartbeat(store, owning(group, "first", revoked))
+    assert kept["memberEpoch"] == after.target_epoch
+    with capacity.metered() as reconcile_usage:
+        got = heartbeat(
+            store,
+            {
+                "groupId": group,
+                "memberId": member_id,
+                "memberEpoch": before.target_epoch,
+                "topicPartitions": [],
+            },
         )
+    assert got["memberEpoch"] == after.target_epoch
+    per_member = PARTITIONS // MEMBERS
+    assert sum(len(tp["partitions"]) for tp in got["assignment"]["topicPartitions"]) in (
+        per_member,
+        per_member + 1,
+    )
+    with capacity.metered() as steady_usage:
+        heartbeat(
+            store,
+            {"groupId": group, "memberId": member_id, "memberEpoch": got["memberEpoch"]},
+        )
+    # Two reads and, when the session needs renewing (docs/sessions.md), one write:
+    # whatever the group's size.
+    assert steady_usage.by_operation.get("get_item") == 2, steady_usage.by_operation
+    assert set(steady_usage.by_operation) <= {"get_item", "put_item"}
+    assert steady_usage.write_units <= 1.0 and steady_usage.read_units <= 1.5
+    seen.update(reconcile_usage=reconcile_usage, steady_usage=steady_usage)
+
+
+def one_more_member_joins(
+    store: Store,
+    group: str,
+    topics: list[str],
+    after: ConsumerGroup,
+    rec: Recorder,
+    seen: dict[str, Any],
+) -> None:
+    """One more member joins the 5,000: a constant number of requests; the members it takes
+    partitions from get new targets, nobody else is written."""
+    seen["install_transaction"] = max(rec.transactions)
+    rec.transactions.clear()
+    with capacity.metered() as join_usage:
+        started = time.perf_counter()
+        heartbeat(store, join_body(group, "late-joiner", topics))
+        seen["join_s"] = time.perf_counter() - started
+    assert join_usage.by_operation["query"] <= 1 + after.member_shards * 2
+    assert max(rec.transactions) <= 100
+    per_member = PARTITIONS // MEMBERS
+    assert sum(rec.transactions) <= 2 + 2 * (per_member + 1) + 2
+    seen["join_usage"] = join_usage
+
+
+def print_report(seen: dict[str, Any]) -> None:
+    install_usage, reconcile_usage = seen["install_usage"], seen["reconcile_usage"]
+    steady_usage, join_usage = seen["steady_usage"], seen["join_usage"]
+    print(
+        f"\n{MEMBERS} members x {PARTITIONS} partitions: install {seen['install_s']:.1f}s "
+        f"({install_usage.requests} requests {install_usage.by_operation}, "
+        f"{install_usage.read_units:.0f} RU, {install_usage.write_units:.0f} WU), "
+        f"largest item {seen['largest_member']} B (single member over all: "
+        f"{seen['largest_single']} B), group item {seen['group_item']} B, largest transaction "
+        f"{seen['install_transaction']} items, shard writes {sorted(seen['shards'].values())}\n"
+        f"reconcile heartbeat {reconcile_usage.by_operation}; steady heartbeat "
+        f"{steady_usage.by_operation} {steady_usage.read_units} RU "
+        f"{steady_usage.write_units} WU\n"
+        f"join #{MEMBERS + 1}: {seen['join_s']:.2f}s {join_usage.requests} requests "
+        f"{join_usage.by_operation} {join_usage.read_units:.1f} RU "
+        f"{join_usage.write_units:.1f} WU"
+    )

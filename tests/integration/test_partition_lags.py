@@ -12,7 +12,7 @@ from typing import Any
 
 from groupcoord.core.topics import TopicRecord
 from groupcoord.models.activity import DescribeGroupActivityRequest
-from groupcoord.service.classic.common import load
+from groupcoord.service.classic_group import load
 from groupcoord.service.group_activity import describe_group_activity
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id

@@ -22,8 +22,8 @@ from groupcoord.errors import Errors
 from groupcoord.local.seed import write_classic_group
 from groupcoord.models.classic import HeartbeatRequest
 from groupcoord.models.consumer import ConsumerGroupHeartbeatRequest
-from groupcoord.service.classic.common import load, settle
 from groupcoord.service.classic.heartbeat import heartbeat
+from groupcoord.service.classic_group import load, settle
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext

@@ -16,12 +16,11 @@ from tests.support.clock import JumpClock
 from tests.support.consumer import create_topic, unique
 from tests.support.kafka_streams import (
     KafkaStreamsThread,
-    settle_threads,
     stream_table_join,
     two_stage_aggregation,
     word_count,
 )
-from tests.support.streams import Tasks, describe
+from tests.support.streams import Tasks, describe, settle
 
 SESSION_MS = 60_000
 DELAY_MS = 3_000  # Kafka's group.streams.initial.rebalance.delay.ms
@@ -64,7 +63,7 @@ def start(
         assert answer["errorCode"] == 0 and answer["memberEpoch"] == 1, answer
         assert t.statuses() == [5]  # ASSIGNMENT_DELAYED
     clock.jump(DELAY_MS + 1)
-    settle_threads(threads)
+    settle(threads, rounds=10)
     return threads
 
 
@@ -150,20 +149,20 @@ def test_a_two_stage_aggregation_survives_a_kill_and_a_rolling_restart(
     for _ in range(2):  # a heartbeats through b's session; b is silent
         jump_clock.jump(SESSION_MS // 2 + 1)
         assert a.heartbeat()["errorCode"] == 0
-    settle_threads([a])
+    settle([a], rounds=10)
     assert pairs(a.active) == tasks and not a.standby and not a.warmup
     # b's process restarts: a new member id, the same process id, its state directory
     # reported with its join (the end offsets come once it restores).
     b2 = KafkaStreamsThread(api, group, a.topology, b.process_id, state=b_state)
     assert b2.join()["errorCode"] == 0
-    settle_threads([a, b2])
+    settle([a, b2], rounds=10)
     # Its stateful tasks wait for its state to catch up (warm-ups), the stateless move now.
     moving = pairs(b2.warmup)
     assert moving and all(s in "12" for s, _ in moving)
     assert {s for s, _ in pairs(b2.active)} == {"0"}
     b2.end_offsets.update(dict.fromkeys(b_state, 500))
     b2.heartbeat(offset_interval_passed=True)
-    settle_threads([a, b2])
+    settle([a, b2], rounds=10)
     check_shared([a, b2], tasks, stateful={"1", "2"})
 
 
@@ -216,18 +215,18 @@ def test_a_rolling_upgrade_with_a_new_topology_epoch(api: Api, jump_clock: JumpC
     assert b.leave()["memberEpoch"] == -1  # b's process stops, restarts upgraded
     b2 = KafkaStreamsThread(api, group, new, b.process_id)
     assert b2.join()["errorCode"] == 0
-    settle_threads([a, b2])
+    settle([a, b2], rounds=10)
     assert a.statuses() == [0]  # STALE_TOPOLOGY: a runs only what both epochs share
     assert {s for s, _ in pairs(a.active) | pairs(a.standby)} <= {"0", "1"}
     assert {t for t in pairs(b2.active) if t[0] == "2"} == {("2", 0), ("2", 1)}
     assert a.leave()["memberEpoch"] == -1  # then a's process
     a2 = KafkaStreamsThread(api, group, new, a.process_id)
     assert a2.join()["errorCode"] == 0
-    settle_threads([a2, b2])
+    settle([a2, b2], rounds=10)
     for t in (a2, b2):  # a2 restores what it warms up, and reports it
         t.state.update(dict.fromkeys(pairs(t.warmup) | pairs(t.standby), 9))
         t.end_offsets.update(dict.fromkeys(pairs(t.warmup) | pairs(t.standby), 9))
         t.heartbeat(offset_interval_passed=True)
-    settle_threads([a2, b2])
+    settle([a2, b2], rounds=10)
     assert a2.statuses() == b2.statuses() == []
     check_shared([a2, b2], {(s, p) for s in "012" for p in range(2)}, stateful={"1", "2"})

@@ -5,6 +5,7 @@ refusal changes nothing (looked at as the operator)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -69,12 +70,32 @@ def committed(api: Api, group: str, topic: str) -> list[dict[str, Any]]:
     return api.ok("offset-fetch", body)["groups"][0]["topics"][0]["partitions"]
 
 
+@dataclass(frozen=True)
+class Names:
+    """Each team's topic and group, under its prefix."""
+
+    a_topic: str
+    b_topic: str
+    a_group: str
+    b_group: str
+
+
 def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
     a, b, ops = apis[TEAM_A], apis[TEAM_B], apis[OPS]
     suffix = unique("x")
-    a_topic, b_topic = f"a.orders-{suffix}", f"b.orders-{suffix}"
-    a_group, b_group = f"a.billing-{suffix}", f"b.billing-{suffix}"
+    names = Names(
+        f"a.orders-{suffix}", f"b.orders-{suffix}", f"a.billing-{suffix}", f"b.billing-{suffix}"
+    )
+    topics_and_metadata(a, b, ops, names)
+    member = team_a_member_that_team_b_cannot_be(a, b, names)
+    team_a_offsets(a, b, member, names)
+    team_b_group = describing_and_listing(url, a, b, ops, names)
+    admin_apis(a, b, ops, member, names)
+    team_b_group.leave()
 
+
+def topics_and_metadata(a: Api, b: Api, ops: Api, names: Names) -> None:
+    a_topic, b_topic = names.a_topic, names.b_topic
     # Topics: the teams may not create them (READ only), the operator may, in both spaces.
     body = {"topics": [{"name": a_topic, "numPartitions": 2}]}
     assert topic_codes(a.ok("create-topics", body)) == {a_topic: TOPIC_DENIED}
@@ -86,25 +107,31 @@ def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
     assert topic_codes(ops.ok("create-partitions", grow), "results") == {a_topic: 0}
 
     # Metadata: each team sees its own topics; named, the other's answer 29.
-    names = {a_topic, b_topic}
-    listed = {t["name"] for t in a.ok("metadata", {})["topics"]} & names
+    both = {a_topic, b_topic}
+    listed = {t["name"] for t in a.ok("metadata", {})["topics"]} & both
     assert listed == {a_topic}
     named = b.ok("metadata", {"topics": [{"name": a_topic}, {"name": b_topic}]})
     assert topic_codes(named) == {a_topic: TOPIC_DENIED, b_topic: 0}
 
-    # Team A's consumer-protocol member runs in its group; team B cannot join it, cannot
-    # subscribe its own group to team A's topic, and cannot act as team A's member.
-    member = Member(a, a_group, topics=[a_topic])
+
+def team_a_member_that_team_b_cannot_be(a: Api, b: Api, names: Names) -> Member:
+    """Team A's consumer-protocol member runs in its group; team B cannot join it, cannot
+    subscribe its own group to team A's topic, and cannot act as team A's member."""
+    member = Member(a, names.a_group, topics=[names.a_topic])
     assert member.join()["errorCode"] == 0
     member.heartbeat()
     assert member.heartbeat()["errorCode"] == 0
-    assert Member(b, a_group, topics=[b_topic]).join()["errorCode"] == GROUP_DENIED
-    assert Member(b, b_group, topics=[a_topic]).join()["errorCode"] == TOPIC_DENIED
-    impostor = Member(b, a_group, topics=[a_topic])
+    assert Member(b, names.a_group, topics=[names.b_topic]).join()["errorCode"] == GROUP_DENIED
+    assert Member(b, names.b_group, topics=[names.a_topic]).join()["errorCode"] == TOPIC_DENIED
+    impostor = Member(b, names.a_group, topics=[names.a_topic])
     impostor.member_id, impostor.epoch = member.member_id, member.epoch
     assert impostor.heartbeat()["errorCode"] == GROUP_DENIED
+    return member
 
-    # Offsets: team A commits and fetches; team B may neither commit nor read them.
+
+def team_a_offsets(a: Api, b: Api, member: Member, names: Names) -> None:
+    """Team A commits and fetches; team B may neither commit nor read them."""
+    a_group, a_topic = names.a_group, names.a_topic
     mine = {**commit_body(a_group, a_topic, 42), "memberId": member.member_id,
             "generationIdOrMemberEpoch": member.epoch}  # fmt: skip
     assert a.ok("offset-commit", mine)["topics"][0]["partitions"][0]["errorCode"] == 0
@@ -114,7 +141,11 @@ def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
     fetched = b.ok("offset-fetch", {"groups": [{"groupId": a_group, "topics": None}]})
     assert fetched["groups"][0]["errorCode"] == GROUP_DENIED
 
-    # Describing and listing: each team sees its own groups; the operator sees both.
+
+def describing_and_listing(url: str, a: Api, b: Api, ops: Api, names: Names) -> ClassicClient:
+    """Each team sees its own groups; the operator sees both. Returns team B's classic
+    member (its group stays, for the admin APIs)."""
+    a_group, b_group = names.a_group, names.b_group
     team_b_group = ClassicClient(url, b_group)
     team_b_group.api.session.headers[PRINCIPAL_HEADER] = TEAM_B
     assert team_b_group.join()["errorCode"] == 0
@@ -129,9 +160,13 @@ def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
         a_group: GROUP_DENIED,
         b_group: 0,
     }
+    return team_b_group
 
-    # Admin APIs: only the operator (or the super user) manages ACLs, deletes groups and
-    # offsets, and deletes topics.
+
+def admin_apis(a: Api, b: Api, ops: Api, member: Member, names: Names) -> None:
+    """Only the operator (or the super user) manages ACLs, deletes groups and offsets, and
+    deletes topics."""
+    a_group, a_topic, b_topic = names.a_group, names.a_topic, names.b_topic
     creation = acl(GROUP, "b.", TEAM_B, ALL, pattern=PREFIXED)
     refused = b.ok("create-acls", {"creations": [creation]})
     assert [r["errorCode"] for r in refused["results"]] == [CLUSTER_DENIED]
@@ -154,4 +189,3 @@ def test_two_teams_and_an_operator(url: str, apis: dict[str, Api]) -> None:
     gone = {"topics": [{"name": b_topic}]}
     assert topic_codes(a.ok("delete-topics", gone), "responses") == {b_topic: TOPIC_DENIED}
     assert topic_codes(ops.ok("delete-topics", gone), "responses") == {b_topic: 0}
-    team_b_group.leave()

@@ -10,7 +10,7 @@ import uuid
 from typing import Any
 
 from tests.support.api import Api
-from tests.support.streams import HB, Tasks, as_entries, as_tasks
+from tests.support.streams import HB, TaskHolder, as_entries
 
 REBALANCE_TIMEOUT_MS = 300_000  # max.poll.interval.ms's default
 REPARTITION_CONFIGS = [
@@ -101,7 +101,7 @@ def offsets_of(values: dict[tuple[str, int], int]) -> list[dict[str, Any]]:
     ]
 
 
-class KafkaStreamsThread:
+class KafkaStreamsThread(TaskHolder):
     """One stream thread (one member) of a Kafka Streams process, as its client builds each
     heartbeat: the topology and process fields only with the join; the three owned task lists
     only when the reconciled assignment changed since last sent; offsets with the join, then
@@ -119,19 +119,15 @@ class KafkaStreamsThread:
         endpoint: tuple[str, int] | None = None,
         client_tags: dict[str, str] | None = None,
     ) -> None:
+        super().__init__()
         self.api, self.group, self.topology = api, group, topology
         self.member_id = str(uuid.uuid4())
         self.process_id = process_id
         self.state = state if state is not None else {}
         self.end_offsets: dict[tuple[str, int], int] = {}
         self.endpoint, self.client_tags = endpoint, client_tags or {}
-        self.epoch = 0
         self.endpoint_epoch = -1
-        self.active: Tasks = {}
-        self.standby: Tasks = {}
-        self.warmup: Tasks = {}
         self.shutdown = False
-        self.last: dict[str, Any] = {}
         self.sent: list[dict[str, Any]] = []
         self._sent_tasks: tuple[Any, ...] | None = None
         self._sent_offsets: tuple[Any, Any] | None = None
@@ -152,12 +148,8 @@ class KafkaStreamsThread:
         if answer["errorCode"] != 0:
             self._sent_tasks = self._sent_offsets = None
             return answer
-        self.epoch = answer["memberEpoch"]
         self.endpoint_epoch = answer["endpointInformationEpoch"]
-        if answer.get("activeTasks") is not None:
-            self.active = as_tasks(answer["activeTasks"])
-            self.standby = as_tasks(answer["standbyTasks"])
-            self.warmup = as_tasks(answer["warmupTasks"])
+        self._take(answer)
         return answer
 
     def join(self) -> dict[str, Any]:
@@ -203,21 +195,3 @@ class KafkaStreamsThread:
         answer = self._send({"memberEpoch": -1})
         self.active, self.standby, self.warmup = {}, {}, {}
         return answer
-
-    def statuses(self) -> list[int]:
-        return [s["statusCode"] for s in self.last.get("status") or ()]
-
-
-def settle_threads(threads: list[KafkaStreamsThread], rounds: int = 10) -> None:
-    """Heartbeat every thread until two rounds in a row change nothing."""
-    quiet = 0
-    for _ in range(rounds):
-        before = [(t.epoch, t.active, t.standby, t.warmup) for t in threads]
-        for t in threads:
-            answer = t.heartbeat()
-            assert answer["errorCode"] == 0, answer
-        after = [(t.epoch, t.active, t.standby, t.warmup) for t in threads]
-        quiet = quiet + 1 if before == after else 0
-        if quiet == 2:
-            return
-    raise AssertionError("the group did not settle")

@@ -4,6 +4,7 @@ tests: it keeps what the coordinator gave it and reports it back, as Kafka Strea
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from tests.support.api import Api
@@ -79,7 +80,35 @@ def as_entries(tasks: Tasks) -> list[dict[str, Any]]:
     return [{"subtopologyId": s, "partitions": sorted(ps)} for s, ps in sorted(tasks.items())]
 
 
-class StreamsMember:
+class TaskHolder:
+    """What a streams member keeps of its heartbeats' answers: its epoch, the tasks it was
+    last given (active, standby, warm-up) and the last answer."""
+
+    def __init__(self) -> None:
+        self.epoch = 0
+        self.active: Tasks = {}
+        self.standby: Tasks = {}
+        self.warmup: Tasks = {}
+        self.last: dict[str, Any] = {}
+
+    def heartbeat(self) -> dict[str, Any]:
+        """A heartbeat with nothing new to say (settle sends them)."""
+        raise NotImplementedError
+
+    def _take(self, answer: dict[str, Any]) -> None:
+        """An accepted answer: its member epoch, and its tasks unless they are null
+        (unchanged)."""
+        self.epoch = answer["memberEpoch"]
+        if answer.get("activeTasks") is not None:
+            self.active = as_tasks(answer["activeTasks"])
+            self.standby = as_tasks(answer["standbyTasks"])
+            self.warmup = as_tasks(answer["warmupTasks"])
+
+    def statuses(self) -> list[int]:
+        return [s["statusCode"] for s in self.last.get("status") or ()]
+
+
+class StreamsMember(TaskHolder):
     def __init__(
         self,
         api: Api,
@@ -88,17 +117,13 @@ class StreamsMember:
         process_id: str | None = None,
         **join_fields: Any,
     ) -> None:
+        super().__init__()
         self.api = api
         self.group = group
         self.topology = topology
         self.member_id = str(uuid.uuid4())
         self.process_id = process_id or str(uuid.uuid4())
         self.join_fields = join_fields
-        self.epoch = 0
-        self.active: Tasks = {}
-        self.standby: Tasks = {}
-        self.warmup: Tasks = {}
-        self.last: dict[str, Any] = {}
 
     def call(self, **fields: Any) -> dict[str, Any]:
         body = {"groupId": self.group, "memberId": self.member_id, "memberEpoch": self.epoch}
@@ -106,11 +131,7 @@ class StreamsMember:
         answer = self.api.ok(HB, body)
         self.last = answer
         if answer["errorCode"] == 0:
-            self.epoch = answer["memberEpoch"]
-            if answer.get("activeTasks") is not None:
-                self.active = as_tasks(answer["activeTasks"])
-                self.standby = as_tasks(answer["standbyTasks"])
-                self.warmup = as_tasks(answer["warmupTasks"])
+            self._take(answer)
         return answer
 
     def join(self, **fields: Any) -> dict[str, Any]:
@@ -137,11 +158,8 @@ class StreamsMember:
     def leave(self) -> dict[str, Any]:
         return self.call(memberEpoch=-1)
 
-    def statuses(self) -> list[int]:
-        return [s["statusCode"] for s in self.last.get("status") or ()]
 
-
-def settle(members: list[StreamsMember], rounds: int = 8) -> None:
+def settle(members: Sequence[TaskHolder], rounds: int = 8) -> None:
     """Heartbeat every member until two rounds in a row change nothing."""
     quiet = 0
     for _ in range(rounds):

@@ -94,3 +94,21 @@ def test_removing_the_last_members_installs_the_empty_target() -> None:
 def test_only_a_big_groups_check_is_claimed() -> None:
     assert lease_until(ConsumerGroup("g", member_count=10), NOW) is None
     assert lease_until(ConsumerGroup("g", member_count=100), NOW) == NOW + 2_000 + 400
+
+
+# --- the group both families extend (core/modern/model.py) ---
+
+
+def test_a_membership_change_is_a_new_group_epoch_in_both_families() -> None:
+    for group in (ConsumerGroup("g", group_epoch=3), StreamsGroup("g", group_epoch=3)):
+        joined = group.with_members(1)
+        assert type(joined) is type(group)
+        assert (joined.group_epoch, joined.member_count, joined.state) == (4, 1, "Assigning")
+        emptied = joined.with_members(-1)
+        assert (emptied.group_epoch, emptied.member_count, emptied.state) == (5, 0, "Empty")
+
+
+def test_a_streams_shutdown_request_lasts_until_the_group_empties() -> None:
+    asked = StreamsGroup("g", member_count=2, shutdown_requested_by="m")
+    assert asked.with_members(-1).shutdown_requested_by == "m"
+    assert asked.with_members(-1).with_members(-1).shutdown_requested_by is None

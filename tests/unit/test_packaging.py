@@ -109,7 +109,30 @@ def _copy_sources(dest: Path) -> Path:
 
 def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None:
     started = time.monotonic()
-    # The wheel, as `pip wheel --no-deps .` builds it.
+    wheel = _build_wheel(tmp_path)
+    venv = tmp_path / "venv"
+    python, env = _virtualenv_with_only(wheel, venv, tmp_path)
+    _assert_no_server_package_is_needed(python, venv, env)
+    cli = python.parent / "groupcoord"
+    _assert_commands_name_their_missing_extras(cli, env)
+    # The admin commands and a member of the client-only install against a real coordinator
+    # (served from this virtualenv, which has the `local` extra).
+    with running_serve(settings=SERVE_SETTINGS) as url:
+        created_topic = _run(
+            [cli, "topics", "create", "packaging", "--partitions", "3", "--url", url], env=env
+        )
+        assert created_topic.returncode == 0, created_topic.stderr
+        listed = _run([cli, "topics", "list", "--url", url, "--json"], env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert "packaging" in listed.stdout
+        member = _run([python, "-c", _MEMBER, url, "packaging"], env=env, timeout=60)
+        assert member.returncode == 0, member.stderr
+        assert "member ok" in member.stdout
+    assert time.monotonic() - started < 120  # about 15 s on two busy cores
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """The wheel, as `pip wheel --no-deps .` builds it."""
     source = _copy_sources(tmp_path / "src")
     built = _run(
         [
@@ -127,9 +150,12 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     )
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "dist").glob("groupcoord-*.whl")
+    return wheel
 
-    # A virtualenv of its own (no system site-packages, no pip) with the wheel and nothing else.
-    venv = tmp_path / "venv"
+
+def _virtualenv_with_only(wheel: Path, venv: Path, home: Path) -> tuple[Path, dict[str, str]]:
+    """A virtualenv of its own (no system site-packages, no pip) with the wheel and nothing
+    else: its python, and the environment that runs it."""
     created = _run([sys.executable, "-m", "venv", "--without-pip", venv])
     assert created.returncode == 0, created.stderr
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
@@ -151,10 +177,13 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     assert installed.returncode == 0, installed.stderr
     env = {
         "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]),
-        "HOME": str(tmp_path),
+        "HOME": str(home),
         "PYTHONNOUSERSITE": "1",
     }
+    return python, env
 
+
+def _assert_no_server_package_is_needed(python: Path, venv: Path, env: dict[str, str]) -> None:
     probe = _run([python, "-c", _PROBE, *SERVER_ONLY], env=env)
     assert probe.returncode == 0, probe.stderr
     found = json.loads(probe.stdout)
@@ -165,7 +194,8 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     # Signing needs the sigv4 extra: a clear error that names it, before any request.
     assert "groupcoord[sigv4]" in found["sigv4"]
 
-    cli = bin_dir / "groupcoord"
+
+def _assert_commands_name_their_missing_extras(cli: Path, env: dict[str, str]) -> None:
     helped = _run([cli, "--help"], env=env)
     assert helped.returncode == 0, helped.stderr
     assert "topics" in helped.stdout
@@ -180,21 +210,6 @@ def test_the_client_and_the_admin_commands_install_alone(tmp_path: Path) -> None
     )
     assert kcl.returncode == 1, (kcl.stdout, kcl.stderr)
     assert "groupcoord[kinesis]" in kcl.stderr and len(kcl.stderr.strip().splitlines()) == 1
-
-    # The admin commands and a member of the client-only install against a real coordinator
-    # (served from this virtualenv, which has the `local` extra).
-    with running_serve(settings=SERVE_SETTINGS) as url:
-        created_topic = _run(
-            [cli, "topics", "create", "packaging", "--partitions", "3", "--url", url], env=env
-        )
-        assert created_topic.returncode == 0, created_topic.stderr
-        listed = _run([cli, "topics", "list", "--url", url, "--json"], env=env)
-        assert listed.returncode == 0, listed.stderr
-        assert "packaging" in listed.stdout
-        member = _run([python, "-c", _MEMBER, url, "packaging"], env=env, timeout=60)
-        assert member.returncode == 0, member.stderr
-        assert "member ok" in member.stdout
-    assert time.monotonic() - started < 120  # about 15 s on two busy cores
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -10,7 +10,8 @@ from .errors import (
     InvalidRequest,
     WriteConditionFailed,
 )
-from .member import GroupMember, RebalanceListener
+from .listener import RebalanceListener
+from .member import GroupMember
 from .options import MemberOptions
 from .streams import StreamsListener, StreamsMember, StreamsTasks
 

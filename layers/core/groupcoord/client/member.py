@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import Errors
 from .assignors import Blocked, TopicPartition
@@ -46,6 +46,7 @@ from .errors import (
     GroupcoordError,
     WriteConditionFailed,
 )
+from .listener import RebalanceListener
 from .options import MemberOptions
 from .paging import metadata_all_pages
 from .push import PushChannel
@@ -61,21 +62,6 @@ IDLE_BEAT_CHECK_S = 0.05
 PUSH_SECOND_LOOK_S = 1.0
 # How often wait_for_work() looks at its caller's stop event.
 STOP_CHECK_S = 0.02
-
-
-class RebalanceListener(Protocol):
-    """Called on the thread that calls poll() (or close()). Each method gets a non-empty set.
-
-    - `on_partitions_revoked`: the member is about to give these up; commit what you processed
-      (the commit still carries the current generation/epoch, so it is accepted).
-    - `on_partitions_assigned`: the member owns these now; read `committed()` to resume.
-    - `on_partitions_lost`: the membership was lost (expired, fenced, unreachable for a session
-      timeout); the partitions may already be someone else's, so do not commit them.
-    """
-
-    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None: ...
-    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None: ...
-    def on_partitions_lost(self, partitions: set[TopicPartition]) -> None: ...
 
 
 class _NoListener:

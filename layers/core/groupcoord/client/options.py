@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .member import RebalanceListener
+from .listener import RebalanceListener
 
 PROTOCOLS = ("consumer", "classic")
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import re2
 
 from ..errors import Errors
 from ..models.limits import REGEX_MAX_CHARS, TOPIC_NAME_MAX_CHARS
+from .kinesis.binding import KinesisBinding
 from .modern.refusal import Refusal
-
-if TYPE_CHECKING:
-    from .kinesis.binding import KinesisBinding
 
 MAX_TOPIC_NAME_LENGTH = TOPIC_NAME_MAX_CHARS
 _LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")

@@ -143,3 +143,13 @@ class KafkaMessage(BaseModel):
 
 class KafkaResponse(KafkaMessage):
     throttle_time_ms: Int32 = 0
+
+
+# What the heartbeat of a member-based family (consumer-group-heartbeat,
+# streams-group-heartbeat) answers first; each family's response adds its assignment.
+class MemberHeartbeatResponse(KafkaResponse):
+    error_code: Int16 = 0
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: Int32 = 0
+    heartbeat_interval_ms: Int32 = 0

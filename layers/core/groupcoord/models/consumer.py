@@ -16,6 +16,7 @@ from .base import (
     Int32,
     KafkaMessage,
     KafkaResponse,
+    MemberHeartbeatResponse,
     MemberId,
     ProtocolName,
     RackId,
@@ -67,12 +68,7 @@ class ConsumerGroupHeartbeatAssignment(KafkaMessage):
     )
 
 
-class ConsumerGroupHeartbeatResponse(KafkaResponse):
-    error_code: Int16 = 0
-    error_message: str | None = None
-    member_id: str | None = None
-    member_epoch: Int32 = 0
-    heartbeat_interval_ms: Int32 = 0
+class ConsumerGroupHeartbeatResponse(MemberHeartbeatResponse):
     assignment: ConsumerGroupHeartbeatAssignment | None = Field(
         None, description="null = unchanged since the last response."
     )

@@ -21,6 +21,7 @@ from .base import (
     Int64,
     KafkaMessage,
     KafkaResponse,
+    MemberHeartbeatResponse,
     MemberId,
     NonNegativeInt32,
     Port,
@@ -191,12 +192,7 @@ class StreamsEndpointToPartitions(KafkaMessage):
     standby_partitions: list[StreamsTopicPartitions] = []
 
 
-class StreamsGroupHeartbeatResponse(KafkaResponse):
-    error_code: Int16 = 0
-    error_message: str | None = None
-    member_id: str | None = None
-    member_epoch: Int32 = 0
-    heartbeat_interval_ms: Int32 = 0
+class StreamsGroupHeartbeatResponse(MemberHeartbeatResponse):
     acceptable_recovery_lag: Int32 = 0
     task_offset_interval_ms: Int32 = 0
     status: list[StreamsStatus] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..lag import NO_LAGS, Lags
+from ..modern.model import ModernGroupMember
 from .assignment import Assignment
 from .reconciliation import MemberAssignment, MemberState
 
@@ -40,16 +41,7 @@ class ClassicMetadata:
 
 
 @dataclass(frozen=True)
-class ConsumerGroupMember:
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    # The principal that created the member (None: unknown, a member older than the field);
-    # with the authorizer on, only it may act as the member.
-    principal: str | None = None
-    rebalance_timeout_ms: int = 0
+class ConsumerGroupMember(ModernGroupMember):
     subscribed_topic_names: tuple[str, ...] = ()
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None

@@ -4,7 +4,9 @@ decides a new state with `dataclasses.replace` and the store writes the differen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from ..modern.model import ModernGroup
 
 EMPTY = "Empty"
 ASSIGNING = "Assigning"
@@ -13,16 +15,8 @@ STABLE = "Stable"
 
 
 @dataclass(frozen=True)
-class ConsumerGroup:
-    group_id: str
-    # Grows on every write of the group; every write is conditioned on the one read.
-    version: int = 0
-    member_count: int = 0
-    member_shards: int = 8
-    # The epoch of the membership and subscriptions, and the epoch of the installed target.
-    group_epoch: int = 0
-    target_epoch: int = 0
-    state: str = EMPTY
+class ConsumerGroup(ModernGroup):
+    # The group epoch counts the changes of the membership and of its subscriptions.
     assignor_name: str = ""
     # How many times a subscribed topic changed (the topic registry counts them), and how many
     # of those changes the group's last target took in.
@@ -44,13 +38,3 @@ class ConsumerGroup:
     classic_protocols: tuple[str, ...] | None = None
     # A claimed scan of the members for expiry (expiry.py), until its result is written.
     scan_id: str | None = None
-
-    def with_members(self, delta: int) -> ConsumerGroup:
-        """The membership changed by `delta` members: a new group epoch (a new target due)."""
-        count = self.member_count + delta
-        return replace(
-            self,
-            group_epoch=self.group_epoch + 1,
-            member_count=count,
-            state=ASSIGNING if count else EMPTY,
-        )

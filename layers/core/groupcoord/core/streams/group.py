@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..modern.members import listed_state
+from ..modern.model import ModernGroup
 from .configuration import StatusCode
 from .member import StreamsGroupMember
 from .reconciliation import MemberState
@@ -21,16 +22,8 @@ STATES = (EMPTY, NOT_READY, ASSIGNING, RECONCILING, STABLE)
 
 
 @dataclass(frozen=True)
-class StreamsGroup:
-    group_id: str
-    # Grows on every write of the group; every write is conditioned on the one read.
-    version: int = 0
-    member_count: int = 0
-    member_shards: int = 8
-    # The epoch of the membership, metadata and topology; the epoch of the installed target.
-    group_epoch: int = 0
-    target_epoch: int = 0
-    state: str = EMPTY
+class StreamsGroup(ModernGroup):
+    # The group epoch counts the changes of the membership, its metadata and the topology.
     # The group's topology (its epoch and fingerprint; the topology has its own item), and
     # the epoch whose configuration the installed target was computed from (-1: none).
     topology_epoch: int = -1
@@ -64,15 +57,9 @@ class StreamsGroup:
     resolved_digest: str | None = None
 
     def with_members(self, delta: int) -> StreamsGroup:
-        """The membership changed by `delta` members: a new group epoch (a new target due)."""
-        count = self.member_count + delta
-        return replace(
-            self,
-            group_epoch=self.group_epoch + 1,
-            member_count=count,
-            state=ASSIGNING if count else EMPTY,
-            shutdown_requested_by=self.shutdown_requested_by if count else None,
-        )
+        """ModernGroup.with_members; a shutdown request ends when the group empties."""
+        changed = super().with_members(delta)
+        return changed if changed.member_count else replace(changed, shutdown_requested_by=None)
 
     def with_endpoints_changed(self, changed: bool = True) -> StreamsGroup:
         """The endpoints map is out of date when `changed`: a new endpoint epoch, written

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..modern.model import ModernGroupMember
 from .reconciliation import MemberState, MemberTasks
 from .tasks import EMPTY, TasksTuple
 
@@ -20,15 +21,7 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class StreamsGroupMember:
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    # The principal that created the member; with the authorizer on, only it may act as it.
-    principal: str | None = None
-    rebalance_timeout_ms: int = 0
+class StreamsGroupMember(ModernGroupMember):
     topology_epoch: int = 0
     # The process (a Kafka Streams client) the member runs in: its members share a state
     # directory, so a task's active and standbys never share a process.

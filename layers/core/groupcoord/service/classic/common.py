@@ -1,10 +1,12 @@
-"""What every classic API does first: load the group, settle its due timers, retry on races."""
+"""What the classic APIs share beyond settling (service/classic_group.py): the member's renewal
+slack, the Empty consumer group a classic join replaces, and how a held join or sync waits at its
+barrier."""
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ...core.classic.model import (
@@ -15,28 +17,15 @@ from ...core.classic.model import (
     ClassicGroup,
     ClassicMember,
 )
-from ...core.classic.rules import (
-    barrier_due,
-    due_work,
-    may_count_joins,
-    needs_members,
-    settle_due,
-)
-from ...core.push import classic_notice_due
+from ...core.classic.rules import barrier_due
 from ...core.session_renewal import renewal_slack_ms
-from ...core.timer_checks import check_is_claimed
 from ...settings import Settings
-from ...store.classic.repository import ClassicGroupStore
-from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.store import Store
 from ...store.stored_group import StoredGroup
-from ...wire.consumer_protocol import ConsumerProtocolError, decode_subscription
+from ..classic_group import NotClassic, load, settle
 from ..context import ApiContext
-from ..push import notify_members
-from ..races import GroupBusy, retry_on_race
+from ..races import GroupBusy
 
-# How long a claimed timer check keeps other requests from scanning the same group.
-CHECK_CLAIM_MS = 2_000
 # How often a held join/sync re-reads the group item in a small group (an eventually
 # consistent read); bigger groups poll less often (hold_plan).
 POLL_INTERVAL_S = 0.1
@@ -49,29 +38,11 @@ POLL_RCU = 0.5  # an eventually consistent read of the group item (< 4 KB)
 REQUEST_RCU = 1.0  # the consistent read of the group item each (re-)sent join or sync starts with
 
 
-class NotClassic(Exception):
-    """The group exists and is of the other type."""
-
-    def __init__(self, found: StoredGroup) -> None:
-        super().__init__(found.group_id)
-        self.found = found
-
-
 def classic_renewal_slack_ms(member: ClassicMember, settings: Settings) -> int:
     """How far past its expiry a classic member's heartbeat renewal sets its deadline."""
     return renewal_slack_ms(
         member.heartbeat_interval_ms, settings.session_renewal_skips, member.expiry_ms
     )
-
-
-def load(store: Store, group_id: str, *, consistent: bool = True) -> ClassicGroup | None:
-    """The classic group, or None; NotClassic for a group of the other type."""
-    found = store.classic.read_group(group_id, consistent=consistent)
-    if found is None:
-        return None
-    if not found.header.is_classic_group:
-        raise NotClassic(found)
-    return found.classic()
 
 
 def claimed_instance_owner(
@@ -104,122 +75,6 @@ def replace_empty_consumer_group(store: Store, item: StoredGroup, now: int) -> C
     if replaced.subscribed_regex:
         store.topics.set_regex(group.group_id, None)
     return group
-
-
-def settle(
-    store: Store, group: ClassicGroup, now: int, *, count_joins: bool = False
-) -> ClassicGroup:
-    """Apply whatever is due (dead members, timeouts, a complete barrier, changed topics),
-    retrying on races; returns the group as it now stands. `count_joins`: also read the open
-    barrier's join counters (a read unit per member shard) and close it if every member has
-    joined; the requests that count or uncount a join ask for it, the others do not."""
-    groups = store.classic
-
-    def once(attempt: int) -> ClassicGroup:
-        current = group
-        if attempt > 0:  # lost a race: decide again on the group as it now stands
-            fresh = load(store, group.group_id)
-            if fresh is None:
-                return group
-            current = fresh
-        transition = _due_transition(store, groups, current, now, count_joins)
-        if transition is None:
-            return current
-        committed = groups.commit(transition)
-        _sync_subscriptions(store, current, committed)
-        announce(store, current, committed)
-        return committed
-
-    return retry_on_race(store.clock, once)
-
-
-def _due_transition(
-    store: Store, groups: ClassicGroupStore, group: ClassicGroup, now: int, count_joins: bool
-) -> ClassicTransition | None:
-    """Read what settling needs (core/classic/rules.py decides) and the writes it makes."""
-    work = due_work(group, now)
-    counted = (
-        count_joins
-        and may_count_joins(group, work, now)
-        and groups.join_count(group) >= group.member_count
-    )
-    if not (work.any or counted):
-        return None
-    # A timer check reads every member: in a big group one request claims it by moving `dl` a
-    # little ahead and the others go on without scanning (core/timer_checks.py). A claimant
-    # that dies leaves the check due when its claim ends.
-    only_timers = not (work.topic_change or work.barrier or counted)
-    if (
-        work.timers
-        and only_timers
-        and check_is_claimed(group.member_count)
-        and not groups.claim_check(group, now + CHECK_CLAIM_MS)
-    ):
-        return None
-    members = groups.members(group, payloads=False) if needs_members(group, work, counted) else None
-    settlement = settle_due(group, members, work, counted, now)
-    if settlement is None:
-        return None
-    settled = settlement.group
-    transition = ClassicTransition(
-        group=settled,
-        expected_version=group.version,
-        delete_members=list(settlement.removed),
-        delete_instances=[m.instance_id for m in settlement.removed if m.instance_id],
-    )
-    if settlement.completion is not None:
-        completion = settlement.completion
-        transition.group = replace(
-            settled, subscribed_topics=_subscribed_topics(groups, completion)
-        )
-        transition.member_updates += [
-            MemberUpdate(
-                m.member_id,
-                joined_generation=m.joined_generation,
-                member_generation=m.member_generation,
-                session_deadline_ms=m.session_deadline_ms,
-            )
-            for m in completion.members
-        ]
-    return transition
-
-
-def _subscribed_topics(groups: ClassicGroupStore, completion: Any) -> tuple[str, ...]:
-    """For protocolType "consumer", the union of the members' subscribed topics (their
-    metadata: the payloads are read for it, after the member items the barrier closed on)."""
-    group = completion.group
-    if group.protocol_type != "consumer":
-        return ()
-    topics: set[str] = set()
-    for member in groups.with_payloads(group, completion.members):
-        try:
-            topics.update(decode_subscription(member.metadata_for(group.protocol_name)).topics)
-        except ConsumerProtocolError:
-            continue  # opaque or malformed metadata: nothing to record for this member
-    return tuple(sorted(topics))
-
-
-def _sync_subscriptions(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
-    """Keep the topic registry's per-topic subscriber index in step with the group."""
-    old, new = set(before.subscribed_topics), set(after.subscribed_topics)
-    for topic in sorted(new - old):
-        store.topics.subscribe(topic, after.group_id)
-    for topic in sorted(old - new):
-        store.topics.unsubscribe(topic, after.group_id)
-
-
-def commit(store: Store, before: ClassicGroup, transition: ClassicTransition) -> ClassicGroup:
-    committed = store.classic.commit(transition)
-    _sync_subscriptions(store, before, committed)
-    announce(store, before, committed)
-    return committed
-
-
-def announce(store: Store, before: ClassicGroup, after: ClassicGroup) -> None:
-    """Push (service/push.py), once the transition committed: a rebalance that starts (every
-    member must rejoin) or a sync that completes (the members waiting for their assignment)."""
-    if classic_notice_due(before, after):
-        notify_members(store, after.group_id, None)
 
 
 @dataclass(frozen=True)
@@ -348,5 +203,4 @@ __all__ = [
     "EMPTY",
     "PREPARING_REBALANCE",
     "STABLE",
-    "NotClassic",
 ]

@@ -12,9 +12,9 @@ from ...models.groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
+from ..classic_group import NotClassic, load, settle
 from ..context import ApiContext
 from ..refusals import group_operations
-from .common import NotClassic, load, settle
 
 # Reads of the group and its members until they agree (see _describe).
 SNAPSHOT_ATTEMPTS = 3

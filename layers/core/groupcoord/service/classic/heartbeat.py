@@ -14,17 +14,12 @@ from ...core.session_renewal import renewed_deadline
 from ...errors import Errors
 from ...models.classic import HeartbeatRequest, HeartbeatResponse
 from ...store.classic.repository import SessionNotRenewed
+from ..classic_group import NotClassic, load, settle
 from ..consumer.classic_members import is_consumer_group, mixed_heartbeat
 from ..context import ApiContext
 from ..races import GroupBusy
 from ..refusals import group_refusal
-from .common import (
-    NotClassic,
-    claimed_instance_owner,
-    classic_renewal_slack_ms,
-    load,
-    settle,
-)
+from .common import claimed_instance_owner, classic_renewal_slack_ms
 
 
 def _membership_error(

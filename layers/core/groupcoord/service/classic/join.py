@@ -38,22 +38,14 @@ from ...errors import Errors
 from ...models.classic import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
 from ...store.classic.transition import ClassicTransition
 from ...store.errors import ConditionFailed, Conflict
+from ..classic_group import NotClassic, commit, load, settle
 from ..consumer.classic_members import is_consumer_group_with_members, mixed_join
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from ..kinesis.sync import sync_stale_named
 from ..races import DecideAgain, GroupBusy, retry_on_race
 from ..refusals import group_refusal, may_describe_topics
-from .common import (
-    NotClassic,
-    commit,
-    is_empty_consumer_group,
-    load,
-    replace_empty_consumer_group,
-    retry_after_ms,
-    settle,
-    wait_for,
-)
+from .common import is_empty_consumer_group, replace_empty_consumer_group, retry_after_ms, wait_for
 
 
 def _error(

@@ -16,16 +16,11 @@ from ...core.classic.rules import next_check_ms, remove_members, uncounted_joins
 from ...errors import Errors
 from ...models.classic import LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse
 from ...store.classic.transition import ClassicTransition
+from ..classic_group import NotClassic, commit, load, settle
 from ..consumer.classic_members import is_consumer_group, mixed_leave
 from ..context import ApiContext
 from ..races import GroupBusy, retry_on_race
 from ..refusals import group_refusal
-from .common import (
-    NotClassic,
-    commit,
-    load,
-    settle,
-)
 
 
 def leave_group(request: LeaveGroupRequest, ctx: ApiContext) -> LeaveGroupResponse:

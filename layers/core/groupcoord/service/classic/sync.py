@@ -18,20 +18,14 @@ from ...errors import Errors
 from ...models.classic import SyncGroupRequest, SyncGroupResponse
 from ...store.classic.transition import ClassicTransition, MemberUpdate
 from ...store.errors import ConditionFailed, Conflict
+from ..classic_group import NotClassic, commit, load, settle
 from ..consumer.classic_members import is_consumer_group, mixed_sync
 from ..context import ApiContext
 from ..handlers_types import Accepted
 from ..kinesis.lineage import stripped_assignments
 from ..races import GroupBusy, retry_on_race
 from ..refusals import group_refusal
-from .common import (
-    NotClassic,
-    commit,
-    load,
-    retry_after_ms,
-    settle,
-    wait_for,
-)
+from .common import retry_after_ms, wait_for
 
 
 def _error(error: Errors) -> SyncGroupResponse:

@@ -26,6 +26,8 @@ from ...store.errors import Conflict
 from ...store.store import Store
 from ...store.stored_group import StoredGroup
 from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment
+from ..classic_group import settle
+from ..races import GroupBusy
 from .common import convert
 
 
@@ -51,10 +53,6 @@ def upgrade_classic_group(
     converted. Conflict when the group moved meanwhile (the caller re-reads and decides
     again: an Empty classic group is then simply replaced). `before` sees every classic
     member (pending ones too) before anything is converted, and may refuse by raising."""
-    # Imported here: the classic service modules import the consumer ones (mixed groups).
-    from ..classic.common import settle
-    from ..races import GroupBusy
-
     settings = store.settings
     group = item.classic()
     if group.member_count == 0:
