@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import Errors
 from ...models.classic import JoinGroupRequest
-from ...settings import Settings
 from ..ownership import may_act_as
 from .identity import identity_error
+from .limits import ClassicLimits
 from .model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -223,7 +223,7 @@ def member_template(joiner: Joiner, member_id: str, now: int) -> ClassicMember:
 
 
 def plan_join(
-    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings, new_member_id: str
+    joiner: Joiner, facts: JoinFacts, now: int, settings: ClassicLimits, new_member_id: str
 ) -> JoinPlan:
     """What a join does, given what was read, along Kafka's lines (classicGroupJoin): a known
     member id (a pending one's rejoin included), a new static member (or the replacement of
@@ -249,14 +249,14 @@ def _refuses_protocols(joiner: Joiner, group: ClassicGroup, replacing: int) -> R
     return None
 
 
-def _full(joiner: Joiner, group: ClassicGroup, settings: Settings) -> Refuse | None:
+def _full(joiner: Joiner, group: ClassicGroup, settings: ClassicLimits) -> Refuse | None:
     if group.member_count >= settings.group_max_size:
         return Refuse(Errors.GROUP_MAX_SIZE_REACHED, joiner.request.member_id)
     return None
 
 
 def _plan_new_dynamic_member(
-    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings, new_member_id: str
+    joiner: Joiner, facts: JoinFacts, now: int, settings: ClassicLimits, new_member_id: str
 ) -> JoinPlan:
     """Kafka's two-step join: hand out an id, remember it as pending until it rejoins."""
     group = facts.group
@@ -274,7 +274,7 @@ def _plan_new_dynamic_member(
 
 
 def _plan_new_static_member(
-    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings, new_member_id: str
+    joiner: Joiner, facts: JoinFacts, now: int, settings: ClassicLimits, new_member_id: str
 ) -> JoinPlan:
     """A static member whose instance id the group does not know: joins at once."""
     group = facts.group
@@ -289,7 +289,7 @@ def _plan_new_static_member(
 
 
 def _plan_existing_member(
-    joiner: Joiner, facts: JoinFacts, now: int, settings: Settings
+    joiner: Joiner, facts: JoinFacts, now: int, settings: ClassicLimits
 ) -> JoinPlan:
     """A join under a member id: a pending id's rejoin (it becomes a member), or a member's."""
     request = joiner.request
@@ -368,7 +368,7 @@ def _write_join(
     member: ClassicMember,
     new_metadata: bool,
     now: int,
-    settings: Settings,
+    settings: ClassicLimits,
 ) -> WriteJoin:
     """A join written with the group item: a new member counted in, or a known member's new
     metadata or timeout; the rebalance starts (or the initial delay extends) and the join is

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ...errors import Errors
-from ...settings import Settings
+from .limits import ClassicLimits
 from .model import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -27,7 +27,7 @@ def check_join_request(
     session_timeout_ms: int,
     protocol_type: str,
     protocol_names: Sequence[str],
-    settings: Settings,
+    settings: ClassicLimits,
 ) -> Errors | None:
     if not group_id:
         return Errors.INVALID_GROUP_ID
@@ -103,7 +103,7 @@ def start_rebalance(group: ClassicGroup, now_ms: int) -> ClassicGroup:
     )
 
 
-def extend_initial_delay(group: ClassicGroup, now_ms: int, settings: Settings) -> ClassicGroup:
+def extend_initial_delay(group: ClassicGroup, now_ms: int, settings: ClassicLimits) -> ClassicGroup:
     """The first rebalance of an empty group waits the initial delay, extended while new
     members keep arriving, capped by the rebalance timeout the rebalance started with (its join
     deadline): as Kafka's InitialDelayedJoin, whose extensions only spend what is left of it.
