@@ -7,15 +7,17 @@ values ride on the writes the heartbeat makes anyway (a session renewal, a recon
 force one only on a meaningful change, when a partition's lag crosses into another band
 (BANDS_MS). Falling back into a lower band takes a value under half the band's floor, so a lag
 that hovers at a border writes once, not on every heartbeat.
+
+Classic and consumer members both keep lags, so this module names partitions as plain
+(topic id, partition) pairs and imports neither family.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..models.limits import PARTITION_LAGS_MAX
-from .consumer.assignment import Assignment, TopicPartition
 
 # (topic id, partition, lag ms), sorted: what a member item keeps.
 Lags = tuple[tuple[str, int, int], ...]
@@ -31,7 +33,9 @@ def band(lag_ms: int) -> int:
 
 
 def kept(
-    old: Lags, reported: Iterable[tuple[str, int, int]] | None, holds: Assignment | None
+    old: Lags,
+    reported: Iterable[tuple[str, int, int]] | None,
+    holds: Mapping[str, Collection[int]] | None,
 ) -> Lags:
     """The lags to keep: the request's report (None: not sent, `old` stays), which replaces
     the last one, of the partitions the member `holds` only (None: not known here, as for a
@@ -66,10 +70,10 @@ def from_item(value: Iterable[Sequence[Any]] | None) -> Lags:
     return tuple((str(e[0]), int(e[1]), int(e[2])) for e in value or ())
 
 
-def group_lags(members: Iterable[Lags]) -> Mapping[TopicPartition, int]:
+def group_lags(members: Iterable[Lags]) -> Mapping[tuple[str, int], int]:
     """Every partition's last reported lag across the members (a partition is held by one
     member at a time; a stale value left by an earlier holder loses to a larger one)."""
-    lags: dict[TopicPartition, int] = {}
+    lags: dict[tuple[str, int], int] = {}
     for member_lags in members:
         for topic, partition, ms in member_lags:
             key = (topic, partition)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.kinesis.commits import is_admin_commit
+from ..core.kinesis_commits import is_admin_commit
 from ..core.offset_commit import (
     Next,
     ResolvedTopic,

@@ -1,40 +1,14 @@
-"""Lineage gating of a Kinesis-backed topic for one group (pure): which partitions its
-assignor may hand out (core/kinesis/shards.blocked_partitions), and a child handed preferably
-to its parent's last owner (the child joins that member's previous target, which the sticky
-assignor keeps as far as balance allows)."""
+"""Lineage gating of a Kinesis-backed topic for one group (pure), for a classic group: its
+leader's assignment without the partitions its assignor may not hand out
+(core/kinesis/shards.blocked_partitions). A consumer group's server-side assignor is gated
+beside it (core/consumer/heirs.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ...wire.consumer_protocol import ConsumerProtocolError, decode_assignment, encode_assignment
-from ..consumer.assignors import AssignorMember, Blocked
-
-# Per topic id: each parent partition's children (shards.heirs).
-Heirs = Mapping[str, Mapping[int, tuple[int, ...]]]
-
-
-def with_heirs(
-    members: Sequence[AssignorMember], heirs: Heirs, blocked: Blocked
-) -> list[AssignorMember]:
-    """The members, each one's previous target grown by the assignable children of the
-    parents it held."""
-    result = []
-    for member in members:
-        previous = dict(member.previous)
-        for topic, partitions in member.previous.items():
-            children = heirs.get(topic, {})
-            inherited = {
-                child
-                for parent in partitions
-                for child in children.get(parent, ())
-                if child not in blocked.get(topic, ())
-            }
-            if inherited:
-                previous[topic] = frozenset(partitions) | inherited
-        result.append(replace(member, previous=previous) if previous != member.previous else member)
-    return result
 
 
 def stripped(assignment: bytes, blocked: Mapping[str, frozenset[int]]) -> bytes:

@@ -34,9 +34,9 @@ from ...core.consumer.group import (
     subscribed_topic_ids,
     subscription_digest,
 )
+from ...core.consumer.heirs import with_heirs
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
-from ...core.kinesis.lineage import with_heirs
 from ...core.lag import group_lags
 from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches

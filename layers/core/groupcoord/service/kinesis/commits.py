@@ -1,5 +1,5 @@
 """offset-commit's reads for Kinesis-backed topics: the shards of the partitions committed and
-the group's positions in them, for core/kinesis/commits.py to judge; and, once a shard's end
+the group's positions in them, for core/kinesis_commits.py to judge; and, once a shard's end
 naming children the registry does not know is committed, the topic's shard sync (the sync
 "on a member's shard-end report")."""
 
@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...core.kinesis.binding import StartingPoint
-from ...core.kinesis.commits import (
+from ...core.kinesis.done import start_ms
+from ...core.kinesis.shards import ShardRow
+from ...core.kinesis_commits import (
     ends_committed,
     judge_positions,
     needs_judging,
     parents_of,
     unknown_children,
 )
-from ...core.kinesis.done import start_ms
-from ...core.kinesis.shards import ShardRow
 from ...core.offset_commit import CommitPlan, ResolvedTopic
 from ...errors import Errors
 from ...models.offsets import OffsetCommitRequest

@@ -1,7 +1,7 @@
 """Lineage gating's reads for a consumer group's target install: per subscribed Kinesis-backed
 topic, its registry, which of its shards the group finished (a committed shard end) and when
-the group started, for core/kinesis (done.done_partitions, shards.blocked_partitions,
-lineage.with_heirs) to decide."""
+the group started, for core/kinesis (done.done_partitions, shards.blocked_partitions) and
+core/consumer/heirs.with_heirs to decide."""
 
 from __future__ import annotations
 

@@ -1,17 +1,18 @@
 """offset-commit on a Kinesis-backed topic (pure): each planned partition's position judged
-against the shard it stands for and the group's committed position (positions.py); the plan
-keeps only the partitions that pass."""
+against the shard it stands for and the group's committed position (kinesis/positions.py); the
+plan keeps only the partitions that pass. It stands beside offset_commit.py, whose plan it
+judges, rather than in kinesis/, which offset_commit.py imports (positions)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...errors import Errors
-from ...models.offsets import OffsetCommitRequest
-from ..offset_commit import CommitPlan, ResolvedTopic
-from .done import row_done
-from .positions import Position, PositionAsked, position_error, refusal_message
-from .shards import ShardRow
+from ..errors import Errors
+from ..models.offsets import OffsetCommitRequest
+from .kinesis.done import row_done
+from .kinesis.positions import Position, PositionAsked, position_error, refusal_message
+from .kinesis.shards import ShardRow
+from .offset_commit import CommitPlan, ResolvedTopic
 
 
 def is_admin_commit(request: OffsetCommitRequest) -> bool:
@@ -37,8 +38,8 @@ def judge_positions(
     """The plan with each committable partition's position judged: `rows`, per Kinesis topic
     (by name), the shards of the partitions named and of their parents; `committed`, the
     group's positions now; `started`, per topic, when the group started for lineage's sake
-    (done.start_ms; none: TRIM_HORIZON), which only a closed shard's judgement looks at
-    (done.before_start): the caller gives it for every topic with a closed row."""
+    (kinesis/done.start_ms; none: TRIM_HORIZON), which only a closed shard's judgement looks at
+    (kinesis/done.before_start): the caller gives it for every topic with a closed row."""
     started = started or {}
     admin = is_admin_commit(request)
     codes: list[list[Errors]] = []
@@ -91,7 +92,7 @@ def _ended(position: Position | None) -> bool:
 
 
 def _done(row: ShardRow | None, position: Position | None, started: int | None) -> bool:
-    """A shard done for the group (done.py); a parent whose row was not read, by its end."""
+    """A shard done for the group (kinesis/done.py); a parent whose row was not read, by its end."""
     if row is None:
         return _ended(position)
     return row_done(row, _ended(position), started, position is not None)
