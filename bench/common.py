@@ -48,18 +48,18 @@ from groupcoord.local.seed import (  # noqa: E402
 )
 from groupcoord.settings import Settings  # noqa: E402
 from groupcoord.store import capacity, schema  # noqa: E402
-from groupcoord.store.classic.codec import group_from_item  # noqa: E402
 from groupcoord.store.classic.repository import ClassicGroupStore  # noqa: E402
 from groupcoord.store.classic.transition import ClassicTransition  # noqa: E402
-from groupcoord.store.consumer.codec import (  # noqa: E402
+from groupcoord.store.codecs.classic import group_from_item  # noqa: E402
+from groupcoord.store.codecs.consumer import (  # noqa: E402
     group_from_item as consumer_group_from_item,
 )
-from groupcoord.store.consumer.codec import member_to_item as consumer_member_to_item  # noqa: E402
-from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
-from groupcoord.store.store import Store  # noqa: E402
-from groupcoord.store.streams.codec import (  # noqa: E402
+from groupcoord.store.codecs.consumer import member_to_item as consumer_member_to_item  # noqa: E402
+from groupcoord.store.codecs.streams import (  # noqa: E402
     group_from_item as streams_group_from_item,
 )
+from groupcoord.store.dynamo import Dynamo, deserialize, make_client  # noqa: E402
+from groupcoord.store.store import Store  # noqa: E402
 from groupcoord.wire.consumer_protocol import (  # noqa: E402
     Assignment,
     Subscription,

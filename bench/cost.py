@@ -77,7 +77,7 @@ from groupcoord.core.principals import ANONYMOUS
 from groupcoord.service.classic.common import hold_plan
 from groupcoord.settings import Settings
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic.codec import group_from_item
+from groupcoord.store.codecs.classic import group_from_item
 from groupcoord.store.dynamo import make_client
 
 PARTITIONS = 1000

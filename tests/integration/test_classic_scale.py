@@ -27,8 +27,8 @@ from groupcoord.service.classic_group import load, settle
 from groupcoord.service.context import ApiContext
 from groupcoord.service.handlers_types import Accepted
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic.codec import member_items
 from groupcoord.store.classic.transition import ClassicTransition
+from groupcoord.store.codecs.classic import member_items
 from groupcoord.store.store import Store
 
 MEMBERS = 250

@@ -19,7 +19,7 @@ from groupcoord.service.consumer.heartbeat import consumer_group_heartbeat
 from groupcoord.service.context import ApiContext
 from groupcoord.settings import Settings
 from groupcoord.store import schema
-from groupcoord.store.consumer.codec import SCAN_ID
+from groupcoord.store.codecs.consumer import SCAN_ID
 from groupcoord.store.consumer.repository import ConsumerGroupStore
 from groupcoord.store.store import Store
 from groupcoord.topic_ids import new_topic_id

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from groupcoord.store import schema
-from groupcoord.store.consumer.codec import group_from_item
+from groupcoord.store.codecs.consumer import group_from_item
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.consumer import Member, create_topic, settle, unique

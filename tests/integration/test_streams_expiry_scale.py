@@ -15,8 +15,8 @@ from groupcoord.service.streams.common import renewal_slack
 from groupcoord.service.streams.expiry import expire_streams_group
 from groupcoord.service.streams.heartbeat import streams_group_heartbeat
 from groupcoord.store import capacity
+from groupcoord.store.codecs.streams import group_from_item
 from groupcoord.store.store import Store
-from groupcoord.store.streams.codec import group_from_item
 from groupcoord.store.streams.installs import CHUNK
 from groupcoord.topic_ids import new_topic_id
 from tests.support.consumer import unique

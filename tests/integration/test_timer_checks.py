@@ -15,7 +15,7 @@ from groupcoord.local.seed import put_consumer_members
 from groupcoord.service.consumer.common import reload
 from groupcoord.service.consumer.expiry import expire_consumer_group
 from groupcoord.store import capacity, schema
-from groupcoord.store.consumer.codec import SCAN_ID
+from groupcoord.store.codecs.consumer import SCAN_ID
 from groupcoord.store.store import Store
 from groupcoord.store.stored_group import StoredGroup, stored
 from tests.support.consumer import unique

@@ -20,9 +20,9 @@ from groupcoord.core.consumer.model import ConsumerGroup
 from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.service.consumer.common import reload
 from groupcoord.store import capacity, schema
-from groupcoord.store.classic.codec import member_items
 from groupcoord.store.classic.transition import ClassicTransition
-from groupcoord.store.consumer.codec import member_to_item
+from groupcoord.store.codecs.classic import member_items
+from groupcoord.store.codecs.consumer import member_to_item
 from groupcoord.store.store import Store
 
 # --- classic groups ---

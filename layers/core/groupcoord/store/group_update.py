@@ -1,5 +1,5 @@
 """The write of a group item as the difference from the one read, for the families whose group
-item holds a fixed set of fields (store/consumer/codec.py, store/streams/codec.py): every
+item holds a fixed set of fields (store/codecs/consumer.py, store/codecs/streams.py): every
 write is conditioned on the `version` read and bumps it."""
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ class InstallLease(Generic[G, M]):
 
     # --- what a family supplies ---
 
-    # How the family encodes its items (store/<family>/codec.py's CODEC).
+    # How the family encodes its items (store/codecs/<family>.py's CODEC).
     codec: FamilyCodec[Any, Any]
 
     def group_update(self, old: G, new: G) -> Update:

@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from . import schema
-from .consumer.codec import KIND_STATIC_INSTANCE, static_instance_key
 from .conversion import Conversions
 from .dynamo import (
     ConditionFailed,
@@ -54,7 +53,7 @@ M = TypeVar("M", bound=VersionedMember)
 class MemberGroupStore(Generic[G, M]):
     """One family's group and member items; a subclass encodes them."""
 
-    # How the family encodes its items (store/<family>/codec.py's CODEC).
+    # How the family encodes its items (store/codecs/<family>.py's CODEC).
     codec: FamilyCodec[Any, Any]
 
     def __init__(self, dynamo: Dynamo, deadline_shards: int, conversions: Conversions) -> None:
@@ -129,7 +128,7 @@ class MemberGroupStore(Generic[G, M]):
 
     def instance_owner(self, group: G, instance_id: str) -> str | None:
         """The member id a static instance id is claimed by (its own item)."""
-        key = static_instance_key(group.group_id, instance_id, group.member_shards)
+        key = schema.static_instance_key(group.group_id, instance_id, group.member_shards)
         item = self.dynamo.get(key, consistent=True)
         return item["memberId"] if item else None
 
@@ -215,14 +214,14 @@ class MemberGroupStore(Generic[G, M]):
         assert m.instance_id is not None
         if claimed_by is not None:
             return Writes((self._move_instance(group, m.instance_id, claimed_by, m.member_id),))
-        key = static_instance_key(group.group_id, m.instance_id, group.member_shards)
-        item = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": group.group_id,
+        key = schema.static_instance_key(group.group_id, m.instance_id, group.member_shards)
+        item = {**key, "kind": schema.KIND_STATIC_INSTANCE, "groupId": group.group_id,
                 "memberId": m.member_id}  # fmt: skip
         return Writes((Put(item, condition="attribute_not_exists(pk)"),))
 
     def _move_instance(self, group: G, instance_id: str, old_id: str, new_id: str) -> Update:
         return Update(
-            static_instance_key(group.group_id, instance_id, group.member_shards),
+            schema.static_instance_key(group.group_id, instance_id, group.member_shards),
             "SET memberId = :new",
             values={":new": new_id, ":old": old_id},
             condition="memberId = :old",
@@ -241,7 +240,7 @@ def release_claim(group_id: str, instance_id: str, member_id: str, shards: int) 
     """The delete of a static instance claim while `member_id` still holds it (or none is
     left)."""
     return Delete(
-        static_instance_key(group_id, instance_id, shards),
+        schema.static_instance_key(group_id, instance_id, shards),
         condition="attribute_not_exists(pk) OR memberId = :m",
         values={":m": member_id},
     )

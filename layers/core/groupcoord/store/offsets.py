@@ -17,7 +17,7 @@ from ..core.classic.model import ClassicGroup
 from ..core.kinesis.positions import Position
 from ..core.offsets import CommittedOffset
 from . import schema
-from .classic.codec import group_to_item
+from .codecs.classic import group_to_item
 from .dynamo import (
     Check,
     ConditionFailed,

@@ -9,7 +9,7 @@ import contextlib
 from ..core.classic.model import ClassicGroup
 from ..core.offsets import RetainingGroup
 from . import schema
-from .classic.codec import group_to_item
+from .codecs.classic import group_to_item
 from .dynamo import ConditionFailed, Dynamo, Update
 from .stored_group import StoredGroup
 

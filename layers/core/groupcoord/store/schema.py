@@ -48,6 +48,8 @@ KIND_STREAMS_TOPOLOGY = "streams-topology"
 KIND_STREAMS_REPORT = "streams-report"
 KIND_PUSH_CONNECTION = "push-connection"
 KIND_PUSH_SOCKET = "push-socket"
+# A member-based group's (consumer protocol, streams) static instance claim.
+KIND_STATIC_INSTANCE = "static-instance"
 
 GROUP_LISTING_PROJECTION = ["kind", "groupId", "groupType", "groupState", "protocolType"]
 DEADLINE_PROJECTION = ["kind", "groupId"]
@@ -232,8 +234,13 @@ def instance_pk(group_id: str) -> str:
 
 
 def static_instance_pk(group_id: str, shard: int) -> str:
-    """A consumer group's static instance claims, sharded (sort key: the instance id)."""
+    """A member-based group's static instance claims, sharded (sort key: the instance id)."""
     return f"{group_pk(group_id)}#S{shard}"
+
+
+def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[str, str]:
+    """A static instance's claim in a member-based group: its instance id's shard."""
+    return {PK: static_instance_pk(group_id, stable_shard(instance_id, shards)), SK: instance_id}
 
 
 def staged_pk(group_id: str, token: str, shard: int) -> str:

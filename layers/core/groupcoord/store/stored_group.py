@@ -12,10 +12,10 @@ from typing import Any
 from ..core.classic.model import ClassicGroup
 from ..core.consumer.model import ConsumerGroup
 from ..core.streams.group import StreamsGroup
-from .classic.codec import group_from_item as classic_group
-from .consumer.codec import group_from_item as consumer_group
+from .codecs.classic import group_from_item as classic_group
+from .codecs.consumer import group_from_item as consumer_group
+from .codecs.streams import group_from_item as streams_group
 from .groups import GroupHeader, header
-from .streams.codec import group_from_item as streams_group
 
 
 @dataclass(frozen=True)

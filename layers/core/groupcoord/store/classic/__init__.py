@@ -1,2 +1,2 @@
-"""Classic groups in the table: items and their codec (codec.py), transitions as writes
-(transition.py), the repository that reads and commits them (repository.py)."""
+"""Classic groups in the table: transitions as writes (transition.py), the repository that reads
+and commits them (repository.py); their items' codec is store/codecs/classic.py."""

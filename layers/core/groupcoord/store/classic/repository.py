@@ -70,11 +70,7 @@ from ...core.classic.model import (
 from ...core.lag import Lags
 from ...core.lag import to_item as lags_to_item
 from .. import schema
-from ..conversion import Conversions
-from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
-from ..errors import Conflict
-from ..stored_group import StoredGroup
-from .codec import (
+from ..codecs.classic import (
     OPTIONAL_GROUP_ATTRIBUTES,
     group_to_item,
     instance_key,
@@ -83,6 +79,10 @@ from .codec import (
     member_to_item,
     with_payload,
 )
+from ..conversion import Conversions
+from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
+from ..errors import Conflict
+from ..stored_group import StoredGroup
 from .transition import (
     ClassicTransition,
     barrier_id,

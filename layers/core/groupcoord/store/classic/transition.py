@@ -14,8 +14,8 @@ from ...core.classic.model import (
     ClassicMember,
 )
 from .. import schema
+from ..codecs.classic import payload_attributes
 from ..dynamo import Delete, TransactItem, Update
-from .codec import payload_attributes
 
 
 def set_item(item: dict[str, Any], optional: Sequence[str], condition: str) -> Update:

@@ -11,20 +11,18 @@ from ...core.classic.model import ClassicGroup, ClassicMember
 from ...core.consumer.member import ConsumerGroupMember
 from ...core.consumer.model import STABLE, ConsumerGroup
 from .. import schema
-from ..classic.codec import group_to_item, instance_key, payload_to_item
-from ..classic.codec import member_to_item as classic_member_item
+from ..codecs.classic import group_to_item, instance_key, payload_to_item
+from ..codecs.classic import member_to_item as classic_member_item
+from ..codecs.consumer import (
+    GROUP_TYPE,
+    group_item,
+    member_condition,
+    member_to_item,
+)
 from ..conversion import Conversion
 from ..dynamo import Delete, Put
 from ..stored_group import StoredGroup
 from ..topics import regex_delete, subscription_delete, subscription_put
-from .codec import (
-    GROUP_TYPE,
-    KIND_STATIC_INSTANCE,
-    group_item,
-    member_condition,
-    member_to_item,
-    static_instance_key,
-)
 from .repository import remove_member_items
 
 
@@ -88,8 +86,8 @@ def upgrade_conversion(
     for m in members:
         writes.append(Put(member_to_item(gid, shards, m)))
         if m.instance_id is not None:
-            key = static_instance_key(gid, m.instance_id, shards)
-            claim = {**key, "kind": KIND_STATIC_INSTANCE, "groupId": gid}
+            key = schema.static_instance_key(gid, m.instance_id, shards)
+            claim = {**key, "kind": schema.KIND_STATIC_INSTANCE, "groupId": gid}
             writes.append(Put({**claim, "memberId": m.member_id}))
     classic_deletes = [
         *(instance_key(gid, m.instance_id) for m in classic_members if m.instance_id),
@@ -146,7 +144,7 @@ def downgrade_conversion(
         if m.instance_id is not None:
             writes.append(
                 Delete(
-                    static_instance_key(gid, m.instance_id, group.member_shards),
+                    schema.static_instance_key(gid, m.instance_id, group.member_shards),
                     condition="attribute_not_exists(pk) OR memberId = :m",
                     values={":m": m.member_id},
                 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ...core.consumer.member import ConsumerGroupMember
 from ...core.consumer.model import ConsumerGroup
+from ..codecs.consumer import CODEC
 from ..install_lease import CHUNK, InstallLease
-from .codec import CODEC
 
 __all__ = ["CHUNK", "TargetInstalls"]
 

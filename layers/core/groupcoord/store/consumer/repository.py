@@ -22,14 +22,14 @@ from ...core.consumer.model import ConsumerGroup
 from ...core.lag import Lags
 from ...core.lag import to_item as lags_to_item
 from .. import schema
-from ..dynamo import ConditionFailed, Delete, TransactItem, Update
-from ..member_groups import MemberGroupStore, release_claim
-from ..stored_group import StoredGroup
-from .codec import (
+from ..codecs.consumer import (
     CODEC,
     group_item,
     member_condition,
 )
+from ..dynamo import ConditionFailed, Delete, TransactItem, Update
+from ..member_groups import MemberGroupStore, release_claim
+from ..stored_group import StoredGroup
 
 
 def member_delete(group: ConsumerGroup, m: ConsumerGroupMember) -> Delete:

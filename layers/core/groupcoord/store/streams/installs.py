@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ...core.streams.group import StreamsGroup
 from ...core.streams.member import StreamsGroupMember
+from ..codecs.streams import CODEC
 from ..install_lease import CHUNK, InstallLease
-from .codec import CODEC
 
 __all__ = ["CHUNK", "StreamsInstalls"]
 

@@ -23,6 +23,15 @@ from ...core.streams.member import StreamsGroupMember
 from ...core.streams.topology import Topology
 from ...core.streams.warmups import Report
 from .. import schema
+from ..codecs.streams import (
+    CODEC,
+    group_item,
+    member_condition,
+    report_from_item,
+    report_to_item,
+    topology_from_item,
+    topology_to_item,
+)
 from ..conversion import Conversions
 from ..dynamo import (
     Delete,
@@ -33,15 +42,6 @@ from ..dynamo import (
 from ..member_groups import MemberGroupStore
 from ..stored_group import StoredGroup
 from ..writes import NO_WRITES, Writes
-from .codec import (
-    CODEC,
-    group_item,
-    member_condition,
-    report_from_item,
-    report_to_item,
-    topology_from_item,
-    topology_to_item,
-)
 from .endpoints import EndpointsStore, chunk_keys
 
 

@@ -1,5 +1,5 @@
 """A consumer group's items and the models they hold (core/consumer/): the group item, member
-items, static instance keys, and the group item's writes as the difference from the one read.
+items, and the group item's writes as the difference from the one read.
 No reads, no writes here: store/consumer/repository.py reads and writes them."""
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from ..group_update import version_update
 from ..groups import listing_attributes
 
 GROUP_TYPE = "consumer"
-
-KIND_STATIC_INSTANCE = "static-instance"
 
 
 # The group item's attributes of ConsumerGroup.scan_id, .classic_protocols and
@@ -117,11 +115,6 @@ def group_update(old: ConsumerGroup, new: ConsumerGroup, deadline_shards: int) -
     `version`, on the version read."""
     before = group_attributes(old, deadline_shards)
     return version_update(old.group_id, before, group_attributes(new, deadline_shards), old.version)
-
-
-def static_instance_key(group_id: str, instance_id: str, shards: int) -> dict[str, str]:
-    shard = schema.stable_shard(instance_id, shards)
-    return {schema.PK: schema.static_instance_pk(group_id, shard), schema.SK: instance_id}
 
 
 def is_consumer_member(item: dict[str, Any]) -> bool:
