@@ -91,3 +91,6 @@ TOPOLOGY_REGEXES_MAX = 16
 TOPOLOGY_MAX_CHARS = 64 * 1024
 # Changelog offsets a heartbeat reports (one per task it has state for).
 TASK_OFFSETS_MAX = 4096
+# A group item's record of its recent epoch (classic: generation) moves (core/rebalances.py,
+# describe-group-activity's recentRebalances): the last this many.
+REBALANCES_KEPT = 10

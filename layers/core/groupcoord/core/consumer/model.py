@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..rebalances import RebalanceRecord
+
 EMPTY = "Empty"
 ASSIGNING = "Assigning"
 RECONCILING = "Reconciling"
@@ -44,6 +46,8 @@ class ConsumerGroup:
     classic_protocols: tuple[str, ...] | None = None
     # A claimed scan of the members for expiry (expiry.py), until its result is written.
     scan_id: str | None = None
+    # The last group epoch moves, when and why (core/rebalances.py).
+    rebalances: tuple[RebalanceRecord, ...] = ()
 
     def with_members(self, delta: int) -> ConsumerGroup:
         """The membership changed by `delta` members: a new group epoch (a new target due)."""

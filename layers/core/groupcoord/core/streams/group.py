@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..modern.members import listed_state
+from ..rebalances import RebalanceRecord
 from .configuration import StatusCode
 from .member import StreamsGroupMember
 from .reconciliation import MemberState
@@ -62,6 +63,8 @@ class StreamsGroup:
     # install resolved (core/streams/visibility.py); a topic change that leaves it as it is
     # moves nothing. None: every topic change moves the group.
     resolved_digest: str | None = None
+    # The last group epoch moves, when and why (core/rebalances.py).
+    rebalances: tuple[RebalanceRecord, ...] = ()
 
     def with_members(self, delta: int) -> StreamsGroup:
         """The membership changed by `delta` members: a new group epoch (a new target due)."""
