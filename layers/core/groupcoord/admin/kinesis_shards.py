@@ -7,6 +7,7 @@ Standard library only, like the rest of the admin commands."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -85,7 +86,16 @@ def _checkpoint(at: dict[str, Any] | None) -> str | None:
         return None
     if at.get("shardEnd"):
         return "SHARD_END"
+    if at.get("sequenceNumber") is None and at.get("atTimestampMs") is not None:
+        return time_position_text(int(at["atTimestampMs"]))  # offsets reset --to-datetime
     return f"{at.get('sequenceNumber')}:{at.get('subSequenceNumber', 0)}"
+
+
+def time_position_text(at_ms: int) -> str:
+    """A reset to a time (offsets reset --to-datetime) as the tables show it:
+    AT_TIMESTAMP:<UTC, to the millisecond>."""
+    when = datetime.datetime.fromtimestamp(at_ms / 1000, datetime.UTC)
+    return f"AT_TIMESTAMP:{when.isoformat(timespec='milliseconds').replace('+00:00', 'Z')}"
 
 
 def _positions(group_call: Call, group: str, topics: set[str]) -> dict[Key, dict[str, Any]]:

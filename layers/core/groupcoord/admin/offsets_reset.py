@@ -5,16 +5,19 @@ its plan and commit serve `offsets import` too (offsets_transfer.py)."""
 from __future__ import annotations
 
 import argparse
+import datetime
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..client.admin import AdminClient, by_topic, raise_for
 from .common import partitions_of, require_empty
+from .kinesis_shards import time_position_text
 from .output import CommandError, Output
 
 _ONE_TARGET = (
-    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, --to-sequence SEQ[:SUB]"
+    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, "
+    "--to-sequence SEQ[:SUB], --to-datetime WHEN"
 )
 _SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
 
@@ -60,7 +63,10 @@ def add_reset_command(osub: argparse._SubParsersAction, common: argparse.Argumen
     reset.add_argument(
         "--to-datetime",
         metavar="WHEN",
-        help="refused with the reason: the coordinator keeps no log to find offsets by time",
+        help="a Kinesis-backed topic's shards from their first record at or after WHEN "
+        "(AT_TIMESTAMP), as kafka-consumer-groups.sh's: YYYY-MM-DDTHH:mm:SS[.sss] with an "
+        "optional zone (Z, +01:00; none: this machine's local time); refused for other "
+        "topics, whose log the coordinator does not keep",
     )
     reset.add_argument(
         "--shift-by",
@@ -83,11 +89,9 @@ def _reset_target(args: argparse.Namespace) -> Target:
     """The offset to reset to, a shift, or a Kinesis position (kinesisPosition's JSON)."""
     given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
     if args.to_datetime is not None:
-        raise CommandError(
-            "--to-datetime: the coordinator keeps no log, so it cannot find an offset by time "
-            "(kafka-consumer-groups.sh asks the brokers' time index): give --to-offset N, or "
-            "for a Kinesis topic --to-sequence SEQ of the first record to read again"
-        )
+        if any(given) or args.shift_by is not None:
+            raise CommandError(_ONE_TARGET)
+        return {"atTimestampMs": datetime_ms(args.to_datetime)}
     if args.shift_by is not None:
         if any(given):
             raise CommandError(_ONE_TARGET)
@@ -110,6 +114,24 @@ def _reset_target(args: argparse.Namespace) -> Target:
     if args.to_offset < 0:
         raise CommandError("--to-offset must be >= 0")
     return args.to_offset
+
+
+def datetime_ms(text: str) -> int:
+    """--to-datetime's WHEN as ms since the epoch: ISO 8601 as kafka-consumer-groups.sh takes
+    it, a time without a zone read in this machine's zone (as Kafka's tool reads it)."""
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise CommandError(
+            f"--to-datetime {text!r}: not a date and time: give YYYY-MM-DDTHH:mm:SS[.sss], "
+            "with an optional zone (Z, +01:00)"
+        ) from None
+    if when.tzinfo is None:
+        when = when.astimezone()
+    at_ms = round(when.timestamp() * 1000)
+    if at_ms < 0:  # datetime itself stops at year 9999, as the coordinator's bound does
+        raise CommandError(f"--to-datetime {text!r}: before 1970")
+    return at_ms
 
 
 def _sequence_target(text: str) -> dict[str, Any]:
@@ -180,16 +202,22 @@ def _new_offset(target: Target, current: int | None) -> int:
 def _check_target_kinds(admin: AdminClient, topics: list[str], target: Target) -> None:
     """Refuse, dry run or not, what the coordinator would refuse (42): an offset for a
     Kinesis-backed topic (its partitions are shards, checkpointed by sequence number), a
-    sequence number for any other."""
+    sequence number or a time for any other."""
     streams = {t["name"] for t in admin.topics(topics) if t.get("kinesisStreamArn")}
     for topic in topics:
         if not isinstance(target, dict) and topic in streams:
             raise CommandError(
                 f"topic {topic} is backed by a Kinesis stream: its partitions are shards, "
                 "reset by sequence number: --to-sequence SEQ[:SUB] (--to-sequence 0: each "
-                "shard from its start, TRIM_HORIZON)"
+                "shard from its start, TRIM_HORIZON), or by time: --to-datetime WHEN"
             )
         if isinstance(target, dict) and topic not in streams:
+            if "atTimestampMs" in target:
+                raise CommandError(
+                    f"topic {topic} is not Kinesis-backed: the coordinator keeps no log, so it "
+                    "cannot find an offset by time (kafka-consumer-groups.sh asks the brokers' "
+                    "time index): give --to-offset N"
+                )
             raise CommandError(
                 f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
                 "topics; give --to-earliest or --to-offset N"
@@ -200,4 +228,6 @@ def _shown_target(step: dict[str, Any]) -> Any:
     position = step.get("newKinesisPosition")
     if position is None:
         return step["newOffset"]
+    if "atTimestampMs" in position:
+        return time_position_text(position["atTimestampMs"])
     return f"{position['sequenceNumber']}:{position['subSequenceNumber']}"

@@ -334,6 +334,13 @@ def _chunks(entries: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
 def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
     table, topic = _opened(admin, args)
     positions = _positions(admin, args.group, topic)
+    timed = sorted(s for s, at in positions.items() if at.timestamp_ms is not None)
+    if timed:
+        raise CommandError(
+            f"group {args.group}: shard(s) {', '.join(timed)} hold a reset to a time (offsets "
+            "reset --to-datetime), which no KCL checkpoint holds: let the group read past it "
+            "first, or reset them by --to-sequence"
+        )
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()
     mine: list[Lease] = []
