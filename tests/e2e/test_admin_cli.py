@@ -120,7 +120,7 @@ def test_groups_and_offsets_of_live_groups_then_reset_and_delete_once_empty(
         assert classic["type"] == "classic" and classic["protocol"] == "range"
         assert classic["members"][0]["assignment"] == {topic: list(range(6))}
         table = cli("groups", "describe", group).out
-        assert "MEMBER-ID" in table and "billing-1" in table and f"{topic}:" in table
+        assert "CONSUMER-ID" in table and "billing-1" in table and f"{topic}:" in table
 
         # offsets show: committed offsets and who owns each partition
         shown = cli("offsets", "show", group, "--json").json()

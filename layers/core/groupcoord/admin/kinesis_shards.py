@@ -16,15 +16,11 @@ from ..client.paging import metadata_all_pages
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 Key = tuple[str, int]
+# kafka-consumer-groups.sh's names where it has one (GROUP, TOPIC, PARTITION, CONSUMER-ID,
+# HOST, CLIENT-ID), a lease table's for the rest.
 COLUMNS = [
-    "TOPIC",
-    "PARTITION",
-    "SHARD-ID",
-    "PARENTS",
-    "STATE",
-    "CHECKPOINT",
-    "MEMBER-ID",
-    "LAG-MS",
+    *("GROUP", "TOPIC", "PARTITION", "SHARD-ID", "PARENTS", "STATE", "CHECKPOINT"),
+    *("CONSUMER-ID", "HOST", "CLIENT-ID", "LAG-MS"),
 ]
 
 
@@ -127,14 +123,16 @@ def reported_lags(activity: dict[str, Any]) -> dict[Key, int]:
     }
 
 
-def kinesis_row(key: Key, view: dict[str, Any], owner: dict[str, Any]) -> list[Any]:
+def kinesis_row(group: str, key: Key, view: dict[str, Any], owner: dict[str, Any]) -> list[Any]:
     return [
-        key[0],
-        key[1],
+        group,
+        *key,
         view["shardId"],
-        ",".join(view["parentShardIds"]) or "-",
+        ",".join(view["parentShardIds"]),
         view["state"],
-        view["checkpoint"] or "-",
-        owner.get("memberId") or "-",
-        "-" if view["lagMs"] is None else view["lagMs"],
+        view["checkpoint"],
+        owner.get("memberId"),
+        owner.get("host"),
+        owner.get("clientId"),
+        view["lagMs"],
     ]

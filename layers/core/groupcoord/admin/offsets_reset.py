@@ -1,6 +1,7 @@
 """`groupcoord offsets reset`: an empty group's committed offsets set to a target (earliest, an
 offset, a shift, a Kinesis sequence number), as kafka-consumer-groups.sh --reset-offsets does;
-its plan and commit serve `offsets import` too (offsets_transfer.py)."""
+its plan is written and printed by offsets_plan.py, as `offsets import`'s (offsets_transfer.py,
+which `--from-file` runs)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.admin import AdminClient, by_topic, raise_for
+from ..client.admin import AdminClient
 from .common import partitions_of, require_empty
-from .kinesis_shards import time_position_text
+from .offsets_plan import commit_plan, plan_output
+from .offsets_transfer import reset_from_file
 from .output import CommandError, Output
 
 _ONE_TARGET = (
@@ -55,6 +57,12 @@ def add_reset_command(osub: argparse._SubParsersAction, common: argparse.Argumen
     scope.add_argument(
         "--all-topics", action="store_true", help="every topic with a committed offset"
     )
+    scope.add_argument(
+        "--from-file",
+        metavar="FILE",
+        help="the partitions and their offsets from a CSV (topic,partition,offset lines, as "
+        "--export writes them and kafka-consumer-groups.sh reads them): no other target",
+    )
     reset.add_argument("--to-earliest", action="store_true", help="offset 0")
     reset.add_argument(
         "--to-latest", action="store_true", help="the end (needs --to-offset: see above)"
@@ -82,6 +90,12 @@ def add_reset_command(osub: argparse._SubParsersAction, common: argparse.Argumen
         "(and sub-sequence number); 0 starts its shards from their first records",
     )
     reset.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    reset.add_argument(
+        "--export",
+        action="store_true",
+        help="print the plan as topic,partition,offset lines (the CSV --from-file reads), "
+        "as kafka-consumer-groups.sh's --export",
+    )
     reset.set_defaults(handler=_offsets_reset)
 
 
@@ -142,6 +156,12 @@ def _sequence_target(text: str) -> dict[str, Any]:
 
 
 def _offsets_reset(admin: AdminClient, args: argparse.Namespace) -> Output:
+    if args.from_file is not None:
+        given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+        given += [args.shift_by is not None, args.to_datetime is not None]
+        if any(given):
+            raise CommandError("--from-file gives the offsets: no --to-* or --shift-by with it")
+        return reset_from_file(admin, args.group, args.from_file, args.dry_run, args.export)
     target = _reset_target(args)
     require_empty(admin, args.group)
     committed = admin.committed(args.group)
@@ -165,32 +185,7 @@ def _offsets_reset(admin: AdminClient, args: argparse.Namespace) -> Output:
     if not args.dry_run:
         commit_plan(admin, args.group, plan)
     note = "Dry run: nothing changed." if args.dry_run else f"Reset {len(plan)} partition(s)."
-    return plan_output(args.group, plan, args.dry_run, note)
-
-
-def commit_plan(admin: AdminClient, group: str, plan: list[dict[str, Any]]) -> None:
-    """Write a reset plan's offsets (and Kinesis positions) as an admin's commit from outside
-    the group, which the coordinator admits only while the group is empty; a partition
-    refused raises."""
-    entries = []
-    for step in plan:
-        entry = {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
-        if "newKinesisPosition" in step:
-            entry["kinesisPosition"] = step["newKinesisPosition"]
-        entries.append((step["topic"], entry))
-    body = admin.admin_commit(group, by_topic(entries))
-    for topic in body.get("topics", []):
-        for p in topic.get("partitions", []):
-            raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
-
-
-def plan_output(group: str, plan: list[dict[str, Any]], dry_run: bool, note: str) -> Output:
-    rows = [[s["topic"], s["partition"], s["currentOffset"], _shown_target(s)] for s in plan]
-    return Output(
-        {"groupId": group, "dryRun": dry_run, "plan": plan},
-        [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
-        [note],
-    )
+    return plan_output(args.group, plan, args.dry_run, note, args.export)
 
 
 def _new_offset(target: Target, current: int | None) -> int:
@@ -222,12 +217,3 @@ def _check_target_kinds(admin: AdminClient, topics: list[str], target: Target) -
                 f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
                 "topics; give --to-earliest or --to-offset N"
             )
-
-
-def _shown_target(step: dict[str, Any]) -> Any:
-    position = step.get("newKinesisPosition")
-    if position is None:
-        return step["newOffset"]
-    if "atTimestampMs" in position:
-        return time_position_text(position["atTimestampMs"])
-    return f"{position['sequenceNumber']}:{position['subSequenceNumber']}"
