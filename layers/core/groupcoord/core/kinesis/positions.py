@@ -9,10 +9,13 @@ member commits only on a shard assignable to its group: not done, its parents do
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...errors import Errors
-from ...models.offsets import KinesisPosition
 from .shards import ShardRow
+
+if TYPE_CHECKING:  # a commit's message: the membership function never loads offsets' models
+    from ...models.offsets import KinesisPosition
 
 SEQUENCE_MAX_DIGITS = 129
 SUB_SEQUENCE_DIGITS = 19  # an int64
