@@ -21,7 +21,6 @@ JOIN = "join"
 LEAVE = "leave"
 TOPIC_CHANGE = "topic change"
 MEMBER_UPDATE = "member update"
-CAUSES = (JOIN, LEAVE, TOPIC_CHANGE, MEMBER_UPDATE)
 
 
 @dataclass(frozen=True)
