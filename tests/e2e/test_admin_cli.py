@@ -143,7 +143,7 @@ def _assert_groups_listed_and_described(
     assert classic["type"] == "classic" and classic["protocol"] == "range"
     assert classic["members"][0]["assignment"] == {topic: list(range(6))}
     table = cli("groups", "describe", group).out
-    assert "MEMBER-ID" in table and "billing-1" in table and f"{topic}:" in table
+    assert "CONSUMER-ID" in table and "billing-1" in table and f"{topic}:" in table
 
 
 def _assert_offsets_shown(cli: Any, group: str) -> None:

@@ -153,14 +153,12 @@ def test_offsets_show_reads_like_a_lease_table(cli: Any, served: str, streams: S
         assert after[1]["kinesis"]["lagMs"] == 4321
         table = cli("offsets", "show", group).out.splitlines()
         assert table[0].split() == [
-            "TOPIC", "PARTITION", "SHARD-ID", "PARENTS", "STATE", "CHECKPOINT", "MEMBER-ID",
-            "LAG-MS",
+            "GROUP", "TOPIC", "PARTITION", "SHARD-ID", "PARENTS", "STATE", "CHECKPOINT",
+            "CONSUMER-ID", "HOST", "CLIENT-ID", "LAG-MS",
         ]  # fmt: skip
-        assert table[1].split()[2:6] == ["shardId-000000000000", "-", "done", "SHARD_END"]
+        assert table[1].split()[3:7] == ["shardId-000000000000", "-", "done", "SHARD_END"]
         row = table[2].split()
-        assert row[3:5] == ["shardId-000000000000", "open"] and row[-2:] == [
-            member.member_id,
-            "4321",
-        ]
+        assert row[0] == group and row[4:6] == ["shardId-000000000000", "open"]
+        assert row[7:] == [member.member_id, "127.0.0.1", "test-client", "4321"]
     finally:
         member.leave()

@@ -112,6 +112,12 @@ def check_classic_again(
     assert api.ok("consumer-group-describe", {"groupIds": [group]})["groups"][0]["errorCode"] == 69
 
 
+def recent_epochs(api: Api, group: str) -> list[int]:
+    """The epochs (generations) of the group's recorded rebalances, oldest first."""
+    body = api.ok("describe-group-activity", {"groupIds": [group]})
+    return [r["epoch"] for r in body["groups"][0]["recentRebalances"]]
+
+
 @pytest.mark.parametrize("cooperative", [False, True], ids=["eager", "cooperative"])
 def test_the_last_consumer_member_leaving_downgrades_the_group(url: str, cooperative: bool) -> None:
     api = Api(url)
@@ -120,10 +126,15 @@ def test_the_last_consumer_member_leaving_downgrades_the_group(url: str, coopera
         epoch = api.ok("consumer-group-describe", {"groupIds": [group]})["groups"][0]["groupEpoch"]
         # Committed offsets survive the conversion.
         assert commit(api, group, topic, m.epoch, m.member_id, 5) == 0
+        before = recent_epochs(api, group)
+        assert before[-1] == epoch
         m.close()  # epoch -1: the last consumer-protocol member leaves
         assert group_type(api, group) == "classic"
         check_classic_again(api, group, topic, ownership, consumers[:2], epoch)
         assert fetch(api, group, topic, [5]) == {5: 7}
+        # The consumer group's record of its epochs goes on as the classic group's.
+        after = recent_epochs(api, group)
+        assert epoch in after and after[-1] > epoch, (before, after)
     finally:
         for c in consumers:
             c.stop()

@@ -158,6 +158,10 @@ def test_upgrade_keeps_the_classic_members_working(url: str, cooperative: bool) 
         assert joined["errorCode"] == 0, joined
         assert group_type(api, group) == "consumer"
         assert joined["memberEpoch"] == generation + 1
+        # The classic group's record of its generations goes on as the consumer group's.
+        body = api.ok("describe-group-activity", {"groupIds": [group]})
+        recorded = [(r["epoch"], r["cause"]) for r in body["groups"][0]["recentRebalances"]]
+        assert recorded[-2:] == [(generation, "leave"), (generation + 1, "join")], recorded
         # Nothing the classic members hold goes to the newcomer before they give it up.
         assert not (m.held() & (c0.owned | c1.owned)), (m.held(), c0.owned, c1.owned)
 

@@ -18,8 +18,9 @@ from groupcoord.store import capacity
 from tests.support import classic_client
 from tests.support.api import Api
 from tests.support.classic_client import Consumer, Ownership
-from tests.support.consumer import Member, create_topic, settle, unique
+from tests.support.consumer import Member, create_topic, settle, unique, until
 from tests.support.servers import IMMEDIATE_INSTALLS, InProcessCoordinator
+from tests.support.streams import StreamsMember, word_count
 
 SETTINGS = {**IMMEDIATE_INSTALLS, "group.initial.rebalance.delay.ms": "0"}
 
@@ -202,3 +203,64 @@ def test_what_a_watched_group_costs(api: Api, coordinator: InProcessCoordinator)
     assert detail.read_units <= 0.5 + shards + 0.5 + 12
     assert (summary.requests, summary.read_units) == (1, 0.5)
     assert detail.write_units == summary.write_units == overview.write_units == 0
+
+
+def rebalances(api: Api, group_id: str) -> list[tuple[int, str, int]]:
+    """The group's recorded epoch moves, from a summary read (the group item alone)."""
+    body = api.ok("describe-group-activity", {"groupIds": [group_id]})
+    (group,) = body["groups"]
+    for entry in group["recentRebalances"]:
+        assert group["createdAtMs"] <= entry["atMs"] <= body["nowMs"]
+    return [(r["epoch"], r["cause"], r["memberCount"]) for r in group["recentRebalances"]]
+
+
+def test_a_consumer_group_records_its_epoch_moves_for_a_monitor_that_comes_later(
+    api: Api,
+) -> None:
+    topic, group_id = unique("t"), unique("g")
+    create_topic(api, topic, 2)
+    first, second = Member(api, group_id, [topic]), Member(api, group_id, [topic])
+    first.join()
+    second.join()
+    settle([first, second])
+    second.leave()
+    assert rebalances(api, group_id) == [(1, "join", 1), (2, "join", 2), (3, "leave", 1)]
+
+
+def test_a_streams_group_records_its_epoch_moves(api: Api) -> None:
+    words, group_id = unique("st-words"), unique("sg")
+    create_topic(api, words, 2)
+    a = StreamsMember(api, group_id, word_count(words, unique("st-app")))
+    b = StreamsMember(api, group_id, a.topology)
+    a.join()
+    b.join()
+    b.leave()
+    # A streams group's first join moves it to epoch 2 (its first target comes after the
+    # joiner's epoch 1: core/streams/heartbeat_rules.py).
+    assert rebalances(api, group_id) == [(2, "join", 1), (3, "join", 2), (4, "leave", 1)]
+
+
+def test_a_classic_group_records_its_generations(
+    api: Api, coordinator: InProcessCoordinator
+) -> None:
+    topic, group_id = unique("t"), unique("classic")
+    create_topic(api, topic, 2)
+    ownership = Ownership()
+    consumers = [
+        Consumer(coordinator.url, group_id, [topic], name=f"c{i}", ownership=ownership)
+        for i in range(2)
+    ]
+    for c in consumers:
+        c.start()
+    try:
+        classic_client.settle(api, group_id, consumers, timeout_s=30)
+        generation = activity(api, group_id)["epoch"]
+        recorded = rebalances(api, group_id)
+        assert recorded[-1] == (generation, recorded[-1][1], 2)
+        assert [e for e, _, _ in recorded] == list(range(generation - len(recorded) + 1,
+                                                          generation + 1))  # fmt: skip
+        assert recorded[0][1] == "join"
+    finally:
+        consumers[1].close()
+    until(lambda: rebalances(api, group_id)[-1][1:] == ("leave", 1), timeout_s=30)
+    consumers[0].close()

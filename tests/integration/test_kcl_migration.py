@@ -21,6 +21,7 @@ import boto3
 import pytest
 from aws_kinesis_agg.aggregator import RecordAggregator
 
+from groupcoord.admin.kcl import lease_table as kcl_lease_table
 from groupcoord.cli import main
 from groupcoord.client import GroupMember
 from groupcoord.store.store import Store
@@ -399,6 +400,32 @@ def test_what_cannot_be_imported_or_exported_is_refused_in_one_line(
     )
     assert code == 1 and "--failover-time-ms" in err, err
     assert all(p is None for p in positions(api, group, stream.topic).values())
+
+
+def test_a_lease_table_over_the_bound_is_refused_in_one_line_naming_it(
+    deployed: tuple[Api, Store],
+    stream: Stream,
+    dynamodb: Any,
+    run: Callable[..., tuple[int, Any, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A table of more leases than the commands read is refused, import and export alike,
+    and nothing is written; at the bound it is read whole. The bound (100,000) is lowered to
+    the table's size here: a table that big would take minutes to write on DynamoDB Local."""
+    api, _ = deployed
+    items = lease_items(stream, "2.x")
+    table = lease_table(dynamodb, items)
+    group = unique("g")
+    monkeypatch.setattr(kcl_lease_table, "MAX_LEASES", len(items) - 1)
+    for action in ("import-kcl", "export-kcl"):
+        code, _, err = run(action, *options(table, stream.topic, group))
+        assert code == 1 and len(err.strip().splitlines()) == 1, err
+        assert f"holds more than {len(items) - 1:,} leases" in err, err
+    assert all(p is None for p in positions(api, group, stream.topic).values())
+    assert len(dynamodb.scan(TableName=table)["Items"]) == len(items)
+    monkeypatch.setattr(kcl_lease_table, "MAX_LEASES", len(items))
+    code, _, err = run("import-kcl", *options(table, stream.topic, group))
+    assert code == 0, err
 
 
 def test_a_position_the_lease_table_no_longer_has_is_removed(

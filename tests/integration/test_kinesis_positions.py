@@ -60,6 +60,7 @@ def test_positions_are_committed_fetched_and_never_moved_back(
         "subSequenceNumber": 7,
         "shardEnd": False,
         "childShardIds": [],
+        "atTimestampMs": None,
     }
     assert commit(api, member, topic, 0, position(long, 7)) == 0  # a retry
     assert commit(api, member, topic, 0, position(long, 6)) == 1  # back: refused
@@ -175,6 +176,7 @@ def test_groupcoord_offsets_reset_sets_a_position_of_an_empty_group(
         "subSequenceNumber": 1,
         "shardEnd": False,
         "childShardIds": [],
+        "atTimestampMs": None,
     }
     assert main([*reset, "--to-sequence", "05"]) == 1  # not a sequence number
     assert main([*reset, "--to-sequence", "5", "--to-earliest"]) == 1

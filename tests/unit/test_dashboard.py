@@ -217,3 +217,29 @@ def test_a_members_label_is_kept_for_its_life_whoever_joins() -> None:
         "a": "M3",
         "b": "M4",
     }
+
+
+def test_the_rebalances_shown_are_the_coordinators_record_with_the_members_seen() -> None:
+    """A fresh page shows the coordinator's record; a move the dashboard saw too names its
+    members; what the dashboard saw before the record's oldest follows."""
+    timeline = Timeline()
+    timeline.observe(Snapshot.of(group(1, [member("a")]), 100))
+    timeline.observe(Snapshot.of(group(2, [member("a")]), 200))  # before the record's oldest
+    timeline.observe(Snapshot.of(group(3, [member("a"), member("b")]), 300))
+    recorded = [
+        {"epoch": 3, "atMs": 290_000, "cause": "join", "memberCount": 2},
+        {"epoch": 4, "atMs": 400_000, "cause": "leave", "memberCount": 1},
+    ]
+    fresh = group_page(GroupDetail(group(4, [member("a")], recentRebalances=recorded),
+                                   now_ms=500_000, timeline=Timeline()))  # fmt: skip
+    assert [(t.epochs, t.causes, t.details) for t in fresh.timeline] == [
+        ("3 → 4", ("leave",), "1 member"),
+        ("3", ("join",), "2 members"),
+    ]
+    now = group(3, [member("a"), member("b")], recentRebalances=recorded)
+    watched = group_page(GroupDetail(now, now_ms=500_000, timeline=timeline))
+    assert [(t.epochs, t.causes, t.details) for t in watched.timeline] == [
+        ("3 → 4", ("leave",), "1 member"),
+        ("3", ("join",), "2 members; joined: M2 (c)"),
+        ("1 → 2", (OTHER,), ""),
+    ]

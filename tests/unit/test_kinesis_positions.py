@@ -10,7 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from groupcoord.core.kinesis.positions import Position, PositionAsked, position_error
+from groupcoord.core.kinesis.positions import (
+    Position,
+    PositionAsked,
+    position_error,
+    refusal_message,
+)
 from groupcoord.core.kinesis.shards import Shard, ShardRow
 from groupcoord.errors import Errors
 from groupcoord.models.offsets import KinesisPosition
@@ -135,3 +140,21 @@ def test_the_position_field_is_bounded() -> None:
         with pytest.raises(ValidationError):
             KinesisPosition.model_validate(refused)
     assert KinesisPosition.model_validate({"shardEnd": True}).sequence_number is None
+
+
+def test_a_time_is_an_admin_s_reset_below_every_record_and_stands_alone() -> None:
+    """offsets reset --to-datetime: an admin's commit from outside the group, which a member's
+    first commit after it moves forward from; a member may not commit a time itself."""
+    at = PositionAsked(Position(None, timestamp_ms=1700000000000))
+    assert position_error(OPEN, Position("500", 3), at, admin=True) == Errors.NONE
+    assert position_error(OPEN, None, at, admin=False) == Errors.INVALID_REQUEST
+    timed = Position(None, timestamp_ms=1700000000000)
+    assert timed.order() < Position("0").order() < Position("1").order()
+    assert position_error(OPEN, timed, asked("1"), admin=False) == Errors.NONE
+    assert "admin's reset" in (refusal_message(Errors.INVALID_REQUEST, OPEN, at, "t", 0) or "")
+    KinesisPosition(at_timestamp_ms=0)
+    for mixed in ({"sequenceNumber": "5"}, {"shardEnd": True}):
+        with pytest.raises(ValidationError):
+            KinesisPosition.model_validate({"atTimestampMs": 1, **mixed})
+    with pytest.raises(ValidationError):
+        KinesisPosition(at_timestamp_ms=-1)

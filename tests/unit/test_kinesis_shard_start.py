@@ -37,6 +37,17 @@ def test_a_reset_to_sequence_0_opens_at_the_trim_horizon(reset: dict[str, object
     assert iterator_args(reset, False, LATEST) == {"ShardIteratorType": "TRIM_HORIZON"}
 
 
+def test_a_reset_to_a_time_opens_at_that_time_parents_or_not() -> None:
+    """`groupcoord offsets reset --to-datetime` stores atTimestampMs: the shard's first record
+    at or after it, whatever the topic's start and whether the shard has parents."""
+    reset = {"atTimestampMs": 1700000000250, "subSequenceNumber": 0}
+    for start, parents in [(StartAt(), False), (LATEST, False), (StartAt(), True)]:
+        assert iterator_args(reset, parents, start, latest_ms=5) == {
+            "ShardIteratorType": "AT_TIMESTAMP",
+            "Timestamp": 1700000000.25,
+        }
+
+
 def test_without_a_checkpoint_a_child_starts_at_the_trim_horizon_a_root_at_the_topic_s() -> None:
     at_ms = StartAt.parse("AT_TIMESTAMP:1700000000123")
     assert iterator_args(None, True, at_ms) == {"ShardIteratorType": "TRIM_HORIZON"}

@@ -85,20 +85,35 @@ def _groups_describe(admin: AdminClient, args: argparse.Namespace) -> Output:
     return Output(document, tables, [], failures)
 
 
+# kafka-consumer-groups.sh --describe --state --verbose's columns (no COORDINATOR: the
+# coordinator is this service), with the group's type; a classic group's epochs are its
+# generation, as the dashboard shows it.
+STATE_COLUMNS = [
+    *("GROUP", "TYPE", "ASSIGNMENT-STRATEGY", "STATE"),
+    *("GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"),
+]
+# ... --members --verbose's (CURRENT-EPOCH: the member epoch; a classic member has none).
+MEMBER_COLUMNS = [
+    *("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID"),
+    *("#PARTITIONS", "CURRENT-EPOCH", "ASSIGNMENT"),
+]
+
+
 def _group_tables(g: dict[str, Any]) -> list[Table]:
+    state = [g["groupId"], g["type"], g["protocol"], g["state"]]
+    state += [g["epoch"], g.get("assignmentEpoch"), len(g["members"])]
     return [
+        (STATE_COLUMNS, [state]),
         (
-            ["GROUP", "TYPE", "STATE", "ASSIGNOR", "EPOCH", "MEMBERS"],
-            [[g["groupId"], g["type"], g["state"], g["protocol"], g["epoch"], len(g["members"])]],
-        ),
-        (
-            ["MEMBER-ID", "INSTANCE-ID", "CLIENT-ID", "HOST", "EPOCH", "ASSIGNMENT"],
+            MEMBER_COLUMNS,
             [
                 [
+                    g["groupId"],
                     m["memberId"],
                     m["instanceId"],
-                    m["clientId"],
                     m["host"],
+                    m["clientId"],
+                    sum(len(ps) for ps in m["assignment"].values()),
                     m["epoch"],
                     _assignment_text(m["assignment"]),
                 ]

@@ -7,6 +7,7 @@ Standard library only, like the rest of the admin commands."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -15,15 +16,11 @@ from ..client.paging import metadata_all_pages
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 Key = tuple[str, int]
+# kafka-consumer-groups.sh's names where it has one (GROUP, TOPIC, PARTITION, CONSUMER-ID,
+# HOST, CLIENT-ID), a lease table's for the rest.
 COLUMNS = [
-    "TOPIC",
-    "PARTITION",
-    "SHARD-ID",
-    "PARENTS",
-    "STATE",
-    "CHECKPOINT",
-    "MEMBER-ID",
-    "LAG-MS",
+    *("GROUP", "TOPIC", "PARTITION", "SHARD-ID", "PARENTS", "STATE", "CHECKPOINT"),
+    *("CONSUMER-ID", "HOST", "CLIENT-ID", "LAG-MS"),
 ]
 
 
@@ -85,7 +82,16 @@ def _checkpoint(at: dict[str, Any] | None) -> str | None:
         return None
     if at.get("shardEnd"):
         return "SHARD_END"
+    if at.get("sequenceNumber") is None and at.get("atTimestampMs") is not None:
+        return time_position_text(int(at["atTimestampMs"]))  # offsets reset --to-datetime
     return f"{at.get('sequenceNumber')}:{at.get('subSequenceNumber', 0)}"
+
+
+def time_position_text(at_ms: int) -> str:
+    """A reset to a time (offsets reset --to-datetime) as the tables show it:
+    AT_TIMESTAMP:<UTC, to the millisecond>."""
+    when = datetime.datetime.fromtimestamp(at_ms / 1000, datetime.UTC)
+    return f"AT_TIMESTAMP:{when.isoformat(timespec='milliseconds').replace('+00:00', 'Z')}"
 
 
 def _positions(group_call: Call, group: str, topics: set[str]) -> dict[Key, dict[str, Any]]:
@@ -117,14 +123,16 @@ def reported_lags(activity: dict[str, Any]) -> dict[Key, int]:
     }
 
 
-def kinesis_row(key: Key, view: dict[str, Any], owner: dict[str, Any]) -> list[Any]:
+def kinesis_row(group: str, key: Key, view: dict[str, Any], owner: dict[str, Any]) -> list[Any]:
     return [
-        key[0],
-        key[1],
+        group,
+        *key,
         view["shardId"],
-        ",".join(view["parentShardIds"]) or "-",
+        ",".join(view["parentShardIds"]),
         view["state"],
-        view["checkpoint"] or "-",
-        owner.get("memberId") or "-",
-        "-" if view["lagMs"] is None else view["lagMs"],
+        view["checkpoint"],
+        owner.get("memberId"),
+        owner.get("host"),
+        owner.get("clientId"),
+        view["lagMs"],
     ]

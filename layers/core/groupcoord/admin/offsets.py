@@ -17,11 +17,13 @@ from .offsets_reset import add_reset_command
 from .offsets_transfer import add_csv_commands
 from .output import CommandError, Output
 
-# kafka-consumer-groups.sh's names; LAG-MS: how far behind the owner said it was (a Kinesis
-# consumer's MillisBehindLatest, any member's partitionLags), where one reported it.
+# kafka-consumer-groups.sh --describe's columns, in its order: the coordinator keeps no log,
+# so LOG-END-OFFSET and LAG are "-" as Kafka prints what it does not know; then LAG-MS, how
+# far behind the owner said it was (a Kinesis consumer's MillisBehindLatest, any member's
+# partitionLags), where one reported it, and the commit's METADATA.
 OFFSET_COLUMNS = [
-    *("TOPIC", "PARTITION", "CURRENT-OFFSET", "METADATA", "MEMBER-ID", "CLIENT-ID", "HOST"),
-    "LAG-MS",
+    *("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"),
+    *("CONSUMER-ID", "HOST", "CLIENT-ID", "LAG-MS", "METADATA"),
 ]
 Key = tuple[str, int]
 
@@ -67,10 +69,10 @@ def _offsets_show(admin: AdminClient, args: argparse.Namespace) -> Output:
         owner, shard, lag = owners.get(key, {}), shards.get(key), lags.get(key)
         document.append(_shown_offset(key, offset, metadata, owner, shard, lag))
         if shard:
-            kinesis_rows.append(kinesis_row(key, shard, owner))
+            kinesis_rows.append(kinesis_row(args.group, key, shard, owner))
             continue
-        owned = [owner.get("memberId"), owner.get("clientId"), owner.get("host")]
-        rows.append([*key, offset, metadata, *owned, lags.get(key, "-")])
+        owned = [owner.get("memberId"), owner.get("host"), owner.get("clientId")]
+        rows.append([args.group, *key, offset, None, None, *owned, lag, metadata])
     return Output(
         {"groupId": args.group, "state": group.get("state", ""), "offsets": document},
         [

@@ -1,20 +1,25 @@
 """`groupcoord offsets reset`: an empty group's committed offsets set to a target (earliest, an
 offset, a shift, a Kinesis sequence number), as kafka-consumer-groups.sh --reset-offsets does;
-its plan and commit serve `offsets import` too (offsets_transfer.py)."""
+its plan is written and printed by offsets_plan.py, as `offsets import`'s (offsets_transfer.py,
+which `--from-file` runs)."""
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.admin import AdminClient, by_topic, raise_for
+from ..client.admin import AdminClient
 from .common import partitions_of, require_empty
+from .offsets_plan import commit_plan, plan_output
+from .offsets_transfer import reset_from_file
 from .output import CommandError, Output
 
 _ONE_TARGET = (
-    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, --to-sequence SEQ[:SUB]"
+    "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, "
+    "--to-sequence SEQ[:SUB], --to-datetime WHEN"
 )
 _SEQUENCE = re.compile(r"^(0|[1-9][0-9]{0,128})(?::([0-9]{1,19}))?$")
 
@@ -52,6 +57,12 @@ def add_reset_command(osub: argparse._SubParsersAction, common: argparse.Argumen
     scope.add_argument(
         "--all-topics", action="store_true", help="every topic with a committed offset"
     )
+    scope.add_argument(
+        "--from-file",
+        metavar="FILE",
+        help="the partitions and their offsets from a CSV (topic,partition,offset lines, as "
+        "--export writes them and kafka-consumer-groups.sh reads them): no other target",
+    )
     reset.add_argument("--to-earliest", action="store_true", help="offset 0")
     reset.add_argument(
         "--to-latest", action="store_true", help="the end (needs --to-offset: see above)"
@@ -60,7 +71,10 @@ def add_reset_command(osub: argparse._SubParsersAction, common: argparse.Argumen
     reset.add_argument(
         "--to-datetime",
         metavar="WHEN",
-        help="refused with the reason: the coordinator keeps no log to find offsets by time",
+        help="a Kinesis-backed topic's shards from their first record at or after WHEN "
+        "(AT_TIMESTAMP), as kafka-consumer-groups.sh's: YYYY-MM-DDTHH:mm:SS[.sss] with an "
+        "optional zone (Z, +01:00; none: this machine's local time); refused for other "
+        "topics, whose log the coordinator does not keep",
     )
     reset.add_argument(
         "--shift-by",
@@ -76,6 +90,12 @@ def add_reset_command(osub: argparse._SubParsersAction, common: argparse.Argumen
         "(and sub-sequence number); 0 starts its shards from their first records",
     )
     reset.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    reset.add_argument(
+        "--export",
+        action="store_true",
+        help="print the plan as topic,partition,offset lines (the CSV --from-file reads), "
+        "as kafka-consumer-groups.sh's --export",
+    )
     reset.set_defaults(handler=_offsets_reset)
 
 
@@ -83,11 +103,9 @@ def _reset_target(args: argparse.Namespace) -> Target:
     """The offset to reset to, a shift, or a Kinesis position (kinesisPosition's JSON)."""
     given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
     if args.to_datetime is not None:
-        raise CommandError(
-            "--to-datetime: the coordinator keeps no log, so it cannot find an offset by time "
-            "(kafka-consumer-groups.sh asks the brokers' time index): give --to-offset N, or "
-            "for a Kinesis topic --to-sequence SEQ of the first record to read again"
-        )
+        if any(given) or args.shift_by is not None:
+            raise CommandError(_ONE_TARGET)
+        return {"atTimestampMs": datetime_ms(args.to_datetime)}
     if args.shift_by is not None:
         if any(given):
             raise CommandError(_ONE_TARGET)
@@ -112,6 +130,24 @@ def _reset_target(args: argparse.Namespace) -> Target:
     return args.to_offset
 
 
+def datetime_ms(text: str) -> int:
+    """--to-datetime's WHEN as ms since the epoch: ISO 8601 as kafka-consumer-groups.sh takes
+    it, a time without a zone read in this machine's zone (as Kafka's tool reads it)."""
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise CommandError(
+            f"--to-datetime {text!r}: not a date and time: give YYYY-MM-DDTHH:mm:SS[.sss], "
+            "with an optional zone (Z, +01:00)"
+        ) from None
+    if when.tzinfo is None:
+        when = when.astimezone()
+    at_ms = round(when.timestamp() * 1000)
+    if at_ms < 0:  # datetime itself stops at year 9999, as the coordinator's bound does
+        raise CommandError(f"--to-datetime {text!r}: before 1970")
+    return at_ms
+
+
 def _sequence_target(text: str) -> dict[str, Any]:
     found = _SEQUENCE.fullmatch(text)
     if found is None or int(found.group(2) or 0) >= 2**63:
@@ -120,6 +156,12 @@ def _sequence_target(text: str) -> dict[str, Any]:
 
 
 def _offsets_reset(admin: AdminClient, args: argparse.Namespace) -> Output:
+    if args.from_file is not None:
+        given = [args.to_earliest, args.to_latest, args.to_offset is not None, args.to_sequence]
+        given += [args.shift_by is not None, args.to_datetime is not None]
+        if any(given):
+            raise CommandError("--from-file gives the offsets: no --to-* or --shift-by with it")
+        return reset_from_file(admin, args.group, args.from_file, args.dry_run, args.export)
     target = _reset_target(args)
     require_empty(admin, args.group)
     committed = admin.committed(args.group)
@@ -143,32 +185,7 @@ def _offsets_reset(admin: AdminClient, args: argparse.Namespace) -> Output:
     if not args.dry_run:
         commit_plan(admin, args.group, plan)
     note = "Dry run: nothing changed." if args.dry_run else f"Reset {len(plan)} partition(s)."
-    return plan_output(args.group, plan, args.dry_run, note)
-
-
-def commit_plan(admin: AdminClient, group: str, plan: list[dict[str, Any]]) -> None:
-    """Write a reset plan's offsets (and Kinesis positions) as an admin's commit from outside
-    the group, which the coordinator admits only while the group is empty; a partition
-    refused raises."""
-    entries = []
-    for step in plan:
-        entry = {"partitionIndex": step["partition"], "committedOffset": step["newOffset"]}
-        if "newKinesisPosition" in step:
-            entry["kinesisPosition"] = step["newKinesisPosition"]
-        entries.append((step["topic"], entry))
-    body = admin.admin_commit(group, by_topic(entries))
-    for topic in body.get("topics", []):
-        for p in topic.get("partitions", []):
-            raise_for(p, f"{topic.get('name')}-{p['partitionIndex']}")
-
-
-def plan_output(group: str, plan: list[dict[str, Any]], dry_run: bool, note: str) -> Output:
-    rows = [[s["topic"], s["partition"], s["currentOffset"], _shown_target(s)] for s in plan]
-    return Output(
-        {"groupId": group, "dryRun": dry_run, "plan": plan},
-        [(["TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"], rows)],
-        [note],
-    )
+    return plan_output(args.group, plan, args.dry_run, note, args.export)
 
 
 def _new_offset(target: Target, current: int | None) -> int:
@@ -180,24 +197,23 @@ def _new_offset(target: Target, current: int | None) -> int:
 def _check_target_kinds(admin: AdminClient, topics: list[str], target: Target) -> None:
     """Refuse, dry run or not, what the coordinator would refuse (42): an offset for a
     Kinesis-backed topic (its partitions are shards, checkpointed by sequence number), a
-    sequence number for any other."""
+    sequence number or a time for any other."""
     streams = {t["name"] for t in admin.topics(topics) if t.get("kinesisStreamArn")}
     for topic in topics:
         if not isinstance(target, dict) and topic in streams:
             raise CommandError(
                 f"topic {topic} is backed by a Kinesis stream: its partitions are shards, "
                 "reset by sequence number: --to-sequence SEQ[:SUB] (--to-sequence 0: each "
-                "shard from its start, TRIM_HORIZON)"
+                "shard from its start, TRIM_HORIZON), or by time: --to-datetime WHEN"
             )
         if isinstance(target, dict) and topic not in streams:
+            if "atTimestampMs" in target:
+                raise CommandError(
+                    f"topic {topic} is not Kinesis-backed: the coordinator keeps no log, so it "
+                    "cannot find an offset by time (kafka-consumer-groups.sh asks the brokers' "
+                    "time index): give --to-offset N"
+                )
             raise CommandError(
                 f"topic {topic} is not Kinesis-backed: --to-sequence applies to Kinesis "
                 "topics; give --to-earliest or --to-offset N"
             )
-
-
-def _shown_target(step: dict[str, Any]) -> Any:
-    position = step.get("newKinesisPosition")
-    if position is None:
-        return step["newOffset"]
-    return f"{position['sequenceNumber']}:{position['subSequenceNumber']}"

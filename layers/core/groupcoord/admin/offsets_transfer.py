@@ -15,7 +15,7 @@ from ..client.admin import AdminClient, Refused, describe_error, error_of
 from ..errors import Errors
 from .common import require_empty
 from .offsets_csv import CsvError, OffsetRow, format_offsets, read_offsets_file
-from .offsets_reset import commit_plan, plan_output
+from .offsets_plan import commit_plan, plan_output
 from .output import CommandError, Output
 
 # Partitions per offset-commit of an import, and topics per metadata request.
@@ -53,15 +53,23 @@ def add_csv_commands(osub: argparse._SubParsersAction, common: argparse.Argument
 
 
 def _offsets_import(admin: AdminClient, args: argparse.Namespace) -> Output:
+    return reset_from_file(admin, args.group, args.from_csv, args.dry_run)
+
+
+def reset_from_file(
+    admin: AdminClient, group: str, path: str, dry_run: bool, export: bool = False
+) -> Output:
+    """`offsets import --from-csv` and `offsets reset --from-file`: an empty group's offsets
+    set from the CSV, every row checked before anything is written, in batches."""
     try:
-        rows = read_offsets_file(args.from_csv, args.group)
+        rows = read_offsets_file(path, group)
     except CsvError as error:
-        raise CommandError(f"{args.from_csv}: {error}") from None
+        raise CommandError(f"{path}: {error}") from None
     except OSError as error:
-        raise CommandError(f"{args.from_csv}: {error.strerror or error}") from None
-    require_empty(admin, args.group)
-    _check_partitions(admin, rows, args.from_csv)
-    committed = admin.committed(args.group)
+        raise CommandError(f"{path}: {error.strerror or error}") from None
+    require_empty(admin, group)
+    _check_partitions(admin, rows, path)
+    committed = admin.committed(group)
     plan = [
         {
             "topic": row.topic,
@@ -71,15 +79,15 @@ def _offsets_import(admin: AdminClient, args: argparse.Namespace) -> Output:
         }
         for row in rows
     ]
-    if args.dry_run:
-        return plan_output(args.group, plan, True, "Dry run: nothing changed.")
+    if dry_run:
+        return plan_output(group, plan, True, "Dry run: nothing changed.", export)
     for start in range(0, len(plan), COMMIT_BATCH):
         try:
-            commit_plan(admin, args.group, plan[start : start + COMMIT_BATCH])
+            commit_plan(admin, group, plan[start : start + COMMIT_BATCH])
         except Refused as error:
             raise CommandError(f"{error} (imported {start} of {len(plan)} rows)") from None
-    note = f"Imported {len(plan)} offset(s) into group {args.group} from {args.from_csv}."
-    return plan_output(args.group, plan, False, note)
+    note = f"Imported {len(plan)} offset(s) into group {group} from {path}."
+    return plan_output(group, plan, False, note, export)
 
 
 def _metadata(admin: AdminClient, names: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -148,8 +148,9 @@ class AdminClient:
         return body
 
     def describe_group(self, group: str) -> dict[str, Any]:
-        """One shape for every group type: {groupId, type, state, protocol, epoch, members:
-        [{memberId, instanceId, clientId, host, epoch, assignment: {topic: [p...]}}]}
+        """One shape for every group type: {groupId, type, state, protocol, epoch,
+        assignmentEpoch, members: [{memberId, instanceId, clientId, host, epoch, assignment:
+        {topic: [p...]}}]}
         (streams groups: group_views.streams_group's, with their tasks)."""
         described = self._described(group, "consumer-group-describe", {"groupIds": [group]})
         if described is not None:

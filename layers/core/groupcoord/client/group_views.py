@@ -109,6 +109,7 @@ def consumer_group(group: str, described: Body) -> dict[str, Any]:
         "state": described.get("groupState", ""),
         "protocol": described.get("assignorName", ""),
         "epoch": described.get("groupEpoch"),
+        "assignmentEpoch": described.get("assignmentEpoch"),
         "members": [
             {
                 "memberId": m["memberId"],
@@ -134,6 +135,7 @@ def classic_group(group: str, described: Body, generation: int | None) -> dict[s
         "state": described.get("groupState", ""),
         "protocol": described.get("protocolData", ""),
         "epoch": generation,
+        "assignmentEpoch": generation,
         "members": [
             {
                 "memberId": m["memberId"],

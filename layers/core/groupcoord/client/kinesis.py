@@ -254,7 +254,7 @@ class KinesisConsumer:
             pacing=self.pacing,
         )
         self._shards[tp] = _Shard(tp, reader)  # its iterator: at its first fetch, this step
-        at = f"after checkpoint {checkpoint.get('sequenceNumber')}" if checkpoint else str(start)
+        at = _checkpoint_text(checkpoint) if checkpoint else str(start)
         log.info("reading %s from %s", self._shard_names([tp]), at)
 
     def _group_start(self) -> StartAt | None:
@@ -329,6 +329,13 @@ class KinesisConsumer:
     def _next_fetch(self) -> float:
         due = [s.reader.due_at for s in self._shards.values()]
         return min([*due, time.monotonic() + self.pacing.interval_s])
+
+
+def _checkpoint_text(checkpoint: Mapping[str, Any]) -> str:
+    reset_to = checkpoint.get("atTimestampMs")
+    if checkpoint.get("sequenceNumber") is None and reset_to is not None:
+        return f"{AT_TIMESTAMP}:{reset_to} (a reset to a time)"
+    return f"after checkpoint {checkpoint.get('sequenceNumber')}"
 
 
 def _log_checkpoint(shard: str, upto: Mapping[str, Any], records: int | None = None) -> None:

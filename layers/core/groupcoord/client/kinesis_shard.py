@@ -97,10 +97,14 @@ def iterator_args(
     """GetShardIterator's position: at the last record handed over or the checkpoint
     (`read_upto`; the records at or below it are skipped by the caller, so a KPL aggregate
     resumes inside itself), where sequence number 0 (`groupcoord offsets reset --to-sequence
-    0`) is the shard's first record; else a child from TRIM_HORIZON (it starts where its
+    0`) is the shard's first record, and a time (`atTimestampMs`, `groupcoord offsets reset
+    --to-datetime`) AT_TIMESTAMP; else a child from TRIM_HORIZON (it starts where its
     parents end); else the topic's start, where LATEST, once an iterator was taken at
     `latest_ms`, is AT_TIMESTAMP of that moment: a re-open never skips what came since."""
     sequence = (read_upto or {}).get("sequenceNumber")
+    reset_to = (read_upto or {}).get("atTimestampMs")
+    if sequence is None and reset_to is not None:
+        return {"ShardIteratorType": AT_TIMESTAMP, "Timestamp": int(reset_to) / 1000}
     if sequence is not None:
         if int(sequence) == 0:  # Kinesis refuses AT_SEQUENCE_NUMBER 0
             return {"ShardIteratorType": TRIM_HORIZON}

@@ -58,15 +58,15 @@ def judge_positions(
                 row = shards.get(index) if record.kinesis is not None else None
                 parents = row.parent_indexes if row is not None else ()
                 at = committed.get((record.name, index))
+                wanted = (
+                    None
+                    if asked is None
+                    else PositionAsked(Position.of(asked), tuple(asked.child_shard_ids))
+                )
                 code = position_error(
                     row,
                     at,
-                    None
-                    if asked is None
-                    else PositionAsked(
-                        Position(asked.sequence_number, asked.sub_sequence_number, asked.shard_end),
-                        tuple(asked.child_shard_ids),
-                    ),
+                    wanted,
                     admin=admin,
                     parents_done=all(
                         _done(
@@ -78,7 +78,7 @@ def judge_positions(
                 )
                 if code != Errors.NONE:
                     refused.add((record.name, index))
-                    said = refusal_message(code, row, asked is not None, record.name, index)
+                    said = refusal_message(code, row, wanted, record.name, index)
                     if said:
                         messages[(t, i)] = said
             judged.append(code)

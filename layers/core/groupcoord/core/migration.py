@@ -26,6 +26,7 @@ from .classic.rules import next_check_ms, start_rebalance, vote_protocol, with_m
 from .consumer.assignment import Assignment, minus, normalize, union
 from .consumer.member import ClassicMetadata, ConsumerGroupMember
 from .consumer.reconciliation import MemberAssignment, MemberState
+from .rebalances import RebalanceRecord
 
 UPGRADE_POLICIES = frozenset({"bidirectional", "upgrade"})
 DOWNGRADE_POLICIES = frozenset({"bidirectional", "downgrade"})
@@ -237,13 +238,15 @@ def downgraded_group(
     created_at_ms: int,
     topic_changes: int,
     now_ms: int,
+    rebalances: tuple[RebalanceRecord, ...] = (),
 ) -> tuple[ClassicGroup, list[ClassicMember]]:
     """Kafka's ClassicGroup.fromConsumerGroup followed by prepareRebalance: a classic group at
     generation = group epoch, protocolType consumer, whose members are the remaining
     (classic-protocol) members with the protocols they joined with and, as their assignment,
     their target assignment encoded as a ConsumerProtocol Assignment (assignment epochs are
     dropped); then PreparingRebalance, so their next heartbeat answers 27 and they rejoin.
-    `version` is the group item's new version."""
+    `version` is the group item's new version; `rebalances`, the consumer group's record of
+    its epoch moves, carried on (generation = group epoch)."""
     members: list[ClassicMember] = []
     counts: dict[str, int] = {}
     topics: set[str] = set()
@@ -295,6 +298,7 @@ def downgraded_group(
         subscribed_topics=tuple(sorted(topics)),
         member_shards=member_shards,
         created_at_ms=created_at_ms,
+        rebalances=rebalances,
     )
     group = start_rebalance(stable, now_ms)
     group = replace(group, next_check_ms=next_check_ms(group, members, now_ms))

@@ -105,7 +105,7 @@ def plan_partitions(
 def _position(asked: KinesisPosition | None) -> Position | None:
     if asked is None:
         return None
-    return Position(asked.sequence_number, asked.sub_sequence_number, asked.shard_end)
+    return Position.of(asked)
 
 
 def judged_request(request: OffsetCommitRequest, plan: CommitPlan) -> OffsetCommitRequest:

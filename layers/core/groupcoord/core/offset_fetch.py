@@ -74,6 +74,7 @@ def _shown(position: Position | None) -> KinesisPosition | None:
         sequence_number=position.sequence,
         sub_sequence_number=position.sub_sequence,
         shard_end=position.shard_end,
+        at_timestamp_ms=position.timestamp_ms,
     )
 
 

@@ -1,13 +1,14 @@
 """A group's rebalances as the dashboard sees them: pure, no I/O, no clock.
 
-The coordinator keeps no history of its epoch and generation bumps (recording one would add
-fields to the protocol core's every bump site), so the dashboard infers it: each detailed
+The coordinator records each group's last epoch and generation moves with a cause told from
+the member count (describe-group-activity's recentRebalances, which the page shows); the
+members each move concerned the dashboard infers itself: each detailed
 snapshot of a watched group is compared with the previous one, and an epoch (consumer) or
 generation (classic) that moved is one entry, its cause read off the difference: members that
 appeared joined, members that vanished before their session deadline left, after it expired,
 and a subscription or partition count that changed is a topic change. Bumps between two
 snapshots are one entry (`from_epoch` to `to_epoch`); nothing before the dashboard first
-looked is known. docs/dashboard.md says what that means in practice.
+looked is known here (the record covers it). docs/dashboard.md says what that means.
 """
 
 from __future__ import annotations

@@ -302,6 +302,34 @@ def _timeline_row(entry: Rebalance, labels: dict[str, str]) -> TimelineRow:
     )
 
 
+def _timeline(
+    recorded: list[dict[str, Any]], observed: list[Rebalance], labels: dict[str, str]
+) -> list[TimelineRow]:
+    """Newest first: the coordinator's record of the group's last epoch moves (there before
+    this dashboard looked), each with the members this dashboard saw join or leave in it,
+    then what it saw before the record's oldest."""
+    seen = {e.to_epoch: e for e in observed}
+    rows = []
+    for i in reversed(range(len(recorded))):
+        r = recorded[i]
+        epoch = int(r["epoch"])
+        entry = seen.pop(epoch, None)
+        previous = f"{recorded[i - 1]['epoch']} → " if i else ""
+        details = _timeline_row(entry, labels).details if entry else ""
+        members = f"{r['memberCount']} member{'' if r['memberCount'] == 1 else 's'}"
+        rows.append(
+            TimelineRow(
+                at=clock_time(int(r["atMs"])),
+                epochs=f"{previous}{epoch}",
+                causes=(r["cause"],),
+                details="; ".join(d for d in (members, details) if d),
+            )
+        )
+    oldest = int(recorded[0]["epoch"]) if recorded else None
+    earlier = [e for e in seen.values() if oldest is None or e.to_epoch < oldest]
+    return rows + [_timeline_row(e, labels) for e in reversed(earlier)]
+
+
 def group_page(detail: GroupDetail) -> GroupPage:
     group, now_ms = detail.group, detail.now_ms
     listed = list(group.get("members") or ())
@@ -314,7 +342,9 @@ def group_page(detail: GroupDetail) -> GroupPage:
         members=members,
         topics=_grid(partitions, labels),
         offsets=_offsets(partitions, labels, now_ms, detail.shards),
-        timeline=[_timeline_row(e, labels) for e in detail.timeline.newest_first()],
+        timeline=_timeline(
+            list(group.get("recentRebalances") or ()), list(detail.timeline.entries), labels
+        ),
         watching_since=clock_time(detail.timeline.watching_since_ms or 0),
         truncated=bool(group.get("partitionsTruncated")),
         tasks=_task_rows(members),

@@ -102,6 +102,17 @@ class ActivityPartition(KafkaMessage):
     commit_timestamp_ms: Int64 = Field(-1, description="When it was last committed (ms).")
 
 
+class ActivityRebalance(KafkaMessage):
+    epoch: Int32 = Field(description="The group epoch (classic: the generation) moved to.")
+    at_ms: Int64 = Field(description="When, on the coordinator's clock (ms).")
+    cause: str = Field(
+        description="join (more members than at the move before), leave (fewer: a leave or "
+        "an expired session), topic change (a subscribed topic changed: consumer and streams "
+        "groups), member update (the same members: a subscription, protocols, a rejoin)."
+    )
+    member_count: Int32 = Field(description="The members after the move.")
+
+
 class ActivityGroup(KafkaMessage):
     error_code: Int16 = 0
     error_message: str | None = None
@@ -122,6 +133,11 @@ class ActivityGroup(KafkaMessage):
         0, description="Consumer: the epoch of the installed target. Classic: the generation."
     )
     created_at_ms: Int64 = 0
+    recent_rebalances: list[ActivityRebalance] = Field(
+        [],
+        description="The group's last epoch (classic: generation) moves as the coordinator "
+        f"recorded them with each move, oldest first, at most {limits.REBALANCES_KEPT}.",
+    )
     subscribed_topics: list[str] = []
     members: list[ActivityMember] = Field([], description="With includeMembers only.")
     partitions: list[ActivityPartition] = Field(

@@ -91,3 +91,8 @@ TOPOLOGY_REGEXES_MAX = 16
 TOPOLOGY_MAX_CHARS = 64 * 1024
 # Changelog offsets a heartbeat reports (one per task it has state for).
 TASK_OFFSETS_MAX = 4096
+# A group item's record of its recent epoch (classic: generation) moves (core/rebalances.py,
+# describe-group-activity's recentRebalances): the last this many.
+REBALANCES_KEPT = 10
+# A Kinesis position's time (atTimestampMs): up to the end of year 9999 (ms since the epoch).
+KINESIS_TIMESTAMP_MAX_MS = 253_402_300_799_999

@@ -92,11 +92,24 @@ class KinesisPosition(KafkaMessage):
         description="With shardEnd: the ChildShards GetRecords named (2 after a split, 1 "
         "after a merge); the coordinator syncs the topic's shards if it does not know them.",
     )
+    at_timestamp_ms: Int64 | None = Field(
+        None,
+        ge=0,
+        le=limits.KINESIS_TIMESTAMP_MAX_MS,
+        description="An admin's reset to a time (`groupcoord offsets reset --to-datetime`; "
+        "alone, only from outside the group): the group's next read of the shard starts at "
+        "its first record that arrived at or after this time (ms since the epoch; Kinesis' "
+        "AT_TIMESTAMP). A member's commit of it answers 42.",
+    )
 
     @model_validator(mode="after")
     def _placed(self) -> Self:
+        if self.at_timestamp_ms is not None:
+            if self.sequence_number is not None or self.shard_end or self.child_shard_ids:
+                raise ValueError("atTimestampMs stands alone: no sequenceNumber, no shardEnd")
+            return self
         if self.sequence_number is None and not self.shard_end:
-            raise ValueError("a position needs a sequenceNumber or shardEnd")
+            raise ValueError("a position needs a sequenceNumber, shardEnd or atTimestampMs")
         return self
 
 

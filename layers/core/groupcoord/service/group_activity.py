@@ -38,6 +38,7 @@ from ..models.activity import (
     DescribeGroupActivityResponse,
 )
 from ..wire.consumer_protocol import ConsumerProtocolError, decode_assignment
+from .activity_rebalances import recent_rebalances
 from .classic.common import classic_renewal_slack_ms
 from .consumer.common import consumer_renewal_slack_ms, session_timeout_ms
 from .consumer.describe import UNDESCRIBABLE_TOPICS
@@ -135,6 +136,7 @@ def _classic(group: ClassicGroup, ctx: ApiContext, detail: bool) -> ActivityGrou
         epoch=group.generation,
         assignment_epoch=group.generation,
         created_at_ms=group.created_at_ms,
+        recent_rebalances=recent_rebalances(group.rebalances),
         subscribed_topics=list(group.subscribed_topics),
     )
     if not detail:
@@ -199,6 +201,7 @@ def _consumer(group: ConsumerGroup, ctx: ApiContext, detail: bool) -> ActivityGr
         epoch=group.group_epoch,
         assignment_epoch=group.target_epoch,
         created_at_ms=group.created_at_ms,
+        recent_rebalances=recent_rebalances(group.rebalances),
         subscribed_topics=list(group.subscribed_topics),
     )
     if not detail:

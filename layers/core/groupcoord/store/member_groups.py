@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
+from ..core.rebalances import with_epoch_move
 from . import schema
 from .conversion import Conversions
 from .dynamo import (
@@ -153,7 +154,9 @@ class MemberGroupStore(Generic[G, M]):
     def update_group(self, old: G, new: G, extra: Writes = NO_WRITES) -> G:
         """One conditional write of the group (what changed from `old`, as read, to `new`),
         with `extra` writes in the same transaction; Conflict if the group moved. Returns the
-        group as written (no re-read needed: the write was on the version read)."""
+        group as written (no re-read needed: the write was on the version read). A group
+        epoch move is recorded in the same write (core/rebalances.py), at the store's clock."""
+        new = with_epoch_move(old, new, self.dynamo.clock.now_ms())  # type: ignore[arg-type]
         update = self.group_update(old, new)
         try:
             if extra:

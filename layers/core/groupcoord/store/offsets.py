@@ -155,13 +155,21 @@ def _item(group_id: str, offset: CommittedOffset) -> dict[str, Any]:
         item["kend"] = position.shard_end
         if position.sequence is not None:
             item["kseq"] = position.sequence
+        if position.timestamp_ms is not None:
+            item["kat"] = position.timestamp_ms
     return item
 
 
 def _position(item: dict[str, Any]) -> Position | None:
     if "korder" not in item:
         return None
-    return Position(item.get("kseq"), int(item.get("ksub", 0)), bool(item.get("kend", False)))
+    at = item.get("kat")
+    return Position(
+        item.get("kseq"),
+        int(item.get("ksub", 0)),
+        bool(item.get("kend", False)),
+        int(at) if at is not None else None,
+    )
 
 
 def _offset(item: dict[str, Any]) -> CommittedOffset:

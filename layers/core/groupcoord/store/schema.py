@@ -18,6 +18,8 @@ TTL_ATTRIBUTE = "expiresAt"
 DEADLINE_INDEX = "deadlines"
 DEADLINE_SHARD = "dlShard"
 DEADLINE = "dl"
+# A group item's recent epoch or generation moves (core/rebalances.py), any group type.
+REBALANCES = "rebalances"
 
 # Sparse index that lists groups (list-groups) without a scan, over a few shards so that
 # group state changes never pile onto one index partition.

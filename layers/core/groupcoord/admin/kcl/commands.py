@@ -30,6 +30,7 @@ from .leases import (
     unknown_leases,
 )
 
+Handler = Callable[[AdminClient, argparse.Namespace], Output]
 FAILOVER_MS_DEFAULT = 10_000  # KCL's failoverTimeMillis
 FAILOVER_MS_MAX = 600_000
 _CHUNK = 1000  # partitions per offset-commit / offset-delete
@@ -161,6 +162,37 @@ def _stopped_leases(
     return after
 
 
+def _opened(admin: AdminClient, args: argparse.Namespace) -> tuple[LeaseTable, Topic]:
+    """What both commands start from: the lease table (not read yet), the topic's shards,
+    and the group checked to have no members."""
+    table = _table(args)
+    topic = _topic(admin, args.topic)
+    require_empty(admin, args.group)
+    return table, topic
+
+
+def _about(args: argparse.Namespace, table: LeaseTable, topic: Topic) -> dict[str, Any]:
+    """The head of both commands' documents."""
+    return {
+        "leaseTable": table.name,
+        "topic": topic.name,
+        "groupId": args.group,
+        "dryRun": args.dry_run,
+    }
+
+
+def _lease_table_errors(command: Handler) -> Handler:
+    """A command whose DynamoDB refusals (lease_table.LeaseTableError) are its one line."""
+
+    def run(admin: AdminClient, args: argparse.Namespace) -> Output:
+        try:
+            return command(admin, args)
+        except LeaseTableError as error:
+            raise CommandError(str(error)) from None
+
+    return run
+
+
 def _read_leases(table: LeaseTable) -> list[Lease]:
     try:
         return [parse_lease(item) for item in table.scan()]
@@ -171,17 +203,9 @@ def _read_leases(table: LeaseTable) -> list[Lease]:
 # --- import ---
 
 
+@_lease_table_errors
 def import_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
-    try:
-        return _import(admin, args)
-    except LeaseTableError as error:
-        raise CommandError(str(error)) from None
-
-
-def _import(admin: AdminClient, args: argparse.Namespace) -> Output:
-    table = _table(args)
-    topic = _topic(admin, args.topic)
-    require_empty(admin, args.group)
+    table, topic = _opened(admin, args)
     if not table.exists():
         raise CommandError(f"lease table {table.name}: no such table")
     leases = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
@@ -216,13 +240,7 @@ def _import(admin: AdminClient, args: argparse.Namespace) -> Output:
     summary = ", ".join(f"{counts[a]} {a}" for a in ("write", "delete", "unchanged", "none"))
     notes.append(f"{'Dry run, nothing changed' if args.dry_run else 'Done'}: {summary}.")
     return Output(
-        {
-            "leaseTable": table.name,
-            "topic": topic.name,
-            "groupId": args.group,
-            "dryRun": args.dry_run,
-            "shards": document,
-        },
+        {**_about(args, table, topic), "shards": document},
         [(["SHARD", "PARTITION", "FROM", "CURRENT", "NEW", "ACTION"], _rows(document))],
         notes,
     )
@@ -312,18 +330,17 @@ def _chunks(entries: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
 # --- export ---
 
 
+@_lease_table_errors
 def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
-    try:
-        return _export(admin, args)
-    except LeaseTableError as error:
-        raise CommandError(str(error)) from None
-
-
-def _export(admin: AdminClient, args: argparse.Namespace) -> Output:
-    table = _table(args)
-    topic = _topic(admin, args.topic)
-    require_empty(admin, args.group)
+    table, topic = _opened(admin, args)
     positions = _positions(admin, args.group, topic)
+    timed = sorted(s for s, at in positions.items() if at.timestamp_ms is not None)
+    if timed:
+        raise CommandError(
+            f"group {args.group}: shard(s) {', '.join(timed)} hold a reset to a time (offsets "
+            "reset --to-datetime), which no KCL checkpoint holds: let the group read past it "
+            "first, or reset them by --to-sequence"
+        )
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()
     mine: list[Lease] = []
@@ -362,10 +379,7 @@ def _export(admin: AdminClient, args: argparse.Namespace) -> Output:
     )
     return Output(
         {
-            "leaseTable": table.name,
-            "topic": topic.name,
-            "groupId": args.group,
-            "dryRun": args.dry_run,
+            **_about(args, table, topic),
             "created": not exists and not args.dry_run,
             "leases": [
                 dict(

@@ -13,6 +13,10 @@ from .leases import Item
 
 _BATCH = 25  # BatchWriteItem's most
 _CREATE_WAIT_S = 50.0
+# The most leases a command reads from a table: a bound on its memory and time whatever the
+# table holds (a KCL application of 100,000 shards is far beyond any stream's shard quota).
+MAX_LEASES = 100_000
+_PAGE = 1000  # items per Scan page
 
 
 class LeaseTableError(Exception):
@@ -57,13 +61,20 @@ class LeaseTable:
         return True
 
     def scan(self) -> list[Item]:
-        """Every item, strongly consistent (a renewal just made is seen)."""
+        """Every item, strongly consistent (a renewal just made is seen); refused past
+        MAX_LEASES, read no further than one item over it."""
         items: list[Item] = []
         request: dict[str, Any] = {"TableName": self.name, "ConsistentRead": True}
         with _dynamodb_errors(self.name):
             while True:
+                request["Limit"] = min(_PAGE, MAX_LEASES + 1 - len(items))
                 page = self.client.scan(**request)
                 items.extend(page.get("Items", []))
+                if len(items) > MAX_LEASES:
+                    raise LeaseTableError(
+                        f"lease table {self.name} holds more than {MAX_LEASES:,} leases, the "
+                        "most a KCL import or export reads"
+                    )
                 if "LastEvaluatedKey" not in page:
                     return items
                 request["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -42,6 +42,8 @@ class Position:
     sequence: str | None = None
     sub_sequence: int = 0
     shard_end: bool = False
+    # A reset to a time (offsets reset --to-datetime): no KCL checkpoint can hold it.
+    timestamp_ms: int | None = None
 
     @classmethod
     def from_api(cls, raw: Mapping[str, Any] | None) -> Position | None:
@@ -50,6 +52,8 @@ class Position:
             return None
         if raw.get("shardEnd"):
             return cls(shard_end=True)
+        if raw.get("sequenceNumber") is None and raw.get("atTimestampMs") is not None:
+            return cls(timestamp_ms=int(raw["atTimestampMs"]))
         return cls(str(raw["sequenceNumber"]), int(raw.get("subSequenceNumber") or 0))
 
     def to_api(self, children: Iterable[str] = ()) -> dict[str, Any]:
@@ -62,6 +66,8 @@ class Position:
     def text(self) -> str:
         if self.shard_end:
             return SHARD_END
+        if self.timestamp_ms is not None:
+            return f"AT_TIMESTAMP:{self.timestamp_ms}"
         if self.sequence is not None and int(self.sequence) == 0:
             return TRIM_HORIZON  # sequence number 0: from the shard's first record
         return f"{self.sequence}:{self.sub_sequence}"

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ..lag import NO_LAGS, Lags
+from ..rebalances import RebalanceRecord
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
@@ -117,6 +118,8 @@ class ClassicGroup:
     empty_since_ms: int | None = None
     next_check_ms: int | None = None
     created_at_ms: int = 0
+    # The last generation moves, when and why (core/rebalances.py).
+    rebalances: tuple[RebalanceRecord, ...] = ()
 
     @property
     def pending_generation(self) -> int:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ...errors import Errors
+from ..rebalances import RebalanceRecord, recorded
 from .limits import ClassicLimits
 from .model import (
     COMPLETING_REBALANCE,
@@ -191,6 +192,7 @@ def complete_join(
     base = replace(
         group,
         generation=pending_generation,
+        rebalances=_moved(group, pending_generation, len(survivors), now_ms),
         member_count=len(survivors),
         protocol_counts=counts,
         join_deadline_ms=None,
@@ -299,6 +301,20 @@ def expire(group: ClassicGroup, members: Sequence[ClassicMember], now_ms: int) -
     return Expiry(new_group, removed, removed_pending)
 
 
+def _moved(
+    group: ClassicGroup, generation: int, members: int, now_ms: int
+) -> tuple[RebalanceRecord, ...]:
+    """The group's record of its generation moves with this one (core/rebalances.py)."""
+    return recorded(
+        group.rebalances,
+        epoch_before=group.generation,
+        epoch_after=generation,
+        at_ms=now_ms,
+        members=members,
+        topics_changed=False,
+    )
+
+
 def remove_members(
     group: ClassicGroup, removed: Sequence[ClassicMember], now_ms: int
 ) -> ClassicGroup:
@@ -323,6 +339,7 @@ def remove_members(
             shrunk,
             state=EMPTY,
             generation=group.generation + 1,
+            rebalances=_moved(group, group.generation + 1, 0, now_ms),
             protocol_name=None,
             protocol_type=None,
             leader=None,

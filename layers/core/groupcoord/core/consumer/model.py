@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..modern.model import ModernGroup
+from ..rebalances import RebalanceRecord
 
 EMPTY = "Empty"
 ASSIGNING = "Assigning"
@@ -38,3 +39,5 @@ class ConsumerGroup(ModernGroup):
     classic_protocols: tuple[str, ...] | None = None
     # A claimed scan of the members for expiry (expiry.py), until its result is written.
     scan_id: str | None = None
+    # The last group epoch moves, when and why (core/rebalances.py).
+    rebalances: tuple[RebalanceRecord, ...] = ()

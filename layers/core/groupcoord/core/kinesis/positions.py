@@ -9,30 +9,47 @@ member commits only on a shard assignable to its group: not done, its parents do
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...errors import Errors
 from .shards import ShardRow
+
+if TYPE_CHECKING:  # a commit's message: the membership function never loads offsets' models
+    from ...models.offsets import KinesisPosition
 
 SEQUENCE_MAX_DIGITS = 129
 SUB_SEQUENCE_DIGITS = 19  # an int64
 # Above every digit: the end of a shard sorts after all its records.
 _END = "~"
+# Below every record's ("001..." and up).
+_TIME = "000"
 
 
 @dataclass(frozen=True)
 class Position:
-    """Where a group is in a shard: after the record at (sequence, sub_sequence), or at the
-    shard's end (then `sequence` may be the last record's, or None)."""
+    """Where a group is in a shard: after the record at (sequence, sub_sequence), at the
+    shard's end (then `sequence` may be the last record's, or None), or, set by an admin's
+    reset to a time, before the first record that arrived at or after `timestamp_ms`."""
 
     sequence: str | None
     sub_sequence: int = 0
     shard_end: bool = False
+    timestamp_ms: int | None = None
+
+    @classmethod
+    def of(cls, asked: KinesisPosition) -> Position:
+        return cls(
+            asked.sequence_number, asked.sub_sequence_number, asked.shard_end, asked.at_timestamp_ms
+        )
 
     def order(self) -> str:
         """A string whose order is the positions' (DynamoDB compares strings byte-wise, and
-        its numbers hold 38 digits): the digit count, the digits, the sub-sequence."""
+        its numbers hold 38 digits): the digit count, the digits, the sub-sequence. A time
+        sorts before every record (a member's first commit after it moves forward)."""
         if self.shard_end:
             return _END
+        if self.timestamp_ms is not None:
+            return _TIME
         assert self.sequence is not None
         digits = self.sequence.lstrip("0") or "0"
         return f"{len(digits):03d}{digits}.{self.sub_sequence:0{SUB_SEQUENCE_DIGITS}d}"
@@ -68,6 +85,8 @@ def position_error(
     if asked is None:
         return Errors.INVALID_REQUEST  # a Kinesis partition's checkpoint is a position
     position = asked.position
+    if position.timestamp_ms is not None and not admin:
+        return Errors.INVALID_REQUEST  # a time is an admin's reset; a member commits records
     if not admin and not parents_done:
         return Errors.REBALANCE_IN_PROGRESS
     ended = committed is not None and committed.shard_end
@@ -81,7 +100,11 @@ def position_error(
 
 
 def refusal_message(
-    code: Errors, row: ShardRow | None, position_given: bool, topic: str, partition: int
+    code: Errors,
+    row: ShardRow | None,
+    asked: PositionAsked | None,
+    topic: str,
+    partition: int,
 ) -> str | None:
     """What position_error's 42 means for the partition, said to the caller (None for the
     other codes, which say it themselves)."""
@@ -90,6 +113,12 @@ def refusal_message(
     if row is None:
         return f"topic {topic} is not Kinesis-backed: commit an offset, not a kinesisPosition"
     shard = row.shard.shard_id
+    position_given = asked is not None
+    if asked is not None and asked.position.timestamp_ms is not None:
+        return (
+            f"Kinesis shard {shard} (partition {partition} of topic {topic}): atTimestampMs is "
+            "an admin's reset from outside the group; a member commits a sequenceNumber"
+        )
     if not position_given:
         return (
             f"partition {partition} of topic {topic} is Kinesis shard {shard}: its checkpoint "

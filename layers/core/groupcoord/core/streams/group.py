@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from ..modern.members import listed_state
 from ..modern.model import ModernGroup
+from ..rebalances import RebalanceRecord
 from .configuration import StatusCode
 from .member import StreamsGroupMember
 from .reconciliation import MemberState
@@ -55,6 +56,8 @@ class StreamsGroup(ModernGroup):
     # install resolved (core/streams/visibility.py); a topic change that leaves it as it is
     # moves nothing. None: every topic change moves the group.
     resolved_digest: str | None = None
+    # The last group epoch moves, when and why (core/rebalances.py).
+    rebalances: tuple[RebalanceRecord, ...] = ()
 
     def with_members(self, delta: int) -> StreamsGroup:
         """ModernGroup.with_members; a shutdown request ends when the group empties."""

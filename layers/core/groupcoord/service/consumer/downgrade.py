@@ -64,6 +64,7 @@ def maybe_downgrade(
         created_at_ms=group.created_at_ms or now_ms,
         topic_changes=group.topic_changes,
         now_ms=now_ms,
+        rebalances=group.rebalances,
     )
     conversion = downgrade_conversion(
         store.settings.deadline_shards,

@@ -9,6 +9,7 @@ from ...core.streams.group import StreamsGroup, group_state
 from ...core.streams.member import StreamsGroupMember
 from ...core.streams.tasks import Tasks
 from ...models.activity import ActivityGroup, ActivityMember, ActivityTasks
+from ..activity_rebalances import recent_rebalances
 from ..context import ApiContext
 from .common import renewal_slack, session_ms
 
@@ -50,6 +51,7 @@ def streams_summary(group: StreamsGroup) -> ActivityGroup:
         epoch=group.group_epoch,
         assignment_epoch=group.target_epoch,
         created_at_ms=group.created_at_ms,
+        recent_rebalances=recent_rebalances(group.rebalances),
     )
 
 

@@ -16,6 +16,8 @@ from ...core.classic.model import (
     Protocol,
 )
 from ...core.lag import from_item as lags_from_item
+from ...core.rebalances import from_item as rebalances_from_item
+from ...core.rebalances import to_item as rebalances_to_item
 from .. import schema
 from ..groups import listing_attributes
 
@@ -52,6 +54,7 @@ def group_from_item(item: dict[str, Any]) -> ClassicGroup:
         empty_since_ms=optional(item, "emptySinceMs"),
         next_check_ms=optional(item, schema.DEADLINE),
         created_at_ms=int(item.get("createdAt", 0)),
+        rebalances=rebalances_from_item(item.get(schema.REBALANCES)),
     )
 
 
@@ -62,6 +65,7 @@ OPTIONAL_GROUP_ATTRIBUTES = (
     "initialDelayUntilMs",
     "syncDeadlineMs",
     "emptySinceMs",
+    schema.REBALANCES,
     schema.DEADLINE,
     schema.DEADLINE_SHARD,
     "joinedCount",  # kept by group items written before the join counters; never set now
@@ -94,6 +98,7 @@ def group_to_item(group: ClassicGroup, deadline_shards: int) -> dict[str, Any]:
         ("initialDelayUntilMs", group.initial_delay_until_ms),
         ("syncDeadlineMs", group.sync_deadline_ms),
         ("emptySinceMs", group.empty_since_ms),
+        (schema.REBALANCES, rebalances_to_item(group.rebalances)),
     ):
         if value is not None:
             item[name] = value

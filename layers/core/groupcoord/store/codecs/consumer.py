@@ -13,6 +13,8 @@ from ...core.consumer.model import EMPTY, ConsumerGroup
 from ...core.consumer.reconciliation import MemberAssignment, MemberState
 from ...core.lag import from_item as lags_from_item
 from ...core.lag import to_item as lags_to_item
+from ...core.rebalances import from_item as rebalances_from_item
+from ...core.rebalances import to_item as rebalances_to_item
 from .. import schema
 from ..dynamo import Update
 from ..family_codec import FamilyCodec
@@ -27,6 +29,7 @@ GROUP_TYPE = "consumer"
 SCAN_ID = "scanId"
 CLASSIC_PROTOCOLS = "classicProtocols"
 SUBSCRIPTION_DIGEST = "subscriptionDigest"
+REBALANCES = schema.REBALANCES
 
 
 def group_from_item(item: dict[str, Any]) -> ConsumerGroup:
@@ -52,6 +55,7 @@ def group_from_item(item: dict[str, Any]) -> ConsumerGroup:
         created_at_ms=int(item.get("createdAt", 0)),
         classic_protocols=tuple(classic) if classic is not None else None,
         scan_id=item.get(SCAN_ID) or None,
+        rebalances=rebalances_from_item(item.get(REBALANCES)),
     )
 
 
@@ -81,6 +85,7 @@ def group_attributes(group: ConsumerGroup, deadline_shards: int) -> dict[str, An
             list(group.classic_protocols) if group.classic_protocols is not None else None
         ),
         SCAN_ID: group.scan_id,
+        REBALANCES: rebalances_to_item(group.rebalances),
     }
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...core.consumer.assignment import from_item, to_item
+from ...core.rebalances import from_item as rebalances_from_item
+from ...core.rebalances import to_item as rebalances_to_item
 from ...core.streams.configuration import StatusCode
 from ...core.streams.group import EMPTY, StreamsGroup
 from ...core.streams.member import Endpoint, StreamsGroupMember
@@ -81,6 +83,7 @@ def group_from_item(item: Mapping[str, Any]) -> StreamsGroup:
         ),
         topology_detail=item.get("topologyDetail", ""),
         resolved_digest=item.get("resolvedDigest") or None,
+        rebalances=rebalances_from_item(item.get(schema.REBALANCES)),
     )
 
 
@@ -99,6 +102,7 @@ def group_attributes(group: StreamsGroup, deadline_shards: int) -> dict[str, Any
     )
     found["installId"] = group.install_id
     found["installUntil"] = group.install_until if group.install_id is not None else None
+    found[schema.REBALANCES] = rebalances_to_item(group.rebalances)
     return found
 
 

@@ -74,6 +74,7 @@ def upgrade_conversion(
         classic_protocols=tuple(classic_protocols),
         created_at_ms=classic.created_at_ms,
         deadline=min(m.session_deadline for m in members),
+        rebalances=classic.rebalances,  # generation = group epoch: the record goes on
     )
     topic_changes = classic_item.get("topicChanges")
     group = group_item(
