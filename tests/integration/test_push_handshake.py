@@ -10,14 +10,12 @@ role).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
-from websockets.sync.client import ClientConnection, connect
 
 from groupcoord import runtime
 from groupcoord.http.websocket import make_push_handler
@@ -27,6 +25,7 @@ from groupcoord.store.store import Store
 from tests.support.acls import ADMIN, DENY, GROUP, GROUP_DENIED, READ, acl, authorizer_on, grant
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.consumer import Member, create_topic, unique
+from tests.support.push_sockets import member_socket, open_socket, push_url
 from tests.support.servers import running_serve, unique_table
 
 ALICE, BOB = "User:alice", "User:bob"
@@ -64,37 +63,28 @@ def joined(url: str, principal: str) -> Member:
     return member
 
 
-def push_url(api: Api, group: str) -> str:
-    body = api.ok("find-coordinator", {"keyType": 0, "coordinatorKeys": [group]})
-    url = body["coordinators"][0]["pushUrl"]
+def member_push_url(member: Member) -> str:
+    url = push_url(member.api, member.group)
     assert url is not None
     return url
 
 
-def open_socket(url: str, member: Member, principal: str | None) -> ClientConnection:
-    headers = {PRINCIPAL_HEADER: principal} if principal else None
-    query = f"?groupId={member.group}&memberId={member.member_id}"
-    return connect(url + query, additional_headers=headers)
-
-
 def refused_status(url: str, member: Member, principal: str | None) -> int:
     with pytest.raises(InvalidStatus) as refused:
-        open_socket(url, member, principal).close()
+        open_socket(url, member.group, member.member_id, principal).close()
     return refused.value.response.status_code
 
 
 def test_only_the_members_principal_may_connect(coordinator: Coordinator) -> None:
     member = joined(coordinator.url, ALICE)
-    url = push_url(member.api, member.group)
+    url = member_push_url(member)
     assert refused_status(url, member, BOB) == 403
     assert refused_status(url, member, None) == 403  # ANONYMOUS
     # As a heartbeat of bob's naming alice's member is refused.
     bob = Member(Api(coordinator.url, principal=BOB), member.group)
     bob.member_id, bob.epoch = member.member_id, member.epoch
     assert bob.heartbeat()["errorCode"] == GROUP_DENIED
-    with open_socket(url, member, ALICE) as socket:
-        socket.send(json.dumps({"action": "ping"}))
-        assert json.loads(socket.recv(timeout=5)) == {"type": "pong"}
+    member_socket(member.api, member.group, member.member_id).close()  # pinged: pong
 
 
 def test_a_principal_refused_the_group_may_not_connect_its_own_member(
@@ -103,7 +93,7 @@ def test_a_principal_refused_the_group_may_not_connect_its_own_member(
     """READ on the group is checked first, as a heartbeat checks it: once alice may no longer
     read her group her heartbeats are refused (30), and so is her socket."""
     member = joined(coordinator.url, ALICE)
-    url = push_url(member.api, member.group)
+    url = member_push_url(member)  # asked while alice may still see the group
     grant(coordinator.admin, acl(GROUP, member.group, ALICE, READ, permission=DENY))
     assert member.heartbeat()["errorCode"] == GROUP_DENIED
     assert refused_status(url, member, ALICE) == 403
