@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING
 
 from ..core.acls import AclOperation
 from ..core.principals import ANONYMOUS
+from ..core.push import topic_change_notice_due
 from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
 from ..observability import logger
 from ..store.push import ConnectionGone, PushConnection
+from ..store.topics import BumpedGroup
 from .authorization import caller_of
 
 if TYPE_CHECKING:
@@ -83,6 +85,17 @@ def notify_members(
     except Exception as error:  # a hint: never the request's failure
         logger.warning("push notice failed", extra={"groupId": group_id, "error": repr(error)})
         return 0
+
+
+def notify_topic_change(store: Store, bumped: Iterable[BumpedGroup]) -> int:
+    """After a topic change was told to its groups (`topicChanges` bumped: a topic created,
+    grown, deleted or resharded, a Kinesis shard's end committed): every member of each group
+    whose next request will move it (core/push.topic_change_notice_due). Returns how many
+    notices were posted."""
+    if store.push_poster is None:
+        return 0
+    due = (g for g in bumped if topic_change_notice_due(g.group_type, g.state, g.member_count))
+    return sum(notify_members(store, g.group_id, None) for g in due)
 
 
 def _post(store: Store, connection: PushConnection, data: bytes) -> bool:
