@@ -282,7 +282,10 @@ loaded = [(api.request, api.response, api.handler()) for api in APIS if serves(n
 if name == "sweeper":
     import groupcoord.service.sweep  # noqa: F401 - what its first run loads
     loaded.append(("sweep",))
-assert loaded, f"{name}: no API and not the sweeper"
+if name == "push":
+    import groupcoord.service.push  # noqa: F401 - what its first $connect loads
+    loaded.append(("push",))
+assert loaded, f"{name}: no API, not the sweeper and not the push channel"
 print(f"{name}: the handler and the code of {len(loaded)} API(s) import")
 PY
     ) || die "$fn: importing app.lambda_handler or its APIs' code from the build failed"

@@ -26,6 +26,10 @@ The prices and the arithmetic are bench/pricing.py's (pure); this runner measure
 and prints. `--smoke`: a tiny run (a 10-member bench.cost of its own, a few samples) that
 checks the whole path, leaving the docs and bench/.results alone.
 
+With push on (docs/sessions.md, "Push"; bench/cost_push.py): a consumer-protocol member's
+month at the push channel's 15 s heartbeat, behind either front door, with the WebSocket API's
+connection-minutes and messages and the push function's calls (measured here too).
+
 The Lambda duration of a steady heartbeat is measured here, per protocol and for both kinds:
 the in-process handler time (p50) against DynamoDB Local, an upper bound for AWS, where a
 heartbeat waits for 2 or 3 DynamoDB round trips. The functions' architecture and memory size
@@ -73,6 +77,7 @@ from bench.cost import (
     RENEWAL_SKIPS,
     renewal_skips,
 )
+from bench.cost_push import measure_push_calls, push_parts
 from bench.pricing import (
     API_GATEWAY,
     CLASSIC,
@@ -339,7 +344,9 @@ def build_model(rows: list[dict[str, Any]], samples: tuple[int, int]) -> Model:
         protocol: {m: replace(c, seconds=check_ms[protocol][m] / 1000) for m, c in found.items()}
         for protocol, found in checks.items()
     }
-    return Model(measured, checks, durations, TEMPLATE_LAMBDA)
+    # The push channel's calls (bench/cost_push.py), for the member-month with push on.
+    push = measure_push_calls(samples[1])
+    return Model(measured, checks, durations, TEMPLATE_LAMBDA, push=push)
 
 
 # --- the tables ---
@@ -904,6 +911,7 @@ def report(model: Model, source: str) -> list[str]:
         renewal_text(model),
         settings_note(model),
         *sources_notes(source),
+        *push_parts(model),
     ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from groupcoord.core.session_renewal import effective_skips
 from groupcoord.settings import Settings
 
 PRICES_AS_OF = "list prices as known in mid-2025 (DynamoDB after its Nov 2024 on-demand cut)"
@@ -27,6 +28,8 @@ PRICES = {
     "Lambda, per GB-second (x86_64)": 0.0000166667,
     "DynamoDB on-demand, per write request unit": 0.625 / 1e6,
     "DynamoDB on-demand, per read request unit": 0.125 / 1e6,
+    "API Gateway WebSocket, per connection-minute": 0.25 / 1e6,
+    "API Gateway WebSocket, per message (32 KB each)": 1.00 / 1e6,
 }
 API_GATEWAY = PRICES["API Gateway HTTP API, per request (first 300 M / month)"]
 FUNCTION_URL = PRICES["Lambda function URL, per request (beyond Lambda's own charges)"]
@@ -36,6 +39,8 @@ FRONT_DOORS = {HTTP_API_DOOR: API_GATEWAY, FUNCTION_URL_DOOR: FUNCTION_URL}
 LAMBDA_REQUEST = PRICES["Lambda, per request"]
 WRU = PRICES["DynamoDB on-demand, per write request unit"]
 RRU = PRICES["DynamoDB on-demand, per read request unit"]
+WEBSOCKET_MINUTE = PRICES["API Gateway WebSocket, per connection-minute"]
+WEBSOCKET_MESSAGE = PRICES["API Gateway WebSocket, per message (32 KB each)"]
 HEARTBEAT_S = 5.0
 MONTH_S = 30 * 24 * 3600
 KCL_RENEWAL_S = 10.0 / 3  # KCL: failoverTimeMillis 10 s, renewals every third of it
@@ -65,6 +70,18 @@ INTERVAL_S = {
 # Units of a call: (read units, write units incl. GSI).
 Units = tuple[float, float]
 
+# The push channel (docs/sessions.md, "Push"): a connected member heartbeats every 15 s (the
+# client's push_heartbeat_interval_ms), pings every 5 min (API Gateway closes a connection idle
+# for 10; each ping is a message in and its pong one out, and a push-function invocation),
+# reconnects every 2 h (API Gateway's limit: a $disconnect and a $connect), and heartbeats at
+# once and a second later on each notice; notices go out only on change: the model assumes
+# PUSH_NOTICES_PER_MONTH of them per member (one an hour), and shows what more would add.
+PUSH_HEARTBEAT_S = 15.0
+PUSH_PING_S = 300.0
+PUSH_RECONNECT_S = 2 * 3600.0
+NOTICE_BEATS = 2
+PUSH_NOTICES_PER_MONTH = 720.0
+
 
 @dataclass(frozen=True)
 class LambdaSetting:
@@ -82,7 +99,9 @@ class LambdaSetting:
         return self.memory_mb / 1024
 
 
-def check_interval_s(protocol: str, skips: int, session_s: float | None = None) -> float:
+def check_interval_s(
+    protocol: str, skips: int, session_s: float | None = None, interval_s: float | None = None
+) -> float:
     """Seconds between two of a steady group's timer checks. A check sets the group's next one
     (`dl`) to its earliest session deadline. With skips 0 each heartbeat writes last beat +
     session, so right after a check the earliest deadline lies about session - interval ahead
@@ -92,10 +111,11 @@ def check_interval_s(protocol: str, skips: int, session_s: float | None = None) 
     session + (skips + 1/2) intervals ahead: the earliest of many members whose renewals are
     spread over the cycle is about session - interval/2 ahead; members renewing in step
     (after a rebalance each renews on its first heartbeat) leave up to a session between
-    checks. The model takes session - interval/2, the more frequent case. `session_s`: another
-    session than the protocol's default."""
+    checks. The model takes session - interval/2, the more frequent case. `session_s`,
+    `interval_s`: another session or heartbeat interval than the protocol's default."""
     session = SESSION_S[protocol] if session_s is None else session_s
-    return session - INTERVAL_S[protocol] * (0.5 if skips else 1.0)
+    interval = INTERVAL_S[protocol] if interval_s is None else interval_s
+    return session - interval * (0.5 if skips else 1.0)
 
 
 def blended(not_due: dict[int, Units], due: dict[int, Units], skips: int) -> dict[int, Units]:
@@ -166,6 +186,53 @@ def per_heartbeat(
     }
 
 
+@dataclass(frozen=True)
+class PushCall:
+    """A push-channel call measured: read and write units (incl. GSI) and handler ms."""
+
+    read: float
+    write: float
+    ms: float
+
+
+@dataclass(frozen=True)
+class PushCalls:
+    """The push function's routes (a `$connect`, a `ping`, a `$disconnect`), and what posting
+    one notice adds to the request that sends it (its reads of the connection; the post's
+    time)."""
+
+    connect: PushCall
+    ping: PushCall
+    disconnect: PushCall
+    notice: PushCall
+
+
+def push_channel_month(
+    calls: PushCalls, setting: LambdaSetting, notices: float = PUSH_NOTICES_PER_MONTH
+) -> dict[str, float]:
+    """$ per member-month of the push channel itself, beside the heartbeats: the connection's
+    minutes, its messages (each ping and its pong, each notice), and the push function's
+    invocations (pings, a $connect and a $disconnect per reconnect) with their DynamoDB units,
+    and each notice's cost to its sender."""
+    pings = MONTH_S / PUSH_PING_S
+    connections = MONTH_S / PUSH_RECONNECT_S
+    invoked = (
+        (pings, calls.ping),
+        (connections, calls.connect),
+        (connections, calls.disconnect),
+        (notices, calls.notice),
+    )
+    seconds = sum(n * c.ms for n, c in invoked) / 1000
+    return {
+        "WebSocket connection-minutes": MONTH_S / 60 * WEBSOCKET_MINUTE,
+        "WebSocket messages": (2 * pings + notices) * WEBSOCKET_MESSAGE,
+        # A notice rides on its sender's invocation: no request of its own.
+        "push: Lambda": (pings + 2 * connections) * LAMBDA_REQUEST
+        + seconds * setting.memory_gb * setting.gb_s_price,
+        "push: DynamoDB": sum(n * (c.read * RRU + c.write * WRU) for n, c in invoked),
+    }
+
+
 def kcl_lease_month() -> float:
     """$ per lease-month of a KCL lease table: one 1-WRU conditional write per renewal."""
     return MONTH_S / KCL_RENEWAL_S * WRU
@@ -182,6 +249,7 @@ class Model:
     durations: dict[str, SteadyTimes]
     setting: LambdaSetting
     beats_per_month: float = field(default=MONTH_S / HEARTBEAT_S)
+    push: PushCalls | None = None  # the push channel's calls, when measured
 
     def sizes(self, protocol: str) -> list[int]:
         """The group sizes measured both ways and with a timer check."""
@@ -236,6 +304,39 @@ class Model:
         for k, v in timers.items():
             costs[k] += v / members
         return costs
+
+    def push_skips(self, protocol: str) -> int:
+        """The skips a connected member's heartbeats get at PUSH_HEARTBEAT_S: the default
+        setting, or fewer where their slack would pass a third of the session (none at 15 s
+        and 45 s: every such heartbeat renews)."""
+        session_ms = int(SESSION_S[protocol] * 1000)
+        interval_ms = int(PUSH_HEARTBEAT_S * 1000)
+        return effective_skips(interval_ms, _DEFAULTS.session_renewal_skips, session_ms)
+
+    def push_month(
+        self,
+        protocol: str,
+        members: int,
+        front_door: float,
+        notices: float = PUSH_NOTICES_PER_MONTH,
+        skips: int | None = None,
+    ) -> dict[str, float]:
+        """$ per member-month of a member on the push channel: its heartbeats every
+        PUSH_HEARTBEAT_S and those its notices bring, its share of the group's timer checks
+        (a check every session - interval), and the channel itself (push_channel_month).
+        `skips`: renewals skipped as if that many fitted (default: push_skips, what does)."""
+        assert self.push is not None, "the push channel's calls were not measured"
+        skips = self.push_skips(protocol) if skips is None else skips
+        read, write = blended(*self.measured[protocol], skips)[members]
+        beat = per_heartbeat(
+            read, write, self.duration_ms(protocol, skips), self.setting, front_door
+        )
+        beats = MONTH_S / PUSH_HEARTBEAT_S + NOTICE_BEATS * notices
+        costs = {k: v * beats for k, v in beat.items()}
+        interval_s = check_interval_s(protocol, skips, interval_s=PUSH_HEARTBEAT_S)
+        for k, v in check_month(self.checks[protocol][members], interval_s, self.setting).items():
+            costs[k] += v / members
+        return costs | push_channel_month(self.push, self.setting, notices)
 
     def total(self, protocol: str, members: int, skips: int) -> float:
         """$ per member-month behind the HTTP API, timer checks included."""

@@ -16,7 +16,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -26,6 +25,13 @@ from groupcoord.client.member import GroupMember
 from tests.e2e.helpers import Polled, Recorder
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.consumer import Member, create_topic, describe, unique, until
+from tests.support.push_sockets import (
+    PUSHED_S,
+    current_socket,
+    next_notice,
+    open_socket,
+    push_url,
+)
 from tests.support.servers import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +46,6 @@ SETTINGS = {
     "groupcoord.push.disconnect.grace.ms": "2000",
 }
 GRACE_S = 2.0
-# A generous bound for what push does within about a second (2 busy cores).
-PUSHED_S = 8.0
 
 
 @pytest.fixture(scope="module")
@@ -50,30 +54,6 @@ def serve(dynamodb_endpoint: str) -> Iterator[str]:
         dynamodb_endpoint, SETTINGS, extra_args=["--principal-header", PRINCIPAL_HEADER], push=True
     ) as url:
         yield url
-
-
-def push_url(api: Api, group: str) -> str | None:
-    body = api.ok("find-coordinator", {"keyType": 0, "coordinatorKeys": [group]})
-    return body["coordinators"][0]["pushUrl"]
-
-
-def open_socket(url: str, group: str, member_id: str, principal: str | None) -> ClientConnection:
-    headers = {PRINCIPAL_HEADER: principal} if principal else None
-    return connect(f"{url}?groupId={group}&memberId={member_id}", additional_headers=headers)
-
-
-def current_socket(url: str, group: str, member_id: str, principal: str) -> ClientConnection:
-    """A socket the coordinator holds as the member's current one: pinged and answered, as the
-    client does right after it connects (a socket dropped before its `$connect` is recorded is
-    no crash the coordinator can see: the session covers it)."""
-    socket = open_socket(url, group, member_id, principal)
-    socket.send(json.dumps({"action": "ping"}))
-    assert next_notice(socket, 5) == {"type": "pong"}
-    return socket
-
-
-def next_notice(socket: ClientConnection, timeout_s: float) -> dict[str, Any]:
-    return json.loads(socket.recv(timeout=timeout_s))
 
 
 def held(member: Member) -> int:

@@ -37,6 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
 REGION = "us-east-1"
 TABLE_NAME = "groupcoord-template-test"
+# What a resource's id stands in for in a resolved environment (the push channel's URLs).
+RESOURCE_ID = "a1b2c3d4e5"
+PUSH_URL = f"wss://{RESOURCE_ID}.execute-api.{REGION}.amazonaws.com/push"
+PUSH_CONNECTIONS = f"https://{RESOURCE_ID}.execute-api.{REGION}.amazonaws.com/push"
 
 # Environment variables that are not coordinator settings.
 POWERTOOLS_VARS = {
@@ -76,6 +80,13 @@ COMMITTERS = {"offsets", ROUTER}
 # group's target install and a classic join (membership), a commit of a shard's end naming
 # children the registry lacks (offsets), the sweeper's schedule.
 KINESIS_SYNCERS = {"membership", "offsets", "admin", "sweeper", ROUTER}
+# The functions that post push notices (docs/sessions.md, "Push"), so the only ones granted
+# execute-api:ManageConnections: a request that changes what members should do (membership:
+# installs, releases, rebalances, shutdown requests; offsets: a committed shard end; admin: a
+# topic change, members removed; the router: all of them), the sweeper's expiries and late
+# topic changes, and the push function's disconnect grace.
+NOTIFIERS = {"membership", "offsets", "admin", "sweeper", "push", ROUTER}
+PUSH = "push"
 FRONT_DOORS = ("HttpApi", "FunctionUrl")
 EXPECTED_MANAGED_POLICIES = {
     "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
@@ -169,6 +180,17 @@ def _sub_refs(value: Any) -> set[str]:
     return refs
 
 
+def _http_apis(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The HTTP API (FrontDoor HttpApi), not the push channel's WebSocket API."""
+    apis = _resources(cfn, "AWS::ApiGatewayV2::Api")
+    return {k: v for k, v in apis.items() if v["Properties"].get("ProtocolType") != "WEBSOCKET"}
+
+
+def _push_apis(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    apis = _resources(cfn, "AWS::ApiGatewayV2::Api")
+    return {k: v for k, v in apis.items() if v["Properties"].get("ProtocolType") == "WEBSOCKET"}
+
+
 def _table_logical_id(cfn: dict[str, Any]) -> str:
     tables = _resources(cfn, "AWS::DynamoDB::Table")
     assert len(tables) == 1, f"expected exactly one DynamoDB table, found {sorted(tables)}"
@@ -178,8 +200,8 @@ def _table_logical_id(cfn: dict[str, Any]) -> str:
 # --- the inventory ---------------------------------------------------------------------------
 
 
-def test_one_function_per_api_group_the_router_and_the_sweeper(functions):
-    assert set(functions) == {*FUNCTION_APIS, ROUTER, "sweeper"}
+def test_one_function_per_api_group_the_router_the_sweeper_and_push(functions):
+    assert set(functions) == {*FUNCTION_APIS, ROUTER, "sweeper", PUSH}
 
 
 def test_functions_runtime_timeouts_and_tracing(cfn, functions):
@@ -370,7 +392,7 @@ def _integration_function(operation: dict[str, Any]) -> str:
 
 def test_routes_are_post_v1_api_on_the_serving_function(cfn, functions):
     cfn = _deployed(cfn, {"FrontDoor": "HttpApi"})
-    ((api_id, api),) = _resources(cfn, "AWS::ApiGatewayV2::Api").items()
+    ((api_id, api),) = _http_apis(cfn).items()
     body = api["Properties"]["Body"]
     routes: dict[str, str] = {}
     for path, operations in body["paths"].items():
@@ -398,12 +420,12 @@ def test_routes_are_post_v1_api_on_the_serving_function(cfn, functions):
     schemes = body["components"]["securitySchemes"]
     assert schemes["AWS_IAM"]["x-amazon-apigateway-authtype"] == "awsSigv4"
     stages = _resources(cfn, "AWS::ApiGatewayV2::Stage")
+    stages = {k: s for k, s in stages.items() if s["Properties"]["ApiId"] == {"Ref": api_id}}
     assert [s["Properties"]["StageName"] for s in stages.values()] == ["$default"]
-    assert all(s["Properties"]["ApiId"] == {"Ref": api_id} for s in stages.values())
 
 
 def test_api_url_output(cfn):
-    (api_id,) = _resources(cfn, "AWS::ApiGatewayV2::Api")
+    (api_id,) = _http_apis(cfn)
     http_api = _deployed(cfn, {"FrontDoor": "HttpApi"})
     assert http_api["Outputs"]["ApiUrl"]["Value"] == {
         "Fn::Sub": f"https://${{{api_id}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"
@@ -487,6 +509,8 @@ def _resolved_environment(
     for name, value in variables.items():
         if isinstance(value, dict) and set(value) == {"Fn::If"}:
             value = _at_defaults(cfn, value, parameters or {})
+        if isinstance(value, dict) and set(value) == {"Fn::Sub"}:  # a URL of a resource
+            value = _substituted(cfn, value["Fn::Sub"])
         if isinstance(value, dict) and set(value) == {"Fn::Join"}:  # a CommaDelimitedList
             separator, listed = value["Fn::Join"]
             ref = listed["Ref"]
@@ -502,6 +526,18 @@ def _resolved_environment(
         assert isinstance(value, (str, int)), f"{name}: unsupported value {value!r}"
         resolved[name] = str(value)
     return resolved
+
+
+def _substituted(cfn: dict[str, Any], text: str) -> str:
+    """An Fn::Sub of the region, the URL suffix and resource ids (each RESOURCE_ID)."""
+    pseudo = {"AWS::Region": REGION, "AWS::URLSuffix": "amazonaws.com"}
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        assert name in pseudo or name in cfn["Resources"], name
+        return pseudo.get(name, RESOURCE_ID)
+
+    return re.sub(r"\$\{([^}]+)\}", value, text)
 
 
 _IMPORT_PROBE = """
@@ -591,11 +627,17 @@ def test_setting_parameters_are_named_after_their_setting(cfn, functions):
 
 
 def test_parameter_defaults_are_the_code_defaults(cfn, functions):
-    """With every parameter at its default, the functions get exactly Settings()' values."""
+    """With every parameter at its default, the functions get exactly Settings()' values, but
+    the push channel's URLs (PushChannel Enabled); Disabled, those too."""
     for name, logical_id in functions.items():
         environment = _resolved_environment(cfn, logical_id)
         settings = Settings.from_env(environment)
-        assert settings == Settings(table_name=TABLE_NAME), name
+        pushing = Settings(
+            table_name=TABLE_NAME, push_url=PUSH_URL, push_connections_endpoint=PUSH_CONNECTIONS
+        )
+        assert settings == pushing, name
+        environment = _resolved_environment(cfn, logical_id, {"PushChannel": "Disabled"})
+        assert Settings.from_env(environment) == Settings(table_name=TABLE_NAME), name
 
 
 # --- IAM: least privilege ---------------------------------------------------------------------
@@ -713,7 +755,7 @@ def _alarm_metrics(alarm: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]
 
 
 def test_alarms_watch_api_table_and_sweeper(cfn, functions):
-    (api_id,) = _resources(cfn, "AWS::ApiGatewayV2::Api")
+    (api_id,) = _http_apis(cfn)
     table_id = _table_logical_id(cfn)
     watched = [
         m for a in _resources(cfn, "AWS::CloudWatch::Alarm").values() for m in _alarm_metrics(a)
@@ -745,11 +787,14 @@ def test_alarm_actions_only_with_a_topic(cfn):
 # --- (d) limits ---------------------------------------------------------------------------------
 
 
-def test_the_api_stage_is_throttled_by_parameters(cfn):
-    (stage,) = _resources(cfn, "AWS::ApiGatewayV2::Stage").values()
-    settings = stage["Properties"]["DefaultRouteSettings"]
-    assert settings["ThrottlingRateLimit"] == {"Ref": "ApiThrottlingRateLimit"}
-    assert settings["ThrottlingBurstLimit"] == {"Ref": "ApiThrottlingBurstLimit"}
+def test_the_api_stages_are_throttled_by_parameters(cfn):
+    """The HTTP API's stage and the push channel's WebSocket stage, by the same parameters."""
+    stages = _resources(cfn, "AWS::ApiGatewayV2::Stage").values()
+    assert len(stages) == 2
+    for stage in stages:
+        settings = stage["Properties"]["DefaultRouteSettings"]
+        assert settings["ThrottlingRateLimit"] == {"Ref": "ApiThrottlingRateLimit"}
+        assert settings["ThrottlingBurstLimit"] == {"Ref": "ApiThrottlingBurstLimit"}
     parameters = cfn["Parameters"]
     assert (
         parameters["ApiThrottlingBurstLimit"]["Default"]
@@ -802,7 +847,8 @@ def test_alarms_on_throttled_functions_failed_sweeps_and_a_sweeper_that_does_not
     (expression,) = [m["Expression"] for m in queries if "Expression" in m]
     ids = {m["Id"] for m in queries if "MetricStat" in m}
     # The sum adds each deployed function's throttles once, and names no metric left out.
-    assert set(re.findall(r"FILL\((\w+),0\)", expression)) == ids
+    summed = re.findall(r"FILL\((\w+),0\)", json.dumps(expression))
+    assert sorted(summed) == sorted(ids)
     assert len(ids) == len(deployed)
     for logical_id in deployed:
         assert ("AWS/Lambda", "Throttles", {"FunctionName": {"Ref": logical_id}}) in watched
@@ -909,16 +955,19 @@ def test_each_front_door_refers_only_to_what_it_deploys(cfn, front_door):
 def test_the_http_api_front_door_routes_to_three_functions_and_has_no_url(cfn, functions):
     stack = _deployed(cfn, {"FrontDoor": "HttpApi"})
     deployed = {name for name, logical_id in functions.items() if logical_id in stack["Resources"]}
-    assert deployed == {*FUNCTION_APIS, "sweeper"}
-    assert len(_resources(stack, "AWS::ApiGatewayV2::Api")) == 1
+    assert deployed == {*FUNCTION_APIS, "sweeper", PUSH}
+    assert len(_http_apis(stack)) == 1
     assert not _resources(stack, "AWS::Lambda::Url")
 
 
 def test_the_function_url_front_door_is_one_iam_url_on_the_router(cfn, functions):
     stack = _deployed(cfn, {"FrontDoor": "FunctionUrl"})
     deployed = {name for name, logical_id in functions.items() if logical_id in stack["Resources"]}
-    assert deployed == {ROUTER, "sweeper"}
-    assert not [k for k, v in stack["Resources"].items() if v["Type"].startswith("AWS::ApiGateway")]
+    assert deployed == {ROUTER, "sweeper", PUSH}
+    # No API Gateway but the push channel's WebSocket API (test_the_push_channel_*).
+    push_api = {k for k, v in stack["Resources"].items() if v["Type"].startswith("AWS::ApiGateway")}
+    assert push_api == {k for k in push_api if k.startswith("Push")}
+    assert not _http_apis(stack)
     (url,) = _resources(stack, "AWS::Lambda::Url").values()
     assert url["Properties"]["AuthType"] == "AWS_IAM"
     assert url["Properties"]["TargetFunctionArn"] == {"Ref": functions[ROUTER]}
@@ -970,3 +1019,123 @@ def test_the_routers_reserved_concurrency_stands_in_for_the_stages_rate_limit(cf
         10 * parameters["RouterReservedConcurrency"]["Default"]
         == parameters["ApiThrottlingRateLimit"]["Default"]
     )
+
+
+# --- the push channel (PushChannel; docs/sessions.md, "Push") ---------------------------------
+
+
+def test_push_channel_parameter(cfn):
+    parameter = cfn["Parameters"]["PushChannel"]
+    assert parameter["Default"] == "Enabled"
+    assert set(parameter["AllowedValues"]) == {"Enabled", "Disabled"}
+
+
+def _routes(stack: dict[str, Any], api_id: str) -> dict[str, dict[str, Any]]:
+    routes = _resources(stack, "AWS::ApiGatewayV2::Route").values()
+    return {
+        r["Properties"]["RouteKey"]: r["Properties"]
+        for r in routes
+        if r["Properties"]["ApiId"] == {"Ref": api_id}
+    }
+
+
+@pytest.mark.parametrize("front_door", FRONT_DOORS)
+def test_the_push_channel_is_a_websocket_api_iam_authorized_at_connect(cfn, functions, front_door):
+    """Whichever the front door: one WebSocket API routing $connect (IAM), $disconnect, ping
+    and $default to the push function; a deployed stage `push`, the URLs the functions get."""
+    stack = _deployed(cfn, {"FrontDoor": front_door})
+    ((api_id, api),) = _push_apis(stack).items()
+    assert api["Properties"]["RouteSelectionExpression"] == "$request.body.action"
+    ((integration_id, integration),) = _resources(stack, "AWS::ApiGatewayV2::Integration").items()
+    assert integration["Properties"]["IntegrationType"] == "AWS_PROXY"
+    assert _sub_refs(integration["Properties"]["IntegrationUri"]) >= {functions[PUSH]}
+    routes = _routes(stack, api_id)
+    assert set(routes) == {"$connect", "$disconnect", "ping", "$default"}
+    for key, route in routes.items():
+        # Only $connect can be authorized: a connection is authorized once, at its handshake.
+        assert route["AuthorizationType"] == ("AWS_IAM" if key == "$connect" else "NONE"), key
+        assert route["Target"] == {"Fn::Sub": f"integrations/${{{integration_id}}}"}, key
+    # ping answers (pong): a two-way route, as is $default's refusal.
+    responses = _resources(stack, "AWS::ApiGatewayV2::RouteResponse").values()
+    answered = {r["Properties"]["RouteId"]["Ref"] for r in responses}
+    two_way = {k for k, v in stack["Resources"].items() if v["Type"] == "AWS::ApiGatewayV2::Route"
+               and v["Properties"]["RouteKey"] in ("ping", "$default")}  # fmt: skip
+    assert answered == two_way
+    (stage,) = [
+        s["Properties"]
+        for s in _resources(stack, "AWS::ApiGatewayV2::Stage").values()
+        if s["Properties"]["ApiId"] == {"Ref": api_id}
+    ]
+    assert stage["StageName"] == "push" and "DeploymentId" in stage
+    (permission,) = [
+        p["Properties"]
+        for p in _resources(stack, "AWS::Lambda::Permission").values()
+        if p["Properties"]["FunctionName"] == {"Ref": functions[PUSH]}
+    ]
+    assert permission["Principal"] == "apigateway.amazonaws.com"
+    assert _sub_refs(permission["SourceArn"]) - {
+        "AWS::Partition",
+        "AWS::Region",
+        "AWS::AccountId",
+    } == {api_id}
+    assert stack["Outputs"]["PushUrl"]["Value"] == {
+        "Fn::Sub": f"wss://${{{api_id}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}/push"
+    }
+    for name, logical_id in functions.items():
+        if logical_id in stack["Resources"]:
+            settings = Settings.from_env(_resolved_environment(cfn, logical_id))
+            assert (settings.push_url, settings.push_connections_endpoint) == (
+                PUSH_URL,
+                PUSH_CONNECTIONS,
+            ), name
+
+
+def _push_grants(cfn: dict[str, Any], logical_id: str) -> list[dict[str, Any]]:
+    """The statements of the function's role that name execute-api, whatever their condition."""
+    role_ref = cfn["Resources"][logical_id]["Properties"]["Role"]
+    role = cfn["Resources"][role_ref["Fn::GetAtt"][0]]["Properties"]
+    statements = [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+    return [s for s in statements if "execute-api" in json.dumps(s)]
+
+
+def test_only_the_functions_that_notify_may_post_to_connections(cfn, functions):
+    """execute-api:ManageConnections, POST to the push stage's @connections alone, only with
+    PushChannel Enabled, only for the functions that post notices."""
+    (api_id,) = _push_apis(cfn)
+    grant = {
+        "Fn::If": [
+            "PushEnabled",
+            {
+                "Sid": "PushNotices",
+                "Effect": "Allow",
+                "Action": "execute-api:ManageConnections",
+                "Resource": {
+                    "Fn::Sub": "arn:${AWS::Partition}:execute-api:${AWS::Region}:"
+                    f"${{AWS::AccountId}}:${{{api_id}}}/push/POST/@connections/*"
+                },
+            },
+            {"Ref": "AWS::NoValue"},
+        ]
+    }
+    for name, logical_id in functions.items():
+        assert _push_grants(cfn, logical_id) == ([grant] if name in NOTIFIERS else []), name
+
+
+@pytest.mark.parametrize("front_door", FRONT_DOORS)
+def test_without_the_push_channel_nothing_of_it_is_deployed(cfn, functions, front_door):
+    stack = _deployed(cfn, {"FrontDoor": front_door, "PushChannel": "Disabled"})
+    assert not _push_apis(stack)
+    assert functions[PUSH] not in stack["Resources"]
+    assert not [k for k in stack["Resources"] if k.startswith("Push")]
+    assert "PushUrl" not in stack["Outputs"]
+    for logical_id in functions.values():
+        if logical_id in stack["Resources"]:
+            environment = _resolved_environment(cfn, logical_id, {"PushChannel": "Disabled"})
+            settings = Settings.from_env(environment)
+            assert (settings.push_url, settings.push_connections_endpoint) == ("", "")
+    # Nothing left names the push channel's resources (CloudFormation would refuse it).
+    known = set(stack["Resources"]) | set(stack["Parameters"])
+    for section in ("Resources", "Outputs"):
+        for name, item in stack[section].items():
+            dangling = {r for r in _sub_refs(item) if not r.startswith("AWS::")} - known
+            assert not dangling, (name, sorted(dangling))

@@ -7,6 +7,7 @@ import pytest
 from bench.pricing import (
     CLASSIC,
     CONSUMER,
+    FUNCTION_URL,
     MONTH_S,
     RRU,
     TARGET_USD,
@@ -15,12 +16,15 @@ from bench.pricing import (
     GroupFit,
     LambdaSetting,
     Model,
+    PushCall,
+    PushCalls,
     SteadyTimes,
     blended,
     check_interval_s,
     check_month,
     kcl_lease_month,
     per_heartbeat,
+    push_channel_month,
 )
 
 ARM_1GB = LambdaSetting("arm64", 1024)
@@ -124,3 +128,51 @@ def test_group_fit_finds_the_size_that_meets_the_target() -> None:
     assert fit.target_from() == pytest.approx(4.0)
     assert GroupFit.of({10: 0.1, 20: 0.2}, steady=0.5).target_from() == 0.0  # no fixed part
     assert GroupFit.of({10: 0.0, 20: 10.0}, steady=0.5).target_from() is None
+
+
+# The push channel: a ping every 5 min (8,640 a month), a reconnect every 2 h (360).
+PINGS, CONNECTIONS = MONTH_S / 300, MONTH_S / 7200
+CALLS = PushCalls(
+    connect=PushCall(read=3.0, write=3.0, ms=20.0),
+    ping=PushCall(read=1.0, write=1.0, ms=10.0),
+    disconnect=PushCall(read=0.0, write=2.0, ms=10.0),
+    notice=PushCall(read=0.5, write=0.0, ms=30.0),
+)
+
+
+def test_the_push_channel_by_line() -> None:
+    parts = push_channel_month(CALLS, ARM_1GB, notices=1000)
+    seconds = (PINGS * 10 + CONNECTIONS * 30 + 1000 * 30) / 1000
+    assert parts == pytest.approx(
+        {
+            # $0.25 per million connection-minutes: a whole month connected.
+            "WebSocket connection-minutes": MONTH_S / 60 * 0.25e-6,
+            # Each ping in and its pong out, each notice out: $1.00 per million.
+            "WebSocket messages": (2 * PINGS + 1000) * 1e-6,
+            # A notice rides on its sender's request: pings and the two routes of a reconnect.
+            "push: Lambda": (PINGS + 2 * CONNECTIONS) * 0.2e-6 + seconds * 0.0000133334,
+            "push: DynamoDB": PINGS * (RRU + WRU)
+            + CONNECTIONS * (3 * RRU + 5 * WRU)
+            + 1000 * 0.5 * RRU,
+        }
+    )
+    assert parts["WebSocket connection-minutes"] == pytest.approx(0.0108)
+
+
+def test_a_connected_member_beats_every_15_s_and_renews_at_each_beat() -> None:
+    m = Model(**{**vars(model()), "push": CALLS})
+    # 45 s session, 15 s heartbeat: a skip's slack would pass a third of the session.
+    assert m.push_skips(CONSUMER) == 0
+    costs = m.push_month(CONSUMER, 10, FUNCTION_URL, notices=0)
+    beats = MONTH_S / 15
+    steady = beats * (0.2e-6 + 0.01 * 0.0000133334 + 2 * WRU + 1 * RRU)
+    checks = MONTH_S / (45 - 15) * (10 * RRU + WRU) / 10  # a check every session - interval
+    channel = sum(push_channel_month(CALLS, ARM_1GB, notices=0).values())
+    assert sum(costs.values()) == pytest.approx(steady + checks + channel)
+    # Each notice brings two heartbeats (at once, and a second look) and its own costs.
+    more = m.push_month(CONSUMER, 10, FUNCTION_URL, notices=100)
+    per_beat = 0.2e-6 + 0.01 * 0.0000133334 + 2 * WRU + 1 * RRU
+    channel_more = sum(push_channel_month(CALLS, ARM_1GB, notices=100).values())
+    assert sum(more.values()) - sum(costs.values()) == pytest.approx(
+        200 * per_beat + channel_more - channel
+    )

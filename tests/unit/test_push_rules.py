@@ -18,7 +18,10 @@ from groupcoord.core.push import (
     DEFERRED_NOTICE_MIN_MS,
     classic_notice_due,
     deferred_install_wait_ms,
+    streams_notice_due,
+    topic_change_notice_due,
 )
+from groupcoord.core.streams.tasks import TasksTuple
 
 
 def classic(state: str, generation: int) -> ClassicGroup:
@@ -73,3 +76,42 @@ def test_a_past_interval_never_asks_for_a_tight_loop() -> None:
     late = replace(BEHIND, assigned_at=NOW - 5 * INTERVAL)
     wait = deferred_install_wait_ms(late, NOW, INTERVAL, first_change=False)
     assert wait == DEFERRED_NOTICE_MIN_MS
+
+
+@pytest.mark.parametrize(
+    ("group_type", "state", "members", "due"),
+    [
+        ("consumer", "Stable", 3, True),  # the next heartbeat bumps the epoch and installs
+        ("consumer", "Reconciling", 1, True),
+        ("consumer", "Empty", 0, False),  # nobody to tell
+        ("streams", "Stable", 2, True),
+        ("streams", "NotReady", 1, True),  # a missing source topic created: it may start
+        ("streams", "Empty", 0, False),
+        ("classic", STABLE, 2, True),  # the next request starts a rebalance
+        ("classic", COMPLETING_REBALANCE, 2, True),
+        ("classic", PREPARING_REBALANCE, 2, False),  # rejoining anyway, the topics read afresh
+        ("classic", EMPTY, 0, False),
+    ],
+)
+def test_topic_change_notices(group_type: str, state: str, members: int, due: bool) -> None:
+    assert topic_change_notice_due(group_type, state, members) is due
+
+
+HELD = TasksTuple.of(active={"0": [0, 1]}, standby={"1": [2]})
+
+
+@pytest.mark.parametrize(
+    ("shutdown_before", "shutdown_after", "held_after", "due"),
+    [
+        (None, "m1", HELD, True),  # the first shutdown request: every other member hears it
+        ("m1", "m1", HELD, False),  # requested before: told then
+        (None, None, HELD, False),  # a heartbeat that changed nothing
+        (None, None, TasksTuple.of(active={"0": [0]}, standby={"1": [2]}), True),  # released
+        (None, None, TasksTuple.of(active={"0": [0, 1]}), True),  # a standby released
+        (None, None, TasksTuple.of(active={"0": [0, 1, 3]}, standby={"1": [2]}), False),  # grew
+    ],
+)
+def test_streams_notices(
+    shutdown_before: str | None, shutdown_after: str | None, held_after: TasksTuple, due: bool
+) -> None:
+    assert streams_notice_due(shutdown_before, shutdown_after, HELD, held_after) is due

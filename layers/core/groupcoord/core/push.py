@@ -3,8 +3,15 @@ decisions; service/push.py posts the notices."""
 
 from __future__ import annotations
 
-from .classic.model import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, ClassicGroup
+from .classic.model import (
+    COMPLETING_REBALANCE,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+)
+from .classic.model import GROUP_TYPE as CLASSIC
 from .consumer.model import ConsumerGroup
+from .streams.tasks import TasksTuple, minus
 
 # A deferred install's notice asks for a heartbeat no sooner than this (never a tight loop).
 DEFERRED_NOTICE_MIN_MS = 100
@@ -37,3 +44,38 @@ def deferred_install_wait_ms(
         # done (it tells the members it retargets itself).
         return max(DEFERRED_NOTICE_MIN_MS, interval_ms)
     return max(DEFERRED_NOTICE_MIN_MS, group.assigned_at + interval_ms - now_ms)
+
+
+def topic_change_notice_due(group_type: str, state: str, member_count: int) -> bool:
+    """Whether a group told of a topic change (its `topicChanges` bumped: a topic it subscribes
+    to created, grown, deleted or resharded, or a Kinesis shard's end committed, its children
+    now assignable) needs its members told: any group with members, but a classic group that
+    is rebalancing already (its members rejoin anyway, and the rebalance reads the topics
+    afresh). A consumer or streams member's heartbeat then bumps the group epoch and installs
+    the next target (whose members are told in turn); a classic member's starts a rebalance."""
+    if member_count <= 0:
+        return False
+    if group_type == CLASSIC:
+        return state in (STABLE, COMPLETING_REBALANCE)
+    return True
+
+
+def streams_notice_due(
+    shutdown_before: str | None,
+    shutdown_after: str | None,
+    held_before: TasksTuple,
+    held_after: TasksTuple,
+) -> bool:
+    """Whether a streams member's committed heartbeat needs the group's other members told: it
+    requested the application's shutdown (first: each member hears SHUTDOWN_APPLICATION in its
+    next heartbeat's status), or it released tasks (whoever waits on them may take them)."""
+    requested = shutdown_before is None and shutdown_after is not None
+    return requested or any(
+        minus(before, after)
+        for before, after in (
+            (held_before.active, held_after.active),
+            # A standby or warm-up released may unblock an active on the same process.
+            (held_before.standby, held_after.standby),
+            (held_before.warmup, held_after.warmup),
+        )
+    )

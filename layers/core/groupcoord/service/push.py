@@ -23,10 +23,13 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ..core.acls import AclOperation
 from ..core.principals import ANONYMOUS
+from ..core.push import topic_change_notice_due
 from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
 from ..observability import logger
 from ..store.push import ConnectionGone, PushConnection
+from ..store.topics import BumpedGroup
 from .authorization import caller_of
 
 if TYPE_CHECKING:
@@ -84,6 +87,17 @@ def notify_members(
         return 0
 
 
+def notify_topic_change(store: Store, bumped: Iterable[BumpedGroup]) -> int:
+    """After a topic change was told to its groups (`topicChanges` bumped: a topic created,
+    grown, deleted or resharded, a Kinesis shard's end committed): every member of each group
+    whose next request will move it (core/push.topic_change_notice_due). Returns how many
+    notices were posted."""
+    if store.push_poster is None:
+        return 0
+    due = (g for g in bumped if topic_change_notice_due(g.group_type, g.state, g.member_count))
+    return sum(notify_members(store, g.group_id, None) for g in due)
+
+
 def _post(store: Store, connection: PushConnection, data: bytes) -> bool:
     assert store.push_poster is not None
     try:
@@ -118,15 +132,19 @@ def open_connection(
     now_ms: int,
 ) -> None:
     """`$connect`: only for a member that exists in that group and that the caller may act
-    as (as its heartbeats are checked). A reconnect within a disconnect grace ends it."""
+    as, checked as its heartbeats are: READ on the group first (a caller without it learns
+    nothing of the group's members), then the member's owner. A reconnect within a
+    disconnect grace ends it."""
     if not group_id or len(group_id) > GROUP_ID_MAX_CHARS:
         raise Refused(400, f"groupId: 1 to {GROUP_ID_MAX_CHARS} characters")
     if not member_id or len(member_id) > MEMBER_ID_MAX_CHARS:
         raise Refused(400, f"memberId: 1 to {MEMBER_ID_MAX_CHARS} characters")
+    caller = caller_of(store.settings, store, principal or ANONYMOUS, host, now_ms)
+    if not caller.may_on_group(AclOperation.READ, group_id):
+        raise Refused(403, "the caller may not read that group")
     member = store.push.member(group_id, member_id)
     if member is None:
         raise Refused(404, "no such member in that group")
-    caller = caller_of(store.settings, store, principal or ANONYMOUS, host, now_ms)
     if not caller.may_act_as(member.principal):
         raise Refused(403, "the caller may not act as that member")
     store.push.open(PushConnection(group_id, member_id, connection_id, principal), now_ms)

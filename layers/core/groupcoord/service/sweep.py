@@ -27,12 +27,13 @@ from .group_admin import finish_cleanup
 from .group_timers import sweep_group
 from .kinesis.sync import sync_due_topic
 from .offset_retention import check_retention
+from .push import notify_topic_change
 
 Completion = Callable[[Store, Overdue, int], None]
 
 
 def _renotify_topic_change(store: Store, due: Overdue, now_ms: int) -> None:
-    store.topics.renotify(due)
+    notify_topic_change(store, store.topics.renotify(due))
 
 
 COMPLETIONS: dict[str, Completion] = {

@@ -51,6 +51,7 @@ from ..topic_ids import ZERO_UUID, new_topic_id
 from .context import ApiContext
 from .kinesis.binding import kinesis_topic
 from .kinesis.lineage import gate, group_created_ms
+from .push import notify_topic_change
 from .races import retry_on_race
 
 NODE_ID = 0
@@ -400,17 +401,18 @@ def _write_topic(record: TopicRecord, rows: tuple[ShardRow, ...], ctx: ApiContex
     """A Kinesis-backed topic's rows go first (under its new id, nobody reads them yet), then
     the topic, with its first scheduled shard sync."""
     if record.kinesis is None:
-        ctx.store.topics.create(record, ctx.now_ms)
+        notify_topic_change(ctx.store, ctx.store.topics.create(record, ctx.now_ms))
         return
     ctx.store.shards.write_rows(record.topic_id, rows)
     due = ctx.now_ms + ctx.settings.kinesis_shard_sync_interval_ms
     try:
-        ctx.store.topics.create(
+        bumped = ctx.store.topics.create(
             record, ctx.now_ms, sync_due=(due, ctx.store.shards.sync_shard(record.name))
         )
     except TopicAlreadyExists:
         ctx.store.shards.delete_rows(record.topic_id, len(rows))
         raise
+    notify_topic_change(ctx.store, bumped)
 
 
 def _already_exists(name: str) -> Refusal:
@@ -472,7 +474,7 @@ def _grow(name: str, count: int, validate_only: bool, ctx: ApiContext) -> Refusa
         )
         if refusal is not None or validate_only:
             return refusal
-        ctx.store.topics.grow(record, count, ctx.now_ms)
+        notify_topic_change(ctx.store, ctx.store.topics.grow(record, count, ctx.now_ms))
         return None
 
     # A topic grown or deleted meanwhile: decide again on what is there now.
@@ -549,9 +551,10 @@ def _delete(
             # for by id is named only to who may describe it.
             describable = topic_id is not None and may(AclOperation.DESCRIBE, record.name)
             return _DELETE_DENIED, record if describable else None
-        ctx.store.topics.delete(record, ctx.now_ms)
+        bumped = ctx.store.topics.delete(record, ctx.now_ms)
         if record.kinesis is not None:
             ctx.store.shards.delete_rows(record.topic_id, record.partitions)
+        notify_topic_change(ctx.store, bumped)
         return None, record
 
     busy = Refusal(Errors.UNKNOWN_SERVER_ERROR, "The topic kept changing; retry.")

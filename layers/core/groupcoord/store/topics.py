@@ -49,6 +49,17 @@ class TopicChanged(Conflict):
 
 
 @dataclass(frozen=True)
+class BumpedGroup:
+    """A group told of a topic change, as the bump left its item: what the push channel
+    decides on (core/push.topic_change_notice_due)."""
+
+    group_id: str
+    group_type: str
+    state: str
+    member_count: int
+
+
+@dataclass(frozen=True)
 class TopicChange:
     """A pending notification of the groups subscribed to `topic`."""
 
@@ -149,9 +160,10 @@ class TopicRegistry:
         now_ms: int,
         *,
         sync_due: tuple[int, str] | None = None,
-    ) -> None:
+    ) -> list[BumpedGroup]:
         """Create the topic; `sync_due`, for a Kinesis-backed one: when its first scheduled
-        shard sync is due and its deadline shard (the topic item sits in the deadline index)."""
+        shard sync is due and its deadline shard (the topic item sits in the deadline index).
+        Returns the groups told (as `change`)."""
         topic_item = {
             **schema.topic_key(record.name),
             "kind": schema.KIND_TOPIC,
@@ -168,7 +180,7 @@ class TopicRegistry:
             "kind": schema.KIND_TOPIC_ID,
             "name": record.name,
         }
-        self.change(
+        return self.change(
             record.name,
             now_ms,
             [
@@ -178,7 +190,7 @@ class TopicRegistry:
             TopicAlreadyExists,
         )
 
-    def grow(self, record: TopicRecord, new_count: int, now_ms: int) -> None:
+    def grow(self, record: TopicRecord, new_count: int, now_ms: int) -> list[BumpedGroup]:
         """Raise the partition count; fails with TopicChanged if the topic moved meanwhile."""
         update = Update(
             schema.topic_key(record.name),
@@ -188,9 +200,9 @@ class TopicRegistry:
             # Counts only grow, whatever raced us.
             condition="topicId = :id AND #partitions < :new",
         )
-        self.change(record.name, now_ms, [update], TopicChanged)
+        return self.change(record.name, now_ms, [update], TopicChanged)
 
-    def delete(self, record: TopicRecord, now_ms: int) -> None:
+    def delete(self, record: TopicRecord, now_ms: int) -> list[BumpedGroup]:
         deletes = [
             Delete(
                 schema.topic_key(record.name),
@@ -199,13 +211,14 @@ class TopicRegistry:
             ),
             Delete(schema.topic_id_key(record.topic_id)),
         ]
-        self.change(record.name, now_ms, deletes, TopicChanged)
+        return self.change(record.name, now_ms, deletes, TopicChanged)
 
     def change(
         self, topic: str, now_ms: int, writes: list[TransactItem], refused: type[Exception]
-    ) -> None:
+    ) -> list[BumpedGroup]:
         """The writes and a pending topic-change item in one transaction, then the groups
-        are told. `refused` is raised when the first write's condition fails."""
+        are told; returns them (none when that was left to the sweeper). `refused` is
+        raised when the first write's condition fails."""
         change = self._change_item(topic, now_ms)
         try:
             self.dynamo.transact([*writes, Put(change)])
@@ -213,7 +226,7 @@ class TopicRegistry:
             if 0 in cancel.failed_conditions():
                 raise refused(topic) from None
             raise
-        self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=topic))
+        return self._notify_or_leave_to_sweeper(TopicChange(key=_key_of(change), topic=topic))
 
     def _change_item(self, topic: str, now_ms: int) -> dict:
         key = {schema.PK: TOPIC_CHANGES_PK, schema.SK: f"{topic}#{uuid.uuid4().hex}"}
@@ -260,46 +273,59 @@ class TopicRegistry:
 
     # --- notification ---
 
-    def _notify_or_leave_to_sweeper(self, change: TopicChange) -> None:
+    def _notify_or_leave_to_sweeper(self, change: TopicChange) -> list[BumpedGroup]:
         """The change is committed: a failure to tell the groups now must not fail the
         request (a retry would see 36 TOPIC_ALREADY_EXISTS); the sweeper redoes it."""
         try:
-            self.notify(change)
+            return self.notify(change)
         except StoreError:
             logging.getLogger(__name__).warning(
                 "topic change notification deferred to the sweeper", exc_info=True
             )
+            return []
 
-    def notify(self, change: TopicChange) -> int:
-        """Bump `topicChanges` on every group affected by the change; returns how many."""
+    def notify(self, change: TopicChange) -> list[BumpedGroup]:
+        """Bump `topicChanges` on every group affected by the change; returns them."""
         bumped = self.bump_groups(self.groups_affected_by(change.topic))
         self.dynamo.delete(change.key)
         return bumped
 
-    def bump_groups(self, group_ids: Iterable[str]) -> int:
-        bumped = 0
+    def bump_groups(self, group_ids: Iterable[str]) -> list[BumpedGroup]:
+        """ADD 1 to each group's `topicChanges`; the groups bumped, as the bump left them."""
+        bumped = []
         for group_id in sorted(group_ids):
             try:
-                self.dynamo.update(
+                item = self.dynamo.update(
                     Update(
                         schema.group_key(group_id),
                         "ADD topicChanges :one",
                         values={":one": 1},
                         condition="attribute_exists(pk)",
-                    )
+                    ),
+                    return_new=True,
                 )
-                bumped += 1
             except ConditionFailed:
-                pass  # The group is gone; its subscriptions are cleaned up with it.
+                continue  # The group is gone; its subscriptions are cleaned up with it.
+            bumped.append(_bumped(group_id, item or {}))
         return bumped
 
-    def renotify(self, due: Overdue) -> int:
+    def renotify(self, due: Overdue) -> list[BumpedGroup]:
         """Tell the groups of an overdue topic-change item (one whose groups were not all told
-        when it was written); returns how many were told."""
+        when it was written); returns them."""
         # The sort key is "<topic>#<nonce>"; topic names never contain '#'.
         item = due.item
         change = TopicChange(key=_key_of(item), topic=item[schema.SK].rsplit("#", 1)[0])
         return self.notify(change)
+
+
+def _bumped(group_id: str, item: dict) -> BumpedGroup:
+    # A classic group's item written before group types were recorded has none.
+    return BumpedGroup(
+        group_id=group_id,
+        group_type=str(item.get("groupType") or "classic"),
+        state=str(item.get("groupState", "")),
+        member_count=int(item.get("memberCount", 0)),
+    )
 
 
 def _key_of(item: dict) -> dict[str, str]:

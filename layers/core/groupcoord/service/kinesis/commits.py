@@ -24,6 +24,7 @@ from ...observability import logger
 from ...store.kinesis.registry import SyncLeaseLost
 from ...store.kinesis.streams import StreamError
 from ..context import ApiContext
+from ..push import notify_topic_change
 from .lineage import group_created_ms
 from .sync import sync_topic
 
@@ -101,7 +102,7 @@ def after_shard_ends(
     """Once a commit finishing shards landed: sync the topics whose shard ends named children
     not in their registry (a Kinesis that does not answer fails no commit: the sweeper syncs
     later), and tell the group, whose children may now be assigned (a topic change: its
-    epoch is bumped at its next heartbeat)."""
+    epoch is bumped at its next heartbeat), and its members over the push channel."""
     if not ends_committed(plan):
         return
     for name in sorted(topics):
@@ -112,4 +113,4 @@ def after_shard_ends(
             sync_topic(ctx.store, record, ctx.now_ms)
         except (StreamError, SyncLeaseLost) as error:
             logger.warning("shard-end sync failed", extra={"topic": name, "error": str(error)})
-    ctx.store.topics.bump_groups([request.group_id])
+    notify_topic_change(ctx.store, ctx.store.topics.bump_groups([request.group_id]))

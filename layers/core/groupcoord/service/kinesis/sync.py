@@ -23,6 +23,7 @@ from ...store.deadlines import Overdue
 from ...store.kinesis.registry import SyncLeaseLost
 from ...store.kinesis.streams import StreamError
 from ...store.store import Store
+from ..push import notify_topic_change
 
 # How long a sync may hold its topic's lease: a sync that dies is taken over after this.
 SYNC_LEASE_MS = 30_000
@@ -57,10 +58,11 @@ def sync_topic(store: Store, record: TopicRecord, now_ms: int) -> Synced:
             return Synced.RECREATED
         listed = store.kinesis.list_shards(binding.stream_arn, limit)
         plan = plan_registry(store.shards.rows(record), listed, limit, now_ms)
-        store.shards.finish(record, plan, token, now_ms, next_sync_ms)
+        bumped = store.shards.finish(record, plan, token, now_ms, next_sync_ms)
     except BaseException:
         store.shards.release(record, token)
         raise
+    notify_topic_change(store, bumped)
     if plan.left_out:
         logger.warning(
             "Kinesis shards past groupcoord.topic.max.partitions left out",

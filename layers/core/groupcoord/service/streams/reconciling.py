@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from ...core.push import streams_notice_due
 from ...core.streams.group import RECONCILING, StreamsGroup, group_state
 from ...core.streams.heartbeat_rules import (
     ReconcilePlan,
@@ -18,6 +19,7 @@ from ...core.streams.reconciliation import Holdings, MemberState, holdings_of
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
 from ...store.streams.repository import StreamsGroupStore
 from ..context import ApiContext
+from ..push import notify_members
 from .answers import endpoint_partitions, status_list, task_list
 from .common import heartbeat_interval_ms
 from .install import Installed
@@ -59,6 +61,19 @@ class Reconciling:
         return holdings_of((m.process_id, m.tasks.holds) for m in others)
 
     def write_plan(
+        self, group: StreamsGroup, member: StreamsGroupMember, plan: ReconcilePlan
+    ) -> StreamsGroup:
+        shutdown_before = group.shutdown_requested_by
+        group = self._write_plan(group, member, plan)
+        held_after = plan.member.tasks.holds if plan.writes else member.tasks.holds
+        if streams_notice_due(
+            shutdown_before, group.shutdown_requested_by, member.tasks.holds, held_after
+        ):
+            # After the writes committed: the others hear of the shutdown, or take the tasks.
+            notify_members(self.ctx.store, group.group_id, None, skip=member.member_id)
+        return group
+
+    def _write_plan(
         self, group: StreamsGroup, member: StreamsGroupMember, plan: ReconcilePlan
     ) -> StreamsGroup:
         if plan.member.user_endpoint != member.user_endpoint:

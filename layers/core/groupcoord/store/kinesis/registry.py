@@ -20,7 +20,7 @@ from ...core.topics import TopicRecord
 from .. import schema
 from ..dynamo import ConditionFailed, Dynamo, Update
 from ..errors import Conflict
-from ..topics import TopicChanged, TopicRegistry
+from ..topics import BumpedGroup, TopicChanged, TopicRegistry
 
 KIND_SHARD = "kinesis-shard"
 LEASE = "syncLease"
@@ -160,10 +160,11 @@ class ShardRegistry:
         token: str,
         now_ms: int,
         next_sync_ms: int,
-    ) -> None:
+    ) -> list[BumpedGroup]:
         """Apply a sync's plan under its lease: rows first, then the count, the sync time
         and the next sync's due time, ending the lease. A plan that changed the registry tells
-        the topic's groups (a topic change). SyncLeaseLost if the lease or the topic moved."""
+        the topic's groups (a topic change; returns them). SyncLeaseLost if the lease or the
+        topic moved."""
         self.write_rows(record.topic_id, [*plan.added, *plan.closed, *plan.expired])
         flip = Update(
             schema.topic_key(record.name),
@@ -187,11 +188,11 @@ class ShardRegistry:
         )
         try:
             if plan.changed:
-                self.topics.change(record.name, now_ms, [flip], TopicChanged)
-            else:
-                self.dynamo.update(flip)
+                return self.topics.change(record.name, now_ms, [flip], TopicChanged)
+            self.dynamo.update(flip)
         except (TopicChanged, ConditionFailed):
             raise SyncLeaseLost(record.name) from None
+        return []
 
     def sync_shard(self, topic: str) -> str:
         """The deadline shard of a topic's scheduled sync."""

@@ -1,0 +1,260 @@
+"""The push channel's part of the cost model (bench/cost_model.py; docs/sessions.md, "Push"):
+its calls measured in-process against DynamoDB Local, and the member-month with push on.
+
+Measured: the push function's routes as API Gateway invokes them (a `$connect` of a member of
+a 10-member consumer group, a `ping`, an orderly `$disconnect`; the authorizer off, the
+template's default) and what posting one notice adds to the request that sends it (its read
+of the member's connection): read and write units by the capacity audit, p50 handler times in
+a second run without it. The post itself (one HTTPS call to API Gateway's `@connections`) is
+not measured here: the model bills NOTICE_POST_MS of the sender's time for it.
+
+Priced by bench/pricing.py (Model.push_month): a connected member heartbeats every 15 s, pings
+every 5 min, reconnects every 2 h, and hears PUSH_NOTICES_PER_MONTH notices (each brings two
+heartbeats). Consumer-protocol members only: the client's classic members keep their interval.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+from bench.common import (
+    TOPIC,
+    Audited,
+    InProcess,
+    build_consumer_group_direct,
+    create_topic,
+    dynamodb_local,
+    percentile,
+    table,
+)
+from bench.cost import RENEWAL_SKIPS
+from bench.pricing import (
+    CONSUMER,
+    FRONT_DOORS,
+    FUNCTION_URL_DOOR,
+    HEARTBEAT_S,
+    MONTH_S,
+    NOTICE_BEATS,
+    PUSH_HEARTBEAT_S,
+    PUSH_NOTICES_PER_MONTH,
+    PUSH_PING_S,
+    PUSH_RECONNECT_S,
+    SESSION_S,
+    Model,
+    PushCall,
+    PushCalls,
+)
+from groupcoord.http.websocket import CONNECT, DISCONNECT, PING, make_push_handler
+from groupcoord.local.events import LambdaContext
+from groupcoord.service.push import notify_members
+from groupcoord.store import capacity
+from groupcoord.store.push import ConnectionPoster
+
+# The issue's target for a member-month with push on, behind a function URL.
+PUSH_TARGET_USD = 0.15
+# What one post to `@connections` adds to its sender's billed time (an HTTPS call within the
+# region; assumed, not measured here).
+NOTICE_POST_MS = 20.0
+GROUP_SIZE = 10
+ROUTES = (CONNECT, PING, "notice", DISCONNECT)
+
+
+class _Delivered:
+    """A `@connections` client that delivers nothing: the post's time is NOTICE_POST_MS."""
+
+    def post_to_connection(self, **_: Any) -> None:
+        return None
+
+
+def _event(route: str, connection_id: str, query: dict[str, str]) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "routeKey": route,
+        "connectionId": connection_id,
+        "identity": {"sourceIp": "127.0.0.1"},
+    }
+    if route == DISCONNECT:
+        context["disconnectStatusCode"] = 1000  # the client's own close: no grace
+    return {"requestContext": context, "queryStringParameters": query if route == CONNECT else None}
+
+
+def _measured(coordinator: InProcess, call: Callable[[], None]) -> tuple[float, float, float]:
+    """(read units, write units incl. GSI, ms) of one call; units only while audited."""
+    audit = coordinator.audit
+    with capacity.metered(), audit.measuring() if audit else nullcontext(Audited()) as found:
+        started = time.perf_counter()
+        call()
+        ms = (time.perf_counter() - started) * 1000
+    return found.read_units, found.write_units + found.index_write_units, ms
+
+
+def _rounds(coordinator: InProcess, n: int) -> list[list[tuple[float, float, float]]]:
+    """`n` rounds of a member's connection: $connect, ping, a notice posted to it, $disconnect."""
+    group_id = f"push-{uuid.uuid4().hex[:8]}"
+    sim, _ = build_consumer_group_direct(coordinator, group_id, GROUP_SIZE)
+    query = {"groupId": group_id, "memberId": sim.ids[0]}
+    store = coordinator.store
+    store.push_poster = ConnectionPoster("http://127.0.0.1:9", lambda _: _Delivered())
+    handler = make_push_handler()
+
+    def step(route: str, connection_id: str) -> Callable[[], None]:
+        if route == "notice":
+            return lambda: None if notify_members(store, group_id, [sim.ids[0]]) else _fail(route)
+
+        def invoke() -> None:
+            answer = handler(_event(route, connection_id, query), LambdaContext("push"))
+            if answer["statusCode"] != 200:
+                _fail(f"{route}: {answer}")
+
+        return invoke
+
+    found = []
+    for _ in range(n):
+        connection_id = f"{uuid.uuid4().hex[:14]}="
+        found.append([_measured(coordinator, step(r, connection_id)) for r in ROUTES])
+    return found
+
+
+def _fail(what: str) -> None:
+    raise RuntimeError(f"push channel call failed: {what}")
+
+
+def measure_push_calls(samples: int) -> PushCalls:
+    """The push channel's calls (module docstring): units audited over `samples` rounds,
+    times the p50 of as many rounds without the audit."""
+    with dynamodb_local() as endpoint:
+        coordinator = InProcess(endpoint, audit=True)
+        create_topic(coordinator, TOPIC, 100)
+        audited = _rounds(coordinator, samples)
+        with coordinator.unaudited():
+            timed = _rounds(coordinator, samples)
+    calls = {}
+    for i, route in enumerate(ROUTES):
+        calls[route] = PushCall(
+            read=sum(r[i][0] for r in audited) / samples,
+            write=sum(r[i][1] for r in audited) / samples,
+            ms=percentile([r[i][2] for r in timed], 50),
+        )
+    notice = calls["notice"]
+    return PushCalls(
+        connect=calls[CONNECT],
+        ping=calls[PING],
+        disconnect=calls[DISCONNECT],
+        notice=PushCall(notice.read, notice.write, notice.ms + NOTICE_POST_MS),
+    )
+
+
+# --- the rows and the verdict ---
+
+PUSH_LINES = (
+    "front door",
+    "Lambda requests",
+    "Lambda duration",
+    "DynamoDB writes",
+    "DynamoDB reads",
+    "WebSocket connection-minutes",
+    "WebSocket messages",
+    "push: Lambda",
+    "push: DynamoDB",
+)
+
+
+def push_table(model: Model) -> str:
+    """$ per member-month with push on, by line, per size and front door (consumer protocol)."""
+    from bench.cost_model import usd
+
+    rows = []
+    for members in model.sizes(CONSUMER):
+        for door, price in FRONT_DOORS.items():
+            costs = model.push_month(CONSUMER, members, price)
+            total = sum(costs.values())
+            rows.append(
+                (
+                    f"{CONSUMER}, {members:,} members, {door}, push on",
+                    *(usd(costs[line]) for line in PUSH_LINES),
+                    f"**{usd(total)}**",
+                    usd(_without_push(model, members, price)),
+                )
+            )
+    return table(
+        (
+            "per member-month, push on",
+            *("front door (API Gateway / function URL)", *PUSH_LINES[1:]),
+            "total",
+            f"without push ({HEARTBEAT_S:g} s heartbeat)",
+        ),
+        rows,
+    )
+
+
+def _without_push(model: Model, members: int, door_price: float) -> float:
+    """The same member-month without push: a 5 s heartbeat at the default skips."""
+    costs = model.month(CONSUMER, members, RENEWAL_SKIPS)
+    return sum({**costs, "front door": door_price * model.beats_per_month}.values())
+
+
+def calls_table(calls: PushCalls) -> str:
+    """The push channel's calls as measured (units audited, p50 in-process)."""
+    rows = [
+        (name, f"{c.read:.2f}", f"{c.write:.2f}", f"{c.ms:.1f}", f"{n:,.0f}")
+        for name, c, n in (
+            ("$connect", calls.connect, MONTH_S / PUSH_RECONNECT_S),
+            ("ping (and its pong)", calls.ping, MONTH_S / PUSH_PING_S),
+            ("$disconnect", calls.disconnect, MONTH_S / PUSH_RECONNECT_S),
+            (
+                f"a notice, to its sender (+{NOTICE_POST_MS:g} ms for the post)",
+                calls.notice,
+                PUSH_NOTICES_PER_MONTH,
+            ),
+        )
+    ]
+    return table(("push channel call", "RCU", "WCU", "ms in-process", "per member-month"), rows)
+
+
+def push_text(model: Model) -> str:
+    """The verdict against the target, what dominates, and what each assumption adds."""
+    from bench.cost_model import usd
+
+    members = max(model.sizes(CONSUMER))
+    url = FRONT_DOORS[FUNCTION_URL_DOOR]
+    costs = model.push_month(CONSUMER, members, url)
+    total = sum(costs.values())
+    verdict = (
+        "meets it" if total <= PUSH_TARGET_USD else f"misses it by {usd(total - PUSH_TARGET_USD)}"
+    )
+    skips = model.push_skips(CONSUMER)
+    renewing = model.push_month(CONSUMER, members, url, skips=RENEWAL_SKIPS)
+    more = model.push_month(CONSUMER, members, url, notices=PUSH_NOTICES_PER_MONTH + 1000)
+    channel = sum(v for k, v in costs.items() if k.startswith(("WebSocket", "push:")))
+    return (
+        f"**Push on (issue #47's target: at or under {usd(PUSH_TARGET_USD)} per member-month "
+        f"behind a function URL):** consumer protocol, {members:,} members, {usd(total)}: "
+        f"{verdict}. A connected member heartbeats every {PUSH_HEARTBEAT_S:g} s "
+        f"({MONTH_S / PUSH_HEARTBEAT_S:,.0f} a month, plus {NOTICE_BEATS} per notice: at once "
+        "and the second look a second later), pings every "
+        f"{PUSH_PING_S / 60:g} min and reconnects every {PUSH_RECONNECT_S / 3600:g} h; "
+        f"{PUSH_NOTICES_PER_MONTH:,.0f} notices a month assumed (one an hour; 1,000 more add "
+        f"{usd(sum(more.values()) - total)}). The channel itself costs {usd(channel)} "
+        f"(connection-minutes {usd(costs['WebSocket connection-minutes'])}, messages "
+        f"{usd(costs['WebSocket messages'])}, the push function's invocations and units "
+        f"{usd(costs['push: Lambda'] + costs['push: DynamoDB'])}). What dominates is the "
+        f"heartbeats' session renewal: at a {PUSH_HEARTBEAT_S:g} s heartbeat and a "
+        f"{SESSION_S[CONSUMER]:g} s session no renewal can be skipped (skips {skips}: a skip's "
+        "slack may not pass a third of the session), so every heartbeat writes "
+        f"({usd(costs['DynamoDB writes'])} of DynamoDB writes); were 2 of every 3 heartbeats "
+        f"read-only, as at {HEARTBEAT_S:g} s, the member-month would be "
+        f"{usd(sum(renewing.values()))}. The Lambda duration lines bill the in-process times "
+        f"measured here (above), at a load average of {os.getloadavg()[1]:.1f} on "
+        f"{os.cpu_count()} cores: a busier machine bills more."
+    )
+
+
+def push_parts(model: Model) -> list[str]:
+    """The cost model's push-on parts: none when the push channel was not measured."""
+    if model.push is None:
+        return []
+    return [push_table(model), calls_table(model.push), push_text(model)]

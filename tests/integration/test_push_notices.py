@@ -1,0 +1,148 @@
+"""The push channel's notices of what no member's request of its own brings (docs/sessions.md,
+"Push"): a streams member's shutdown request and released tasks (the other members), a topic
+grown (every member of the consumer and streams groups subscribed to it), a Kinesis shard's
+end committed (its group: the children are assignable). Each over a member's real socket on
+`groupcoord serve` (or the in-process coordinator, for kinesis-local) on DynamoDB Local, with
+a heartbeat interval of 15 s: a notice within PUSHED_S is push, not a heartbeat's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from groupcoord.settings import Settings
+from groupcoord.store.store import Store
+from tests.support.api import Api
+from tests.support.consumer import Member, create_topic, settle, unique
+from tests.support.kinesis import Streams, new_topic, owned, resharded, streams_fixture
+from tests.support.kinesis import commit_position as commit
+from tests.support.push_sockets import member_socket, told
+from tests.support.servers import (
+    IMMEDIATE_INSTALLS,
+    InProcessCoordinator,
+    running_serve,
+    unique_table,
+)
+from tests.support.streams import STREAMS_SETTINGS, StreamsMember, counter
+from tests.support.streams import settle as settle_streams
+
+SHUTDOWN_APPLICATION = 4
+SETTINGS = {
+    **STREAMS_SETTINGS,
+    **IMMEDIATE_INSTALLS,
+    "group.consumer.heartbeat.interval.ms": "15000",
+    "group.streams.heartbeat.interval.ms": "15000",
+}
+
+
+@pytest.fixture(scope="module")
+def api(dynamodb_endpoint: str) -> Iterator[Api]:
+    with running_serve(dynamodb_endpoint, SETTINGS, push=True) as url:
+        yield Api(url)
+
+
+def streams_pair(api: Api) -> tuple[StreamsMember, StreamsMember]:
+    """Two streams members of a new group on a 4-partition topic, settled."""
+    words, group = unique("push-words"), unique("push-streams")
+    create_topic(api, words, 4)
+    members = [StreamsMember(api, group, counter(words, group)) for _ in range(2)]
+    for member in members:
+        assert member.join()["errorCode"] == 0, member.last
+    settle_streams(members)
+    return members[0], members[1]
+
+
+def test_a_streams_shutdown_request_tells_the_other_members(api: Api) -> None:
+    requester, other = streams_pair(api)
+    with member_socket(api, other.group, other.member_id) as socket:
+        assert requester.heartbeat(shutdownApplication=True)["errorCode"] == 0
+        told(socket, other.group)
+        other.heartbeat()
+        assert SHUTDOWN_APPLICATION in other.statuses()
+
+
+def test_released_streams_tasks_tell_the_member_waiting_on_them(api: Api) -> None:
+    words, group = unique("push-words"), unique("push-streams")
+    create_topic(api, words, 4)
+    holder = StreamsMember(api, group, counter(words, group))
+    holder.join()
+    settle_streams([holder])
+    assert len(holder.active["0"]) == 4
+    joiner = StreamsMember(api, group, counter(words, group))
+    joiner.join()  # its target has active tasks the holder still holds
+    with member_socket(api, group, joiner.member_id) as socket:
+        holder.heartbeat()  # told to revoke some
+        assert len(holder.active["0"]) < 4
+        holder.heartbeat()  # reports them gone: released
+        told(socket, group)
+        joiner.heartbeat()
+        assert joiner.active.get("0"), joiner.last
+
+
+def test_a_grown_topic_tells_a_consumer_groups_members(api: Api) -> None:
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 2)
+    member = Member(api, group, topics=[topic])
+    member.join()
+    settle([member])
+    with member_socket(api, group, member.member_id) as socket:
+        grown = api.ok("create-partitions", {"topics": [{"name": topic, "count": 4}]})
+        assert grown["results"][0]["errorCode"] == 0, grown
+        told(socket, group)
+        settle([member])
+        assert sum(len(p) for p in member.owned.values()) == 4
+
+
+def test_a_grown_topic_tells_a_streams_groups_members(api: Api) -> None:
+    first, _ = streams_pair(api)
+    words = first.topology["subtopologies"][0]["sourceTopics"][0]
+    with member_socket(api, first.group, first.member_id) as socket:
+        grown = api.ok("create-partitions", {"topics": [{"name": words, "count": 6}]})
+        assert grown["results"][0]["errorCode"] == 0, grown
+        told(socket, first.group)
+
+
+# --- a Kinesis shard's end: the children assignable ---------------------------------------------
+
+streams = streams_fixture()
+KINESIS_SETTINGS = {
+    "groupcoord.kinesis.shard.sync.interval.ms": "60000",
+    "group.consumer.assignment.interval.ms": "60000",
+    "group.consumer.heartbeat.interval.ms": "15000",
+}
+
+
+@pytest.fixture(scope="module")
+def kinesis_deployed(dynamodb_endpoint: str, kinesis_endpoint: str) -> Iterator[tuple[Api, Store]]:
+    """The in-process coordinator with its push channel, on DynamoDB Local and kinesis-local."""
+    mapping = {"groupcoord.table.name": unique_table(), **KINESIS_SETTINGS}
+    store = Store.connect(Settings.from_mapping(mapping), endpoint_url=dynamodb_endpoint)
+    store.ensure_table()
+    coordinator = InProcessCoordinator(mapping, store=store, push=True)
+    try:
+        yield Api(coordinator.url), coordinator.store
+    finally:
+        coordinator.stop()
+
+
+def test_a_committed_shard_end_tells_the_group(
+    kinesis_deployed: tuple[Api, Store], streams: Streams
+) -> None:
+    api, store = kinesis_deployed
+    arn = streams.create(1)
+    topic = new_topic(api, arn)
+    member = Member(api, unique("push-kinesis"), topics=[topic])
+    member.join()
+    settle([member])
+    streams.split(arn, streams.shards(arn)[0]["ShardId"])
+    resharded(store, topic)  # partitions 1 and 2, the children, not assignable yet
+    member.heartbeat()  # takes the reshard in
+    assert owned(member) == {0}
+    with member_socket(api, member.group, member.member_id) as socket:
+        assert commit(api, member, topic, 0, {"shardEnd": True}) == 0
+        told(socket, member.group)
+        member.heartbeat()  # the parent revoked first
+        member.heartbeat()
+        assert owned(member) == {1, 2}
