@@ -34,6 +34,18 @@ RECV_SLICE_S = 0.25
 Notice = Callable[[float], None]  # called with the delay (seconds) before the heartbeat
 
 
+def reconnect_pause_s(failures: int, jitter: float) -> float:
+    """The pause before the next connect. After a socket that ended in order (the member's
+    id changed): the first pause. After `failures` failed attempts in a row (a socket that
+    dropped counts one): full jitter, `jitter` (0 to 1, a random draw) of an exponential
+    ceiling, the first pause doubled per failure up to the cap, so that members a restarted
+    coordinator dropped together do not reconnect together."""
+    if failures <= 0:
+        return BACKOFF_FIRST_S
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
+    return min(1.0, max(0.0, jitter)) * ceiling
+
+
 class PushChannel:
     """The socket of one member, on a daemon thread: connects when the member has an id,
     follows a new id (a rejoin), pings, reconnects with jittered back-off, and calls
@@ -113,8 +125,7 @@ class PushChannel:
                 # A socket that closed under the member: a beat now, while it reconnects (a
                 # notice may have been lost, and its session may be in a disconnect grace).
                 self._on_notice(0.0)
-            pause = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
-            self._stop.wait(random.uniform(0, pause) if failures else BACKOFF_FIRST_S)
+            self._stop.wait(reconnect_pause_s(failures, random.random()))
 
     def _session(self, connect: Any, member_id: str) -> None:
         query = urlencode({"groupId": self.group_id, "memberId": member_id})
