@@ -150,6 +150,36 @@ def test_a_member_whose_socket_is_closed_keeps_its_partitions_and_reconnects(
         member.close()
 
 
+def test_a_member_whose_socket_drops_keeps_its_partitions_and_reconnects() -> None:
+    """The socket lost without a close frame (a proxy, a network blip): the coordinator starts
+    the disconnect grace (1 s), the member heartbeats at once, which renews its session, and
+    reconnects; its partitions stay. serve's WebSocket side in this process, to drop the
+    connection from the server's end."""
+    coordinator = InProcessCoordinator(SETTINGS, push=True)
+    heard = Recorder()
+    member: Polled | None = None
+    try:
+        url, store = coordinator.url, coordinator.store
+        topic, group = unique("push-topic"), unique("push-group")
+        create_topic(Api(url), topic, 2)
+        member = Polled(GroupMember(url, group, topics=[topic]), heard)
+        until(lambda: len(member.owned) == 2 and member.member.push_connected, timeout_s=30)
+        first = connection_of(store, group, member.member.member_id)
+        channel = coordinator.coordinator.push
+        assert first is not None and channel is not None
+        since = time.monotonic()
+        channel._sockets[first].close_socket()  # the server's end of it, no close frame
+        until(lambda: connection_of(store, group, member.member.member_id) not in (None, first))
+        time.sleep(3)  # past the grace and a sweep
+        assert member.member.push_connected
+        assert len(member.owned) == 2
+        assert heard.since(since) == []  # nothing revoked, lost or assigned
+    finally:
+        if member is not None:
+            member.close()
+        coordinator.stop()
+
+
 def test_members_of_a_coordinator_without_push_say_once_that_they_poll(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

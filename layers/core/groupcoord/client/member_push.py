@@ -23,6 +23,15 @@ log = logging.getLogger("groupcoord.client.push")
 SECOND_LOOK_S = 1.0
 
 
+def steady_interval_s(coordinator_s: float, push_s: float, connected: bool) -> float:
+    """The steady heartbeat interval: while the socket is open push carries every change, so a
+    beat is a liveness backup, `push_s` apart (never more than 3 of the coordinator's
+    intervals, which fit its session, nor less than one); else the coordinator's."""
+    if connected:
+        return max(coordinator_s, min(push_s, 3 * coordinator_s))
+    return coordinator_s
+
+
 class MemberPush:
     """`member_id` says under which id to connect ("" while the member has none: no socket).
     `enabled` False keeps the member off the channel; `signed` (IAM) too, until the client
@@ -109,10 +118,10 @@ class MemberPush:
 
     # --- the beats notices ask for ---
 
-    def notice(self, delay_s: float) -> None:
+    def notice(self, delay_s: float, now: float | None = None) -> None:
         """A notice (or a socket just opened or dropped): heartbeat after `delay_s`, and once
-        more SECOND_LOOK_S later."""
-        at = time.monotonic() + max(0.0, delay_s)
+        more SECOND_LOOK_S later (`now`: the monotonic time, by default the clock's)."""
+        at = (time.monotonic() if now is None else now) + max(0.0, delay_s)
         with self._beats_lock:
             self._beats_at = sorted({*self._beats_at, at, at + SECOND_LOOK_S})
         self._noticed.set()
@@ -138,9 +147,5 @@ class MemberPush:
             self._noticed.clear()
 
     def interval_s(self, coordinator_interval_s: float) -> float:
-        """The steady heartbeat interval: while the socket is open push carries every change,
-        so a beat is a liveness backup, a third as often (never more than 3 of the
-        coordinator's intervals, which fit its session); else the coordinator's."""
-        if self.connected:
-            return max(coordinator_interval_s, min(self._interval_s, 3 * coordinator_interval_s))
-        return coordinator_interval_s
+        """The steady heartbeat interval now (steady_interval_s)."""
+        return steady_interval_s(coordinator_interval_s, self._interval_s, self.connected)
