@@ -1,12 +1,12 @@
 """The clients on the push channel (docs/client.md, "Push") against `groupcoord serve` on
 DynamoDB Local and kinesis-local: a KinesisConsumer takes a leaver's shard, and a
-StreamsMember's joiner gets its tasks, well within the 5 s heartbeat interval (a notice makes
-the member that must act heartbeat at once); a member whose socket the coordinator closes
+StreamsMember's joiner gets its tasks, within today's 5 s heartbeat interval and far within
+the coordinator's 15 s (a notice makes the member that must act heartbeat at once); a member whose socket the coordinator closes
 keeps its partitions, heartbeats meanwhile and reconnects; a member of a coordinator without
 push says once that it polls.
 
 Each timed step starts right after the member that must act heartbeated, so without push it
-would wait its whole 5 s interval: the bound (HANDED_OVER_S) is missed without push.
+would wait its whole interval: the bound (HANDED_OVER_S) is missed without push.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ from tests.support.kinesis_loop import Running, group_name
 from tests.support.servers import InProcessCoordinator, running_serve, unique_table
 from tests.support.streams import word_count
 
-INTERVAL_S = 5.0  # both protocols' default heartbeat interval
+# The coordinator's heartbeat interval: the most it allows, which is what a member with a push
+# socket beats at anyway; without push, what the member that must act waits.
+INTERVAL_S = 15.0
 SETTINGS = {
     "group.consumer.heartbeat.interval.ms": str(int(INTERVAL_S * 1000)),
     "group.streams.heartbeat.interval.ms": str(int(INTERVAL_S * 1000)),
@@ -40,9 +42,9 @@ SETTINGS = {
     "group.streams.initial.rebalance.delay.ms": "0",
     "groupcoord.kinesis.shard.sync.interval.ms": "60000",
 }
-# Far below the interval: push does it in a few round trips (0.2 s measured), with room for
-# 2 busy cores (without push: 5.5 s).
-HANDED_OVER_S = 2.0
+# Today's default interval: push does it in a few round trips (0.2 s measured idle, 2-3 s at
+# a load average of 17 on 2 cores), so the bound is generous (without push: the interval).
+HANDED_OVER_S = 5.0
 
 streams = streams_fixture()
 
@@ -72,10 +74,11 @@ def test_a_kinesis_consumer_takes_a_leavers_shard_well_within_a_heartbeat(
         # The joiner's share came in a heartbeat answer, acknowledged at once: its next
         # heartbeat without push is an interval away.
         staying.until(lambda: len(staying.owned()) == 1, "a shard each")
-        assert staying.consumer.member.push_connected
+        # Its share may come in the beat right after its join, before its socket opened.
+        staying.until(lambda: staying.consumer.member.push_connected, "its socket", 10)
         started = time.monotonic()
         leaving.close()  # commits and leaves
-        staying.until(lambda: len(staying.owned()) == 2, "the leaver's shard", INTERVAL_S * 3)
+        staying.until(lambda: len(staying.owned()) == 2, "the leaver's shard", INTERVAL_S * 2)
         took = time.monotonic() - started
     finally:
         leaving.close()
@@ -103,7 +106,7 @@ def test_a_streams_joiner_gets_its_tasks_well_within_a_heartbeat(
         first.heartbeat()  # its next one without push: an interval away
         started = time.monotonic()
         joiner.poll()  # the join: half the tasks are the joiner's once the first gives them up
-        deadline = started + INTERVAL_S * 3
+        deadline = started + INTERVAL_S * 2
         while active(joiner) == 0 and time.monotonic() < deadline:
             first.poll(0.02)
             joiner.poll(0.02)
