@@ -88,6 +88,7 @@ export class PushChannel {
     private readonly onNotice: (delayMs: number) => void,
     private readonly headers: Record<string, string>,
     private readonly logger: PushLogger,
+    private readonly pingIntervalMs = PING_INTERVAL_MS,
   ) {}
 
   get connected(): boolean {
@@ -164,7 +165,7 @@ export class PushChannel {
         if (this.fellBack) this.logger.info(`push: connected again to ${this.url}`);
         this.fellBack = false;
         this.onNotice(0);
-        timers.push(setInterval(() => socket.send(JSON.stringify({ action: "ping" })), PING_INTERVAL_MS).unref());
+        timers.push(setInterval(() => socket.send(JSON.stringify({ action: "ping" })), this.pingIntervalMs).unref());
         timers.push(
           setInterval(() => {
             if (this.memberId() !== memberId) {

@@ -1,14 +1,18 @@
 // The push channel (docs/client-typescript.md, "Push"): its schedule as pure functions (the
-// reconnect back-off, the steady interval, a notice's beats on times the test gives), and a
+// reconnect back-off, the steady interval, a notice's beats on times the test gives), the
+// socket against a WebSocket server the test runs (pings, reconnects after a close and a
+// drop, closes in order), and a
 // handoff pushed against `groupcoord serve`: a leaver's partitions reach the member that stays
 // within today's 5 s heartbeat interval, far within the coordinator's 15 s. The timed step
 // starts right after the staying member heartbeated (its share came in an answer, acknowledged
 // at once), so without push it would wait its whole interval: the bound is missed without push.
 
 import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { type WebSocket as WsSocket, WebSocketServer } from "ws";
 import { GroupMember } from "../src/index.js";
-import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, SECOND_LOOK_MS, noticeDelayMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
+import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PushChannel, SECOND_LOOK_MS, noticeDelayMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
 import { Polled, Timeline, createTopic, unique, waitUntil } from "./support/group.js";
 import { type Server, startServe } from "./support/processes.js";
 
@@ -136,5 +140,55 @@ describe("a coordinator without push", () => {
       await member.close();
     }
     assert.deepEqual(lines.map((l) => l.replace(/group \S+/, "group G")), ["info push: the coordinator offers no push channel (no pushUrl); group G polls at the heartbeat interval"]);
+  });
+});
+
+describe("the socket against a WebSocket server the test runs", () => {
+  // As API Gateway's side: it records what it gets, and closes connections as it does.
+  let server: WebSocketServer;
+  let url: string;
+  const connections: Array<{ query: string; messages: string[]; closedWith?: number; socket: WsSocket }> = [];
+  before(async () => {
+    server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => server.once("listening", resolve));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server.on("connection", (socket, request) => {
+      const seen: (typeof connections)[number] = { query: request.url ?? "", messages: [], socket };
+      connections.push(seen);
+      socket.on("message", (data) => seen.messages.push(data.toString()));
+      socket.on("close", (code) => (seen.closedWith = code));
+    });
+  });
+  after(async () => {
+    for (const c of connections) c.socket.terminate();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("pings, heartbeats at once on a drop and reconnects, and closes in order", async () => {
+    const lines: string[] = [];
+    const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`) };
+    const notices: number[] = [];
+    const channel = new PushChannel(url, "g", () => "m-1", (delay) => notices.push(delay), {}, logger, 100).start();
+    try {
+      await waitUntil(() => channel.connected, 5000, "connected");
+      const first = connections[0] as (typeof connections)[number];
+      assert.equal(first.query, "/?groupId=g&memberId=m-1");
+      await waitUntil(() => first.messages.length >= 3, 5000, "a ping at once, then one per interval");
+      assert.ok(first.messages.every((m) => m === '{"action":"ping"}'), first.messages.join());
+      assert.deepEqual(notices, [0]); // a look right after connecting
+      first.socket.close(1001); // API Gateway at its 2-hour limit
+      await waitUntil(() => connections.length === 2 && channel.connected, 5000, "reconnected after the close");
+      assert.deepEqual(notices, [0, 0, 0]); // at the drop, and after reconnecting
+      (connections[1] as (typeof connections)[number]).socket.terminate(); // dropped, no close frame
+      await waitUntil(() => connections.length === 3 && channel.connected, 5000, "reconnected after the drop");
+      (connections[2] as (typeof connections)[number]).socket.send('{"type":"heartbeat","groupId":"g","afterMs":1000}');
+      await waitUntil(() => notices.at(-1) === 1000, 5000, "the notice's afterMs");
+    } finally {
+      await channel.stop();
+    }
+    await waitUntil(() => connections[2]?.closedWith !== undefined, 5000, "closed");
+    assert.equal(connections[2]?.closedWith, 1000); // in order: the coordinator starts no grace
+    assert.equal(lines.filter((l) => l.startsWith("warn")).length, 2, lines.join("\n")); // one per drop
+    assert.equal(lines.filter((l) => l.includes("connected again")).length, 2, lines.join("\n"));
   });
 });
