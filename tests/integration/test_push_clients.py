@@ -1,9 +1,10 @@
 """The clients on the push channel (docs/client.md, "Push") against `groupcoord serve` on
 DynamoDB Local and kinesis-local: a KinesisConsumer takes a leaver's shard, and a
 StreamsMember's joiner gets its tasks, within today's 5 s heartbeat interval and far within
-the coordinator's 15 s (a notice makes the member that must act heartbeat at once); a member whose socket the coordinator closes
-keeps its partitions, heartbeats meanwhile and reconnects; a member of a coordinator without
-push says once that it polls.
+the coordinator's 15 s (a notice makes the member that must act heartbeat at once); a member
+whose socket the coordinator closes or drops keeps its partitions, heartbeats meanwhile and
+reconnects; a member of a coordinator without push says once that it polls; the socket pings
+at its interval.
 
 Each timed step starts right after the member that must act heartbeated, so without push it
 would wait its whole interval: the bound (HANDED_OVER_S) is missed without push.
@@ -11,14 +12,20 @@ would wait its whole interval: the bound (HANDED_OVER_S) is missed without push.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.server import ServerConnection
+from websockets.sync.server import serve as serve_websocket
 
 from groupcoord.client import GroupMember, StreamsMember
+from groupcoord.client.push import PushChannel
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
 from tests.e2e.helpers import Polled, Recorder
@@ -204,3 +211,30 @@ def test_members_of_a_coordinator_without_push_say_once_that_they_poll(
         coordinator.stop()
     said = [r for r in caplog.records if "polls at the heartbeat interval" in r.getMessage()]
     assert [r.levelname for r in said] == ["INFO", "INFO"], [r.getMessage() for r in said]
+
+
+def test_the_socket_pings_at_its_interval_and_closes_in_order() -> None:
+    """Against a WebSocket server the test runs (as API Gateway's side, which closes a
+    connection idle for 10 minutes): a ping at once, then one per interval; stop() closes in
+    order (1000: the coordinator starts no grace)."""
+    messages: list[str] = []
+    closed: list[int | None] = []
+
+    def session(connection: ServerConnection) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            for message in connection:
+                messages.append(str(message))
+        closed.append(connection.close_code)
+
+    with serve_websocket(session, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        channel = PushChannel(f"ws://127.0.0.1:{port}", "g", lambda: "m-1", lambda _: None,
+                              ping_interval_s=0.2).start()  # fmt: skip
+        try:
+            until(lambda: len(messages) >= 3, timeout_s=10)
+        finally:
+            channel.stop()
+        until(lambda: closed == [1000], timeout_s=10)
+        server.shutdown()
+    assert set(messages) == {'{"action": "ping"}'}
