@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import ServerConnection
 from websockets.sync.server import serve as serve_websocket
 
 from groupcoord.client import GroupMember, StreamsMember
 from groupcoord.client.push import PushChannel
+from groupcoord.client.transport import Transport
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
 from tests.e2e.helpers import Polled, Recorder
@@ -238,3 +243,55 @@ def test_the_socket_pings_at_its_interval_and_closes_in_order() -> None:
         until(lambda: closed == [1000], timeout_s=10)
         server.shutdown()
     assert set(messages) == {'{"action": "ping"}'}
+
+
+SIGNING_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "secret",
+    "AWS_SESSION_TOKEN": "token",
+    "AWS_DEFAULT_REGION": "eu-west-1",
+}
+
+
+def test_a_signed_members_handshake_carries_a_sigv4_signature_of_what_it_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A WebSocket API with IAM auth (`$connect` AWS_IAM) verifies the handshake's SigV4
+    signature: the member signs the GET it sends, query and Host as they go on the wire.
+    Checked by signing the request the server received again, with botocore."""
+    for name, value in SIGNING_ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    received: list[Any] = []
+
+    def handshake(connection: ServerConnection, request: Any) -> None:
+        received.append(request)
+
+    transport = Transport("https://abc123.execute-api.eu-west-1.amazonaws.com")
+    with serve_websocket(lambda c: c.recv(), "127.0.0.1", 0, process_request=handshake) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        member = "m 1/é"  # encoded as SigV4 encodes a query
+        channel = PushChannel(f"ws://127.0.0.1:{port}/push", "g+1", lambda: member,
+                              lambda _: None, transport.handshake_headers).start()  # fmt: skip
+        try:
+            until(lambda: received, timeout_s=10)
+        finally:
+            channel.stop()
+            server.shutdown()
+    request = received[0]
+    assert request.path == "/push?groupId=g%2B1&memberId=m%201%2F%C3%A9"
+    headers = {k.lower(): v for k, v in request.headers.raw_items()}
+    signed, signature = re.fullmatch(
+        r"AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\d{8}/eu-west-1/execute-api/aws4_request, "
+        r"SignedHeaders=([^,]+), Signature=([0-9a-f]{64})",
+        headers["authorization"],
+    ).groups()  # type: ignore[union-attr]
+    assert headers["x-amz-security-token"] == "token"
+    again = AWSRequest(method="GET", url=f"http://{headers['host']}{request.path}",
+                       headers={n: headers[n] for n in signed.split(";")})  # fmt: skip
+    again.context["timestamp"] = headers["x-amz-date"]
+    auth = SigV4Auth(Credentials("AKIDEXAMPLE", "secret", "token"), "execute-api", "eu-west-1")
+    assert auth.signature(auth.string_to_sign(again, auth.canonical_request(again)), again) == (
+        signature
+    )

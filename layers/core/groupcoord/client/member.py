@@ -168,8 +168,7 @@ class GroupMember:
             lambda: self.member_id if self._joined else "",
             enabled=config.push,
             interval_s=config.push_heartbeat_interval_ms / 1000,
-            headers=self._bootstrap.headers,
-            signed=bool(self._bootstrap.sign),
+            headers_for=self._bootstrap.handshake_headers,
         )
         self._heartbeats = threading.Thread(
             target=self._heartbeat_loop, name=f"heartbeat-{group_id}", daemon=True

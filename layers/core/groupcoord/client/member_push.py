@@ -34,9 +34,10 @@ def steady_interval_s(coordinator_s: float, push_s: float, connected: bool) -> f
 
 class MemberPush:
     """`member_id` says under which id to connect ("" while the member has none: no socket).
-    `enabled` False keeps the member off the channel; `signed` (IAM) too, until the client
-    signs a WebSocket handshake. `interval_s` is the steady heartbeat while the socket is
-    open (at most 3 of the coordinator's intervals)."""
+    `enabled` False keeps the member off the channel. `interval_s` is the steady heartbeat
+    while the socket is open (at most 3 of the coordinator's intervals). `headers_for` gives
+    a handshake's headers for its URL (Transport.handshake_headers: signed for an API with IAM
+    auth)."""
 
     def __init__(
         self,
@@ -45,15 +46,13 @@ class MemberPush:
         *,
         enabled: bool = True,
         interval_s: float = 15.0,
-        headers: Mapping[str, str] | None = None,
-        signed: bool = False,
+        headers_for: Callable[[str], Mapping[str, str]] = lambda _: {},
     ) -> None:
         self.group_id = group_id
         self._member_id = member_id
         self._enabled = enabled
         self._interval_s = interval_s
-        self._headers = dict(headers or {})
-        self._signed = signed
+        self._headers_for = headers_for
         self._channel: PushChannel | None = None
         self._lock = threading.Lock()  # offers come from poll() and the heartbeat thread
         self._closed = False
@@ -80,31 +79,31 @@ class MemberPush:
                 return
             wanted = url if isinstance(url, str) and url else None
             current = self._channel
-            if wanted is not None and self._enabled and not self._signed:
+            if wanted is not None and self._enabled:
                 if current is not None and current.url == wanted:
                     return
                 if current is not None:
                     current.stop()
                 self._channel = PushChannel(
-                    wanted, self.group_id, self._member_id, self.notice, headers=self._headers
+                    wanted, self.group_id, self._member_id, self.notice, self._headers_for
                 ).start()
                 return
             self._channel = None
             if current is not None:
                 current.stop()
-            self._say_polling(wanted)
+            self._say_polling()
 
-    def _say_polling(self, offered: str | None) -> None:
-        """Once: why this member polls although push is on by default (a member the user kept
-        off the channel says nothing)."""
+    def _say_polling(self) -> None:
+        """Once: that this member polls although push is on by default (a member the user
+        kept off the channel says nothing)."""
         if self._said_polling or not self._enabled:
             return
         self._said_polling = True
-        if offered is None:
-            why = "the coordinator offers no push channel (no pushUrl)"
-        else:
-            why = "a signed (IAM) WebSocket handshake is not made yet"
-        log.info("push: %s; group %s polls at the heartbeat interval", why, self.group_id)
+        log.info(
+            "push: the coordinator offers no push channel (no pushUrl); group %s polls at the "
+            "heartbeat interval",
+            self.group_id,
+        )
 
     def close(self, *, abort: bool = False) -> None:
         """Close the socket for good (`abort`: dropped without a close frame, as a killed

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 log = logging.getLogger("groupcoord.client.push")
 
@@ -57,14 +57,14 @@ class PushChannel:
         group_id: str,
         member_id: Callable[[], str],
         on_notice: Notice,
-        headers: Mapping[str, str] | None = None,
+        headers_for: Callable[[str], Mapping[str, str]] = lambda _: {},
         ping_interval_s: float = PING_INTERVAL_S,
     ) -> None:
         self.url = url
         self.group_id = group_id
         self._member_id = member_id
         self._on_notice = on_notice
-        self._headers = dict(headers or {})
+        self._headers_for = headers_for
         self._ping_interval_s = ping_interval_s
         self._stop = threading.Event()
         self._connected = threading.Event()
@@ -128,10 +128,15 @@ class PushChannel:
             self._stop.wait(reconnect_pause_s(failures, random.random()))
 
     def _session(self, connect: Any, member_id: str) -> None:
-        query = urlencode({"groupId": self.group_id, "memberId": member_id})
+        # Encoded as SigV4 encodes a query (a space is %20, "/" escaped), so that a signed
+        # handshake's canonical request is the one API Gateway computes.
+        query = urlencode(
+            {"groupId": self.group_id, "memberId": member_id}, quote_via=quote, safe=""
+        )
+        url = f"{self.url}?{query}"
         with connect(
-            f"{self.url}?{query}",
-            additional_headers=self._headers or None,
+            url,
+            additional_headers=dict(self._headers_for(url)) or None,
             open_timeout=OPEN_TIMEOUT_S,
             max_size=64 * 1024,
         ) as socket:

@@ -351,8 +351,7 @@ class StreamsMember:
             lambda: self.member_id if self.epoch > 0 else "",
             enabled=self._push_enabled,
             interval_s=self._push_interval_s,
-            headers=self.transport.headers,
-            signed=bool(self.transport.sign),
+            headers_for=self.transport.handshake_headers,
         )
 
     def _offer_push(self) -> None:
