@@ -92,8 +92,7 @@ export class GroupMember {
     this.push = new MemberPush(settings.groupId, () => (this.joined ? this.memberId : ""), {
       enabled: settings.push,
       intervalMs: settings.pushHeartbeatIntervalMs,
-      headers: settings.headers ?? {},
-      signed: this.bootstrap.sign,
+      headersFor: (url) => this.bootstrap.handshakeHeaders(url),
       logger: settings.logger,
       onNotice: () => this.nudge.set(),
     });

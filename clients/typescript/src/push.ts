@@ -52,6 +52,12 @@ export function steadyIntervalMs(coordinatorMs: number, pushMs: number, connecte
   return connected ? Math.max(coordinatorMs, Math.min(pushMs, 3 * coordinatorMs)) : coordinatorMs;
 }
 
+/** A query's value encoded as SigV4 encodes it (RFC 3986: a space is %20, and !'()* too), so
+ * that a signed handshake's canonical request is the one API Gateway computes. */
+export function sigv4Encode(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
 /** The delay (ms) a notice asks for: 0, or its `afterMs` (a disconnect grace); undefined for a
  * message that is no notice (a pong). */
 export function noticeDelayMs(message: string): number | undefined {
@@ -86,7 +92,7 @@ export class PushChannel {
     private readonly groupId: string,
     private readonly memberId: () => string,
     private readonly onNotice: (delayMs: number) => void,
-    private readonly headers: Record<string, string>,
+    private readonly headersFor: (url: string) => Promise<Record<string, string>>,
     private readonly logger: PushLogger,
     private readonly pingIntervalMs = PING_INTERVAL_MS,
   ) {}
@@ -141,11 +147,17 @@ export class PushChannel {
     }
   }
 
-  private session(Socket: typeof WebSocket, memberId: string): Promise<Session> {
+  private async session(Socket: typeof WebSocket, memberId: string): Promise<Session> {
+    const url = `${this.url}?groupId=${sigv4Encode(this.groupId)}&memberId=${sigv4Encode(memberId)}`;
+    let headers: Record<string, string>;
+    try {
+      headers = await this.headersFor(url);
+    } catch (error) {
+      return { opened: false, error: error instanceof Error ? error : new Error(String(error)) };
+    }
     return new Promise((resolve) => {
-      const query = new URLSearchParams({ groupId: this.groupId, memberId });
-      const socket = new Socket(`${this.url}?${query.toString()}`, {
-        headers: this.headers,
+      const socket = new Socket(url, {
+        headers,
         handshakeTimeout: OPEN_TIMEOUT_MS,
         maxPayload: MAX_MESSAGE_BYTES,
       });
@@ -201,8 +213,7 @@ export class PushChannel {
 export interface MemberPushOptions {
   enabled: boolean;
   intervalMs: number; // the steady heartbeat while the socket is open
-  headers: Record<string, string>;
-  signed: boolean; // a signed (IAM) WebSocket handshake is not made yet: poll
+  headersFor: (url: string) => Promise<Record<string, string>>; // a handshake's (signed if IAM)
   logger: PushLogger;
   onNotice: () => void; // wakes the heartbeat loop
 }
@@ -233,22 +244,22 @@ export class MemberPush {
     if (this.closed) return;
     const wanted = typeof url === "string" && url ? url : undefined;
     const current = this.channel;
-    if (wanted !== undefined && this.options.enabled && !this.options.signed) {
+    if (wanted !== undefined && this.options.enabled) {
       if (current?.url === wanted) return;
       void current?.stop();
-      this.channel = new PushChannel(wanted, this.groupId, this.memberId, (delay) => this.notice(delay), this.options.headers, this.options.logger).start();
+      const notice = (delay: number): void => this.notice(delay);
+      this.channel = new PushChannel(wanted, this.groupId, this.memberId, notice, this.options.headersFor, this.options.logger).start();
       return;
     }
     this.channel = undefined;
     void current?.stop();
-    this.sayPolling(wanted);
+    this.sayPolling();
   }
 
-  private sayPolling(offered: string | undefined): void {
+  private sayPolling(): void {
     if (this.saidPolling || !this.options.enabled) return; // a member kept off it says nothing
     this.saidPolling = true;
-    const why = offered === undefined ? "the coordinator offers no push channel (no pushUrl)" : "a signed (IAM) WebSocket handshake is not made yet";
-    this.options.logger.info(`push: ${why}; group ${this.groupId} polls at the heartbeat interval`);
+    this.options.logger.info(`push: the coordinator offers no push channel (no pushUrl); group ${this.groupId} polls at the heartbeat interval`);
   }
 
   /** Closes the socket for good (`abort`: dropped without a close frame). */

@@ -8,13 +8,16 @@
 // at once), so without push it would wait its whole interval: the bound is missed without push.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type WebSocket as WsSocket, WebSocketServer } from "ws";
-import { GroupMember } from "../src/index.js";
+import { GroupMember, Transport } from "../src/index.js";
 import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PushChannel, SECOND_LOOK_MS, noticeDelayMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
 import { Polled, Timeline, createTopic, unique, waitUntil } from "./support/group.js";
-import { type Server, startServe } from "./support/processes.js";
+import { PACKAGE_ROOT, type Server, python, startServe } from "./support/processes.js";
 
 // The coordinator's heartbeat interval: the most it allows, which is what a member with a push
 // socket beats at anyway; without push, what the staying member waits.
@@ -62,7 +65,7 @@ describe("the push schedule", () => {
     assert.equal(noticeDelayMs('{"type":"pong"}'), undefined);
     assert.equal(noticeDelayMs("not json"), undefined);
     let woken = 0;
-    const push = new MemberPush("g", () => "", { enabled: true, intervalMs: 15_000, headers: {}, signed: false, logger: console, onNotice: () => woken++ });
+    const push = new MemberPush("g", () => "", { enabled: true, intervalMs: 15_000, headersFor: async () => ({}), logger: console, onNotice: () => woken++ });
     push.notice(0, 100_000);
     push.notice(1500, 100_000);
     assert.equal(woken, 2);
@@ -147,13 +150,13 @@ describe("the socket against a WebSocket server the test runs", () => {
   // As API Gateway's side: it records what it gets, and closes connections as it does.
   let server: WebSocketServer;
   let url: string;
-  const connections: Array<{ query: string; messages: string[]; closedWith?: number; socket: WsSocket }> = [];
+  const connections: Array<{ query: string; messages: string[]; closedWith?: number; socket: WsSocket; request: IncomingMessage }> = [];
   before(async () => {
     server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
     await new Promise((resolve) => server.once("listening", resolve));
     url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
     server.on("connection", (socket, request) => {
-      const seen: (typeof connections)[number] = { query: request.url ?? "", messages: [], socket };
+      const seen: (typeof connections)[number] = { query: request.url ?? "", messages: [], socket, request };
       connections.push(seen);
       socket.on("message", (data) => seen.messages.push(data.toString()));
       socket.on("close", (code) => (seen.closedWith = code));
@@ -168,7 +171,7 @@ describe("the socket against a WebSocket server the test runs", () => {
     const lines: string[] = [];
     const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`) };
     const notices: number[] = [];
-    const channel = new PushChannel(url, "g", () => "m-1", (delay) => notices.push(delay), {}, logger, 100).start();
+    const channel = new PushChannel(url, "g", () => "m-1", (delay) => notices.push(delay), async () => ({}), logger, 100).start();
     try {
       await waitUntil(() => channel.connected, 5000, "connected");
       const first = connections[0] as (typeof connections)[number];
@@ -190,5 +193,32 @@ describe("the socket against a WebSocket server the test runs", () => {
     assert.equal(connections[2]?.closedWith, 1000); // in order: the coordinator starts no grace
     assert.equal(lines.filter((l) => l.startsWith("warn")).length, 2, lines.join("\n")); // one per drop
     assert.equal(lines.filter((l) => l.includes("connected again")).length, 2, lines.join("\n"));
+  });
+
+  it("signs its handshake for an API with IAM auth: SigV4 of the GET it sends, checked by botocore", async () => {
+    const credentials = { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret", AWS_SESSION_TOKEN: "token", AWS_REGION: "eu-west-1" };
+    const saved = Object.fromEntries(Object.keys(credentials).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, credentials);
+    const transport = new Transport("https://abc123.execute-api.eu-west-1.amazonaws.com");
+    const before = connections.length;
+    const member = "m 1/é(x)"; // encoded as SigV4 encodes a query
+    const channel = new PushChannel(`${url}/push`, "g+1", () => member, () => undefined, (u) => transport.handshakeHeaders(u), console).start();
+    try {
+      await waitUntil(() => connections.length > before, 5000, "the handshake");
+    } finally {
+      await channel.stop();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    const request = (connections[before] as (typeof connections)[number]).request;
+    assert.equal(request.url, "/push?groupId=g%2B1&memberId=m%201%2F%C3%A9%28x%29");
+    const headers = request.headers as Record<string, string>;
+    assert.match(headers.authorization ?? "", /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, /);
+    assert.equal(headers["x-amz-security-token"], "token");
+    const input = JSON.stringify({ method: "GET", url: `http://${headers.host}${request.url}`, headers, body: "", accessKey: "AKIDEXAMPLE", secretKey: "secret", region: "eu-west-1" });
+    const verdict = JSON.parse(execFileSync(python(), [join(PACKAGE_ROOT, "test", "support", "verify_sigv4.py")], { input, encoding: "utf8" }));
+    assert.equal(verdict.got, verdict.expected, "botocore computes another signature");
   });
 });
