@@ -25,6 +25,7 @@ import {
   errorOf,
 } from "./errors.js";
 import { type GroupMemberOptions, type MemberSettings, type RebalanceListener, memberSettings } from "./options.js";
+import { MemberPush } from "./push.js";
 import { TopicCache } from "./topic-cache.js";
 import { PartitionSet, type TopicPartition } from "./topic-partition.js";
 import { Mutex, Signal, jitter, now, sleep } from "./timing.js";
@@ -50,6 +51,8 @@ export class GroupMember {
   private readonly lock = new Mutex();
   private readonly wake = new Signal();
   private readonly stopBeating = new Signal();
+  private readonly nudge = new Signal(); // wakes the heartbeat loop: a push notice, or close()
+  private readonly push: MemberPush;
   private rejoin = false;
   // Classic: a round failed and the next is due (Kafka's PREPARING_REBALANCE). No heartbeats
   // meanwhile: they carry a generation the group has left, and its ILLEGAL_GENERATION would
@@ -84,6 +87,14 @@ export class GroupMember {
       ...(settings.sign === undefined ? {} : { sign: settings.sign }),
       ...(settings.region === undefined ? {} : { region: settings.region }),
       ...(settings.headers === undefined ? {} : { headers: settings.headers }),
+    });
+    // The push channel (src/push.ts): a socket once the member has an id.
+    this.push = new MemberPush(settings.groupId, () => (this.joined ? this.memberId : ""), {
+      enabled: settings.push,
+      intervalMs: settings.pushHeartbeatIntervalMs,
+      headersFor: (url) => this.bootstrap.handshakeHeaders(url),
+      logger: settings.logger,
+      onNotice: () => this.nudge.set(),
     });
     const call = (api: string, body: Json): Promise<Json> => this.call(api, body).then((r) => r.body);
     this.topicCache = new TopicCache(call, settings.metadataRefreshMs);
@@ -142,6 +153,11 @@ export class GroupMember {
     } finally {
       this.polling = false;
     }
+  }
+
+  /** Whether the member's push socket is open now (docs/client-typescript.md, "Push"). */
+  get pushConnected(): boolean {
+    return this.push.connected;
   }
 
   /** What this member owns now (as of the last poll()). */
@@ -238,6 +254,7 @@ export class GroupMember {
     this.wake.set();
     await this.commitQueue;
     this.stopBeating.set();
+    this.nudge.set();
     await this.lock.run(async () => {
       this.closed = true;
       if (this.owned.size > 0) await this.callListener(this.lost ? "onPartitionsLost" : "onPartitionsRevoked", this.owned);
@@ -250,6 +267,7 @@ export class GroupMember {
       this.joined = false;
       this.wake.set();
     });
+    await this.push.close(); // after the leave: its `$disconnect` then finds no member to expire
     await this.heartbeats;
     this.raiseListenerError();
   }
@@ -408,7 +426,11 @@ export class GroupMember {
   private async heartbeatLoop(): Promise<void> {
     let nextBeat = now();
     for (;;) {
-      if (await this.stopBeating.wait(Math.max(0, nextBeat - now()), false)) return;
+      await this.nudge.wait(Math.max(0, Math.min(nextBeat, this.push.nextBeat()) - now()), false);
+      this.nudge.clear();
+      if (this.stopBeating.isSet) return;
+      nextBeat = Math.min(nextBeat, this.push.dueBeat(now()));
+      if (now() < nextBeat) continue;
       if (!this.joined || this.lost || this.rejoining || this.fatal !== undefined) {
         nextBeat = now() + IDLE_CHECK_MS; // poll() has the next move
         continue;
@@ -477,7 +499,8 @@ export class GroupMember {
   }
 
   private intervalMs(): number {
-    return Math.max(10, ((this.classic ?? this.consumer) as ClassicMembership | ConsumerMembership).heartbeatIntervalMs);
+    const interval = Math.max(10, ((this.classic ?? this.consumer) as ClassicMembership | ConsumerMembership).heartbeatIntervalMs);
+    return this.consumer ? this.push.intervalMs(interval) : interval; // a third as often while push is on
   }
 
   private workDue(): boolean {
@@ -532,6 +555,7 @@ export class GroupMember {
     } catch (bad) {
       throw new CoordinatorUnavailable(`find-coordinator: ${(bad as Error).message}`, { cause: bad });
     }
+    this.push.offer(entry.pushUrl);
     return this.coordinator;
   }
 

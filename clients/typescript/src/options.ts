@@ -2,6 +2,7 @@
 // kind is a TypeError, a value out of bounds a RangeError, each naming the option.
 
 import { ASSIGNORS } from "./assignors.js";
+import type { PushLogger } from "./push.js";
 import type { TopicPartition } from "./topic-partition.js";
 import {
   MAX_ID_LENGTH,
@@ -65,6 +66,14 @@ export interface GroupMemberOptions {
   region?: string;
   /** Sent with every request (e.g. a local serve's --principal-header, a test aid). */
   headers?: Record<string, string>;
+  /** Use the push channel when find-coordinator offers one (default true). */
+  push?: boolean;
+  /** Consumer protocol: the heartbeat interval while the push socket is open (default 15,000
+   * ms, at most 3 of the coordinator's intervals): a liveness backup, push carries changes. */
+  pushHeartbeatIntervalMs?: number;
+  /** Where the push channel's lines go (falling back to polling, connected again); default:
+   * warnings to console.warn, info lines nowhere. */
+  logger?: PushLogger;
 }
 
 export interface MemberSettings {
@@ -86,11 +95,15 @@ export interface MemberSettings {
   sign: boolean | undefined;
   region: string | undefined;
   headers: Record<string, string> | undefined;
+  push: boolean;
+  pushHeartbeatIntervalMs: number;
+  logger: PushLogger;
 }
 
 const KNOWN = [
   "topics", "pattern", "protocol", "assignors", "serverAssignor", "listener", "instanceId", "sessionTimeoutMs",
   "rebalanceTimeoutMs", "heartbeatIntervalMs", "metadataRefreshMs", "clientId", "requestTimeoutMs", "sign", "region", "headers",
+  "push", "pushHeartbeatIntervalMs", "logger",
 ];
 
 export function memberSettings(groupId: unknown, options: GroupMemberOptions): MemberSettings {
@@ -135,7 +148,23 @@ export function memberSettings(groupId: unknown, options: GroupMemberOptions): M
     sign: optionalBoolean(options.sign, "sign"),
     region: optionalString(options.region, "region", 64),
     headers: options.headers,
+    push: optionalBoolean(options.push, "push") ?? true,
+    pushHeartbeatIntervalMs: integerIn(options.pushHeartbeatIntervalMs, "pushHeartbeatIntervalMs", 1, MAX_INT32) ?? 15_000,
+    logger: checkLogger(options.logger),
   };
+}
+
+// By default warnings go to stderr and info lines nowhere (as Python's logging does unless
+// configured): a library does not write on its user's stdout.
+const QUIET_INFO: PushLogger = { info: () => undefined, warn: (message) => console.warn(message) };
+
+function checkLogger(logger: unknown): PushLogger {
+  if (logger === undefined) return QUIET_INFO;
+  const fields = logger as Partial<PushLogger> | null;
+  if (typeof fields?.info !== "function" || typeof fields.warn !== "function") {
+    throw new TypeError(`logger must have info(message) and warn(message), got ${describe(logger)}`);
+  }
+  return logger as PushLogger;
 }
 
 function checkSubscription(topics: unknown, pattern: unknown): string[] | undefined {

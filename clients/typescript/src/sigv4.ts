@@ -28,8 +28,9 @@ export function checkSignerInstalled(): void {
 }
 
 export interface Signer {
-  /** The headers to send: `headers` plus the signature's. */
-  sign(url: URL, body: string, headers: Record<string, string>): Promise<Record<string, string>>;
+  /** The headers to send: `headers` plus the signature's. A GET (a WebSocket handshake) is
+   * signed with its query, in the region its host names unless one was given. */
+  sign(url: URL, body: string, headers: Record<string, string>, method?: "POST" | "GET"): Promise<Record<string, string>>;
 }
 
 /** A signer for requests to `baseUrl`'s API, in `region` (else the execute-api host's region,
@@ -49,7 +50,10 @@ export async function loadSigner(region: string | undefined, baseUrl: URL): Prom
     service: "execute-api",
     sha256: Sha256,
   });
-  return { sign: (url, body, headers) => signRequest(signer, url, body, headers) };
+  return {
+    sign: (url, body, headers, method = "POST") =>
+      signRequest(signer, url, body, headers, method, method === "GET" ? (region ?? signingRegion(url.hostname)) : undefined),
+  };
 }
 
 /** The region to sign for when none is given. */
@@ -63,17 +67,20 @@ async function signRequest(
   url: URL,
   body: string,
   headers: Record<string, string>,
+  method: "POST" | "GET",
+  region: string | undefined,
 ): Promise<Record<string, string>> {
-  const signed = await signer.sign({
-    method: "POST",
+  const request = {
+    method,
     protocol: url.protocol,
     hostname: url.hostname,
     ...(url.port ? { port: Number(url.port) } : {}),
     path: url.pathname,
-    query: {},
+    query: Object.fromEntries(url.searchParams),
     headers: { ...headers, host: url.host },
     body,
-  });
+  };
+  const signed = await signer.sign(request, region === undefined ? {} : { signingRegion: region });
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(signed.headers)) {
     // fetch sets Host from the URL itself, to the value signed here.

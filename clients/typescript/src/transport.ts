@@ -101,6 +101,16 @@ export class Transport {
     return clone;
   }
 
+  /** The headers of a WebSocket handshake to `url` (the push channel's `$connect`): this
+   * transport's own, SigV4-signed as a GET of that URL when its requests are signed (a
+   * WebSocket API with IAM auth: execute-api, in the region its host names). */
+  async handshakeHeaders(url: string): Promise<Record<string, string>> {
+    if (!this.sign) return { ...this.headers };
+    this.signer ??= loadSigner(this.region, new URL(this.baseUrl));
+    // ws:// and wss:// sign as http:// and https://: the same request line and Host.
+    return (await this.signer).sign(new URL(url.replace(/^ws/, "http")), "", { ...this.headers }, "GET");
+  }
+
   /** One API call: 200 and 202 are returned; 429/5xx/no answer are retried. Throws
    * CoordinatorUnavailable when no answer came (or only 429/5xx) within the retries,
    * InvalidRequest on 400, GroupcoordError on any other status. */

@@ -68,12 +68,18 @@ async function startUrlServer(what: string, args: string[]): Promise<Server> {
   throw new Error(`${what} did not start:\n${output}`);
 }
 
+// The push channel of the coordinators the tests start: off unless GROUPCOORD_TEST_PUSH=on (as
+// the Python suite's); a test about push asks for it.
+const TEST_PUSH = process.env.GROUPCOORD_TEST_PUSH === "on";
+
 /** `groupcoord serve` on a free loopback port with these settings (-c name=value), on its
- * in-memory store unless `dynamodbEndpoint` is given. */
-export function startServe(settings: Record<string, string | number>, dynamodbEndpoint?: string): Promise<Server> {
+ * in-memory store unless `dynamodbEndpoint` is given; `push`: its push channel (else
+ * --no-push). */
+export function startServe(settings: Record<string, string | number>, dynamodbEndpoint?: string, push = TEST_PUSH): Promise<Server> {
   const table = `gc-ts-${Math.random().toString(16).slice(2, 14)}`;
   const args = ["-m", "groupcoord.cli", "serve", "--port", "0"];
   args.push(...(dynamodbEndpoint ? ["--dynamodb-endpoint", dynamodbEndpoint] : ["--store", "memory"]));
+  if (!push) args.push("--no-push");
   for (const [name, value] of Object.entries({ "groupcoord.table.name": table, ...settings })) args.push("-c", `${name}=${value}`);
   return startUrlServer("groupcoord serve", args);
 }

@@ -22,7 +22,6 @@ the listener (keep callbacks shorter than the session timeout).
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import re
 import threading
@@ -47,9 +46,9 @@ from .errors import (
     WriteConditionFailed,
 )
 from .listener import RebalanceListener
+from .member_push import MemberPush
 from .options import MemberOptions
 from .paging import metadata_all_pages
-from .push import PushChannel
 from .transport import Reply, Transport
 
 COMMIT_ATTEMPTS = 3
@@ -58,8 +57,6 @@ COMMIT_ATTEMPTS = 3
 # How often the heartbeat thread looks again while the member is not joined (before the first
 # poll, while lost or failed): it has nothing to send then.
 IDLE_BEAT_CHECK_S = 0.05
-# After a push notice's beat, a second one this much later (see GroupMember._push_notice).
-PUSH_SECOND_LOOK_S = 1.0
 # How often wait_for_work() looks at its caller's stop event.
 STOP_CHECK_S = 0.02
 
@@ -141,12 +138,6 @@ class GroupMember:
         self._closed = threading.Event()
         self._stop_beating = threading.Event()
         self._beat_now = threading.Event()  # heartbeat_soon(): the next beat goes at once
-        self._beats_at: list[float] = []  # push notices' beats to come (monotonic times)
-        self._beats_lock = threading.Lock()
-        self._push_enabled = config.push
-        self._push_interval_s = config.push_heartbeat_interval_ms / 1000
-        self._push: PushChannel | None = None
-        self._push_lock = threading.Lock()
         self._fatal: BaseException | None = None
         self._listener_error: BaseException | None = None
         self._lost = False
@@ -157,6 +148,14 @@ class GroupMember:
         self._pending_target: set[TopicPartition] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commit")
         self._classic, self._consumer = self._membership(config)
+        # The push channel (client/member_push.py): a socket once the member has an id.
+        self._push = MemberPush(
+            group_id,
+            lambda: self.member_id if self._joined else "",
+            enabled=config.push,
+            interval_s=config.push_heartbeat_interval_ms / 1000,
+            headers_for=self._bootstrap.handshake_headers,
+        )
         self._heartbeats = threading.Thread(
             target=self._heartbeat_loop, name=f"heartbeat-{group_id}", daemon=True
         )
@@ -404,7 +403,7 @@ class GroupMember:
         self._executor.shutdown(wait=True)
         if self._stopped_by_crash:
             self._closed.set()
-            self._stop_push()
+            self._push.close()
             return
         with self._lock:
             self._closed.set()
@@ -421,7 +420,7 @@ class GroupMember:
             self._owned = set()
             self._joined = False
             self._wake.set()
-        self._stop_push()  # after the leave: its `$disconnect` then finds no member to expire
+        self._push.close()  # after the leave: its `$disconnect` then finds no member to expire
         self._heartbeats.join(timeout=5)
         self._raise_listener_error()
 
@@ -438,7 +437,7 @@ class GroupMember:
         refuses from now on, but commit() still sends (a zombie's commit). close() afterwards
         only releases the threads."""
         self._stopped_by_crash = True
-        self._stop_push(abort=True)  # a killed process's socket drops with it
+        self._push.close(abort=True)  # a killed process's socket drops with it
         self._stop_beating.set()
         self._wake.set()
         self._heartbeats.join(timeout=5)
@@ -610,7 +609,7 @@ class GroupMember:
             if self._beat_now.is_set():
                 self._beat_now.clear()
                 next_beat = min(next_beat, time.monotonic())
-            next_beat = min(next_beat, self._due_push_beat(time.monotonic()))
+            next_beat = min(next_beat, self._push.due_beat(time.monotonic()))
             if time.monotonic() < next_beat:
                 continue
             if not self._joined or self._lost or self._rejoining or self._fatal is not None:
@@ -675,63 +674,14 @@ class GroupMember:
         membership = self._classic or self._consumer
         assert membership is not None
         interval = max(0.01, membership.heartbeat_interval_ms / 1000)
-        push = self._push
-        if self._consumer is not None and push is not None and push.connected:
-            # Push carries every change: the beat is a liveness backup, a third as often
-            # (never more than 3 of the coordinator's intervals, which fit its session).
-            return max(interval, min(self._push_interval_s, 3 * interval))
+        if self._consumer is not None:
+            return self._push.interval_s(interval)  # a third as often while push is on
         return interval
 
-    # --- the push channel (client/push.py) ---
-
-    def _push_offered(self, url: object) -> None:
-        """find-coordinator's `pushUrl`: open (or move) the socket, or close it. Under a lock:
-        poll() and the heartbeat thread may both rediscover the coordinator, and a member
-        must never have two sockets."""
-        with self._push_lock:
-            self._offer_push(url)
-
-    def _offer_push(self, url: object) -> None:
-        wanted = url if isinstance(url, str) and url and self._push_enabled else None
-        if wanted is not None and self._bootstrap.sign:
-            wanted = None  # a signed WebSocket handshake (IAM) is not made yet: poll
-        current = self._push
-        if current is not None and current.url == wanted:
-            return
-        if current is not None:
-            current.stop()
-        self._push = None
-        if wanted is not None and not (self._closed.is_set() or self._stopped_by_crash):
-            self._push = PushChannel(
-                wanted,
-                self.group_id,
-                lambda: self.member_id if self._joined else "",
-                self._push_notice,
-                headers=self._bootstrap.headers,
-            ).start()
-
-    def _push_notice(self, delay_s: float) -> None:
-        """A notice: heartbeat after the delay it names (0, or a disconnect grace), and once
-        more a moment later: the first beat may read the group before the change reached
-        an eventually consistent read, and the next one at the interval is 15 s away."""
-        at = time.monotonic() + max(0.0, delay_s)
-        with self._beats_lock:
-            self._beats_at = sorted({*self._beats_at, at, at + PUSH_SECOND_LOOK_S})
-
-    def _due_push_beat(self, now: float) -> float:
-        """The earliest push beat that is due (consumed), or infinity."""
-        with self._beats_lock:
-            if not self._beats_at or self._beats_at[0] > now:
-                return math.inf
-            due = self._beats_at[0]
-            self._beats_at = [at for at in self._beats_at if at > now]
-            return due
-
-    def _stop_push(self, *, abort: bool = False) -> None:
-        with self._push_lock:
-            push, self._push = self._push, None
-        if push is not None:
-            push.stop(abort=abort)
+    @property
+    def push_connected(self) -> bool:
+        """Whether the member's push socket is open now (docs/client.md, "Push")."""
+        return self._push.connected
 
     def _work_due(self) -> bool:
         if not self._joined or self._lost or self._rejoin.is_set():
@@ -784,7 +734,7 @@ class GroupMember:
             except ValueError as bad:
                 raise CoordinatorUnavailable(f"find-coordinator: {bad}") from bad
             self._coordinator = coordinator
-            self._push_offered(entry.get("pushUrl"))
+            self._push.offer(entry.get("pushUrl"))
         return coordinator
 
     def _call(self, api: str, body: dict[str, Any]) -> Reply:

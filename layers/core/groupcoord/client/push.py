@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 log = logging.getLogger("groupcoord.client.push")
 
@@ -34,6 +34,18 @@ RECV_SLICE_S = 0.25
 Notice = Callable[[float], None]  # called with the delay (seconds) before the heartbeat
 
 
+def reconnect_pause_s(failures: int, jitter: float) -> float:
+    """The pause before the next connect. After a socket that ended in order (the member's
+    id changed): the first pause. After `failures` failed attempts in a row (a socket that
+    dropped counts one): full jitter, `jitter` (0 to 1, a random draw) of an exponential
+    ceiling, the first pause doubled per failure up to the cap, so that members a restarted
+    coordinator dropped together do not reconnect together."""
+    if failures <= 0:
+        return BACKOFF_FIRST_S
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
+    return min(1.0, max(0.0, jitter)) * ceiling
+
+
 class PushChannel:
     """The socket of one member, on a daemon thread: connects when the member has an id,
     follows a new id (a rejoin), pings, reconnects with jittered back-off, and calls
@@ -45,14 +57,14 @@ class PushChannel:
         group_id: str,
         member_id: Callable[[], str],
         on_notice: Notice,
-        headers: Mapping[str, str] | None = None,
+        headers_for: Callable[[str], Mapping[str, str]] = lambda _: {},
         ping_interval_s: float = PING_INTERVAL_S,
     ) -> None:
         self.url = url
         self.group_id = group_id
         self._member_id = member_id
         self._on_notice = on_notice
-        self._headers = dict(headers or {})
+        self._headers_for = headers_for
         self._ping_interval_s = ping_interval_s
         self._stop = threading.Event()
         self._connected = threading.Event()
@@ -113,14 +125,18 @@ class PushChannel:
                 # A socket that closed under the member: a beat now, while it reconnects (a
                 # notice may have been lost, and its session may be in a disconnect grace).
                 self._on_notice(0.0)
-            pause = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
-            self._stop.wait(random.uniform(0, pause) if failures else BACKOFF_FIRST_S)
+            self._stop.wait(reconnect_pause_s(failures, random.random()))
 
     def _session(self, connect: Any, member_id: str) -> None:
-        query = urlencode({"groupId": self.group_id, "memberId": member_id})
+        # Encoded as SigV4 encodes a query (a space is %20, "/" escaped), so that a signed
+        # handshake's canonical request is the one API Gateway computes.
+        query = urlencode(
+            {"groupId": self.group_id, "memberId": member_id}, quote_via=quote, safe=""
+        )
+        url = f"{self.url}?{query}"
         with connect(
-            f"{self.url}?{query}",
-            additional_headers=self._headers or None,
+            url,
+            additional_headers=dict(self._headers_for(url)) or None,
             open_timeout=OPEN_TIMEOUT_S,
             max_size=64 * 1024,
         ) as socket:

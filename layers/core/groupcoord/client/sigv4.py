@@ -58,11 +58,13 @@ class Signer:
         self.default_region = session.get_config_variable("region") or "us-east-1"
         self._lock = threading.Lock()
 
-    def sign(self, url: str, data: bytes, headers: dict[str, str]) -> dict[str, str]:
+    def sign(
+        self, url: str, data: bytes, headers: dict[str, str], method: str = "POST"
+    ) -> dict[str, str]:
         service, url_region = signing_scope(url)
         region = self.region or url_region or self.default_region
         with self._lock:
             frozen = self.credentials.get_frozen_credentials()
-        request = AWSRequest(method="POST", url=url, data=data, headers=headers)
+        request = AWSRequest(method=method, url=url, data=data, headers=headers)
         SigV4Auth(frozen, service, region).add_auth(request)
         return dict(request.headers.items())

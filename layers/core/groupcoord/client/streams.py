@@ -6,7 +6,11 @@ queries).
 
 Single-threaded: the application calls `poll()` often (at least every heartbeat interval);
 `poll` heartbeats when one is due, or at once after the tasks changed (to acknowledge a
-revocation), and returns the member's tasks. Each request has the fields Kafka Streams' client
+revocation) or a push notice came, and returns the member's tasks; `poll(timeout_s)` waits up
+to that long for a heartbeat to be due. Once joined, the member opens the push channel when
+find-coordinator offers one (client/member_push.py, as GroupMember does): a notice makes the
+next poll heartbeat, so a task move reaches it at once, and while the socket is open the
+steady heartbeat is a third as often. Each request has the fields Kafka Streams' client
 sends (docs/streams.md, "What Kafka Streams sends"): the topology and the process's fields
 only with the join; the owned task lists only when they changed since the coordinator last
 took them (null: unchanged; all three again after an error); task offsets as task_offsets.py
@@ -15,6 +19,7 @@ says; `instanceId` (static membership) and `shutdownApplication` on every reques
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Mapping
@@ -22,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import Errors
-from .errors import RETRIABLE_ERRORS, GroupcoordError, error_of
+from .errors import RETRIABLE_ERRORS, CoordinatorUnavailable, GroupcoordError, error_of
+from .member_push import MemberPush
 from .task_offsets import TaskId, TaskOffsetReports
 from .transport import Transport
 
@@ -31,6 +37,8 @@ Tasks = dict[str, frozenset[int]]  # subtopology id -> partitions
 Endpoint = tuple[str, int]  # (host, port)
 SHUTDOWN_APPLICATION = 4  # the status code
 REJOIN_ERRORS = {Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID}
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,8 @@ class StreamsMember:
         instance_id: str | None = None,
         listener: StreamsListener | None = None,
         transport: Transport | None = None,
+        push: bool = True,
+        push_heartbeat_interval_ms: int = 15000,
     ) -> None:
         self.transport = transport or Transport(url)
         self.group_id = group_id
@@ -119,14 +129,33 @@ class StreamsMember:
         self._routes: list[dict[str, Any]] = []
         self.reports = TaskOffsetReports()
         self._shutdown = False
+        # The push channel: `push` False keeps the member off it; while its socket is open
+        # the member heartbeats every `push_heartbeat_interval_ms` (at most 3 intervals).
+        self._push_enabled = push
+        self._push_interval_s = push_heartbeat_interval_ms / 1000
+        self._push = self._new_push()
+        self._push_asked = not push
 
     # --- what the application calls ---
 
-    def poll(self) -> StreamsTasks:
-        """Heartbeat if one is due; returns the member's tasks."""
-        if time.monotonic() >= self._next_heartbeat:
-            self._heartbeat()
-        return self.tasks
+    def poll(self, timeout_s: float = 0.0) -> StreamsTasks:
+        """Heartbeat if one is due (its interval, or a push notice's), waiting up to
+        `timeout_s` for one to be; returns the member's tasks."""
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            now = time.monotonic()
+            if now >= self._next_heartbeat or self._push.due_beat(now) <= now:
+                self._heartbeat()
+                return self.tasks
+            due = min(self._next_heartbeat, self._push.next_beat(), deadline)
+            if now >= deadline:
+                return self.tasks
+            self._push.wait(due - now)
+
+    @property
+    def push_connected(self) -> bool:
+        """Whether the member's push socket is open now."""
+        return self._push.connected
 
     def heartbeat(self) -> StreamsTasks:
         """Heartbeat now, whatever the interval (a test, or a member about to do long work)."""
@@ -214,6 +243,8 @@ class StreamsMember:
         return within the session."""
         if self.epoch > 0:
             self._call({"memberEpoch": -1 if self.instance_id is None else -2})
+        self._push.close()  # after the leave: no member left for a disconnect to expire
+        self._push, self._push_asked = self._new_push(), not self._push_enabled  # a rejoin's
         self._apply_tasks(StreamsTasks())
         self.epoch = 0
         self._sent_tasks = None
@@ -297,7 +328,7 @@ class StreamsMember:
         self.reports.interval_ms = answer.get("taskOffsetIntervalMs", self.reports.interval_ms)
         self.reports.acceptable_lag = answer.get("acceptableRecoveryLag")
         self.statuses = [(s["statusCode"], s["statusDetail"]) for s in answer.get("status") or ()]
-        due = time.monotonic() + self.heartbeat_interval_ms / 1000
+        due = time.monotonic() + self._push.interval_s(self.heartbeat_interval_ms / 1000)
         if answer.get("partitionsByUserEndpoint") is not None:
             self._routes = answer["partitionsByUserEndpoint"]
         self._endpoint_epoch = answer.get("endpointInformationEpoch", self._endpoint_epoch)
@@ -311,6 +342,34 @@ class StreamsMember:
                 self._apply_tasks(new)
                 due = 0.0  # acknowledge at once: the next heartbeat reports what it owns
         self._next_heartbeat = due
+        if not self._push_asked:
+            self._offer_push()
+
+    def _new_push(self) -> MemberPush:
+        return MemberPush(
+            self.group_id,
+            lambda: self.member_id if self.epoch > 0 else "",
+            enabled=self._push_enabled,
+            interval_s=self._push_interval_s,
+            headers_for=self.transport.handshake_headers,
+        )
+
+    def _offer_push(self) -> None:
+        """Once joined: find-coordinator's pushUrl opens the socket (a hint: a failed look
+        leaves the member polling, and the next answer looks again)."""
+        try:
+            reply = self.transport.call(
+                "find-coordinator", {"keyType": 0, "coordinatorKeys": [self.group_id]}
+            )
+        except CoordinatorUnavailable:
+            return  # the next answer looks again
+        except GroupcoordError as error:
+            log.info("push: find-coordinator refused (%s); polling at the interval", error)
+            self._push_asked = True
+            return
+        self._push_asked = True
+        entry = (reply.body.get("coordinators") or [{}])[0]
+        self._push.offer(entry.get("pushUrl") if entry.get("errorCode", 0) == 0 else None)
 
     def _apply_tasks(self, new: StreamsTasks) -> None:
         revoked, assigned = self.tasks.minus(new), new.minus(self.tasks)

@@ -160,6 +160,18 @@ class Transport:
             pause = min(pause, max(0.0, deadline - time.monotonic()))
         time.sleep(pause)
 
+    def handshake_headers(self, url: str) -> dict[str, str]:
+        """The headers of a WebSocket handshake to `url` (the push channel's `$connect`): these
+        transport's own, SigV4-signed as a GET of that URL when its requests are signed (a
+        WebSocket API with IAM auth: `execute-api`, in the region its host names)."""
+        if not self.sign:
+            return dict(self.headers)
+        if self._signer is None:
+            self._signer = _signer_class()(self.region)
+        # ws:// and wss:// sign as http:// and https://: the same request line and Host.
+        signed_url = "http" + url[2:] if url.startswith("ws") else url
+        return self._signer.sign(signed_url, b"", dict(self.headers), method="GET")
+
     def _once(self, api: str, body: dict[str, Any], timeout_s: float) -> Reply:
         url = f"{self.base_url}/v1/{api}"
         data = json.dumps(body).encode("utf-8")

@@ -1,0 +1,224 @@
+// The push channel (docs/client-typescript.md, "Push"): its schedule as pure functions (the
+// reconnect back-off, the steady interval, a notice's beats on times the test gives), the
+// socket against a WebSocket server the test runs (pings, reconnects after a close and a
+// drop, closes in order), and a
+// handoff pushed against `groupcoord serve`: a leaver's partitions reach the member that stays
+// within today's 5 s heartbeat interval, far within the coordinator's 15 s. The timed step
+// starts right after the staying member heartbeated (its share came in an answer, acknowledged
+// at once), so without push it would wait its whole interval: the bound is missed without push.
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import type { IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type WebSocket as WsSocket, WebSocketServer } from "ws";
+import { GroupMember, Transport } from "../src/index.js";
+import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PushChannel, SECOND_LOOK_MS, noticeDelayMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
+import { Polled, Timeline, createTopic, unique, waitUntil } from "./support/group.js";
+import { PACKAGE_ROOT, type Server, python, startServe } from "./support/processes.js";
+
+// The coordinator's heartbeat interval: the most it allows, which is what a member with a push
+// socket beats at anyway; without push, what the staying member waits.
+const INTERVAL_MS = 15_000;
+// Today's default interval: push does it in a few round trips (85 ms measured idle), so the
+// bound is generous for 2 busy cores (without push: the interval).
+const HANDED_OVER_MS = 5000;
+const SETTINGS = {
+  "group.consumer.heartbeat.interval.ms": INTERVAL_MS,
+  // Installs at once and no initial delay: the timed step is the notice's alone.
+  "group.consumer.assignment.interval.ms": 0,
+  "group.initial.rebalance.delay.ms": 0,
+};
+
+describe("the push schedule", () => {
+  it("reconnects back off exponentially with full jitter, capped", () => {
+    const cases: Array<[number, number, number]> = [
+      [0, 0.9, BACKOFF_FIRST_MS], // a socket that ended in order: the first pause, no jitter
+      [1, 1, 400], // a dropped socket counts one failure
+      [1, 0.5, 200],
+      [1, 0, 0],
+      [3, 1, 1600],
+      [3, 0.25, 400],
+      [7, 1, 25_600],
+      [8, 1, BACKOFF_CAP_MS], // 51.2 s, capped
+      [8, 0.5, BACKOFF_CAP_MS / 2],
+      [10_000, 1, BACKOFF_CAP_MS], // no overflow after a long outage
+      [2, 7, 800], // a draw out of range is clamped
+      [2, -1, 0],
+    ];
+    for (const [failures, jitter, pause] of cases) assert.equal(reconnectPauseMs(failures, jitter), pause, `${failures} failures, jitter ${jitter}`);
+  });
+
+  it("heartbeats a third as often only while the socket is open", () => {
+    assert.equal(steadyIntervalMs(5000, 15_000, true), 15_000);
+    assert.equal(steadyIntervalMs(5000, 15_000, false), 5000);
+    assert.equal(steadyIntervalMs(2000, 15_000, true), 6000); // at most 3 intervals
+    assert.equal(steadyIntervalMs(15_000, 10_000, true), 15_000); // never more often
+  });
+
+  it("a notice asks for a beat at once (or after afterMs) and a second look", () => {
+    assert.equal(noticeDelayMs('{"type":"heartbeat","groupId":"g"}'), 0);
+    assert.equal(noticeDelayMs('{"type":"heartbeat","groupId":"g","afterMs":1500}'), 1500);
+    assert.equal(noticeDelayMs('{"type":"heartbeat","afterMs":-5}'), 0);
+    assert.equal(noticeDelayMs('{"type":"pong"}'), undefined);
+    assert.equal(noticeDelayMs("not json"), undefined);
+    let woken = 0;
+    const push = new MemberPush("g", () => "", { enabled: true, intervalMs: 15_000, headersFor: async () => ({}), logger: console, onNotice: () => woken++ });
+    push.notice(0, 100_000);
+    push.notice(1500, 100_000);
+    assert.equal(woken, 2);
+    assert.equal(push.nextBeat(), 100_000);
+    assert.equal(push.dueBeat(99_900), Infinity);
+    assert.equal(push.dueBeat(100_200), 100_000);
+    assert.equal(push.dueBeat(100_200), Infinity); // consumed
+    assert.equal(push.dueBeat(100_000 + SECOND_LOOK_MS), 100_000 + SECOND_LOOK_MS);
+    assert.equal(push.dueBeat(200_000), 101_500); // those due together are one beat
+    assert.equal(push.nextBeat(), Infinity);
+  });
+});
+
+describe("a handoff pushed", () => {
+  let serve: Server;
+  before(async () => {
+    serve = await startServe(SETTINGS, undefined, true);
+  });
+  after(async () => {
+    await serve?.stop();
+  });
+
+  it("a leaver's partitions reach the member that stays well within a heartbeat", async () => {
+    const topic = unique("push-topic");
+    const group = unique("push-group");
+    await createTopic(serve.url, topic, 4);
+    const timeline = new Timeline();
+    const mode = { protocol: "consumer" as const };
+    const lines: string[] = []; // the push channel's, shown if the test fails
+    const logger = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
+    const options = { topics: [topic], sessionTimeoutMs: 45_000, logger };
+    const leaving = Polled.start(serve.url, group, "leaving", timeline, mode, options);
+    let staying: Polled | undefined;
+    let took: number;
+    try {
+      await waitUntil(() => leaving.owned.length === 4, 30_000, "the first member owns all 4");
+      staying = Polled.start(serve.url, group, "staying", timeline, mode, options);
+      const joined = staying;
+      await waitUntil(() => joined.owned.length === 2 && leaving.owned.length === 2, 30_000, "2 partitions each");
+      // Its share may come in the beat right after its join, before its socket opened.
+      await waitUntil(() => joined.member.pushConnected, 10_000, `the staying member's socket open: ${lines.join("; ")}`);
+      const started = performance.now();
+      await leaving.close();
+      await waitUntil(() => joined.owned.length === 4, 2 * INTERVAL_MS, "the leaver's partitions", 20);
+      took = performance.now() - started;
+    } finally {
+      await leaving.close();
+      await staying?.close();
+    }
+    assert.deepEqual(timeline.overlaps(), []);
+    assert.ok(took < HANDED_OVER_MS, `took ${Math.round(took)} ms`);
+  });
+});
+
+describe("a coordinator without push", () => {
+  let serve: Server;
+  before(async () => {
+    serve = await startServe(SETTINGS, undefined, false);
+  });
+  after(async () => {
+    await serve?.stop();
+  });
+
+  it("its member says once that it polls", async () => {
+    const topic = unique("push-topic");
+    await createTopic(serve.url, topic, 1);
+    const lines: string[] = [];
+    const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`) };
+    const member = new GroupMember(serve.url, unique("push-group"), { topics: [topic], logger });
+    try {
+      await waitUntil(async () => (await member.poll(100)).length === 1, 30_000, "the member owns its partition");
+      await member.poll(100);
+      assert.equal(member.pushConnected, false);
+    } finally {
+      await member.close();
+    }
+    assert.deepEqual(lines.map((l) => l.replace(/group \S+/, "group G")), ["info push: the coordinator offers no push channel (no pushUrl); group G polls at the heartbeat interval"]);
+  });
+});
+
+describe("the socket against a WebSocket server the test runs", () => {
+  // As API Gateway's side: it records what it gets, and closes connections as it does.
+  let server: WebSocketServer;
+  let url: string;
+  const connections: Array<{ query: string; messages: string[]; closedWith?: number; socket: WsSocket; request: IncomingMessage }> = [];
+  before(async () => {
+    server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => server.once("listening", resolve));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server.on("connection", (socket, request) => {
+      const seen: (typeof connections)[number] = { query: request.url ?? "", messages: [], socket, request };
+      connections.push(seen);
+      socket.on("message", (data) => seen.messages.push(data.toString()));
+      socket.on("close", (code) => (seen.closedWith = code));
+    });
+  });
+  after(async () => {
+    for (const c of connections) c.socket.terminate();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("pings, heartbeats at once on a drop and reconnects, and closes in order", async () => {
+    const lines: string[] = [];
+    const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`) };
+    const notices: number[] = [];
+    const channel = new PushChannel(url, "g", () => "m-1", (delay) => notices.push(delay), async () => ({}), logger, 100).start();
+    try {
+      await waitUntil(() => channel.connected, 5000, "connected");
+      const first = connections[0] as (typeof connections)[number];
+      assert.equal(first.query, "/?groupId=g&memberId=m-1");
+      await waitUntil(() => first.messages.length >= 3, 5000, "a ping at once, then one per interval");
+      assert.ok(first.messages.every((m) => m === '{"action":"ping"}'), first.messages.join());
+      assert.deepEqual(notices, [0]); // a look right after connecting
+      first.socket.close(1001); // API Gateway at its 2-hour limit
+      await waitUntil(() => connections.length === 2 && channel.connected, 5000, "reconnected after the close");
+      assert.deepEqual(notices, [0, 0, 0]); // at the drop, and after reconnecting
+      (connections[1] as (typeof connections)[number]).socket.terminate(); // dropped, no close frame
+      await waitUntil(() => connections.length === 3 && channel.connected, 5000, "reconnected after the drop");
+      (connections[2] as (typeof connections)[number]).socket.send('{"type":"heartbeat","groupId":"g","afterMs":1000}');
+      await waitUntil(() => notices.at(-1) === 1000, 5000, "the notice's afterMs");
+    } finally {
+      await channel.stop();
+    }
+    await waitUntil(() => connections[2]?.closedWith !== undefined, 5000, "closed");
+    assert.equal(connections[2]?.closedWith, 1000); // in order: the coordinator starts no grace
+    assert.equal(lines.filter((l) => l.startsWith("warn")).length, 2, lines.join("\n")); // one per drop
+    assert.equal(lines.filter((l) => l.includes("connected again")).length, 2, lines.join("\n"));
+  });
+
+  it("signs its handshake for an API with IAM auth: SigV4 of the GET it sends, checked by botocore", async () => {
+    const credentials = { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret", AWS_SESSION_TOKEN: "token", AWS_REGION: "eu-west-1" };
+    const saved = Object.fromEntries(Object.keys(credentials).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, credentials);
+    const transport = new Transport("https://abc123.execute-api.eu-west-1.amazonaws.com");
+    const before = connections.length;
+    const member = "m 1/é(x)"; // encoded as SigV4 encodes a query
+    const channel = new PushChannel(`${url}/push`, "g+1", () => member, () => undefined, (u) => transport.handshakeHeaders(u), console).start();
+    try {
+      await waitUntil(() => connections.length > before, 5000, "the handshake");
+    } finally {
+      await channel.stop();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    const request = (connections[before] as (typeof connections)[number]).request;
+    assert.equal(request.url, "/push?groupId=g%2B1&memberId=m%201%2F%C3%A9%28x%29");
+    const headers = request.headers as Record<string, string>;
+    assert.match(headers.authorization ?? "", /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, /);
+    assert.equal(headers["x-amz-security-token"], "token");
+    const input = JSON.stringify({ method: "GET", url: `http://${headers.host}${request.url}`, headers, body: "", accessKey: "AKIDEXAMPLE", secretKey: "secret", region: "eu-west-1" });
+    const verdict = JSON.parse(execFileSync(python(), [join(PACKAGE_ROOT, "test", "support", "verify_sigv4.py")], { input, encoding: "utf8" }));
+    assert.equal(verdict.got, verdict.expected, "botocore computes another signature");
+  });
+});
