@@ -9,6 +9,7 @@ run on the in-memory store (`service_store`), where 10,000 items take a few seco
 from __future__ import annotations
 
 import functools
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -282,10 +283,15 @@ def test_a_sweep_stops_short_of_its_budget_before_an_item_as_slow_as_its_slowest
 
 @pytest.fixture
 def recorded_metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, float]]]:
-    """The sweeper handler's metrics, one dict per invocation."""
+    """The sweeper handler's metrics, one dict per invocation, of this test's invocations: a
+    coordinator another test file left running in this process (a session's shared one)
+    sweeps on its own thread."""
     invocations: list[dict[str, float]] = []
+    tests_thread = threading.current_thread()
 
     def add_metric(name: str, unit: Any, value: float) -> None:
+        if threading.current_thread() is not tests_thread:
+            return
         if name == "SweepOverdue":  # the first metric of an invocation
             invocations.append({})
         invocations[-1][name] = value

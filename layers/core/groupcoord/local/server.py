@@ -140,7 +140,11 @@ class Sweeper(threading.Thread):
                 print(f"sweeper: {error}", flush=True)
 
     def stop(self) -> None:
+        """Stop, and wait for a sweep under way to end (within its budget): a stopped
+        coordinator runs no handler after `stop` returns."""
         self._stop_event.set()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout=2 * self.BUDGET_MS / 1000)
 
 
 class LocalCoordinator:
