@@ -88,11 +88,12 @@ class LocalPushChannel:
     def _connect(self, connection: ServerConnection, request: Any) -> Any:
         """`$connect` at the handshake: API Gateway refuses a connection its route refused."""
         connection_id = self.connection_ids()
+        remote = str(connection.remote_address[0])
         parts = urlsplit(request.path)
         event = _event(
             CONNECT,
             connection_id,
-            str(connection.remote_address[0]),
+            remote,
             queryStringParameters=dict(parse_qsl(parts.query)) or None,
             headers={k.lower(): v for k, v in request.headers.raw_items()},
         )
@@ -105,11 +106,14 @@ class LocalPushChannel:
         if status != 200:
             return connection.respond(HTTPStatus(status), str(result.get("body") or ""))
         connection.connection_id = connection_id  # type: ignore[attr-defined]
+        connection.remote = remote  # type: ignore[attr-defined]
         return None
 
     def _session(self, connection: ServerConnection) -> None:
+        # Nothing here may fail before the `finally` that runs `$disconnect`: a socket the
+        # peer closed right after the handshake has no address any more.
         connection_id: str = connection.connection_id  # type: ignore[attr-defined]
-        remote = str(connection.remote_address[0])
+        remote: str = connection.remote  # type: ignore[attr-defined]
         with self._lock:
             self._sockets[connection_id] = connection
         try:
