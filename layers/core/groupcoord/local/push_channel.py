@@ -11,9 +11,10 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import Server, ServerConnection, serve
@@ -27,6 +28,12 @@ from .events import LOCAL_ACCOUNT, LambdaContext
 CONNECTIONS_PATH = "/@connections"
 # API Gateway's WebSocket frame limit (a notice is far smaller).
 MAX_FRAME_BYTES = 128 * 1024
+
+
+def new_connection_id() -> str:
+    """An id shaped as API Gateway's: 12 random bytes in standard base64 (`/` and `+` among
+    its characters, first or last too)."""
+    return base64.b64encode(secrets.token_bytes(12)).decode()
 
 
 def _event(route: str, connection_id: str, remote: str, **extra: Any) -> dict[str, Any]:
@@ -48,13 +55,15 @@ def _event(route: str, connection_id: str, remote: str, **extra: Any) -> dict[st
 
 
 class LocalPushChannel:
-    """The WebSocket routes on `host` (a free port), each connection on a thread of its own."""
+    """The WebSocket routes on `host` (a free port), each connection on a thread of its own.
+    `connection_ids` makes each connection's id (a test may choose them)."""
 
     def __init__(self, host: str, principal_header: str | None = None) -> None:
         self.principal_header = principal_header.lower() if principal_header else None
         self.handler = make_push_handler()
         self.settings: Settings | None = None
         self.store: Store | None = None
+        self.connection_ids: Callable[[], str] = new_connection_id
         self._sockets: dict[str, ServerConnection] = {}
         self._lock = threading.Lock()
         self.server: Server = serve(
@@ -78,12 +87,13 @@ class LocalPushChannel:
 
     def _connect(self, connection: ServerConnection, request: Any) -> Any:
         """`$connect` at the handshake: API Gateway refuses a connection its route refused."""
-        connection_id = base64.b64encode(secrets.token_bytes(12)).decode()
+        connection_id = self.connection_ids()
+        remote = str(connection.remote_address[0])
         parts = urlsplit(request.path)
         event = _event(
             CONNECT,
             connection_id,
-            str(connection.remote_address[0]),
+            remote,
             queryStringParameters=dict(parse_qsl(parts.query)) or None,
             headers={k.lower(): v for k, v in request.headers.raw_items()},
         )
@@ -96,11 +106,14 @@ class LocalPushChannel:
         if status != 200:
             return connection.respond(HTTPStatus(status), str(result.get("body") or ""))
         connection.connection_id = connection_id  # type: ignore[attr-defined]
+        connection.remote = remote  # type: ignore[attr-defined]
         return None
 
     def _session(self, connection: ServerConnection) -> None:
+        # Nothing here may fail before the `finally` that runs `$disconnect`: a socket the
+        # peer closed right after the handshake has no address any more.
         connection_id: str = connection.connection_id  # type: ignore[attr-defined]
-        remote = str(connection.remote_address[0])
+        remote: str = connection.remote  # type: ignore[attr-defined]
         with self._lock:
             self._sockets[connection_id] = connection
         try:
@@ -134,7 +147,9 @@ class LocalPushChannel:
 
     def connections_app(self, environ: dict[str, Any], start_response: Any) -> Any:
         method = environ["REQUEST_METHOD"]
-        connection_id = unquote(environ.get("PATH_INFO", "").strip("/"))
+        # `/<id>`, the id percent-decoded once already: only the separator comes off (an id
+        # may begin or end with `/`).
+        connection_id = environ.get("PATH_INFO", "").removeprefix("/")
         with self._lock:
             connection = self._sockets.get(connection_id)
         if connection is None:
