@@ -104,7 +104,12 @@ def _post(store: Store, connection: PushConnection, data: bytes) -> bool:
         store.push_poster.post(connection.connection_id, data)
         return True
     except ConnectionGone:
-        store.push.forget(connection.group_id, connection.member_id, connection.connection_id)
+        store.push.forget_gone(
+            connection.group_id,
+            connection.member_id,
+            connection.connection_id,
+            store.clock.now_ms(),
+        )
     except Exception as error:
         logger.warning(
             "push post failed",

@@ -23,6 +23,10 @@ from .dynamo import Check, ConditionFailed, Dynamo, TransactionCanceled, Update
 # API Gateway closes a connection after 2 hours at the latest: its items outlive that a
 # little, and DynamoDB's TTL removes what no `$disconnect` did (a crashed `serve`, say).
 CONNECTION_TTL_S = 2 * 3600 + 600
+# A post answered Gone within this long of the connection's `$connect` or its last ping does
+# not forget it: its handshake may not have ended yet (API Gateway, like `serve`, delivers only
+# to an open connection), and forgetting it would cut the member off until it reconnects.
+GONE_SPARED_MS = 10_000
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,9 @@ class PushConnections:
                 schema.TTL_ATTRIBUTE: expires,
             }
         )
-        self._make_current(connection, expires)
+        self._make_current(connection, expires, now_ms)
 
-    def _make_current(self, connection: PushConnection, expires: int) -> None:
+    def _make_current(self, connection: PushConnection, expires: int, seen_ms: int) -> None:
         self.dynamo.put(
             {
                 **schema.push_connection_key(connection.group_id, connection.member_id),
@@ -80,6 +84,7 @@ class PushConnections:
                 "memberId": connection.member_id,
                 "connectionId": connection.connection_id,
                 "principal": connection.principal,
+                "seenMs": seen_ms,
                 schema.TTL_ATTRIBUTE: expires,
             }
         )
@@ -97,7 +102,8 @@ class PushConnections:
             connection_id,
             str(socket.get("principal", "")),
         )
-        self._make_current(connection, int(socket[schema.TTL_ATTRIBUTE]))
+        now_ms = self.dynamo.clock.now_ms()
+        self._make_current(connection, int(socket[schema.TTL_ATTRIBUTE]), now_ms)
         return True
 
     def close(self, connection_id: str) -> PushConnection | None:
@@ -116,6 +122,22 @@ class PushConnections:
                 schema.push_connection_key(group_id, member_id),
                 condition="connectionId = :c",
                 values={":c": connection_id},
+            )
+        except ConditionFailed:
+            return None
+        return _connection(old) if old else None
+
+    def forget_gone(
+        self, group_id: str, member_id: str, connection_id: str, now_ms: int
+    ) -> PushConnection | None:
+        """A post to `connection_id` was answered Gone: delete the member's connection item if
+        it is still that connection's and was not made current within GONE_SPARED_MS (a
+        connection whose handshake was still under way is kept; a later post tries again)."""
+        try:
+            old = self.dynamo.delete(
+                schema.push_connection_key(group_id, member_id),
+                condition="connectionId = :c AND (attribute_not_exists(seenMs) OR seenMs < :s)",
+                values={":c": connection_id, ":s": now_ms - GONE_SPARED_MS},
             )
         except ConditionFailed:
             return None
