@@ -1,17 +1,22 @@
 """A connected member's renewals (core/session_renewal.py, docs/sessions.md "Push"): `$connect`
-marks the member item, and its heartbeats, 15 s apart at the coordinator's 5 s interval and a
-45 s session, write its session deadline only every third time; a member without a connection,
-or whose connection closed, writes on every such heartbeat, as before. Writes are counted as the
-cost tests count them (the store's capacity meter).
+marks the member item, and its heartbeats (consumer protocol and streams), 15 s apart at the
+coordinator's 5 s interval and a 45 s session, write its session deadline only every third
+time; a member without a connection, or whose connection closed, writes on every such
+heartbeat, as before. Writes are counted as the cost tests count them (the store's capacity
+meter).
 
 Driven on a clock the test controls (`now_ms` of each call), through the service functions
-($connect and $disconnect as service/push.py runs them) on the service tests' store.
+($connect and $disconnect as service/push.py runs them) on the service tests' store (the
+streams test on DynamoDB Local).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from groupcoord.core.session_renewal import member_renewal_slack_ms
 from groupcoord.service.push import close_connection, open_connection
+from groupcoord.store import capacity
 from groupcoord.store.store import Store
 from tests.integration.test_session_renewal import (
     NOW,
@@ -19,6 +24,7 @@ from tests.integration.test_session_renewal import (
     _consumer_members,
     _ConsumerMember,
 )
+from tests.integration.test_streams_cost import _heartbeat, _settled_group
 
 CONNECTED_INTERVAL_MS = 15_000
 
@@ -83,3 +89,24 @@ def test_a_silent_connected_member_is_removed_between_a_session_and_the_slack_la
     alive = {member.member_id}
     assert _consumer_members(service_store, member.group_id, renewed + session + slack - 1) == alive
     assert _consumer_members(service_store, member.group_id, renewed + session + slack) == set()
+
+
+def test_a_connected_streams_member_renews_every_third_heartbeat(store: Store) -> None:
+    settings = replace(
+        store.settings,
+        group_streams_initial_rebalance_delay_ms=0,
+        group_streams_assignment_interval_ms=0,
+    )
+    store = Store(store.dynamo, settings)
+    assert settings.group_streams_heartbeat_interval_ms * 3 == CONNECTED_INTERVAL_MS
+    group, epochs = _settled_group(store, 2, NOW)
+    open_connection(store, "c-streams=", group, "m-0", "", "h", NOW)
+    writes: dict[str, list[int]] = {"m-0": [], "m-1": []}  # m-1 has no connection
+    for i in range(1, 7):
+        for member, found in writes.items():
+            body = {"groupId": group, "memberId": member, "memberEpoch": epochs[member]}
+            with capacity.metered() as usage:
+                answer = _heartbeat(store, body, NOW + i * (CONNECTED_INTERVAL_MS + 50))
+            assert answer["errorCode"] == 0, answer
+            found.append(usage.by_operation.get("put_item", 0))
+    assert writes == {"m-0": [1, 0, 0, 1, 0, 0], "m-1": [1] * 6}
