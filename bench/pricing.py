@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from groupcoord.core.session_renewal import effective_skips
+from groupcoord.client.push import PING_INTERVAL_S
+from groupcoord.core.session_renewal import (
+    CONNECTED_INTERVAL_FACTOR,
+    CONNECTED_MAX_SLACK_SHARE,
+    effective_skips,
+)
 from groupcoord.settings import Settings
 
 PRICES_AS_OF = "list prices as known in mid-2025 (DynamoDB after its Nov 2024 on-demand cut)"
@@ -71,13 +76,14 @@ INTERVAL_S = {
 Units = tuple[float, float]
 
 # The push channel (docs/sessions.md, "Push"): a connected member heartbeats every 15 s (the
-# client's push_heartbeat_interval_ms), pings every 5 min (API Gateway closes a connection idle
-# for 10; each ping is a message in and its pong one out, and a push-function invocation),
+# client's push_heartbeat_interval_ms), pings about every 9 min (the clients' mean pause; API
+# Gateway closes a connection idle for 10; each ping is a message in and its pong one out, and
+# a push-function invocation),
 # reconnects every 2 h (API Gateway's limit: a $disconnect and a $connect), and heartbeats at
 # once and a second later on each notice; notices go out only on change: the model assumes
 # PUSH_NOTICES_PER_MONTH of them per member (one an hour), and shows what more would add.
 PUSH_HEARTBEAT_S = 15.0
-PUSH_PING_S = 300.0
+PUSH_PING_S = PING_INTERVAL_S
 PUSH_RECONNECT_S = 2 * 3600.0
 NOTICE_BEATS = 2
 PUSH_NOTICES_PER_MONTH = 720.0
@@ -307,11 +313,16 @@ class Model:
 
     def push_skips(self, protocol: str) -> int:
         """The skips a connected member's heartbeats get at PUSH_HEARTBEAT_S: the default
-        setting, or fewer where their slack would pass a third of the session (none at 15 s
-        and 45 s: every such heartbeat renews)."""
+        setting, or fewer where their slack would pass a connected member's share of the
+        session (core/session_renewal.py: its crash is seen by the disconnect, so up to a
+        whole session; 2 at 15 s and 45 s), as the coordinator reckons it: on
+        CONNECTED_INTERVAL_FACTOR of its own interval."""
         session_ms = int(SESSION_S[protocol] * 1000)
-        interval_ms = int(PUSH_HEARTBEAT_S * 1000)
-        return effective_skips(interval_ms, _DEFAULTS.session_renewal_skips, session_ms)
+        stretched_ms = int(CONNECTED_INTERVAL_FACTOR * INTERVAL_S[protocol] * 1000)
+        assert stretched_ms == int(PUSH_HEARTBEAT_S * 1000), "the client's interval changed"
+        return effective_skips(
+            stretched_ms, _DEFAULTS.session_renewal_skips, session_ms, CONNECTED_MAX_SLACK_SHARE
+        )
 
     def push_month(
         self,

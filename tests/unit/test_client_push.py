@@ -9,7 +9,16 @@ import math
 import pytest
 
 from groupcoord.client.member_push import SECOND_LOOK_S, MemberPush, steady_interval_s
-from groupcoord.client.push import BACKOFF_CAP_S, BACKOFF_FIRST_S, reconnect_pause_s
+from groupcoord.client.push import (
+    BACKOFF_CAP_S,
+    BACKOFF_FIRST_S,
+    PING_INTERVAL_S,
+    ping_pause_s,
+    reconnect_pause_s,
+)
+
+# API Gateway closes a WebSocket connection idle this long.
+IDLE_LIMIT_S = 600.0
 
 
 @pytest.mark.parametrize(
@@ -37,6 +46,14 @@ def test_reconnect_pauses_back_off_exponentially_with_full_jitter(
 
 def test_reconnect_pauses_never_exceed_the_cap() -> None:
     assert max(reconnect_pause_s(f, 1.0) for f in range(64)) == BACKOFF_CAP_S
+
+
+def test_pings_come_about_every_9_minutes_with_jitter_and_well_before_the_idle_limit() -> None:
+    pauses = [ping_pause_s(PING_INTERVAL_S, draw / 100) for draw in range(101)]
+    assert min(pauses) == pytest.approx(518.4) and max(pauses) == pytest.approx(561.6)
+    assert sum(pauses) / len(pauses) == pytest.approx(540.0)  # half the messages of every 5 min
+    assert IDLE_LIMIT_S - max(pauses) > 30  # a late ping still keeps the socket open
+    assert ping_pause_s(PING_INTERVAL_S, 7.0) == max(pauses)  # a draw out of range is clamped
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from groupcoord.core.session_renewal import (
     effective_skips,
     last_renewed_ms,
+    member_renewal_slack_ms,
     renewal_slack_ms,
     renewed_deadline,
 )
@@ -85,6 +86,65 @@ def test_beats_an_interval_apart_write_once_per_skips_plus_one() -> None:
             if written is not None:
                 deadline, writes = written, writes + 1
         assert writes == pytest.approx(60 / (skips + 1), abs=1), skips
+
+
+# --- a member with a live push connection ---
+
+
+def _writes(slack: int, interval: int, session: int, beats: int) -> list[int]:
+    """Which of `beats` heartbeats a little over `interval` apart write, on a clock the test
+    holds, from a renewal at 0; each beat's deadline checked against the bounds."""
+    deadline, written = session + slack, []
+    for beat in range(1, beats + 1):
+        now = beat * (interval + 20)
+        new = renewed_deadline(deadline, now, session, slack)
+        written.append(0 if new is None else 1)
+        deadline = deadline if new is None else new
+        assert now + session <= deadline <= now + session + slack
+    return written
+
+
+def test_a_connected_member_at_15_s_and_45_s_renews_on_every_third_heartbeat() -> None:
+    # The coordinator's interval 5 s: a connected client beats every 15 s.
+    connected = member_renewal_slack_ms(5000, 2, 45000, connected=True)
+    assert connected == 37500  # 2.5 intervals of 15 s
+    assert _writes(connected, 15000, 45000, 9) == [0, 0, 1] * 3
+
+
+def test_a_member_without_a_connection_renews_as_before() -> None:
+    alone = member_renewal_slack_ms(5000, 2, 45000, connected=False)
+    assert alone == renewal_slack_ms(5000, 2, 45000) == 12500
+    assert _writes(alone, 5000, 45000, 9) == [0, 0, 1] * 3
+    # At 15 s it skips nothing: the slack a third of the session allows buys no skip.
+    assert _writes(alone, 15000, 45000, 4) == [1, 1, 1, 1]
+
+
+def test_a_connected_member_with_no_skips_renews_exactly() -> None:
+    assert member_renewal_slack_ms(5000, 0, 45000, connected=True) == 0
+
+
+def test_a_connected_member_lost_with_its_host_is_expired_by_session_plus_slack() -> None:
+    """The last heartbeat renewed at 0 and the host is lost: the deadline it wrote is
+    session + 2.5 connected intervals after it, 82.5 s (45 s when every beat renewed)."""
+    slack = member_renewal_slack_ms(5000, 2, 45000, connected=True)
+    assert renewed_deadline(0, 0, 45000, slack) == 82500
+    # Its last read-only beat came up to 2 intervals later: never earlier than a session
+    # after it.
+    assert 82500 - 2 * 15000 >= 45000
+
+
+@given(
+    interval=st.integers(1, 60_000),
+    session=st.integers(1, 600_000),
+    skips=st.integers(0, 4),
+)
+def test_a_connected_members_slack_is_at_most_a_session_and_never_less_than_unconnected(
+    interval: int, session: int, skips: int
+) -> None:
+    alone = member_renewal_slack_ms(interval, skips, session, connected=False)
+    connected = member_renewal_slack_ms(interval, skips, session, connected=True)
+    assert alone == renewal_slack_ms(interval, skips, session)
+    assert alone <= connected <= max(alone, session)
 
 
 @pytest.mark.parametrize("value", ["-1", "5"])

@@ -13,9 +13,12 @@
 import type WebSocket from "ws";
 import { Signal, now } from "./timing.js";
 
-// API Gateway closes a connection idle for 10 minutes: a ping every 5 keeps it open (and finds
-// a dead one); each ping is one message.
-export const PING_INTERVAL_MS = 300_000;
+// API Gateway closes a connection idle for 10 minutes: a ping about every 9 keeps it open (and
+// finds a dead one); each ping is one message in and its pong one out. Each pause is drawn
+// within PING_JITTER of the interval (at most 9 min 22 s: over half a minute before the idle
+// limit), so that members connected together do not ping together.
+export const PING_INTERVAL_MS = 540_000;
+export const PING_JITTER = 0.04;
 // Reconnects back off exponentially with full jitter, from the first pause up to the cap.
 export const BACKOFF_FIRST_MS = 200;
 export const BACKOFF_CAP_MS = 30_000;
@@ -43,6 +46,12 @@ export function reconnectPauseMs(failures: number, jitter: number): number {
   if (failures <= 0) return BACKOFF_FIRST_MS;
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** Math.min(failures, 16));
   return Math.min(1, Math.max(0, jitter)) * ceiling;
+}
+
+/** The pause before the next ping: `intervalMs` moved by up to PING_JITTER of it either way,
+ * `jitter` (0 to 1, a random draw) placing it. */
+export function pingPauseMs(intervalMs: number, jitter: number): number {
+  return intervalMs * (1 + PING_JITTER * (2 * Math.min(1, Math.max(0, jitter)) - 1));
 }
 
 /** The steady heartbeat interval: while the socket is open push carries every change, so a
@@ -166,6 +175,7 @@ export class PushChannel {
       let error: Error | undefined;
       let byUs = false;
       const timers: NodeJS.Timeout[] = [];
+      let pinging: NodeJS.Timeout | undefined;
       // The socket does not keep a finished program running (as the heartbeat timers).
       socket.on("upgrade", (response) => response.socket.unref());
       socket.on("open", () => {
@@ -177,7 +187,11 @@ export class PushChannel {
         if (this.fellBack) this.logger.info(`push: connected again to ${this.url}`);
         this.fellBack = false;
         this.onNotice(0);
-        timers.push(setInterval(() => socket.send(JSON.stringify({ action: "ping" })), this.pingIntervalMs).unref());
+        const ping = (): void => {
+          socket.send(JSON.stringify({ action: "ping" }));
+          pinging = setTimeout(ping, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
+        };
+        pinging = setTimeout(ping, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
         timers.push(
           setInterval(() => {
             if (this.memberId() !== memberId) {
@@ -194,6 +208,7 @@ export class PushChannel {
       socket.on("error", (cause) => (error ??= cause));
       socket.on("close", (code) => {
         for (const timer of timers) clearInterval(timer);
+        clearTimeout(pinging);
         this.open = false;
         this.socket = undefined;
         const inOrder = byUs || this.stopped.isSet;

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type WebSocket as WsSocket, WebSocketServer } from "ws";
 import { GroupMember, Transport } from "../src/index.js";
-import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PushChannel, SECOND_LOOK_MS, noticeDelayMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
+import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PING_INTERVAL_MS, PushChannel, SECOND_LOOK_MS, noticeDelayMs, pingPauseMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
 import { Polled, Timeline, createTopic, unique, waitUntil } from "./support/group.js";
 import { PACKAGE_ROOT, type Server, python, startServe } from "./support/processes.js";
 
@@ -49,6 +49,14 @@ describe("the push schedule", () => {
       [2, -1, 0],
     ];
     for (const [failures, jitter, pause] of cases) assert.equal(reconnectPauseMs(failures, jitter), pause, `${failures} failures, jitter ${jitter}`);
+  });
+
+  it("pings about every 9 minutes with jitter, well before API Gateway's 10-minute idle limit", () => {
+    const pauses = Array.from({ length: 101 }, (_, draw) => pingPauseMs(PING_INTERVAL_MS, draw / 100));
+    assert.ok(Math.abs(Math.min(...pauses) - 518_400) < 1e-6 && Math.abs(Math.max(...pauses) - 561_600) < 1e-6, pauses.join());
+    assert.ok(Math.abs(pauses.reduce((a, b) => a + b, 0) / pauses.length - 540_000) < 1e-6); // half the messages of every 5 min
+    assert.ok(600_000 - Math.max(...pauses) > 30_000);
+    assert.equal(pingPauseMs(PING_INTERVAL_MS, 7), Math.max(...pauses)); // a draw out of range is clamped
   });
 
   it("heartbeats a third as often only while the socket is open", () => {

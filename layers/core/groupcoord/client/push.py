@@ -21,9 +21,13 @@ from urllib.parse import quote, urlencode
 
 log = logging.getLogger("groupcoord.client.push")
 
-# API Gateway closes a connection idle for 10 minutes: a ping every 5 keeps it open (and
-# finds a dead one); each ping is one message (docs/performance.md, cost model).
-PING_INTERVAL_S = 300.0
+# API Gateway closes a connection idle for 10 minutes: a ping about every 9 keeps it open (and
+# finds a dead one); each ping is one message in and its pong one out (docs/performance.md,
+# cost model). Each pause is drawn within PING_JITTER of the interval (at most 9 min 22 s:
+# a margin of over half a minute before the idle limit), so that members connected together
+# do not ping together.
+PING_INTERVAL_S = 540.0
+PING_JITTER = 0.04
 # Reconnects back off exponentially with full jitter, from the first pause up to the cap.
 BACKOFF_FIRST_S = 0.2
 BACKOFF_CAP_S = 30.0
@@ -44,6 +48,12 @@ def reconnect_pause_s(failures: int, jitter: float) -> float:
         return BACKOFF_FIRST_S
     ceiling = min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** min(failures, 16))
     return min(1.0, max(0.0, jitter)) * ceiling
+
+
+def ping_pause_s(interval_s: float, jitter: float) -> float:
+    """The pause before the next ping: `interval_s` moved by up to PING_JITTER of it either
+    way, `jitter` (0 to 1, a random draw) placing it."""
+    return interval_s * (1 + PING_JITTER * (2 * min(1.0, max(0.0, jitter)) - 1))
 
 
 class PushChannel:
@@ -153,16 +163,19 @@ class PushChannel:
             self._read(socket, member_id)
 
     def _read(self, socket: Any, member_id: str) -> None:
-        next_ping = time.monotonic() + self._ping_interval_s
+        next_ping = time.monotonic() + self._ping_pause_s()
         while not self._stop.is_set() and self._member_id() == member_id:
             try:
                 message = socket.recv(timeout=RECV_SLICE_S)
             except TimeoutError:
                 if time.monotonic() >= next_ping:
                     socket.send(json.dumps({"action": "ping"}))
-                    next_ping = time.monotonic() + self._ping_interval_s
+                    next_ping = time.monotonic() + self._ping_pause_s()
                 continue
             self._handle(message)
+
+    def _ping_pause_s(self) -> float:
+        return ping_pause_s(self._ping_interval_s, random.random())
 
     def _handle(self, message: str | bytes) -> None:
         try:

@@ -228,19 +228,20 @@ def _consumer(group: ConsumerGroup, ctx: ApiContext, detail: bool) -> ActivityGr
         for topic_id, p, lag_ms in m.lags:
             _cell(grid, ids.get(topic_id, ""), topic_id, p).lag_ms = lag_ms
     session_ms = session_timeout_ms(ctx.settings)
-    slack = consumer_renewal_slack_ms(ctx.settings)
     return _detailed(
         described,
         ctx,
         grid,
-        [_consumer_member(m, session_ms, slack) for m in members],
+        [_consumer_member(m, session_ms, ctx) for m in members],
     )
 
 
-def _consumer_member(m: ConsumerGroupMember, session_ms: int, slack: int) -> ActivityMember:
+def _consumer_member(m: ConsumerGroupMember, session_ms: int, ctx: ApiContext) -> ActivityMember:
     classic = m.classic is not None
     length = m.classic.session_timeout_ms if m.classic is not None else session_ms
-    slack = 0 if classic else slack  # classic members' heartbeats renew every time
+    connected = m.push_connected(ctx.now_ms)
+    # Classic members' heartbeats renew every time.
+    slack = 0 if classic else consumer_renewal_slack_ms(ctx.settings, connected=connected)
     return ActivityMember(
         member_id=m.member_id,
         instance_id=m.instance_id,

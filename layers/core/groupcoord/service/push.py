@@ -138,8 +138,8 @@ def open_connection(
 ) -> None:
     """`$connect`: only for a member that exists in that group and that the caller may act
     as, checked as its heartbeats are: READ on the group first (a caller without it learns
-    nothing of the group's members), then the member's owner. A reconnect within a
-    disconnect grace ends it."""
+    nothing of the group's members), then the member's owner. The member item is marked
+    connected (core/session_renewal.py). A reconnect within a disconnect grace ends it."""
     if not group_id or len(group_id) > GROUP_ID_MAX_CHARS:
         raise Refused(400, f"groupId: 1 to {GROUP_ID_MAX_CHARS} characters")
     if not member_id or len(member_id) > MEMBER_ID_MAX_CHARS:
@@ -152,16 +152,21 @@ def open_connection(
         raise Refused(404, "no such member in that group")
     if not caller.may_act_as(member.principal):
         raise Refused(403, "the caller may not act as that member")
-    store.push.open(PushConnection(group_id, member_id, connection_id, principal), now_ms)
+    connection = PushConnection(group_id, member_id, connection_id, principal)
+    store.push.open(connection, now_ms)
+    store.push.mark_connected(member, connection, now_ms)  # its renewals may skip more
     store.push.end_grace(group_id, member_id, now_ms)
 
 
 def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: bool) -> None:
-    """`$disconnect`: forget the connection; if it was its member's current one and it
-    `crashed` (closed without a close frame, as a dead process's socket), start the
-    disconnect grace and tell the others to look after it."""
+    """`$disconnect`: forget the connection; if it was its member's current one, clear the
+    member item's mark, and if it `crashed` (closed without a close frame, as a dead
+    process's socket), start the disconnect grace and tell the others to look after it."""
     closed = store.push.close(connection_id)
-    if closed is None or not crashed:
+    if closed is None:
+        return
+    store.push.clear_connected(closed)  # its renewals back to an unconnected member's
+    if not crashed:
         return
     grace = store.settings.push_disconnect_grace_ms
     started = store.push.start_grace(closed.group_id, closed.member_id, now_ms + grace)

@@ -2,7 +2,9 @@
 
 `PushConnections`: a member's WebSocket connection (one item per member, replaced on
 reconnect) and, under the connection id, which member it was opened for (`$disconnect` knows
-only the id); and the disconnect grace, written on the member item and the group's `dl`.
+only the id); the member item's push mark (a consumer or streams member's live connection,
+which its renewals read); and the disconnect grace, written on the member item and the
+group's `dl`.
 `ConnectionPoster`: the `@connections` management API (API Gateway's, or `serve`'s loopback
 copy of it), through boto3's `apigatewaymanagementapi` client: the only code that posts.
 """
@@ -18,11 +20,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import schema
+from .codecs.push_mark import PUSH_CONNECTION, PUSH_UNTIL
 from .dynamo import Check, ConditionFailed, Dynamo, TransactionCanceled, Update
 
 # API Gateway closes a connection after 2 hours at the latest: its items outlive that a
 # little, and DynamoDB's TTL removes what no `$disconnect` did (a crashed `serve`, say).
-CONNECTION_TTL_S = 2 * 3600 + 600
+CONNECTION_MAX_S = 2 * 3600
+CONNECTION_TTL_S = CONNECTION_MAX_S + 600
+# The member items that carry a push mark (store/codecs/push_mark.py): the families whose
+# renewals read it (core/session_renewal.py).
+MARKED_GROUP_TYPES = ("consumer", "streams")
 # A post answered Gone within this long of the connection's `$connect` or its last ping does
 # not forget it: its handshake may not have ended yet (API Gateway, like `serve`, delivers only
 # to an open connection), and forgetting it would cut the member off until it reconnects.
@@ -39,9 +46,10 @@ class PushConnection:
 
 @dataclass(frozen=True)
 class MemberSeen:
-    """What `$connect` needs of a member item: that it exists, and whose it is."""
+    """What `$connect` needs of a member item: that it exists, whose it is, and where."""
 
     principal: str | None
+    shards: int = 8
 
 
 class PushConnections:
@@ -57,7 +65,7 @@ class PushConnections:
         item = self.dynamo.get(schema.member_key(group_id, member_id, shards), consistent=True)
         if item is None or item.get("kind") != schema.KIND_MEMBER:
             return None
-        return MemberSeen(principal=item.get("principal") or None)
+        return MemberSeen(principal=item.get("principal") or None, shards=shards)
 
     def open(self, connection: PushConnection, now_ms: int) -> None:
         """Record a new connection: the member's item replaced (an older connection of the
@@ -203,6 +211,57 @@ class PushConnections:
                     condition="attribute_exists(pk)",
                 )
             )
+
+    def mark_connected(self, seen: MemberSeen, connection: PushConnection, now_ms: int) -> bool:
+        """Mark the member item with its live connection (until API Gateway closes it at the
+        latest), for its renewals to read (core/session_renewal.py). `mver` grows: a member
+        write decided on the item as read before fails its condition and decides again, so
+        no whole-item put drops the mark. False: the member is gone, or of a family whose
+        renewals do not read it (its item would not keep the mark)."""
+        consumer, streams = MARKED_GROUP_TYPES
+        return self._mark(
+            connection,
+            seen.shards,
+            f"SET {PUSH_CONNECTION} = :c, {PUSH_UNTIL} = :until ADD mver :one",
+            "groupType = :consumer OR groupType = :streams",
+            {":until": now_ms + CONNECTION_MAX_S * 1000, ":consumer": consumer,
+             ":streams": streams},
+        )  # fmt: skip
+
+    def clear_connected(self, connection: PushConnection) -> bool:
+        """The member's mark removed, if it is still `connection`'s (a reconnect's stays)."""
+        group = self.dynamo.get(schema.group_key(connection.group_id), consistent=True)
+        if group is None:
+            return False
+        return self._mark(
+            connection,
+            int(group.get("memberShards", 8)),
+            f"REMOVE {PUSH_CONNECTION}, {PUSH_UNTIL} ADD mver :one",
+            f"{PUSH_CONNECTION} = :c",
+        )
+
+    def _mark(
+        self,
+        connection: PushConnection,
+        shards: int,
+        expression: str,
+        condition: str,
+        values: dict[str, Any] | None = None,
+    ) -> bool:
+        """One conditional update of `connection`'s member item; False if the condition
+        failed (an absent item fails every condition here: nothing is created)."""
+        try:
+            self.dynamo.update(
+                Update(
+                    schema.member_key(connection.group_id, connection.member_id, shards),
+                    expression,
+                    values={**(values or {}), ":c": connection.connection_id, ":one": 1},
+                    condition=condition,
+                )
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     def end_grace(self, group_id: str, member_id: str, now_ms: int) -> bool:
         """A reconnect within the grace: the member's session deadline back to what it was

@@ -46,3 +46,13 @@ class ModernGroupMember:
     # with the authorizer on, only it may act as the member.
     principal: str | None = None
     rebalance_timeout_ms: int = 0
+    # The member's live push connection as `$connect` marked it on the member item (its
+    # `$disconnect` clears it): the connection's id, and until when it may be open at most
+    # (API Gateway closes a connection after 2 h). "" and 0: none.
+    push_connection: str = ""
+    push_until_ms: int = 0
+
+    def push_connected(self, now_ms: int) -> bool:
+        """Whether the member has a live push connection at `now_ms` (core/session_renewal.py:
+        its renewals may skip more)."""
+        return bool(self.push_connection) and now_ms < self.push_until_ms

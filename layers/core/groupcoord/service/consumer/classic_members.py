@@ -116,7 +116,7 @@ class _ClassicJoin(_Heartbeat):
     def session_ms(self) -> int:
         return self.metadata.session_timeout_ms
 
-    def renewal_slack_ms(self) -> int:
+    def renewal_slack_ms(self, member: ConsumerGroupMember) -> int:
         return 0  # a join: the session restarts exactly
 
     def _join(self, group: ConsumerGroup) -> ConsumerGroupHeartbeatResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import faults
 from ...core.consumer.model import ConsumerGroup
-from ...core.session_renewal import renewal_slack_ms
+from ...core.session_renewal import member_renewal_slack_ms
 from ...settings import Settings
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.conversion import Conversion
@@ -32,12 +32,14 @@ def heartbeat_interval_ms(settings: Settings) -> int:
     return settings.group_consumer_heartbeat_interval_ms
 
 
-def consumer_renewal_slack_ms(settings: Settings) -> int:
-    """How far past one session a consumer-protocol heartbeat's renewal sets the deadline."""
-    return renewal_slack_ms(
+def consumer_renewal_slack_ms(settings: Settings, *, connected: bool = False) -> int:
+    """How far past one session a consumer-protocol heartbeat's renewal sets the deadline
+    (`connected`: the member has a live push connection)."""
+    return member_renewal_slack_ms(
         heartbeat_interval_ms(settings),
         settings.session_renewal_skips,
         session_timeout_ms(settings),
+        connected=connected,
     )
 
 

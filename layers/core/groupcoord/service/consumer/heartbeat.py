@@ -166,8 +166,9 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
     def session_ms(self) -> int:
         return session_timeout_ms(self.ctx.settings)
 
-    def renewal_slack_ms(self) -> int:
-        return consumer_renewal_slack_ms(self.ctx.settings)
+    def renewal_slack_ms(self, member: ConsumerGroupMember) -> int:
+        connected = member.push_connected(self.now)
+        return consumer_renewal_slack_ms(self.ctx.settings, connected=connected)
 
     def check_epoch(self, member: ConsumerGroupMember) -> Refusal | None:
         return check_member_epoch(member, self.request.member_epoch, owned_partitions(self.request))

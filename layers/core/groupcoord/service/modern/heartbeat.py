@@ -172,8 +172,9 @@ class MemberHeartbeat(Generic[G, M, P, R]):
         """The session timeout a join or a renewal runs."""
         raise NotImplementedError
 
-    def renewal_slack_ms(self) -> int:
-        """How far past one session a renewal sets the deadline (core/session_renewal.py)."""
+    def renewal_slack_ms(self, member: M) -> int:
+        """How far past one session a renewal of `member` (as read) sets the deadline
+        (core/session_renewal.py)."""
         raise NotImplementedError
 
     def takeover(self, owner: M) -> M:
@@ -241,7 +242,7 @@ class MemberHeartbeat(Generic[G, M, P, R]):
             held,
             now=self.now,
             session_ms=self.session_ms(),
-            renewal_slack_ms=self.renewal_slack_ms(),
+            renewal_slack_ms=self.renewal_slack_ms(member),
         )
 
     def write_plan(self, group: G, member: M, plan: P) -> G:
@@ -403,8 +404,9 @@ class MemberHeartbeat(Generic[G, M, P, R]):
         changed."""
         successor = self.takeover(owner)
         extra = self.takeover_writes(group, successor)
-        principal = self.ctx.caller.principal
-        updated, changed = self.apply(replace(successor, principal=principal))  # type: ignore[type-var]
+        # The successor is another process: the owner's push connection is not its own.
+        fresh = replace(successor, principal=self.ctx.caller.principal, push_connection="")  # type: ignore[type-var]
+        updated, changed = self.apply(fresh)
         writes = self.store.hand_over(group, owner, updated) + extra
         moved = self.moved(group, owner, updated, changed)
         if moved is not None:

@@ -20,7 +20,8 @@ def _tasks(tasks: Tasks) -> list[ActivityTasks]:
     ]
 
 
-def _member(m: StreamsGroupMember, session: int, slack: int) -> ActivityMember:
+def _member(m: StreamsGroupMember, session: int, ctx: ApiContext) -> ActivityMember:
+    slack = renewal_slack(ctx.settings, connected=m.push_connected(ctx.now_ms))
     assigned = m.tasks.assigned
     return ActivityMember(
         member_id=m.member_id,
@@ -80,5 +81,5 @@ def streams_detail(
         for sub, partitions in m.tasks.assigned.active.items():
             for topic in readers.get(sub, ()):
                 owners.update({(topic, p): m.member_id for p in partitions})
-    session, slack = session_ms(ctx.settings), renewal_slack(ctx.settings)
-    return described, [_member(m, session, slack) for m in members], owners
+    session = session_ms(ctx.settings)
+    return described, [_member(m, session, ctx) for m in members], owners

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.session_renewal import renewal_slack_ms
+from ...core.session_renewal import member_renewal_slack_ms
 from ...core.streams.group import StreamsGroup
 from ...core.streams.heartbeat_rules import GROUP_TYPE
 from ...settings import Settings
@@ -19,11 +19,14 @@ def heartbeat_interval_ms(settings: Settings) -> int:
     return settings.group_streams_heartbeat_interval_ms
 
 
-def renewal_slack(settings: Settings) -> int:
+def renewal_slack(settings: Settings, *, connected: bool = False) -> int:
     """How far past one session a steady heartbeat's renewal sets the deadline (as the
-    consumer protocol's: core/session_renewal.py)."""
-    return renewal_slack_ms(
-        heartbeat_interval_ms(settings), settings.session_renewal_skips, session_ms(settings)
+    consumer protocol's: core/session_renewal.py; `connected`: a live push connection)."""
+    return member_renewal_slack_ms(
+        heartbeat_interval_ms(settings),
+        settings.session_renewal_skips,
+        session_ms(settings),
+        connected=connected,
     )
 
 

@@ -119,8 +119,8 @@ class _Heartbeat(
     def session_ms(self) -> int:
         return session_ms(self.ctx.settings)
 
-    def renewal_slack_ms(self) -> int:
-        return renewal_slack(self.ctx.settings)
+    def renewal_slack_ms(self, member: StreamsGroupMember) -> int:
+        return renewal_slack(self.ctx.settings, connected=member.push_connected(self.now))
 
     def install(self, group: StreamsGroup) -> tuple[StreamsGroup, Installed | None]:
         """The target installed at once (unless another install or the initial delay holds

@@ -20,6 +20,7 @@ from ..dynamo import Update
 from ..family_codec import FamilyCodec
 from ..group_update import version_update
 from ..groups import listing_attributes
+from .push_mark import push_mark_attributes, push_mark_fields
 
 GROUP_TYPE = "consumer"
 
@@ -154,6 +155,7 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
         "acqVersion": m.acquired_version,
         "mver": m.version,
         "sessionDeadline": m.session_deadline,
+        **push_mark_attributes(m),
     }
     for name, value in (
         ("instanceId", m.instance_id),
@@ -221,6 +223,7 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
         acquired_version=int(item.get("acqVersion", 0)),
         version=int(item.get("mver", 0)),
         session_deadline=int(item.get("sessionDeadline", 0)),
+        **push_mark_fields(item),
         rebalance_deadline=(
             int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
         ),

@@ -28,6 +28,7 @@ from ..dynamo import Update
 from ..family_codec import FamilyCodec
 from ..group_update import version_update
 from ..groups import listing_attributes
+from .push_mark import push_mark_attributes, push_mark_fields
 
 GROUP_TYPE = "streams"
 # Only ever ADDed to (group_update), in the writes of the group item that change what the
@@ -208,6 +209,7 @@ def member_to_item(group_id: str, shards: int, m: StreamsGroupMember) -> dict[st
         "acqVersion": m.acquired_version,
         "mver": m.version,
         "sessionDeadline": m.session_deadline,
+        **push_mark_attributes(m),
     }
     if m.user_endpoint is not None:
         item["endpoint"] = {"host": m.user_endpoint.host, "port": m.user_endpoint.port}
@@ -252,6 +254,7 @@ def member_from_item(item: Mapping[str, Any]) -> StreamsGroupMember:
         report_digest=item.get("reportDigest", ""),
         version=int(item.get("mver", 0)),
         session_deadline=int(item.get("sessionDeadline", 0)),
+        **push_mark_fields(item),
         rebalance_deadline=(
             int(item["rebalanceDeadline"]) if "rebalanceDeadline" in item else None
         ),
