@@ -237,7 +237,8 @@ def _target_from(model: Model, url: float) -> float | None:
     pricing.GroupFit), the rest per member; None if the per-member part alone misses it."""
     small, large = min(model.sizes(CONSUMER)), max(model.sizes(CONSUMER))
     group = {n: _checks_share(model, n) * n for n in (small, large)}
-    slope = (group[large] - group[small]) / (large - small)
+    # One size measured (a smoke run): no slope to fit, the checks taken as fixed.
+    slope = (group[large] - group[small]) / (large - small) if large > small else 0.0
     fixed = group[small] - slope * small
     steady = sum(model.push_month(CONSUMER, large, url).values()) - group[large] / large
     if steady + slope > PUSH_TARGET_USD:
