@@ -127,7 +127,10 @@ describe("classic rounds", { concurrency: true }, () => {
       topics: [topic],
       protocol: "classic",
       assignors: ["cooperative-sticky"],
-      sessionTimeoutMs: 6000,
+      // A session long enough for busy cores (CI ran this beside the Python suite's three
+      // workers and lost the partitions to an expiry): a heartbeat with the old generation,
+      // what this test catches, is answered ILLEGAL_GENERATION at once, whatever the session.
+      sessionTimeoutMs: 20000,
       rebalanceTimeoutMs: 6000,
       heartbeatIntervalMs: 100,
       listener: { onPartitionsLost: (partitions) => void lost.push(partitions) },
