@@ -47,8 +47,8 @@ from tests.support.servers import unique_table
 INSTANCES = 3
 MEMBERS_PER_GROUP = 3
 PARTITIONS = 6
-KILLS_S = 25.0  # instances are killed (and restarted) within this long
-STALLS_S = 18.0  # stalls start within this long, and each runs to its end (a session or more)
+KILLS_S = 20.0  # instances are killed (and restarted) within this long: 3 to 6 kills
+STALLS_S = 15.0  # stalls start within this long, and each runs to its end (a session or more)
 CONVERGE_S = 45.0
 KILL_EVERY_S = (3.0, 6.0)
 DOWN_FOR_S = (0.3, 2.0)
