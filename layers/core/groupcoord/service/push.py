@@ -28,7 +28,7 @@ from ..core.principals import ANONYMOUS
 from ..core.push import topic_change_notice_due
 from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
 from ..observability import logger
-from ..store.push import ConnectionGone, PushConnection
+from ..store.push import GONE_SPARED_MS, ConnectionGone, PushConnection
 from ..store.topics import BumpedGroup
 from .authorization import caller_of
 
@@ -104,11 +104,11 @@ def _post(store: Store, connection: PushConnection, data: bytes) -> bool:
         store.push_poster.post(connection.connection_id, data)
         return True
     except ConnectionGone:
-        store.push.forget_gone(
+        store.push.forget(
             connection.group_id,
             connection.member_id,
             connection.connection_id,
-            store.clock.now_ms(),
+            unless_seen_since_ms=store.clock.now_ms() - GONE_SPARED_MS,
         )
     except Exception as error:
         logger.warning(

@@ -123,29 +123,27 @@ class PushConnections:
         group_id, member_id = str(socket["groupId"]), str(socket["memberId"])
         return self.forget(group_id, member_id, connection_id)
 
-    def forget(self, group_id: str, member_id: str, connection_id: str) -> PushConnection | None:
-        """Delete the member's connection item if it is still `connection_id`'s."""
-        try:
-            old = self.dynamo.delete(
-                schema.push_connection_key(group_id, member_id),
-                condition="connectionId = :c",
-                values={":c": connection_id},
-            )
-        except ConditionFailed:
-            return None
-        return _connection(old) if old else None
-
-    def forget_gone(
-        self, group_id: str, member_id: str, connection_id: str, now_ms: int
+    def forget(
+        self,
+        group_id: str,
+        member_id: str,
+        connection_id: str,
+        *,
+        unless_seen_since_ms: int | None = None,
     ) -> PushConnection | None:
-        """A post to `connection_id` was answered Gone: delete the member's connection item if
-        it is still that connection's and was not made current within GONE_SPARED_MS (a
-        connection whose handshake was still under way is kept; a later post tries again)."""
+        """Delete the member's connection item if it is still `connection_id`'s (and, with
+        `unless_seen_since_ms`, was not made current since then: a post answered Gone spares a
+        connection whose handshake may still be under way, GONE_SPARED_MS; a later post tries
+        again)."""
+        condition, values = "connectionId = :c", {":c": connection_id}
+        if unless_seen_since_ms is not None:
+            condition += " AND (attribute_not_exists(seenMs) OR seenMs < :s)"
+            values[":s"] = unless_seen_since_ms
         try:
             old = self.dynamo.delete(
                 schema.push_connection_key(group_id, member_id),
-                condition="connectionId = :c AND (attribute_not_exists(seenMs) OR seenMs < :s)",
-                values={":c": connection_id, ":s": now_ms - GONE_SPARED_MS},
+                condition=condition,
+                values=values,
             )
         except ConditionFailed:
             return None
