@@ -94,12 +94,17 @@ def test_word_count_shares_tasks_and_crosses_standbys(api: Api, jump_clock: Jump
     tasks = {(s, p) for s in "01" for p in range(4)}
     check_shared(threads, tasks, stateful={"1"})
     assert all(t.statuses() == [] for t in threads)
-    # The coordinator created the repartition topic and the changelog with 4 partitions.
+    # The coordinator created the repartition topic and the changelog with 4 partitions;
+    # as Kafka, describe shows the ready group's topology with those counts.
     described = describe(api, group)
     assert described["groupState"] == "Stable"
     (_, counting) = described["topology"]["subtopologies"]
     assert counting["sourceTopics"] == []
-    assert [t["name"] for t in counting["repartitionSourceTopics"]] == [counting_topology_rep(app)]
+    rep = counting_topology_rep(app)
+    assert [(t["name"], t["partitions"]) for t in counting["repartitionSourceTopics"]] == [(rep, 4)]
+    assert [(t["name"], t["partitions"]) for t in counting["stateChangelogTopics"]] == [
+        (f"{app}-counts-changelog", 4)
+    ]
     # Interactive queries: a task of the counting stage serves its repartition partition.
     a = threads[0]
     a.endpoint_epoch = -1  # as after a restart: the next answer carries the whole map
@@ -109,7 +114,6 @@ def test_word_count_shares_tasks_and_crosses_standbys(api: Api, jump_clock: Jump
         for tp in e["activePartitions"]
         for p in tp["partitions"]
     }
-    rep = counting_topology_rep(app)
     for t in threads:
         port = t.endpoint[1] if t.endpoint else 0
         assert {(p, rep) for s, p in pairs(t.active) if s == "1"} == {
@@ -132,6 +136,9 @@ def test_a_stream_table_join_needs_copartitioned_sources(api: Api, jump_clock: J
         "Following topics do not have the same number of partitions: "
         f"[{{{customers}=2, {orders}=3}}]"
     )
+    # Not ready: described as its members sent it (Kafka: the topology, not configured).
+    (sub,) = describe(api, broken)["topology"]["subtopologies"]
+    assert [t["partitions"] for t in sub["stateChangelogTopics"]] == [0]
     left, right = unique("orders"), unique("customers")
     create_topic(api, left, 3)
     create_topic(api, right, 3)
