@@ -361,3 +361,7 @@ def test_streams_describe_shows_the_topics_a_regex_resolved(tenants: Tenants) ->
     # The super user sees what the group resolved: bob's topics, never alice's.
     sub = describe(tenants.admin, group)["topology"]["subtopologies"][0]
     assert sub["sourceTopics"] == [own, other]
+    # A caller who may describe the group and only one of its resolved topics sees that one.
+    grant(tenants.admin, acl(GROUP, group, ALICE, DESCRIBE), acl(TOPIC, own, ALICE, DESCRIBE))
+    sub = describe(tenants.alice, group)["topology"]["subtopologies"][0]
+    assert sub["sourceTopics"] == [own]

@@ -17,6 +17,7 @@ from groupcoord.client.transport import Reply, Transport
 from tests.support.api import Api
 from tests.support.classic_client import shared_serve
 from tests.support.consumer import create_topic, unique, until
+from tests.support.kafka_streams import subtopology
 from tests.support.kafka_streams import word_count as kafka_word_count
 from tests.support.streams import STREAMS_SETTINGS, streams_serve, word_count
 
@@ -228,3 +229,26 @@ def test_requests_have_the_fields_kafka_streams_sends(url: str) -> None:
     assert set(sent.heartbeats[2]) == base
     member.close()
     assert set(sent.heartbeats[3]) == base and sent.heartbeats[3]["memberEpoch"] == -1
+
+
+def test_the_heartbeat_after_a_join_carries_the_task_lists_even_when_it_got_none(
+    url: str,
+) -> None:
+    # Kafka Streams' client records no assignment as sent with its join: the next heartbeat
+    # carries the three lists whatever they hold (empty here: the other member holds both).
+    lines = unique("lines")
+    create_topic(Api(url), lines, 2)
+    stateless = {"epoch": 0, "subtopologies": [subtopology("0", sourceTopics=[lines])]}
+    group = unique("g")
+    holder = StreamsMember(url, group, stateless)
+    holder.heartbeat()
+    holder.heartbeat()
+    sent = Sent(url)
+    late = StreamsMember(url, group, stateless, transport=sent)
+    late.heartbeat()
+    assert late.tasks == StreamsTasks()
+    late.heartbeat()
+    lists = ("activeTasks", "standbyTasks", "warmupTasks")
+    assert [sent.heartbeats[1].get(k) for k in lists] == [[], [], []]
+    for m in (late, holder):
+        m.close()

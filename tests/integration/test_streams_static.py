@@ -50,6 +50,20 @@ def test_a_static_member_leaves_and_returns_under_a_new_id_without_a_rebalance(
     assert again.active == a.active
 
 
+def test_a_static_member_rejoins_under_its_own_id_as_kafka_streams_does(api: Api) -> None:
+    # Kafka Streams keeps its member id for the consumer's life: after a -2 (a poll timeout
+    # or close) the same id joins again with epoch 0, and takes its tasks back as a new id.
+    a, b = static_pair(api)
+    before, epoch, held = describe(api, a.group), a.epoch, (a.active, a.standby)
+    assert a.call(memberEpoch=-2, instanceId="i-a")["memberEpoch"] == -2
+    answer = a.join()
+    assert answer["errorCode"] == 0, answer
+    assert (a.epoch, a.active, a.standby) == (epoch, *held)
+    assert describe(api, a.group)["groupEpoch"] == before["groupEpoch"]
+    settle([a, b])
+    assert (a.active, a.standby) == held
+
+
 def test_an_instance_id_in_use_is_111_and_an_unknown_one_25(api: Api) -> None:
     a, _ = static_pair(api)
     thief = StreamsMember(api, a.group, a.topology, instanceId="i-a")

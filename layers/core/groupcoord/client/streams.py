@@ -13,8 +13,8 @@ next poll heartbeat, so a task move reaches it at once, and while the socket is 
 steady heartbeat is a third as often. Each request has the fields Kafka Streams' client
 sends (docs/streams.md, "What Kafka Streams sends"): the topology and the process's fields
 only with the join; the owned task lists only when they changed since the coordinator last
-took them (null: unchanged; all three again after an error); task offsets as task_offsets.py
-says; `instanceId` (static membership) and `shutdownApplication` on every request.
+took them (null: unchanged; all three again after a join or an error); task offsets as
+task_offsets.py says; `instanceId` (static membership) and `shutdownApplication` on every request.
 """
 
 from __future__ import annotations
@@ -298,7 +298,9 @@ class StreamsMember:
         error = error_of(answer)
         if error == Errors.NONE:
             self.reports.sent(report, now)
-            self._sent_tasks = owned
+            # As Kafka's client, a join records no assignment as sent: the heartbeat after
+            # it carries the three lists, even empty ones.
+            self._sent_tasks = None if joining else owned
         else:  # as Kafka's client: after an error, everything is sent again
             self.reports.rejoined()
             self._sent_tasks = None

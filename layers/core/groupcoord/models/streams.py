@@ -49,7 +49,9 @@ class StreamsTopicConfig(KafkaMessage):
 class StreamsTopicInfo(KafkaMessage):
     name: TopicName
     partitions: Int32 = Field(
-        0, description="0 = the coordinator decides (always 0 for a changelog)."
+        0,
+        description="0 = the coordinator decides (always 0 for a changelog); described: a "
+        "ready group's configured count.",
     )
     replication_factor: Int16 = Field(0, description="0 = the coordinator's default.")
     topic_configs: list[StreamsTopicConfig] = Field([], max_length=limits.CONFIGS_PER_TOPIC_MAX)

@@ -2,7 +2,9 @@
 epochs, tasks, targets and latest changelog offsets report. A group the caller may not
 DESCRIBE answers 30 alone, unread; one whose topology names a topic the caller may not
 DESCRIBE answers 29 with no members and no topology (as Kafka). A source regex is described
-with the topics it resolved, those the caller may not describe left out."""
+with the topics it resolved, those the caller may not describe left out; a ready group's
+internal topics with the partition counts its configuration gave them (as Kafka describes a
+ready group's configured topology), a group not ready's as its members sent them."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from ..context import ApiContext
 from ..refusals import group_operations, may_describe_topics
 from .answers import task_list
 from .expiry import expire_streams_group
-from .visibility import resolved_sources
+from .visibility import described_counts, resolved_sources
 
 
 def streams_group_describe(
@@ -70,22 +72,26 @@ def _offsets(offsets: Mapping[TaskId, int]) -> list[StreamsTaskOffset]:
     ]
 
 
-def _info(t: TopicInfo) -> StreamsTopicInfo:
+def _info(t: TopicInfo, configured: Mapping[str, int]) -> StreamsTopicInfo:
     return StreamsTopicInfo(
         name=t.name,
-        partitions=t.partitions,
+        partitions=configured.get(t.name, t.partitions),
         replication_factor=t.replication_factor,
         topic_configs=[StreamsTopicConfig(key=k, value=v) for k, v in t.configs],
     )
 
 
 def _topology(
-    topology: Topology | None, resolved: Mapping[str, list[str]]
+    topology: Topology | None, counts: Mapping[str, int], ready: bool, ctx: ApiContext
 ) -> StreamsDescribedTopology | None:
-    """The topology as described; `resolved`: the sources of the sub-topologies with a source
-    regex, resolved (visibility.resolved_sources)."""
+    """The topology as described, on the registry's `counts` (visibility.described_counts):
+    its regexes resolved, and a ready group's internal topics with their configured counts."""
     if topology is None:
         return None
+    resolved = resolved_sources(topology, counts, lambda t: may_describe_topics(ctx, [t]))
+    configured = (
+        {t: n for t, n in counts.items() if t in topology.internal_topics()} if ready else {}
+    )
     return StreamsDescribedTopology(
         epoch=topology.epoch,
         subtopologies=[
@@ -93,8 +99,10 @@ def _topology(
                 subtopology_id=s.subtopology_id,
                 source_topics=resolved.get(s.subtopology_id, list(s.source_topics)),
                 repartition_sink_topics=list(s.repartition_sink_topics),
-                state_changelog_topics=[_info(t) for t in s.state_changelog_topics],
-                repartition_source_topics=[_info(t) for t in s.repartition_source_topics],
+                state_changelog_topics=[_info(t, configured) for t in s.state_changelog_topics],
+                repartition_source_topics=[
+                    _info(t, configured) for t in s.repartition_source_topics
+                ],
             )
             for s in topology.subtopologies
         ],
@@ -161,11 +169,11 @@ def _describe(group_id: str, ctx: ApiContext, asked: bool) -> StreamsGroupDescri
         assignment_epoch=group.target_epoch,
         topology=_topology(
             topology,
-            resolved_sources(
-                ctx.store, topology, members, ctx.now_ms, lambda t: may_describe_topics(ctx, [t])
-            )
-            if topology is not None
-            else {},
+            {}
+            if topology is None
+            else described_counts(ctx.store, topology, members, ctx.now_ms, ready),
+            ready,
+            ctx,
         ),
         members=[_member(m, reports.get(m.member_id, Report())) for m in members],
         authorized_operations=group_operations(ctx, group_id, asked),

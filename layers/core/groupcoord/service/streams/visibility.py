@@ -5,7 +5,7 @@ of a topic they may not describe)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ...core.streams.configuration import resolve_sources
 from ...core.streams.group import StreamsGroup
@@ -47,19 +47,32 @@ def topic_changes_matter(store: Store, group: StreamsGroup, now_ms: int) -> bool
     return digest_if_gated(store, topology, visible) != group.resolved_digest
 
 
-def resolved_sources(
+def described_counts(
     store: Store,
     topology: Topology,
     members: Iterable[StreamsGroupMember],
     now_ms: int,
-    may_describe: Callable[[str], bool],
+    ready: bool,
+) -> dict[str, int]:
+    """The registry's partition counts streams-group-describe shows `topology` with: a ready
+    group's internal topics (Kafka describes a ready group's configured topology) and what its
+    regexes resolve (over what every member may describe, as its installs). Nothing is read
+    for a group that is neither ready nor reads a regex."""
+    regex = topology.registry_names() is None
+    if not (ready or regex):
+        return {}
+    visible = members_visible(store, members, now_ms) if regex else None
+    return registry_counts(store, topology, visible=visible)
+
+
+def resolved_sources(
+    topology: Topology, counts: Mapping[str, int], may_describe: Callable[[str], bool]
 ) -> dict[str, list[str]]:
-    """Per sub-topology with a source regex, the topics it reads as the group's installs
-    resolve them (what every member may describe), without those `may_describe` refuses: what
-    streams-group-describe shows as its sources. Empty for a topology without a regex."""
+    """Per sub-topology with a source regex, the topics it reads on `counts`
+    (described_counts), without those `may_describe` refuses: what streams-group-describe
+    shows as its sources. Empty for a topology without a regex."""
     if topology.registry_names() is not None:
         return {}
-    counts = registry_counts(store, topology, visible=members_visible(store, members, now_ms))
     internal = topology.internal_topics()
     return {
         s.subtopology_id: [t for t in resolve_sources(s, internal, counts) if may_describe(t)]
