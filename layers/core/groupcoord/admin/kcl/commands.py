@@ -25,7 +25,7 @@ from .leases import (
     export_items,
     leases_of_stream,
     moved_leases,
-    parse_lease,
+    parse_leases,
     plan_import,
     unknown_leases,
 )
@@ -194,8 +194,9 @@ def _lease_table_errors(command: Handler) -> Handler:
 
 
 def _read_leases(table: LeaseTable) -> list[Lease]:
+    """The table's leases; its other entities (KCL 3.5's single table) are not read."""
     try:
-        return [parse_lease(item) for item in table.scan()]
+        return parse_leases(table.scan())
     except LeaseFormatError as error:
         raise CommandError(f"lease table {table.name}: {error}") from None
 
@@ -344,7 +345,7 @@ def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()
     mine: list[Lease] = []
-    if exists and table.scan():  # a table of this stream's application, stopped
+    if exists and _read_leases(table):  # a table of this stream's application, stopped
         mine = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
     stream = next((lease.stream for lease in mine), None)
     existing = {lease.shard_id: lease for lease in mine}
