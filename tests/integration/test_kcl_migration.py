@@ -353,6 +353,7 @@ def test_export_creates_the_lease_table_kcl_expects(
     code, dry, err = run("export-kcl", *options(table, stream.topic, unique("g")), "--dry-run")
     assert code == 0, err
     assert table not in dynamodb.list_tables()["TableNames"]  # the dry run made nothing
+    assert len(dry["leases"]) == 4  # every shard printed
     assert {lease["checkpoint"] for lease in dry["leases"]} == {"TRIM_HORIZON"}
     code, _, err = run("export-kcl", *options(table, stream.topic, unique("g")))
     assert code == 0, err
