@@ -287,6 +287,11 @@ def test_a_kcl_table_imported_resumes_after_every_checkpoint_and_exports_back(
     code, _, err = run("export-kcl", *argv)
     assert code == 0, err
     scanned = dynamodb.scan(TableName=table)["Items"]
+    code, again, err = run("export-kcl", *argv)  # run again: nothing to write
+    assert code == 0 and {lease["action"] for lease in again["leases"]} == {"unchanged"}, err
+    assert sorted(dynamodb.scan(TableName=table)["Items"], key=canonical) == sorted(
+        scanned, key=canonical
+    )
     items = {i["leaseKey"]["S"]: i for i in scanned if is_lease(i)}
     assert len(items) == 4 and all("leaseOwner" not in i for i in items.values())
     if version == "3.5-multi":

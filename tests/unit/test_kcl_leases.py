@@ -4,6 +4,7 @@ parents KCL deleted, liveness by leaseCounter alone."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from groupcoord.admin.kcl.leases import (
     parse_leases,
     plan_import,
     unknown_leases,
+    written_already,
 )
 
 ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
@@ -304,3 +306,24 @@ def test_a_reshard_the_coordinator_has_not_synced_is_learnt_from_the_leases() ->
     assert steps["shardId-000000000001"].children == ("shardId-000000000005",)
     assert steps["shardId-000000000000"].target is None  # no lease below it
     assert steps["shardId-000000000000"].children == ()
+
+
+def test_an_export_run_again_finds_every_lease_written_already() -> None:
+    """Unowned, the same checkpoint and parents: nothing to write (the leaseCounter stays).
+    An owner still named (a stopped application's), another checkpoint or other parents: the
+    lease is written."""
+    positions = {
+        "shardId-000000000000": Position(shard_end=True),
+        "shardId-000000000002": Position(SEQ, 2),
+    }
+    items = export_items(SHARDS, positions, [], {}, None)
+    table = {lease.shard_id: lease for lease in (parse_lease(i) for i in items)}
+    assert all(written_already(i, table[i["leaseKey"]["S"]]) for i in items)
+    two = items[2]
+    assert two["leaseKey"]["S"] == "shardId-000000000002"
+    before = table["shardId-000000000002"]
+    assert not written_already(two, None)
+    assert not written_already(two, replace(before, owner="worker-1"))
+    assert not written_already(two, replace(before, sub_sequence=1))
+    assert not written_already(two, replace(before, checkpoint="TRIM_HORIZON", sub_sequence=0))
+    assert not written_already(two, replace(before, parents=()))

@@ -340,6 +340,19 @@ def export_checkpoint(
     return position.sequence, position.sub_sequence
 
 
+def written_already(item: Item, before: Lease | None) -> bool:
+    """Whether the table's lease `before` already resumes KCL where `item` would: unowned, the
+    same checkpoint and parents. An export run again then changes nothing (not even the
+    leaseCounter, which a rewrite moves past the lease it replaces)."""
+    return (
+        before is not None
+        and before.owner is None
+        and before.checkpoint == item["checkpoint"]["S"]
+        and before.sub_sequence == int(item["checkpointSubSequenceNumber"]["N"])
+        and before.parents == tuple(sorted(item.get("parentShardId", {}).get("SS", [])))
+    )
+
+
 def export_items(
     shards: Iterable[Shard],
     positions: Mapping[str, Position],
