@@ -437,6 +437,11 @@ def test_what_cannot_be_imported_or_exported_is_refused_in_one_line(
     code, _, err = run("export-kcl", *options(other, stream.topic, group))
     assert code == 1 and "none of its leases is a shard of topic" in err, err
     assert [i["leaseKey"]["S"] for i in dynamodb.scan(TableName=other)["Items"]] == ["x-1"]
+    # Nor a KCL 3.5 application's table that holds no lease of the stream.
+    no_lease = lease_table(dynamodb, KCL_3_5_ENTITIES)
+    code, _, err = run("export-kcl", *options(no_lease, stream.topic, group))
+    assert code == 1 and "holds no lease of" in err, err
+    assert len(dynamodb.scan(TableName=no_lease)["Items"]) == len(KCL_3_5_ENTITIES)
     code, _, err = run(
         "import-kcl", *options(other, stream.topic, group), "--failover-time-ms", "-1"
     )

@@ -347,7 +347,8 @@ def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()
     mine: list[Lease] = []
-    if exists and _read_leases(table):  # a table of this stream's application, stopped
+    # A table holding anything must be this stream's application's, stopped.
+    if exists and table.scan():
         mine = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
     stream = next((lease.stream for lease in mine), None)
     existing = {lease.shard_id: lease for lease in mine}
