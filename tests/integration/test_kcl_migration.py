@@ -1,6 +1,7 @@
 """`groupcoord kinesis import-kcl` and `export-kcl` against kinesis-local, a coordinator on
 DynamoDB Local and KCL lease tables on DynamoDB Local, as an operator moves an application:
-lease tables written in KCL 1.x, 2.x and 3.x (multi-stream) format over a stream with records
+lease tables written in KCL 1.x, 2.x and 3.5 (multi-stream, its other entities in the lease
+table) format over a stream with records
 at known sequence numbers (a KPL aggregate checkpointed inside itself) and a split whose
 parent is finished; a dry run writes nothing; the import; a second import changes nothing;
 a KinesisConsumer then reads every record after the checkpoints once and none at or before
@@ -142,13 +143,44 @@ def checkpoints(stream: Stream) -> dict[str, tuple[str, int]]:
 
 
 EXPECTED_AFTER = {"agg-2", "agg-3", "one-2", "low-1", "low-2", "high-0", "high-1"}
+# What a single-table KCL 3.5 application keeps in its lease table beside the leases (tagged
+# `entityType`, no checkpoint): a worker's metrics, the leader lock, the migration states.
+KCL_3_5_ENTITIES = [
+    {
+        "leaseKey": {"S": "worker-a"},
+        "entityType": {"S": "WORKER_METRIC_STATS"},
+        "lut": {"N": "1700000000"},
+        "sts": {"M": {"cpu": {"L": [{"N": "12.5"}]}}},
+    },
+    {
+        "leaseKey": {"S": "Leader"},
+        "entityType": {"S": "LEADER"},
+        "ownerName": {"S": "worker-a"},
+        "leaseDuration": {"S": "20000"},
+        "recordVersionNumber": {"S": "0f1e2d3c"},
+    },
+    {
+        "leaseKey": {"S": "Migration3.0"},
+        "entityType": {"S": "CLIENT_VERSION_MIGRATION"},
+        "cv": {"S": "CLIENT_VERSION_3X"},
+    },
+    {"leaseKey": {"S": "TableMigration3.5"}, "entityType": {"S": "TABLE_MIGRATION"}},
+]
+
+
+def is_lease(item: dict[str, Any]) -> bool:
+    return item.get("entityType", {"S": "LEASE"})["S"] == "LEASE"
+
+
+def canonical(item: dict[str, Any]) -> str:
+    return json.dumps(item, sort_keys=True)
 
 
 def lease_items(
     stream: Stream, version: str, marks: dict[str, tuple[str, int]] | None = None
 ) -> list[dict[str, Any]]:
     """The lease table a stopped KCL application of `version` left at `marks` (default
-    `checkpoints`): owners still named."""
+    `checkpoints`): owners still named; 3.5's other entities beside the leases."""
     zero = sorted(stream.records)[0]
     account, name = stream.arn.split(":")[4], stream.arn.rsplit("/", 1)[1]
     identifier = f"{account}:{name}:1700000000"
@@ -171,13 +203,14 @@ def lease_items(
             item["endingHashKey"] = {"S": "1"}
             if checkpoint == "SHARD_END":
                 item["childShardIds"] = {"SS": [stream.low, stream.high]}
-        if version == "3.x-multi":
+        if version == "3.5-multi":
             item["leaseKey"] = {"S": f"{identifier}:{shard_id}"}
             item["streamName"] = {"S": identifier}
             item["shardId"] = {"S": shard_id}
             item["checkpointOwner"] = {"S": "worker-a"}
+            item["entityType"] = {"S": "LEASE"}
         items.append(item)
-    return items
+    return items + (KCL_3_5_ENTITIES if version == "3.5-multi" else [])
 
 
 def lease_table(dynamodb: Any, items: list[dict[str, Any]]) -> str:
@@ -207,7 +240,7 @@ def run(
     yield lambda action, *args: kcl(deployed[0], dynamodb_endpoint, capsys, action, *args)
 
 
-@pytest.mark.parametrize("version", ["1.x", "2.x", "3.x-multi"])
+@pytest.mark.parametrize("version", ["1.x", "2.x", "3.5-multi"])
 def test_a_kcl_table_imported_resumes_after_every_checkpoint_and_exports_back(
     deployed: tuple[Api, Store],
     stream: Stream,
@@ -253,10 +286,18 @@ def test_a_kcl_table_imported_resumes_after_every_checkpoint_and_exports_back(
     # The way back: the group's positions into the application's own table, read again.
     code, _, err = run("export-kcl", *argv)
     assert code == 0, err
-    items = {i["leaseKey"]["S"]: i for i in dynamodb.scan(TableName=table)["Items"]}
+    scanned = dynamodb.scan(TableName=table)["Items"]
+    code, again, err = run("export-kcl", *argv)  # run again: nothing to write
+    assert code == 0 and {lease["action"] for lease in again["leases"]} == {"unchanged"}, err
+    assert sorted(dynamodb.scan(TableName=table)["Items"], key=canonical) == sorted(
+        scanned, key=canonical
+    )
+    items = {i["leaseKey"]["S"]: i for i in scanned if is_lease(i)}
     assert len(items) == 4 and all("leaseOwner" not in i for i in items.values())
-    if version == "3.x-multi":
+    if version == "3.5-multi":
         assert all(key.count(":") == 3 for key in items)  # the table's own key format
+        others = [i for i in scanned if not is_lease(i)]  # left alone
+        assert sorted(others, key=canonical) == sorted(KCL_3_5_ENTITIES, key=canonical)
     last = {s: records[-1] for s, records in stream.records.items()}
     by_shard = {i.get("shardId", i["leaseKey"])["S"].rsplit(":", 1)[-1]: i for i in items.values()}
     zero, one = sorted(stream.records)[:2]
@@ -317,6 +358,7 @@ def test_export_creates_the_lease_table_kcl_expects(
     code, dry, err = run("export-kcl", *options(table, stream.topic, unique("g")), "--dry-run")
     assert code == 0, err
     assert table not in dynamodb.list_tables()["TableNames"]  # the dry run made nothing
+    assert len(dry["leases"]) == 4  # every shard printed
     assert {lease["checkpoint"] for lease in dry["leases"]} == {"TRIM_HORIZON"}
     code, _, err = run("export-kcl", *options(table, stream.topic, unique("g")))
     assert code == 0, err
@@ -395,6 +437,11 @@ def test_what_cannot_be_imported_or_exported_is_refused_in_one_line(
     code, _, err = run("export-kcl", *options(other, stream.topic, group))
     assert code == 1 and "none of its leases is a shard of topic" in err, err
     assert [i["leaseKey"]["S"] for i in dynamodb.scan(TableName=other)["Items"]] == ["x-1"]
+    # Nor a KCL 3.5 application's table that holds no lease of the stream.
+    no_lease = lease_table(dynamodb, KCL_3_5_ENTITIES)
+    code, _, err = run("export-kcl", *options(no_lease, stream.topic, group))
+    assert code == 1 and "holds no lease of" in err, err
+    assert len(dynamodb.scan(TableName=no_lease)["Items"]) == len(KCL_3_5_ENTITIES)
     code, _, err = run(
         "import-kcl", *options(other, stream.topic, group), "--failover-time-ms", "-1"
     )

@@ -4,6 +4,7 @@ parents KCL deleted, liveness by leaseCounter alone."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,8 +21,10 @@ from groupcoord.admin.kcl.leases import (
     lineage,
     moved_leases,
     parse_lease,
+    parse_leases,
     plan_import,
     unknown_leases,
+    written_already,
 )
 
 ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
@@ -52,6 +55,25 @@ SHARDS = [
 ]
 
 
+# The attributes KCL's lease serializers write (DynamoDBLeaseSerializer, and the multi-stream
+# one's streamName and shardId), with their DynamoDB types: an export writes no other.
+KCL_ATTRIBUTES = {
+    "leaseKey": "S",
+    "leaseOwner": "S",
+    "leaseCounter": "N",
+    "ownerSwitchesSinceCheckpoint": "N",
+    "checkpoint": "S",
+    "checkpointSubSequenceNumber": "N",
+    "parentShardId": "SS",
+    "childShardIds": "SS",
+    "startingHashKey": "S",
+    "endingHashKey": "S",
+    "entityType": "S",
+    "streamName": "S",
+    "shardId": "S",
+}
+
+
 def lease(shard_id: str, checkpoint: str, sub: int = 0, counter: int = 1) -> Lease:
     return Lease(shard_id, shard_id, None, "w", counter, checkpoint, sub, ())
 
@@ -79,6 +101,28 @@ def test_every_kcl_versions_item_reads_into_the_same_lease() -> None:
         ("shardId-000000000002", SEQ, 42, "worker-1", ("shardId-000000000000",))
     }
     assert [r.stream for r in read] == [None, None, None, stream, stream]
+
+
+def test_a_kcl_3_5_single_tables_other_entities_are_not_leases() -> None:
+    """KCL 3.5 may keep its worker metrics, leader lock, migration states and stream info in
+    the lease table, tagged `entityType` (no checkpoint); it tags its leases LEASE. Those
+    others are passed over, as KCL's lease serializer passes them over, not refused."""
+    tagged = item("shardId-000000000002", SEQ, entityType={"S": "LEASE"})
+    untagged = item("shardId-000000000001", "SHARD_END")  # KCL before 3.5
+    others = [
+        {"leaseKey": {"S": "worker-1"}, "entityType": {"S": "WORKER_METRIC_STATS"}},
+        {"leaseKey": {"S": "Leader"}, "entityType": {"S": "LEADER"}},
+        {"leaseKey": {"S": "Migration3.0"}, "entityType": {"S": "CLIENT_VERSION_MIGRATION"}},
+        {"leaseKey": {"S": "TableMigration3.5"}, "entityType": {"S": "TABLE_MIGRATION"}},
+        {"leaseKey": {"S": "123456789012:orders:1"}, "entityType": {"S": "STREAM"}},
+    ]
+    read = parse_leases([others[0], tagged, *others[1:], untagged])
+    assert [(r.shard_id, r.checkpoint) for r in read] == [
+        ("shardId-000000000002", SEQ),
+        ("shardId-000000000001", "SHARD_END"),
+    ]
+    with pytest.raises(LeaseFormatError):  # a lease KCL would read must still be one
+        parse_leases([{**others[0], "entityType": {"S": "LEASE"}}])
 
 
 def test_a_checkpoint_means_after_that_record_with_its_sub_sequence() -> None:
@@ -204,6 +248,8 @@ def test_export_writes_a_lease_per_shard_kcl_resumes_from() -> None:
     assert all(
         "leaseOwner" not in i and i["ownerSwitchesSinceCheckpoint"] == {"N": "0"} for i in items
     )
+    # Tagged a lease, as KCL 3.5 writes every lease (a single table holds other entities).
+    assert all(i["entityType"] == {"S": "LEASE"} for i in items)
     assert "parentShardId" not in got["shardId-000000000000"]  # DynamoDB has no empty set
 
 
@@ -221,6 +267,11 @@ def test_export_finishes_what_lies_behind_the_group_and_keys_by_the_tables_strea
     assert got["shardId-000000000002"]["checkpoint"]["S"] == "TRIM_HORIZON"
     assert got["shardId-000000000004"]["leaseKey"]["S"] == f"{stream}:shardId-000000000004"
     assert got["shardId-000000000004"]["streamName"]["S"] == stream
+    single = export_items(SHARDS, {}, ["shardId-000000000004"], {}, None)
+    for written in (*items, *single):
+        assert {name: kind for name, value in written.items() for kind in value} == {
+            name: KCL_ATTRIBUTES[name] for name in written
+        }
 
 
 def test_an_exported_table_imports_back_to_the_same_positions() -> None:
@@ -255,3 +306,24 @@ def test_a_reshard_the_coordinator_has_not_synced_is_learnt_from_the_leases() ->
     assert steps["shardId-000000000001"].children == ("shardId-000000000005",)
     assert steps["shardId-000000000000"].target is None  # no lease below it
     assert steps["shardId-000000000000"].children == ()
+
+
+def test_an_export_run_again_finds_every_lease_written_already() -> None:
+    """Unowned, the same checkpoint and parents: nothing to write (the leaseCounter stays).
+    An owner still named (a stopped application's), another checkpoint or other parents: the
+    lease is written."""
+    positions = {
+        "shardId-000000000000": Position(shard_end=True),
+        "shardId-000000000002": Position(SEQ, 2),
+    }
+    items = export_items(SHARDS, positions, [], {}, None)
+    table = {lease.shard_id: lease for lease in (parse_lease(i) for i in items)}
+    assert all(written_already(i, table[i["leaseKey"]["S"]]) for i in items)
+    two = items[2]
+    assert two["leaseKey"]["S"] == "shardId-000000000002"
+    before = table["shardId-000000000002"]
+    assert not written_already(two, None)
+    assert not written_already(two, replace(before, owner="worker-1"))
+    assert not written_already(two, replace(before, sub_sequence=1))
+    assert not written_already(two, replace(before, checkpoint="TRIM_HORIZON", sub_sequence=0))
+    assert not written_already(two, replace(before, parents=()))

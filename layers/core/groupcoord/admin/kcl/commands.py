@@ -18,6 +18,7 @@ from ..output import CommandError, Output
 from .lease_table import LeaseTable, LeaseTableError
 from .leases import (
     ImportStep,
+    Item,
     Lease,
     LeaseFormatError,
     Position,
@@ -25,9 +26,10 @@ from .leases import (
     export_items,
     leases_of_stream,
     moved_leases,
-    parse_lease,
+    parse_leases,
     plan_import,
     unknown_leases,
+    written_already,
 )
 
 Handler = Callable[[AdminClient, argparse.Namespace], Output]
@@ -194,8 +196,9 @@ def _lease_table_errors(command: Handler) -> Handler:
 
 
 def _read_leases(table: LeaseTable) -> list[Lease]:
+    """The table's leases; its other entities (KCL 3.5's single table) are not read."""
     try:
-        return [parse_lease(item) for item in table.scan()]
+        return parse_leases(table.scan())
     except LeaseFormatError as error:
         raise CommandError(f"lease table {table.name}: {error}") from None
 
@@ -344,21 +347,50 @@ def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
     assignable = [s.shard_id for s in _topic(admin, args.topic, args.group).shards]
     exists = table.exists()
     mine: list[Lease] = []
-    if exists and table.scan():  # a table of this stream's application, stopped
+    # A table holding anything must be this stream's application's, stopped.
+    if exists and table.scan():
         mine = _of_stream(_stopped_leases(table, args.failover_time_ms), topic, table.name)
     stream = next((lease.stream for lease in mine), None)
     existing = {lease.shard_id: lease for lease in mine}
     items = export_items(topic.shards, positions, assignable, existing, stream)
+    rows = _export_rows(items, topic, positions, existing)
+    changed = [item for item, row in zip(items, rows, strict=True) if row[-1] == "write"]
     if not args.dry_run:
         if not exists:
             table.create()
-        table.put(items)
+        table.put(changed)
+    unchanged = f", {len(items) - len(changed)} unchanged" if len(changed) < len(items) else ""
+    note = (
+        "Dry run: nothing changed."
+        if args.dry_run
+        else f"Wrote {len(changed)} lease(s) into {table.name}{unchanged}"
+        + ("" if exists else " (created, on-demand)")
+        + "."
+    )
+    columns = ["shardId", "partition", "position", "leaseKey", "checkpoint", "action"]
+    return Output(
+        {
+            **_about(args, table, topic),
+            "created": not exists and not args.dry_run,
+            "leases": [dict(zip(columns, row, strict=True)) for row in rows],
+        },
+        [(["SHARD", "PARTITION", "POSITION", "LEASE-KEY", "CHECKPOINT", "ACTION"], rows)],
+        [note],
+    )
+
+
+def _export_rows(
+    items: list[Item], topic: Topic, positions: dict[str, Position], existing: dict[str, Lease]
+) -> list[list[Any]]:
+    """A row per lease: its shard, the group's position, the lease written, and whether it is
+    written or already in the table as it would be (written_already)."""
     by_id = topic.by_id()
     rows = []
     for item in items:
         shard = by_id[item.get("shardId", item["leaseKey"])["S"].rsplit(":", 1)[-1]]
         checkpoint = item["checkpoint"]["S"]
         sub = item["checkpointSubSequenceNumber"]["N"]
+        same = written_already(item, existing.get(shard.shard_id))
         rows.append(
             [
                 shard.shard_id,
@@ -366,32 +398,7 @@ def export_kcl(admin: AdminClient, args: argparse.Namespace) -> Output:
                 _text(positions.get(shard.shard_id)),
                 item["leaseKey"]["S"],
                 checkpoint if sub == "0" else f"{checkpoint}:{sub}",
+                "unchanged" if same else "write",
             ]
         )
-    note = (
-        "Dry run: nothing changed."
-        if args.dry_run
-        else (
-            f"Wrote {len(items)} lease(s) into {table.name}"
-            + ("" if exists else " (created, on-demand)")
-            + "."
-        )
-    )
-    return Output(
-        {
-            **_about(args, table, topic),
-            "created": not exists and not args.dry_run,
-            "leases": [
-                dict(
-                    zip(
-                        ["shardId", "partition", "position", "leaseKey", "checkpoint"],
-                        row,
-                        strict=True,
-                    )
-                )
-                for row in rows
-            ],
-        },
-        [(["SHARD", "PARTITION", "POSITION", "LEASE-KEY", "CHECKPOINT"], rows)],
-        [note],
-    )
+    return rows

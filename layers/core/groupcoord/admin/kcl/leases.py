@@ -9,7 +9,9 @@ application (which also writes `streamName` and `shardId`); `leaseOwner` the wor
 sequence number or one of the sentinels below; `checkpointSubSequenceNumber` the record's place
 in a KPL aggregate; `parentShardId` a string set; `childShardIds` (2.x on) a string set, never
 relied on here. A checkpoint means "processed up to and including this record", as a
-groupcoord position does: nothing shifts by one.
+groupcoord position does: nothing shifts by one. KCL 3.5 may keep its other entities (worker
+metrics, leader lock, migration state, stream info) in the lease table too, each tagged by
+`entityType`, and tags its leases `LEASE`; an item without the tag is a lease (as KCL reads it).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ STARTS = (TRIM_HORIZON, LATEST, AT_TIMESTAMP)  # no record processed yet
 _SEQUENCE = re.compile(r"[0-9]{1,129}")
 _SHARD_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")  # Kinesis' ShardId
 _INT64_MAX = 2**63 - 1
+ENTITY_TYPE = "entityType"  # KCL 3.5's tag of what an item of the lease table is
+LEASE_ENTITY = "LEASE"
 
 Item = dict[str, dict[str, Any]]  # a DynamoDB item in the low-level client's typed form
 
@@ -110,6 +114,19 @@ class Lease:
         if self.checkpoint in STARTS:
             return None
         return Position(self.checkpoint, self.sub_sequence)
+
+
+def is_lease(item: Item) -> bool:
+    """Whether KCL reads the item as a lease: untagged, or tagged `LEASE` (DynamoDBLeaseSerializer's
+    rule); a single-table KCL 3.5 application's worker metrics, leader lock, migration state and
+    stream info share its lease table under other tags."""
+    tag = item.get(ENTITY_TYPE, {}).get("S")
+    return tag is None or tag == LEASE_ENTITY
+
+
+def parse_leases(items: Iterable[Item]) -> list[Lease]:
+    """The leases among a lease table's items (`is_lease`), each `parse_lease`d."""
+    return [parse_lease(item) for item in items if is_lease(item)]
 
 
 def parse_lease(item: Item) -> Lease:
@@ -323,6 +340,19 @@ def export_checkpoint(
     return position.sequence, position.sub_sequence
 
 
+def written_already(item: Item, before: Lease | None) -> bool:
+    """Whether the table's lease `before` already resumes KCL where `item` would: unowned, the
+    same checkpoint and parents. An export run again then changes nothing (not even the
+    leaseCounter, which a rewrite moves past the lease it replaces)."""
+    return (
+        before is not None
+        and before.owner is None
+        and before.checkpoint == item["checkpoint"]["S"]
+        and before.sub_sequence == int(item["checkpointSubSequenceNumber"]["N"])
+        and before.parents == tuple(sorted(item.get("parentShardId", {}).get("SS", [])))
+    )
+
+
 def export_items(
     shards: Iterable[Shard],
     positions: Mapping[str, Position],
@@ -348,6 +378,7 @@ def export_items(
             "ownerSwitchesSinceCheckpoint": {"N": "0"},
             "checkpoint": {"S": checkpoint},
             "checkpointSubSequenceNumber": {"N": str(sub_sequence)},
+            ENTITY_TYPE: {"S": LEASE_ENTITY},  # as KCL 3.5 writes; earlier versions ignore it
         }
         if shard.parents:
             item["parentShardId"] = {"SS": list(shard.parents)}
