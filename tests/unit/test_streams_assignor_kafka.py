@@ -182,3 +182,209 @@ def test_every_process_gets_a_task_when_it_can() -> None:
     members = [member(f"member{i}", f"process{i}") for i in range(1, 7)]
     result = assign(members, {S: 3}, (), 0)
     assert active(result, *result) == {(S, p) for p in range(3)}
+
+
+def test_a_process_with_two_members_takes_twice_the_tasks() -> None:
+    """shouldAssignMoreTasksToClientWithMoreCapacity and
+    shouldRebalanceTasksToClientsBasedOnCapacity."""
+    members = [
+        member("member1", "process1"),
+        member("m2_1", "process2"),
+        member("m2_2", "process2"),
+    ]
+    counts = {f"test-subtopology{i}": 3 for i in range(4)}
+    result = assign(members, counts, (), 0)
+    assert (len(active(result, "member1")), len(active(result, "m2_1", "m2_2"))) == (4, 8)
+    members = [member("member2", "process2", [0, 3, 2]), member("m3_1", "process3")]
+    members.append(member("m3_2", "process3"))
+    result = assign(members, {S: 3}, (), 0)
+    assert (len(active(result, "member2")), len(active(result, "m3_1", "m3_2"))) == (1, 2)
+
+
+def test_an_owner_of_everything_gives_to_newcomers_down_to_its_share() -> None:
+    """shouldReBalanceTasksAcrossAllClientsWhenCapacityAndTaskCountTheSame and
+    ...WhenCapacityLessThanTaskCount: member3 had all four tasks."""
+    for others, shares in (
+        (("member1", "member2", "member4"), [1, 1, 1, 1]),
+        (("member1", "member2"), [1, 1, 2]),
+    ):
+        members = [member(m, m.replace("member", "process")) for m in others]
+        members.append(member("member3", "process3", [0, 1, 2, 3]))
+        result = assign(members, {S: 4}, (), 0)
+        assert [len(ids(result, m)) for m in sorted(result)] == shares
+
+
+def test_a_newcomer_takes_the_fewest_tasks_from_the_others() -> None:
+    """shouldMoveMinimalNumberOfTasksWhenPreviouslyAboveCapacityAndNewClientAdded,
+    shouldAssignTasksToNewClient, ...WithoutFlippingAssignmentBetweenExistingClients and
+    ...ExistingAndBouncedClients."""
+    members = [member("member1", "process1", [0, 2]), member("member2", "process2", [1, 3])]
+    result = assign([*members, member("member3", "process3")], {S: 4}, (), 0)
+    assert len(ids(result, "member3")) == 1
+    assert ids(result, "member1") == {0, 2} or ids(result, "member2") == {1, 3}
+    result = assign(
+        [member("member1", "process1", [1, 2]), member("member2", "process2")], {S: 2}, (), 0
+    )
+    assert len(ids(result, "member1")) == 1
+    members = [member("member1", "process1", [0, 1, 2]), member("member2", "process2", [3, 4, 5])]
+    result = assign([*members, member("new", "process3")], {S: 6}, (), 0)
+    assert (
+        len(ids(result, "member1")) == len(ids(result, "member2")) == len(ids(result, "new")) == 2
+    )
+    assert ids(result, "member1") <= {0, 1, 2} and ids(result, "member2") <= {3, 4, 5}
+    members = [
+        member("member1", "process1", [0, 1, 2, 6]),
+        member("member2", "process2", standby=[3, 4, 5]),
+    ]
+    result = assign([*members, member("new", "newProcess")], {S: 7}, (), 0)
+    assert ids(result, "member1") <= {0, 1, 2, 6} and len(ids(result, "member1")) == 3
+    assert ids(result, "member2") <= {3, 4, 5} and len(ids(result, "member2")) == 2
+    assert len(ids(result, "new")) == 2
+
+
+def test_new_tasks_go_to_the_newcomer_and_nothing_moves() -> None:
+    """shouldNotMoveAnyTasksWhenNewTasksAdded, shouldAssignNewTasksToNewClientWhenPrevious
+    TasksAssignedToOldClients."""
+    members = [member("member1", "process1", [0, 1]), member("member2", "process2", [2, 3])]
+    result = assign(members, {S: 6}, (), 0)
+    assert ids(result, "member1") >= {0, 1} and ids(result, "member2") >= {2, 3}
+    members = [member("member1", "process1", [2, 1]), member("member2", "process2", [0, 3])]
+    result = assign([*members, member("member3", "process3")], {S: 6}, (), 0)
+    assert (ids(result, "member1"), ids(result, "member2"), ids(result, "member3")) == (
+        {1, 2},
+        {0, 3},
+        {4, 5},
+    )
+
+
+def test_tasks_nobody_had_active_go_to_the_new_members() -> None:
+    """shouldAssignTasksNotPreviouslyActiveToNewClient and ...ToMultipleNewClients: three
+    sub-topologies of four tasks; the previous owners keep exactly theirs (three each), the
+    new members (whose previous standbys do not matter here) take the three nobody had."""
+    s0, s1, s2 = (f"test-subtopology{i}" for i in range(3))
+    counts = dict.fromkeys((s0, s1, s2), 4)
+    kept = {
+        "member1": {s0: {1}, s1: {2, 3}},
+        "member2": {s0: {0}, s1: {1}, s2: {2}},
+        "member3": {s2: {0, 1, 3}},
+    }
+    standbys = {
+        "member1": {s0: {0}, s1: {1}, s2: {0, 1, 3}},
+        "member2": {s0: {1, 2, 3}, s1: {0, 2, 3}, s2: {0, 1, 3}},
+        "member3": {s0: {2}, s1: {2}},
+    }
+    everything = {s: set(range(4)) for s in counts}
+    members = [
+        AssignorMember(
+            m, m.replace("member", "process"), TasksTuple.of(active=kept[m], standby=standbys[m])
+        )
+        for m in kept
+    ]
+    newcomer = AssignorMember("new", "process4", TasksTuple.of(standby=everything))
+    result = assign([*members, newcomer], counts, (), 0)
+    for m, tasks in kept.items():
+        assert result[m].active == TasksTuple.of(active=tasks).active, m
+    assert result["new"].active == TasksTuple.of(active={s0: {2, 3}, s1: {0}}).active
+    bounced = [
+        AssignorMember("bounce1", "bounce1", TasksTuple.of(standby={s2: {0, 1, 3}})),
+        AssignorMember("bounce2", "bounce2", TasksTuple.of(standby={s0: {2, 3}, s1: {0}})),
+    ]
+    result = assign([*members[:2], *bounced], counts, (), 0)
+    for m in ("member1", "member2"):
+        assert result[m].active == TasksTuple.of(active=kept[m]).active, m
+    assert result["bounce1"].active == TasksTuple.of(active={s2: {0, 1, 3}}).active
+    assert result["bounce2"].active == TasksTuple.of(active={s0: {2, 3}, s1: {0}}).active
+
+
+def test_many_tasks_with_two_standbys_are_balanced() -> None:
+    """shouldHandleLargeNumberOfTasksWithStandbyAssignment: 100 tasks, 5 processes, 2 standbys."""
+    members = [member(f"member{i}", f"process{i}") for i in range(5)]
+    result = assign(members, {S: 100}, {S}, 2)
+    assert [len(ids(result, m.member_id)) for m in members] == [20] * 5
+    for m in members:
+        assert not ids(result, m.member_id) & ids(result, m.member_id, standby=True)
+    assert sum(len(ids(result, m.member_id, standby=True)) for m in members) == 200
+
+
+def test_standby_edge_cases() -> None:
+    """shouldHandleOddNumberOfClientsWithStandbyTasks (14 tasks, 7 processes: 2 each, 14
+    standbys), shouldHandleHighStandbyReplicaCount (5 replicas, 3 processes: 2 each task),
+    shouldHandleLargeNumberOfSubtopologiesWithStandbyTasks, ...WithSingleClientAndMultiple
+    StandbyReplicas and ...WithMoreStandbyReplicasThanAvailableClients."""
+    members = [member(f"member{i}", f"process{i}") for i in range(7)]
+    result = assign(members, {S: 14}, {S}, 1)
+    assert [len(ids(result, m.member_id)) for m in members] == [2] * 7
+    assert sum(len(ids(result, m.member_id, standby=True)) for m in members) == 14
+    members = [member(f"member{i}", f"process{i}") for i in range(3)]
+    result = assign(members, {S: 6}, {S}, 5)
+    assert sum(len(ids(result, m.member_id, standby=True)) for m in members) == 12
+    members = [member(f"member{i}", f"process{i}") for i in range(4)]
+    counts = {f"subtopology-{i}": 5 for i in range(10)}
+    result = assign(members, counts, set(counts), 1)
+    assert {t[0] for r in result.values() for t in task_ids(r.standby)} == set(counts)
+    assert active(result, *result) == {(s, p) for s in counts for p in range(5)}
+    result = assign([member("member1", "process1")], {S: 10}, {S}, 3)
+    assert len(ids(result, "member1")) == 10 and not ids(result, "member1", standby=True)
+    members = [member(f"member{i}", f"process{i}") for i in range(2)]
+    result = assign(members, {S: 4}, {S}, 5)
+    assert [ids(result, m.member_id, standby=True) for m in members] == [
+        {0, 1, 2, 3} - ids(result, m.member_id) for m in members
+    ]
+
+
+def test_a_new_process_joins_owners_of_actives_and_standbys() -> None:
+    """shouldReassignTasksWhenNewNodeJoinsWithExistingActiveAndStandbyAssignments."""
+    members = [
+        member("member1", "process1", [0, 1], [2, 3]),
+        member("member2", "process2", [2, 3], [0, 1]),
+        member("member3", "process3"),
+    ]
+    result = assign(members, {S: 4}, {S}, 1)
+    assert {p for m in result for p in ids(result, m)} == {0, 1, 2, 3}
+    assert {p for m in result for p in ids(result, m, standby=True)} == {0, 1, 2, 3}
+    for m in result:
+        assert 1 <= len(ids(result, m)) <= 2
+        assert len(ids(result, m)) + len(ids(result, m, standby=True)) <= 3
+
+
+def test_a_standby_stays_with_its_previous_holder() -> None:
+    """shouldAssignStandbyTaskToPreviousOwnerBasedOnBelowQuotaCondition and
+    shouldAssignStandbyToPreviousStandbyThatDoesNotHoldTheActiveTask."""
+    members = [
+        member("member1", "process1", [0], [1]),
+        member("member2", "process2", [1]),
+        member("member3", "process3"),
+    ]
+    result = assign(members, {S: 2}, {S}, 1)
+    assert 0 in ids(result, "member1") and 1 not in ids(result, "member1")
+    assert 1 in ids(result, "member1", standby=True)
+    assert len(ids(result, "member1")) + len(ids(result, "member1", standby=True)) <= 2
+    members = [
+        member("member1", "process1", standby=[2]),
+        member("member2", "process2", [0], [2]),
+        member("member3", "process3", [1]),
+        member("member4", "process4"),
+    ]
+    result = assign(members, {S: 3}, {S}, 1)
+    assert [ids(result, m.member_id) for m in members] == [{2}, {0}, {1}, set()]
+    assert ids(result, "member2", standby=True) == {2}
+    standbys = tuple(ids(result, m, standby=True) for m in ("member1", "member3", "member4"))
+    assert standbys in (
+        (set(), {0}, {1}),
+        ({1}, set(), {0}),
+        ({0}, set(), {1}),
+    )
+
+
+def test_two_processes_get_one_task_and_one_standby_of_each_sub_topology() -> None:
+    """shouldRangeAssignTasksWhenStartingEmpty and shouldRangeAssignTasksWhenScalingUp (member1
+    had all four tasks)."""
+    counts = {"test-subtopology1": 2, "test-subtopology2": 2}
+    everything = TasksTuple.of(active={s: {0, 1} for s in counts})
+    for previous in (TasksTuple(), everything):
+        members = [AssignorMember("member1", "process1", previous), member("member2", "process2")]
+        result = assign(members, counts, set(counts), 1)
+        for m in ("member1", "member2"):
+            for tasks in (result[m].active, result[m].standby):
+                assert {s: len(ps) for s, ps in tasks.items()} == dict.fromkeys(counts, 1), m
+        assert active(result, *result) == {(s, p) for s in counts for p in (0, 1)}
