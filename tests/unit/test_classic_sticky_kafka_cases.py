@@ -16,6 +16,8 @@ from groupcoord.client.assignors import (
     TopicPartition,
     assign_cooperative_sticky,
     assign_sticky,
+    encode_sticky_user_data,
+    with_sticky_memory,
 )
 from groupcoord.wire.consumer_protocol import Subscription
 from tests.support.classic_assignors import (
@@ -323,3 +325,37 @@ def test_members_leaving_and_one_coming_back_with_an_older_generation(equal: boo
     round3 = assign_sticky(subs, counts)
     assert_valid(subs, counts, round3)
     assert sorted(map(len, round3.values())) == [6, 6]
+
+
+def test_an_eager_sticky_members_claim_is_its_user_data_alone() -> None:
+    """StickyAssignorTest.testMemberDataWithInconsistentData and testMemberDataWillHonorUserData:
+    an eager member revoked everything before joining, so the leader takes what it owned, and
+    its generation, from its userData, whatever the subscription's ownedPartitions and
+    generationId say. c1's subscription fields still name t-0 and t-1 at generation 5, but its
+    userData says t-2 and t-3 at 3; c2's userData says t-0 and t-1 at 3: each keeps its own."""
+    c1 = Subscription(
+        ["t"], encode_sticky_user_data({"t": [2, 3]}, 3), {"t": [0, 1]}, generation_id=5
+    )
+    c2 = Subscription(["t"], encode_sticky_user_data({"t": [0, 1]}, 3), generation_id=5)
+    subs = {"c1": with_sticky_memory(c1), "c2": with_sticky_memory(c2)}
+    assert (subs["c1"].owned_partitions, subs["c1"].generation_id) == ({"t": [2, 3]}, 3)
+    assert assign_sticky(subs, {"t": 4}) == {"c1": tps("t", 2, 3), "c2": tps("t", 0, 1)}
+    for user_data in (None, b"", b"\x00\x00"):  # none, empty, unreadable: no claim at all
+        bare = with_sticky_memory(Subscription(["t"], user_data, {"t": [0]}, generation_id=5))
+        assert (bare.owned_partitions, bare.generation_id) == ({}, -1)
+
+
+def test_a_version_0_user_data_without_a_generation_still_claims() -> None:
+    """StickyAssignorTest.testSchemaBackwardCompatibility: c2's userData is in the old layout
+    (no generation); c1 owned t-0 and t-2, c2 t-1, c3 is new: one each, c1 and c2 keeping
+    theirs."""
+    old_layout = encode_sticky_user_data({"t": [1]}, 1)[:-4]
+    subs = {
+        "c1": with_sticky_memory(Subscription(["t"], encode_sticky_user_data({"t": [0, 2]}, 1))),
+        "c2": with_sticky_memory(Subscription(["t"], old_layout)),
+        "c3": with_sticky_memory(Subscription(["t"])),
+    }
+    assert subs["c2"].owned_partitions == {"t": [1]}
+    plan = assign_sticky(subs, {"t": 3})
+    assert sorted(map(len, plan.values())) == [1, 1, 1]
+    assert set(plan["c1"]) <= set(tps("t", 0, 2)) and plan["c2"] == tps("t", 1)
