@@ -7,7 +7,8 @@ judged the same way. The cases test_classic_sticky_assignors.py holds are not re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import random
+from collections.abc import Callable, Iterable, Mapping
 
 import pytest
 
@@ -22,8 +23,10 @@ from groupcoord.client.assignors import (
 from groupcoord.wire.consumer_protocol import Subscription
 from tests.support.classic_assignors import (
     assert_balanced,
+    assert_no_swap_within_a_topic,
     assert_nothing_moves_directly,
     assert_valid,
+    moves_between,
     next_round,
     sub,
     tps,
@@ -359,3 +362,51 @@ def test_a_version_0_user_data_without_a_generation_still_claims() -> None:
     plan = assign_sticky(subs, {"t": 3})
     assert sorted(map(len, plan.values())) == [1, 1, 1]
     assert set(plan["c1"]) <= set(tps("t", 0, 2)) and plan["c2"] == tps("t", 1)
+
+
+def owners(plan: Assignment) -> dict[TopicPartition, str]:
+    return {tp: m for m, parts in plan.items() for tp in parts}
+
+
+def settled(
+    assign: Callable[..., Assignment], subs: dict[str, Subscription], counts: dict[str, int]
+) -> Assignment:
+    """One rebalance: for cooperative-sticky, with the follow-up round that hands over what
+    the first withheld."""
+    plan = assign(subs, counts)
+    if assign is assign_cooperative_sticky:
+        assert_nothing_moves_directly(subs, plan)
+        plan = assign(next_round(subs, plan, 99), counts)
+    assert_valid(subs, counts, plan)
+    assert_balanced(subs, plan)
+    return plan
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("assign", [assign_sticky, assign_cooperative_sticky])
+def test_fifty_of_two_hundred_random_members_leave(assign, seed: int) -> None:
+    """testLargeAssignmentWithMultipleConsumersLeavingAndRandomSubscription: 40 topics of 1 to
+    10 partitions, 200 members on up to 20 random topics each; every member but the first
+    comes back owning what it got, 50 random ones are gone: valid, balanced, and sticky in
+    Kafka's isSticky sense (no two members traded partitions of one topic)."""
+    rng = random.Random(seed)
+    counts = {f"topic{i:02d}": rng.randint(1, 10) for i in range(40)}
+    topics = {f"c{i:03d}": rng.sample(sorted(counts), rng.randint(0, 19)) for i in range(200)}
+    plan = settled(assign, {m: sub(t) for m, t in topics.items()}, counts)
+    subs = {m: sub(t, plan[m] if m != "c000" else (), 1) for m, t in topics.items()}
+    for gone in rng.sample(sorted(subs), 50):
+        del subs[gone]
+    again = settled(assign, subs, counts)
+    assert_no_swap_within_a_topic(moves_between(owners(plan), owners(again)))
+
+
+@pytest.mark.parametrize("assign", [assign_sticky, assign_cooperative_sticky])
+def test_a_member_subscribing_to_one_more_topic(assign) -> None:
+    """testNewSubscription: four one-partition topics; c0 reads nothing, c1 topic1, c2 topic2
+    to topic4; then c0 subscribes to topic1 too."""
+    counts = {f"topic{i}": 1 for i in range(1, 5)}
+    topics = {"c0": [], "c1": ["topic1"], "c2": ["topic2", "topic3", "topic4"]}
+    plan = settled(assign, {m: sub(t) for m, t in topics.items()}, counts)
+    topics["c0"] = ["topic1"]
+    again = settled(assign, {m: sub(t, plan[m], 1) for m, t in topics.items()}, counts)
+    assert_no_swap_within_a_topic(moves_between(owners(plan), owners(again)))
