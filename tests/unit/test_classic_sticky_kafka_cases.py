@@ -410,3 +410,17 @@ def test_a_member_subscribing_to_one_more_topic(assign) -> None:
     topics["c0"] = ["topic1"]
     again = settled(assign, {m: sub(t, plan[m], 1) for m, t in topics.items()}, counts)
     assert_no_swap_within_a_topic(moves_between(owners(plan), owners(again)))
+
+
+@pytest.mark.parametrize("assign", [assign_sticky, assign_cooperative_sticky])
+def test_a_leaver_of_three_splits_between_the_others(assign) -> None:
+    """kafka-python's test_sticky_assignor1: four topics of two partitions, three members on
+    all; C1 leaves: C0 and C2 keep what they had and share C1's three: 4 and 4."""
+    counts = dict.fromkeys(["t0", "t1", "t2", "t3"], 2)
+    subs = {m: sub(counts) for m in ("C0", "C1", "C2")}
+    plan = settled(assign, subs, counts)
+    assert sorted(map(len, plan.values())) == [2, 3, 3]
+    rest = {m: sub(counts, plan[m], 1) for m in ("C0", "C2")}
+    again = settled(assign, rest, counts)
+    assert [len(again[m]) for m in rest] == [4, 4]
+    assert all(set(plan[m]) <= set(again[m]) for m in rest)
