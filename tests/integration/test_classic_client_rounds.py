@@ -95,7 +95,7 @@ def test_an_assignor_list_with_an_eager_entry_rebalances_eagerly(url: str, api: 
 def test_an_assignment_naming_an_unsubscribed_topic_is_refused(url: str, api: Api) -> None:
     """kafka-python's test_cooperative_assignment_for_unsubscribed_topic_bails (Kafka's
     ConsumerCoordinator: the assignment does not match the subscription): the member takes
-    nothing of it, keeps what it had and asks to rejoin."""
+    nothing of it, revokes nothing, keeps what it had and asks to rejoin."""
     mine, other = create_topics(api, 2)
     group = unique("g")
     metadata = encode_subscription(Subscription([mine, other], version=2))
@@ -104,21 +104,41 @@ def test_an_assignment_naming_an_unsubscribed_topic_is_refused(url: str, api: Ap
     leader.sync({leader.member_id: encode_assignment(Assignment({}))})
     classic = member(url, group, [mine], ["cooperative-sticky"])
     outcome: list[JoinResult] = []
-    joining = threading.Thread(target=lambda: outcome.append(classic.rejoin(lambda _: None)))
-    joining.start()
+
+    def member_rejoins() -> threading.Thread:
+        return in_background(lambda: outcome.append(classic.rejoin(lambda _: None)))
+
+    def leader_gives(joined: dict, assignment: Assignment) -> None:
+        follower = next(
+            m["memberId"] for m in joined["members"] if m["memberId"] != leader.member_id
+        )
+        leader.sync(
+            {
+                leader.member_id: encode_assignment(Assignment({})),
+                follower: encode_assignment(assignment),
+            }
+        )
+
+    joining = member_rejoins()  # round 1: the member gets `mine`
     wait_until(lambda: leader.heartbeat() == REBALANCE_IN_PROGRESS, 30, "the member's join")
-    joined = leader.join()
-    follower = next(m["memberId"] for m in joined["members"] if m["memberId"] != leader.member_id)
-    leader.sync(
-        {
-            leader.member_id: encode_assignment(Assignment({mine: [0, 1]})),
-            follower: encode_assignment(Assignment({other: [0]})),
-        }
-    )
+    leader_gives(leader.join(), Assignment({mine: [0, 1]}))
     joining.join(timeout=30)
-    assert outcome, "the member's round did not finish"
-    assert outcome[0].rejoin and not outcome[0].assigned
-    assert classic.owned == set()
+    assert classic.owned == partitions_of(mine)
+    answers: list[dict] = []
+    leading = in_background(lambda: answers.append(leader.join()))  # round 2, the leader's
+    wait_until(lambda: describe_state(api, group) == "PreparingRebalance", 30, "round 2")
+    joining = member_rejoins()
+    leading.join(timeout=30)
+    leader_gives(answers[0], Assignment({other: [0]}))
+    joining.join(timeout=30)
+    assert len(outcome) == 2, "the member's rounds did not finish"
+    refused = outcome[1]
+    assert refused.rejoin and not refused.assigned and not refused.revoked
+    assert classic.owned == partitions_of(mine)
+
+
+def describe_state(api: Api, group: str) -> str:
+    return api.ok("describe-groups", {"groups": [group]})["groups"][0]["groupState"]
 
 
 def in_background(work: Callable[[], object]) -> threading.Thread:

@@ -96,3 +96,23 @@ def next_round(
     return {
         m: sub(s.topics, plan[m], generation, s.group_instance_id) for m, s in subscriptions.items()
     }
+
+
+def moves_between(
+    before: Mapping[TopicPartition, str], after: Mapping[TopicPartition, str]
+) -> dict[TopicPartition, tuple[str, str]]:
+    return {
+        tp: (before[tp], owner)
+        for tp, owner in after.items()
+        if tp in before and before[tp] != owner
+    }
+
+
+def assert_no_swap_within_a_topic(moves: Mapping[TopicPartition, tuple[str, str]]) -> None:
+    """Kafka's PartitionMovements.isSticky: per topic, no pair of members traded partitions
+    (one of them could have kept its own instead)."""
+    pairs = {(tp.topic, source, target) for tp, (source, target) in moves.items()}
+    for topic, source, target in pairs:
+        assert (topic, target, source) not in pairs, (
+            f"{topic}: partitions moved both ways between {source} and {target}: {dict(moves)}"
+        )

@@ -1,6 +1,7 @@
 """range and roundrobin held to Kafka's RangeAssignorTest and RoundRobinAssignorTest: valid,
-and static members (group.instance.id) ordered by instance id, ahead of dynamic ones, so that a
-static member's restart under a new member id changes nobody's assignment."""
+Kafka's exact layouts, and static members (group.instance.id) ordered by instance id, ahead of
+dynamic ones, so that a static member's restart under a new member id changes nobody's
+assignment."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import base64
 
 import pytest
 
-from groupcoord.client.assignors import assign_range, assign_roundrobin
+from groupcoord.client.assignors import TopicPartition, assign_range, assign_roundrobin
 from groupcoord.client.classic import ClassicMembership
 from groupcoord.client.transport import Transport
 from groupcoord.wire.consumer_protocol import Subscription, decode_assignment, encode_subscription
@@ -94,3 +95,84 @@ def test_the_leader_orders_by_the_instance_ids_of_the_join_response() -> None:
         for a in classic._leader_assignments(joined)
     }
     assert plans == {"b-member": {"t": [0, 1]}, "a-member": {"t": [2, 3]}}
+
+
+def layout(text: str) -> list[TopicPartition]:
+    """'t1-0, t2-1' as topic partitions."""
+    pairs = (tp.rsplit("-", 1) for tp in text.split(", "))
+    return [TopicPartition(topic, int(p)) for topic, p in pairs]
+
+
+T1, T2 = "topic1", "topic2"
+# (Kafka's test, counts, members' topics, range's answer, roundrobin's answer), members in
+# member-id order; Kafka's RangeAssignorTest and RoundRobinAssignorTest, without racks.
+LAYOUTS = {
+    "testOneConsumerNoTopic": ({}, {"c1": []}, {"c1": []}, {"c1": []}),
+    "testOneConsumerNonexistentTopic": ({}, {"c1": [T1]}, {"c1": []}, {"c1": []}),
+    "testOneConsumerOneTopic": (
+        {T1: 3},
+        {"c1": [T1]},
+        {"c1": tps(T1, 0, 1, 2)},
+        {"c1": tps(T1, 0, 1, 2)},
+    ),
+    "testOnlyAssignsPartitionsFromSubscribedTopics": (
+        {T1: 3, "other": 3},
+        {"c1": [T1]},
+        {"c1": tps(T1, 0, 1, 2)},
+        {"c1": tps(T1, 0, 1, 2)},
+    ),
+    "testOneConsumerMultipleTopics": (
+        {T1: 1, T2: 2},
+        {"c1": [T1, T2]},
+        {"c1": [*tps(T1, 0), *tps(T2, 0, 1)]},
+        {"c1": [*tps(T1, 0), *tps(T2, 0, 1)]},
+    ),
+    "testTwoConsumersOneTopicOnePartition": (
+        {T1: 1},
+        {"c1": [T1], "c2": [T1]},
+        {"c1": tps(T1, 0), "c2": []},
+        {"c1": tps(T1, 0), "c2": []},
+    ),
+    "testTwoConsumersOneTopicTwoPartitions": (
+        {T1: 2},
+        {"c1": [T1], "c2": [T1]},
+        {"c1": tps(T1, 0), "c2": tps(T1, 1)},
+        {"c1": tps(T1, 0), "c2": tps(T1, 1)},
+    ),
+    "testMultipleConsumersMixedTopics": (
+        {T1: 3, T2: 2},
+        {"c1": [T1], "c2": [T1, T2], "c3": [T1]},
+        {"c1": tps(T1, 0), "c2": [*tps(T1, 1), *tps(T2, 0, 1)], "c3": tps(T1, 2)},
+        {"c1": tps(T1, 0), "c2": [*tps(T1, 1), *tps(T2, 0, 1)], "c3": tps(T1, 2)},
+    ),
+    "testTwoConsumersTwoTopicsSixPartitions": (
+        {T1: 3, T2: 3},
+        {"c1": [T1, T2], "c2": [T1, T2]},
+        {"c1": [*tps(T1, 0, 1), *tps(T2, 0, 1)], "c2": [*tps(T1, 2), *tps(T2, 2)]},
+        {"c1": [*tps(T1, 0, 2), *tps(T2, 1)], "c2": [*tps(T1, 1), *tps(T2, 0, 2)]},
+    ),
+    "testCoPartitionedAssignmentWithSameSubscription (range only)": (
+        {"t1": 6, "t2": 6, "t3": 2, "t4": 2, "t5": 4, "t6": 4},
+        {m: [f"t{i}" for i in range(1, 10)] for m in ("c1", "c2", "c3")},
+        {
+            "c1": layout("t1-0, t1-1, t2-0, t2-1, t3-0, t4-0, t5-0, t5-1, t6-0, t6-1"),
+            "c2": layout("t1-2, t1-3, t2-2, t2-3, t3-1, t4-1, t5-2, t6-2"),
+            "c3": layout("t1-4, t1-5, t2-4, t2-5, t5-3, t6-3"),
+        },
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUTS))
+@pytest.mark.parametrize("assign", [assign_range, assign_roundrobin], ids=["range", "roundrobin"])
+def test_dynamic_members_get_kafkas_exact_layout(assign, case: str) -> None:
+    counts, topics, by_range, by_roundrobin = LAYOUTS[case]
+    expected = by_range if assign is assign_range else by_roundrobin
+    subs = {m: sub(t) for m, t in topics.items()}
+    plan = assign(subs, counts)
+    assert_valid(subs, counts, plan)
+    if expected is not None:  # else Kafka asserts a layout for the other assignor only
+        assert {m: sorted(parts) for m, parts in plan.items()} == {
+            m: sorted(parts) for m, parts in expected.items()
+        }

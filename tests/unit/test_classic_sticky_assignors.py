@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import random
 import struct
+import time
 
 import pytest
 
@@ -223,6 +224,26 @@ def test_a_moderately_large_group_is_valid_balanced_and_sticky() -> None:
     assert_balanced(again_subs, again)
     for member in members[1:]:
         assert set(again[member]) == set(plan[member])
+
+
+@pytest.mark.parametrize("assign", STICKY, ids=["sticky", "cooperative-sticky"])
+def test_a_large_cold_assignment_is_balanced_in_seconds_of_cpu_not_minutes(assign) -> None:
+    """Issue 43 point 7 at 30,000 partitions over 150 topics x 1,500 consumers (Kafka's
+    non-equal-subscription large test, scaled down; bench.assignors runs the full size): the
+    assignors grow roughly linearly in partitions, a fraction of a second here, where the
+    previous ones grew with partitions x consumers x topics (43 s of CPU at this size). CPU
+    time, not wall time: other processes on a busy machine do not count against it."""
+    topics = [f"t{i:03d}" for i in range(150)]
+    counts = dict.fromkeys(topics, 200)
+    subs = {f"c{i:04d}": Subscription(topics) for i in range(1500)}
+    subs["c1499"] = Subscription(topics[:1])
+    started = time.process_time()
+    plan = assign(subs, counts)
+    spent = time.process_time() - started
+    assert {len(parts) for parts in plan.values()} == {20}  # 30,000 / 1,500: balanced
+    assert len({tp for parts in plan.values() for tp in parts}) == 30_000
+    assert {tp.topic for tp in plan["c1499"]} == {"t000"}
+    assert spent < 5.0, f"{spent:.1f} s of CPU"
 
 
 def test_a_subscription_without_a_generation_takes_the_one_in_its_user_data() -> None:

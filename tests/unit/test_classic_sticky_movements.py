@@ -11,7 +11,7 @@ for cooperative-sticky that is after the follow-up round that hands over what wa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -24,7 +24,13 @@ from groupcoord.client.assignors import (
     assign_cooperative_sticky,
     assign_sticky,
 )
-from tests.support.classic_assignors import assert_balanced, assert_valid, sub
+from tests.support.classic_assignors import (
+    assert_balanced,
+    assert_no_swap_within_a_topic,
+    assert_valid,
+    moves_between,
+    sub,
+)
 
 COUNTS = {"a": 3, "b": 4, "c": 2, "d": 5}
 TOPICS = st.frozensets(st.sampled_from(sorted(COUNTS)), min_size=1)
@@ -105,24 +111,6 @@ class Group:
         subs = {m: sub(t, self.owned[m]) for m, t in self.topics.items()}
         assert_valid(subs, COUNTS, self.owned)
         assert_balanced(subs, self.owned)
-
-
-def moves_between(before: Owners, after: Owners) -> dict[TopicPartition, tuple[str, str]]:
-    return {
-        tp: (before[tp], owner)
-        for tp, owner in after.items()
-        if tp in before and before[tp] != owner
-    }
-
-
-def assert_no_swap_within_a_topic(moves: Mapping[TopicPartition, tuple[str, str]]) -> None:
-    """Kafka's PartitionMovements.isSticky: per topic, no pair of members traded partitions
-    (one of them could have kept its own instead)."""
-    pairs = {(tp.topic, source, target) for tp, (source, target) in moves.items()}
-    for topic, source, target in pairs:
-        assert (topic, target, source) not in pairs, (
-            f"{topic}: partitions moved both ways between {source} and {target}: {dict(moves)}"
-        )
 
 
 def run_rounds(

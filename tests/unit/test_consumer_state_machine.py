@@ -2,7 +2,8 @@
 subscriptions in random order; each change installs new targets from the server assignor
 (uniform or range, previous targets for stickiness, as the install does); members heartbeat
 through the core's reconciliation, acknowledging revocations or not, their responses sometimes
-lost. The clients are modelled too: a client consumes what a response assigned it and stops
+lost, their reports sometimes claiming a partition they do not have (a stale or conflicting
+claim). The clients are modelled too: a client consumes what a response assigned it and stops
 consuming a partition only when it acknowledges the revocation in its next heartbeat.
 
 After every step: no partition is held (assigned or pending revocation) by two members as the
@@ -25,6 +26,7 @@ from groupcoord.core.consumer.reconciliation import MemberAssignment, reconcile
 
 TOPICS = {"tA": 4, "tB": 3, "tC": 2}
 subscriptions = st.frozensets(st.sampled_from(sorted(TOPICS)), min_size=1)
+EVERY_PARTITION = sorted((t, p) for t, n in TOPICS.items() for p in range(n))
 
 
 @dataclass
@@ -94,7 +96,32 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         member_id = data.draw(st.sampled_from(sorted(self.members)))
         self._heartbeat(member_id, ack, report or ack, lost)
 
-    def _heartbeat(self, member_id: str, ack: bool, report: bool, lost: bool) -> None:
+    @precondition(lambda self: self.members)
+    @rule(data=st.data(), ack=st.booleans(), conflicting=st.booleans())
+    def heartbeat_with_a_stale_claim(
+        self, data: st.DataObject, ack: bool, conflicting: bool
+    ) -> None:
+        """A stale or conflicting claim (a zombie, or a client behind on what it gave up):
+        the report names a partition the client does not consume, often one another member
+        holds. The coordinator must go by what it assigned, not by what a member says."""
+        member_id = data.draw(st.sampled_from(sorted(self.members)))
+        held_elsewhere = sorted(
+            tp
+            for other, m in self.members.items()
+            if other != member_id
+            for tp in pairs(m.state.holds)
+        )
+        choices = held_elsewhere if conflicting and held_elsewhere else EVERY_PARTITION
+        self._heartbeat(member_id, ack, True, False, data.draw(st.sampled_from(choices)))
+
+    def _heartbeat(
+        self,
+        member_id: str,
+        ack: bool,
+        report: bool,
+        lost: bool,
+        claimed: tuple[str, int] | None = None,
+    ) -> None:
         member = self.members[member_id]
         if ack:
             member.consuming = intersect(member.consuming, member.told)
@@ -103,6 +130,8 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         for other_id in asked - {member_id}:
             others = union(others, self.members[other_id].state.holds)
         owned = member.consuming if report else None
+        if owned is not None and claimed is not None:
+            owned = union(owned, {claimed[0]: frozenset({claimed[1]})})
         member.state = reconcile(member.state, self.epoch, member.target, owned, others)
         if not lost:
             member.told = member.state.assigned

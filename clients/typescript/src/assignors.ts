@@ -473,16 +473,21 @@ export function decodeStickyUserData(data: Uint8Array): { partitions: Map<string
   }
 }
 
-/** An eager sticky member's previous assignment (from its userData) as what it owns. */
+/** What an eager sticky member owns and its generation, from its userData alone (Kafka's
+ * StickyAssignor): it revoked everything before joining, so its subscription's ownedPartitions
+ * are not its previous assignment, whatever they say. No userData, or one that cannot be read,
+ * is no claim. */
 export function withStickyMemory(sub: Subscription): Subscription {
-  if (sub.ownedPartitions.size > 0 || sub.userData === null || sub.userData.length === 0) return sub;
-  try {
-    const { partitions, generation } = decodeStickyUserData(sub.userData);
-    return { ...sub, ownedPartitions: partitions, generationId: generation };
-  } catch (error) {
-    if (error instanceof ConsumerProtocolError) return sub;
-    throw error;
+  let ownedPartitions = new Map<string, number[]>();
+  let generationId = -1;
+  if (sub.userData !== null && sub.userData.length > 0) {
+    try {
+      ({ partitions: ownedPartitions, generation: generationId } = decodeStickyUserData(sub.userData));
+    } catch (error) {
+      if (!(error instanceof ConsumerProtocolError)) throw error;
+    }
   }
+  return { ...sub, ownedPartitions, generationId };
 }
 
 // --- the cooperative sticky assignor's generation ---

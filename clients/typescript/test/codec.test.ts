@@ -112,6 +112,13 @@ const SCENARIOS: Array<{ name: string; members: Record<string, Member>; partitio
     members: { a: { topics: ["t"], stickyMemory: { t: [3, 4, 5] } }, b: { topics: ["t"], stickyMemory: { t: [0, 1, 2] } }, c: { topics: ["t"] } },
     partitions: { t: 6 },
   },
+  {
+    // Kafka's StickyAssignorTest.testMemberDataWithInconsistentData: an eager sticky member's
+    // claim is its userData alone, whatever its subscription's ownedPartitions say.
+    name: "eager sticky members whose ownedPartitions disagree with their userData",
+    members: { a: { topics: ["t"], owned: { t: [0, 1] }, generation: 5, stickyMemory: { t: [2, 3] } }, b: { topics: ["t"], stickyMemory: { t: [0, 1] } } },
+    partitions: { t: 4 },
+  },
 ];
 
 function tsPlan(assignor: string, scenario: (typeof SCENARIOS)[number]): Record<string, Array<[string, number]>> {
@@ -159,6 +166,11 @@ print(json.dumps(out))`,
     assert.equal(plan.a?.length, 3, "the owner keeps its share");
     assert.deepEqual(plan.b, [], "the newcomer got a partition its owner still holds");
     assert.equal(tsPlan("sticky", scenario).b?.length, 3, "eager sticky moves them in one round");
+  });
+
+  it("sticky takes an eager member's claim from its userData alone", () => {
+    const scenario = SCENARIOS.find((s) => s.name.startsWith("eager sticky members whose")) as (typeof SCENARIOS)[number];
+    assert.deepEqual(tsPlan("sticky", scenario), { a: [["t", 2], ["t", 3]], b: [["t", 0], ["t", 1]] });
   });
 
   it("cooperative-sticky hands out nothing a member still holds: a dropped topic, a doubly claimed partition", () => {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import replace
 from typing import Protocol
 
@@ -153,13 +154,15 @@ def decode_sticky_user_data(data: bytes) -> tuple[dict[str, list[int]], int]:
 
 
 def with_sticky_memory(subscription: Subscription) -> Subscription:
-    """An eager sticky member's previous assignment (from its userData) as what it owns."""
-    if subscription.owned_partitions or not subscription.user_data:
-        return subscription
-    try:
-        owned, generation = decode_sticky_user_data(subscription.user_data)
-    except ConsumerProtocolError:
-        return subscription
+    """What an eager sticky member owns and its generation, from its userData alone (Kafka's
+    StickyAssignor): it revoked everything before joining, so its subscription's
+    ownedPartitions are not its previous assignment, whatever they say. No userData, or one
+    that cannot be read, is no claim."""
+    owned: dict[str, list[int]] = {}
+    generation = -1
+    if subscription.user_data:
+        with suppress(ConsumerProtocolError):
+            owned, generation = decode_sticky_user_data(subscription.user_data)
     return replace(subscription, owned_partitions=owned, generation_id=generation)
 
 
