@@ -83,10 +83,10 @@ class Worker:
     def __init__(self, url: str, group: str, topic: str, kinesis: Any) -> None:
         self.batches: dict[int, list[float]] = {}  # partition -> when each batch came
         self.stop = threading.Event()
+        # The client's defaults (GetRecords 1 s apart): a shard handed over is read at once.
         self.consumer = Timed(
-            url, group, topic, self._handle, kinesis=kinesis, fetch_interval_s=0.2,
-            session_timeout_ms=SESSION_MS,
-        )  # fmt: skip
+            url, group, topic, self._handle, kinesis=kinesis, session_timeout_ms=SESSION_MS
+        )
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -128,33 +128,43 @@ class ExampleWorker:
         self.process.wait(timeout=30)
 
 
-def _until(condition: Callable[[], Any], timeout_s: float = 120.0) -> Any:
+def _until(condition: Callable[[], Any], timeout_s: float = 120.0, pause_s: float = 0.02) -> Any:
     deadline = time.monotonic() + timeout_s
     while not (found := condition()):
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met")
-        time.sleep(0.02)
+        time.sleep(pause_s)
     return found
 
 
 class Producer:
-    """A record on every shard about every 20 ms (one partition key per shard's hash range)."""
+    """A record on every open shard about every 20 ms (one partition key per shard's hash
+    range), in one PutRecords a round; the shards listed again every LIST_EVERY_S (a split
+    opens children). One call a round, not one per shard and a ListShards: the producer runs
+    in the process of the worker that is timed, and its boto3 calls took that worker's CPU."""
+
+    LIST_EVERY_S = 1.0
 
     def __init__(self, kinesis: Any, arn: str) -> None:
         self.kinesis, self.arn, self.stop = kinesis, arn, threading.Event()
         threading.Thread(target=self._run, daemon=True).start()
 
+    def _open_hash_keys(self) -> list[str]:
+        shards = self.kinesis.list_shards(StreamARN=self.arn)["Shards"]
+        return [
+            s["HashKeyRange"]["StartingHashKey"]
+            for s in shards
+            if "EndingSequenceNumber" not in s["SequenceNumberRange"]
+        ]
+
     def _run(self) -> None:
+        listed_at, hash_keys = 0.0, []
         while not self.stop.is_set():
-            for shard in self.kinesis.list_shards(StreamARN=self.arn)["Shards"]:
-                if "EndingSequenceNumber" in shard["SequenceNumberRange"]:
-                    continue
-                self.kinesis.put_record(
-                    StreamARN=self.arn,
-                    PartitionKey="k",
-                    ExplicitHashKey=shard["HashKeyRange"]["StartingHashKey"],
-                    Data=b"x",
-                )
+            if time.monotonic() - listed_at >= self.LIST_EVERY_S:
+                listed_at, hash_keys = time.monotonic(), self._open_hash_keys()
+            records = [{"PartitionKey": "k", "ExplicitHashKey": h, "Data": b"x"} for h in hash_keys]
+            if records:
+                self.kinesis.put_records(StreamARN=self.arn, Records=records)
             time.sleep(0.02)
 
 
@@ -191,7 +201,8 @@ def moves(
         _until(lambda: len(b.owned()) == 1)
         (moved,) = {0, 1} - b.owned()
         seen = checkpoint(api, group, topic, moved)
-        _until(lambda: checkpoint(api, group, topic, moved) != seen)  # A reads it now
+        # A reads it now (offset-fetch 10 a second: the coordinator serves the workers too).
+        _until(lambda: checkpoint(api, group, topic, moved) != seen, pause_s=0.1)
         if at_random:
             time.sleep(random.uniform(0.0, HEARTBEAT_S))
         stopped = a.signal(signal.SIGKILL if kill else signal.SIGTERM)

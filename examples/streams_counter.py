@@ -25,7 +25,6 @@ import json
 import os
 import signal
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from groupcoord.client import StreamsMember, StreamsTasks
 from groupcoord.client.transport import Transport
 
 SUBTOPOLOGY = "0"
+IDLE_S = 0.1  # the longest pause between rounds without input (standbys tail their changelog)
 
 
 def topology(topic: str, app: str) -> dict[str, Any]:
@@ -145,10 +145,11 @@ class Counter:
         self.member.commit({(self.topic, partition): store.input_offset})
         return len(records) - store.input_offset
 
-    def step(self) -> bool:
-        """One round: heartbeat, process the active tasks, warm the others, report offsets.
-        True while input is left."""
-        tasks = self.member.poll()
+    def step(self, wait_s: float = 0.0) -> bool:
+        """One round: heartbeat (waiting up to `wait_s` for one to be due, or for a push
+        notice), process the active tasks, warm the others, report offsets. True while input
+        is left."""
+        tasks = self.member.poll(wait_s)
         left = sum(self.process(p) for p in sorted(tasks.active.get(SUBTOPOLOGY, ())))
         warm = {*tasks.standby.get(SUBTOPOLOGY, ()), *tasks.warmup.get(SUBTOPOLOGY, ())}
         for p in sorted(warm):
@@ -163,11 +164,13 @@ class Counter:
     def run(self) -> int:
         server = self.serve()
         try:
+            more = True
             while self.running:
-                more = self.step()
+                # Input left: on at once. Else the next round waits in poll(), which returns as
+                # a notice's heartbeat is answered: a task moved here is served right away.
+                more = self.step(0.0 if more else IDLE_S)
                 if self.args.once and not more and self.member.tasks.active:
                     break
-                time.sleep(0.1)
         finally:
             self.member.close()
             server.shutdown()

@@ -9,15 +9,18 @@ from __future__ import annotations
 import threading
 import time
 
+import boto3
 from aws_kinesis_agg.aggregator import RecordAggregator
 
 from groupcoord.cli import main
-from groupcoord.client import GroupMember
-from groupcoord.client.kinesis_shard import StartAt
+from groupcoord.client import GroupMember, TopicPartition
+from groupcoord.client.kinesis import KinesisConsumer, KinesisRecord
+from groupcoord.client.kinesis_shard import FETCH_INTERVAL_S, StartAt
 from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.kinesis import (
     FAST_LOOP_SETTINGS,
+    REGION,
     Streams,
     deployment_fixture,
     fetched_position,
@@ -206,3 +209,42 @@ def test_a_latest_group_reads_a_shard_from_its_start_whoever_opens_it(
     finally:
         later.close()
     assert later.data() == ["after"]
+
+
+def test_a_shard_handed_over_is_read_first_in_the_step_that_opens_it(
+    deployed: tuple[Api, Store], streams: Streams, kinesis_endpoint: str
+) -> None:
+    """A handoff waits on the shard's new owner: the step that opens it reads it before the
+    shards the consumer had (due again too), not after them."""
+    api, _ = deployed
+    arn = streams.create(2)
+    topic = new_topic(api, arn)
+    shards = streams.client.list_shards(StreamARN=arn)["Shards"]
+    hash_keys = [s["HashKeyRange"]["StartingHashKey"] for s in shards]
+    group = group_name()
+    leaving = Running(api, group, topic, kinesis_endpoint)
+    read: list[int] = []
+
+    def handle(tp: TopicPartition, records: list[KinesisRecord]) -> None:
+        read.append(tp.partition)
+
+    kinesis = boto3.client("kinesis", endpoint_url=kinesis_endpoint, region_name=REGION)
+    stepped = KinesisConsumer(api.base_url, group, topic, handle, kinesis=kinesis)
+    try:
+        deadline = time.monotonic() + 60
+        while len(stepped.member.assignment()) != 1 or len(leaving.owned()) != 1:
+            assert time.monotonic() < deadline, "a shard each"
+            stepped.step()
+            time.sleep(0.05)
+        (kept,) = {tp.partition for tp in stepped.member.assignment()}
+        leaving.close()  # commits and leaves: its shard moves to `stepped`
+        for hash_key in hash_keys:  # a record on each shard, after the leaver's last read
+            put(streams, arn, "r", hash_key=hash_key)
+        assert stepped.member.wait_for_work(30), "the leaver's shard assigned"
+        time.sleep(FETCH_INTERVAL_S + 0.2)  # the kept shard is due again as well
+        read.clear()
+        stepped.step()
+    finally:
+        leaving.close()
+        stepped.close()
+    assert read == [1 - kept, kept], read

@@ -162,6 +162,23 @@ def test_a_dropped_socket_expires_the_member_after_the_grace(serve: str) -> None
     assert member.heartbeat()["errorCode"] == 25  # UNKNOWN_MEMBER_ID: expired
 
 
+def test_the_others_are_told_to_heartbeat_as_the_grace_ends(serve: str) -> None:
+    """Not a whole grace after the notice: `$disconnect`'s own writes (several DynamoDB calls)
+    took some of it, and a survivor that waited the whole grace again would come that much
+    after the expiry is due."""
+    member, url = grace_case(serve)
+    survivor = Member(member.api, member.group, topics=[member.topics[0]])
+    survivor.join()
+    with open_socket(url, member.group, survivor.member_id, "User:alice") as socket:
+        socket.send(json.dumps({"action": "ping"}))
+        assert next_notice(socket, 5) == {"type": "pong"}
+        drop(current_socket(url, member.group, member.member_id, "User:alice"))
+        notice = next_notice(socket, PUSHED_S)
+        while "afterMs" not in notice:  # the join's notices first
+            notice = next_notice(socket, PUSHED_S)
+    assert 0 < notice["afterMs"] < GRACE_S * 1000, notice
+
+
 def test_an_orderly_close_starts_no_grace(serve: str) -> None:
     """A client that closes its socket (1000) has left, or moved its socket: no crash."""
     member, url = grace_case(serve)

@@ -18,6 +18,7 @@ from groupcoord.core.push import (
     DEFERRED_NOTICE_MIN_MS,
     classic_notice_due,
     deferred_install_wait_ms,
+    grace_notice_after_ms,
     streams_notice_due,
     topic_change_notice_due,
 )
@@ -115,3 +116,10 @@ def test_streams_notices(
     shutdown_before: str | None, shutdown_after: str | None, held_after: TasksTuple, due: bool
 ) -> None:
     assert streams_notice_due(shutdown_before, shutdown_after, HELD, held_after) is due
+
+
+def test_a_grace_notice_asks_for_what_is_left_of_the_grace() -> None:
+    # The grace ends at NOW + 1000; the `$disconnect`'s writes took 180 ms of it.
+    assert grace_notice_after_ms(NOW + 1_000, NOW + 180) == 820
+    assert grace_notice_after_ms(NOW + 1_000, NOW + 1_000) == 0
+    assert grace_notice_after_ms(NOW + 1_000, NOW + 1_400) == 0  # over already: at once

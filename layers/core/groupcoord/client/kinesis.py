@@ -165,10 +165,14 @@ class KinesisConsumer:
         """One round: poll the group, open new shards, fetch the due ones, commit if due."""
         owned = {tp for tp in self.member.poll(0.0) if tp.topic == self.topic}
         self._finished &= owned
-        for tp in sorted(owned - set(self._shards) - self._finished):
+        opened = sorted(owned - set(self._shards) - self._finished)
+        for tp in opened:
             self._open(tp)
         now = time.monotonic()
-        for shard in list(self._shards.values()):
+        # The shards just handed over first: their records waited through the handoff, and
+        # whoever handed them over waits on them (the others were read a moment ago).
+        first = [self._shards[tp] for tp in opened if tp in self._shards]
+        for shard in first + [s for s in self._shards.values() if s not in first]:
             if shard.reader.due_at <= now and shard.partition in self._shards:
                 self._fetch(shard)
         if time.monotonic() - self._last_commit >= self.commit_interval_s:

@@ -528,7 +528,9 @@ class GroupMember:
 
     def _reconcile_consumer(self) -> None:
         """Move to the assignment the coordinator sent: revoke what is gone, take what is new,
-        and acknowledge at once (the next owner of a revoked partition is waiting for it)."""
+        and acknowledge at once: here after a revocation (the next owner of a revoked
+        partition is waiting for it), else on the heartbeat thread, so that poll() hands the
+        new partitions over without waiting for the acknowledgement's answer."""
         target = self._pending_target
         self._pending_target = None
         if target is None:
@@ -541,7 +543,10 @@ class GroupMember:
         self._owned = set(target)
         if added:
             self._call_listener(self.listener.on_partitions_assigned, added)
-        self._consumer_heartbeat()
+        if revoked:
+            self._consumer_heartbeat()
+        else:
+            self.heartbeat_soon()
 
     def _consumer_heartbeat(self, timeout_s: float | None = None) -> None:
         consumer = self._consumer

@@ -28,6 +28,14 @@ def classic_notice_due(before: ClassicGroup, after: ClassicGroup) -> bool:
     return starts or synced
 
 
+def grace_notice_after_ms(grace_until_ms: int, now_ms: int) -> int:
+    """How long after a disconnect grace's notice the other members should heartbeat: what is
+    left of the grace as the notice goes (`$disconnect`'s own writes took some of it), so their
+    heartbeat, the request that expires the member, comes as the grace ends and not that
+    much later; 0 (at once) once it has ended."""
+    return max(0, grace_until_ms - now_ms)
+
+
 def deferred_install_wait_ms(
     group: ConsumerGroup, now_ms: int, interval_ms: int, *, first_change: bool
 ) -> int | None:

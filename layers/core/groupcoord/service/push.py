@@ -11,8 +11,9 @@ here is logged and swallowed; a gone connection's item is deleted.
 `$disconnect` of a member's current connection, closed as a dead process's socket is (no close
 frame), starts a short grace: its session deadline is
 brought forward to now + grace (and the group's `dl` with it), and the other members are told
-to heartbeat after the grace; the first request past it expires the member as at its session's
-end. A reconnect or a heartbeat within the grace restores the session. No Lambda sleeps.
+to heartbeat as the grace ends (`afterMs`: what is left of it); the first request past it
+expires the member as at its session's end. A reconnect or a heartbeat within the grace
+restores the session. No Lambda sleeps.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..core.acls import AclOperation
 from ..core.principals import ANONYMOUS
-from ..core.push import topic_change_notice_due
+from ..core.push import grace_notice_after_ms, topic_change_notice_due
 from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
 from ..observability import logger
 from ..store.push import GONE_SPARED_MS, ConnectionGone, PushConnection
@@ -168,11 +169,12 @@ def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: 
     store.push.clear_connected(closed)  # its renewals back to an unconnected member's
     if not crashed:
         return
-    grace = store.settings.push_disconnect_grace_ms
-    started = store.push.start_grace(closed.group_id, closed.member_id, now_ms + grace)
+    until_ms = now_ms + store.settings.push_disconnect_grace_ms
+    started = store.push.start_grace(closed.group_id, closed.member_id, until_ms)
     logger.info(
         "push disconnect grace " + ("started" if started else "not started"),
         extra={"groupId": closed.group_id, "memberId": closed.member_id},
     )
     if started:
-        notify_members(store, closed.group_id, None, after_ms=grace, skip=closed.member_id)
+        after_ms = grace_notice_after_ms(until_ms, store.clock.now_ms())
+        notify_members(store, closed.group_id, None, after_ms=after_ms, skip=closed.member_id)
