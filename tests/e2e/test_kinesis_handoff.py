@@ -2,8 +2,8 @@
 and a coordinator at the default 5 s heartbeat: children once their parent's end is
 committed (the consumer heartbeats at once, not at its interval), and a shard a stopped worker
 left (opened as soon as the assignment arrives, not when the consumer's own GetRecords pause
-is over). Both consumers pause 30 s between empty fetches, so a start that waited on the
-pause would show."""
+is over). The consumers pause between empty fetches (30 s; 10 s in the children's test), well
+beyond each test's bound on a start, so a start that waited on the pause would show."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ from tests.support.kinesis import (
 
 HEARTBEAT_S = 5.0
 PAUSE_S = 30.0  # the consumers' fetch_interval_s: far longer than any start below
+# The children's test waits out one pause on the parent before its end shows (its last fetch
+# found nothing yet): a shorter one there, still four times that test's bound on a start.
+CHILDREN_PAUSE_S = 10.0
 SETTINGS = {
     "groupcoord.kinesis.shard.sync.interval.ms": "60000",
     "group.consumer.heartbeat.interval.ms": str(int(HEARTBEAT_S * 1000)),
@@ -38,13 +41,15 @@ streams = streams_fixture()
 class Worker:
     """A KinesisConsumer run on its thread, noting when each partition's records came."""
 
-    def __init__(self, api: Api, group: str, topic: str, streams: Streams) -> None:
+    def __init__(
+        self, api: Api, group: str, topic: str, streams: Streams, pause_s: float = PAUSE_S
+    ) -> None:
         self.came: dict[int, list[float]] = {}
         self.failures: list[BaseException] = []
         self.stop = threading.Event()
         self.consumer = KinesisConsumer(
             api.base_url, group, topic, self._handle, kinesis=streams.client,
-            fetch_interval_s=PAUSE_S,
+            fetch_interval_s=pause_s,
         )  # fmt: skip
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -115,7 +120,7 @@ def test_children_start_at_once_after_their_parent_s_end(
     arn = streams.create(1)
     topic = new_topic(api, arn)
     producer = Producer(streams, arn, lambda i: True)
-    worker = Worker(api, f"g-{time.monotonic_ns()}", topic, streams)
+    worker = Worker(api, f"g-{time.monotonic_ns()}", topic, streams, CHILDREN_PAUSE_S)
     try:
         until(lambda: worker.first(lambda p: p == 0), [worker])
         streams.split(arn, streams.shards(arn)[0]["ShardId"])
@@ -136,14 +141,16 @@ def test_a_shard_handed_over_is_opened_as_soon_as_it_is_assigned(
     arn = streams.create(2)
     topic = new_topic(api, arn)
     group = f"g-{time.monotonic_ns()}"
+    # Records on both shards before the workers start, so that each one's first GetRecords
+    # (at once) finds some: a 30 s pause follows every read. Once the group settled, records on
+    # the shard that moves only.
+    moving: list[int] = []
+    producer = Producer(streams, arn, lambda i: not moving or i == moving[0])
     a, b = Worker(api, group, topic, streams), Worker(api, group, topic, streams)
-    producer = None
     try:
         until(lambda: len(a.owned()) == len(b.owned()) == 1, [a, b])
         (moved,) = a.owned()
-        # Records only on the shard that moves: the survivor's own shard stays empty, so its
-        # loop would sleep its whole pause.
-        producer = Producer(streams, arn, lambda i: i == moved)
+        moving.append(moved)
         until(lambda: a.first(lambda p: p == moved), [a, b])
         stopped = time.monotonic()
         a.close()  # commits and leaves
@@ -151,7 +158,6 @@ def test_a_shard_handed_over_is_opened_as_soon_as_it_is_assigned(
         # The survivor hears of it at its next heartbeat, then opens it at once.
         assert took < HEARTBEAT_S + 1.5, f"handed over in {took:.2f} s"
     finally:
-        if producer is not None:
-            producer.close()
+        producer.close()
         a.close()
         b.close()
