@@ -136,7 +136,10 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
             batched = batched and not matter
         if group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group, batched)
-            notify_deferred_install(self.ctx.store, group, self.request.member_id)
+            if self.request.member_epoch > 0:
+                # A member's heartbeat (not a join or a leave, answered anyway: a join that
+                # bumps the epoch tells every member after its write, install()).
+                notify_deferred_install(self.ctx.store, group, self.request.member_id)
         return group
 
     def ensure_target(self, group: ConsumerGroup) -> object:
