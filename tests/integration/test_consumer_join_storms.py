@@ -32,7 +32,7 @@ from tests.support.consumer import unique
 INTERVAL_MS = 4_000
 
 
-def batching(store: Store, interval_ms: int = INTERVAL_MS, first_delay_ms: int = 250) -> Store:
+def batching(store: Store, interval_ms: int = INTERVAL_MS, first_delay_ms: int = 400) -> Store:
     overrides = {
         "group.consumer.assignment.interval.ms": str(interval_ms),
         "groupcoord.consumer.first.assignment.delay.ms": str(first_delay_ms),

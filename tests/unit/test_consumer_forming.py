@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
-from groupcoord.core.consumer.forming import FIRST_TARGET_HOLD_MAX_MS, first_target_held_until
+from groupcoord.core.consumer.forming import (
+    FIRST_TARGET_HOLD_MAX_MS,
+    FIRST_TARGET_POLL_MS,
+    first_target_held_until,
+    first_target_wait_ms,
+)
 from groupcoord.core.consumer.model import ConsumerGroup
 from groupcoord.core.rebalances import JOIN, RebalanceRecord
 
@@ -47,3 +52,12 @@ def test_only_a_group_that_never_had_a_target_is_held() -> None:
     # A group item written before the epoch's moves were recorded: its creation counts.
     unrecorded = ConsumerGroup("g", group_epoch=1, member_count=1, created_at_ms=CREATED)
     assert first_target_held_until(unrecorded, CREATED, DELAY) == CREATED + DELAY
+
+
+def test_a_join_waiting_for_the_first_target_reads_again_when_the_hold_ends() -> None:
+    group = forming(CREATED, CREATED + 100)
+    assert first_target_wait_ms(group, CREATED + 120, DELAY) == 230  # at CREATED + 350
+    # Past the hold (or with none), soon: another request's install may be running.
+    assert first_target_wait_ms(group, CREATED + 340, DELAY) == FIRST_TARGET_POLL_MS
+    assert first_target_wait_ms(group, CREATED + 400, DELAY) == FIRST_TARGET_POLL_MS
+    assert first_target_wait_ms(group, CREATED + 120, 0) == FIRST_TARGET_POLL_MS

@@ -18,6 +18,8 @@ from __future__ import annotations
 from .model import ConsumerGroup
 
 FIRST_TARGET_HOLD_MAX_MS = 2_000
+# How often a join waiting for its group's first target looks again once the hold is over.
+FIRST_TARGET_POLL_MS = 50
 
 
 def first_target_held_until(group: ConsumerGroup, now_ms: int, delay_ms: int) -> int | None:
@@ -30,3 +32,12 @@ def first_target_held_until(group: ConsumerGroup, now_ms: int, delay_ms: int) ->
     last_change = group.rebalances[-1].at_ms if group.rebalances else group.created_at_ms
     until = min(last_change + delay_ms, group.created_at_ms + FIRST_TARGET_HOLD_MAX_MS)
     return until if until > now_ms else None
+
+
+def first_target_wait_ms(group: ConsumerGroup, now_ms: int, delay_ms: int) -> int:
+    """How long a join waiting for `group`'s first target (as read at `now_ms`) sleeps before
+    it reads the group again: until the hold ends (a later join may extend it: the next read
+    tells), and FIRST_TARGET_POLL_MS at least (another request's install may be running).
+    Joins that wait out the hold together read the group a few times, not every 50 ms."""
+    until = first_target_held_until(group, now_ms, delay_ms)
+    return max(FIRST_TARGET_POLL_MS, 0 if until is None else until - now_ms)

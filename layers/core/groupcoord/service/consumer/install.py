@@ -42,6 +42,7 @@ from ...core.consumer.model import ConsumerGroup
 from ...core.lag import group_lags
 from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
+from ...settings import Settings
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.store import Store
 from ..authorization import describable_by
@@ -84,16 +85,23 @@ def ensure_target_installed(
     is (that install, or a later request, covers our bump)."""
     cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
-    delay = store.settings.consumer_first_assignment_delay_ms
+    delay = first_assignment_delay_ms(store.settings) if batched else 0
 
     def held_back(g: ConsumerGroup, now: int) -> bool:
-        # A new group's first target waits for the members joining with the first one,
-        # when installs are batched at all (an interval of 0 installs at every change).
-        held = first_target_held_until(g, now, delay if interval > 0 else 0)
-        forming = batched and held is not None
+        # A new group's first target waits for the members joining with the first one.
+        forming = first_target_held_until(g, now, delay) is not None
         return forming or is_held_back(g, now, batched, interval)
 
     return install_if_due(store, cs, group, held_back, lambda g, now: install(store, cs, g, now))
+
+
+def first_assignment_delay_ms(settings: Settings) -> int:
+    """How long a new group's first target waits for more joins (core/consumer/forming.py):
+    `groupcoord.consumer.first.assignment.delay.ms`, when installs are batched at all (an
+    assignment interval of 0 installs at every change, the first one included)."""
+    if settings.group_consumer_assignment_interval_ms <= 0:
+        return 0
+    return settings.consumer_first_assignment_delay_ms
 
 
 def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str | None) -> None:
