@@ -13,7 +13,6 @@ from groupcoord.client.push import (
     BACKOFF_CAP_S,
     BACKOFF_FIRST_S,
     PING_INTERVAL_S,
-    PushChannel,
     ping_pause_s,
     reconnect_pause_s,
 )
@@ -84,16 +83,3 @@ def test_a_notice_asks_for_a_beat_at_once_and_a_second_look() -> None:
     assert push.next_beat() == 101.5
     assert push.due_beat(200.0) == 101.5  # those due together are one beat
     assert push.next_beat() == math.inf
-
-
-def test_the_first_pong_after_connecting_asks_for_a_beat_once() -> None:
-    # A notice posted during the handshake (after `$connect`, before the socket takes posts)
-    # is lost: the first pong shows posts reach the socket now, so the member looks again.
-    beats: list[float] = []
-    channel = PushChannel("ws://127.0.0.1:1", "g", lambda: "m", beats.append)
-    channel._awaiting_first_pong = True  # as _session sets it when it sends its first ping
-    channel._handle('{"type": "pong"}')
-    assert beats == [0.0]
-    channel._handle('{"type": "pong"}')  # later pings' pongs ask for nothing
-    channel._handle('{"type": "heartbeat", "groupId": "g", "afterMs": 250}')
-    assert beats == [0.0, 0.25]

@@ -80,7 +80,6 @@ class PushChannel:
         self._connected = threading.Event()
         self._socket: Any = None
         self._fell_back = False
-        self._awaiting_first_pong = False
         self._thread = threading.Thread(target=self._run, name=f"push-{group_id}", daemon=True)
 
     @property
@@ -154,7 +153,6 @@ class PushChannel:
             self._socket = socket
             # A first ping makes this socket its member's current one whatever order the
             # coordinator recorded the connects in (a connect that timed out, then a retry).
-            self._awaiting_first_pong = True
             socket.send(json.dumps({"action": "ping"}))
             self._connected.set()
             if self._fell_back:
@@ -185,13 +183,7 @@ class PushChannel:
         except ValueError:
             return
         log.debug("push: notice %s", notice)
-        if isinstance(notice, dict) and notice.get("type") == "pong" and self._awaiting_first_pong:
-            # The coordinator now delivers to this socket: a notice posted while its handshake
-            # was still going on (after `$connect`, before the socket could take posts) was
-            # answered Gone and is lost. Look again now rather than at the second look.
-            self._awaiting_first_pong = False
-            self._on_notice(0.0)
-        elif isinstance(notice, dict) and notice.get("type") == "heartbeat":
+        if isinstance(notice, dict) and notice.get("type") == "heartbeat":
             after_ms = notice.get("afterMs")
             delay = after_ms / 1000 if isinstance(after_ms, int) and 0 < after_ms < 60_000 else 0
             self._on_notice(delay)
