@@ -3,7 +3,7 @@ Local and every member an OS process of its own (bench/push_member.py: the Pytho
 GroupMember as a user runs it), so that a SIGKILL is a real one and the dead member's socket
 closes as a dead process's does. Push on (serve's default) and off (`serve --no-push`) side by
 side, at the coordinator's default settings (5 s heartbeat, 45 s session, 1 s disconnect
-grace), `--runs` runs each of:
+grace), `--runs` runs each (after one untimed run: the engines' warm-up) of:
 
 - cold start: `--members` members join a new group of `--partitions` partitions at once, until
   it is balanced (every partition owned by one member, each member its share);
