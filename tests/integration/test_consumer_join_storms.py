@@ -1,11 +1,14 @@
 """What keeps a storm of joins cheap. Target installs batched in time (Kafka's KIP-1263,
-`group.consumer.assignment.interval.ms`): a group's first target is installed at once; a bump
-within the interval after an install waits for a request after it, and one install then covers
-every bump made meanwhile. An expiry scan keeps its result when a join lands between its member
-read and its write (else its claim runs out and the next request reads every member again)."""
+`group.consumer.assignment.interval.ms`): a group's first target waits until no member joined
+for `groupcoord.consumer.first.assignment.delay.ms`, so that members joining together share it;
+a bump within the interval after an install waits for a request after it, and one install then
+covers every bump made meanwhile. An expiry scan keeps its result when a join lands between its
+member read and its write (else its claim runs out and the next request reads every member
+again)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 
@@ -29,8 +32,11 @@ from tests.support.consumer import unique
 INTERVAL_MS = 4_000
 
 
-def batching(store: Store, interval_ms: int = INTERVAL_MS) -> Store:
-    overrides = {"group.consumer.assignment.interval.ms": str(interval_ms)}
+def batching(store: Store, interval_ms: int = INTERVAL_MS, first_delay_ms: int = 400) -> Store:
+    overrides = {
+        "group.consumer.assignment.interval.ms": str(interval_ms),
+        "groupcoord.consumer.first.assignment.delay.ms": str(first_delay_ms),
+    }
     return Store(store.dynamo, Settings.from_mapping(overrides, base=store.settings))
 
 
@@ -67,7 +73,8 @@ def test_joins_within_the_interval_share_one_install_after_it(service_store: Sto
 
     first = join(store, group, topic, "m-0")
     started = time.monotonic()
-    assert (first["memberEpoch"], partitions(first)) == (1, 12)  # the first target: at once
+    # The first target, once no other member joined for the delay.
+    assert (first["memberEpoch"], partitions(first)) == (1, 12)
     joiners = [join(store, group, topic, f"m-{i}") for i in range(1, 6)]
     if time.monotonic() - started < INTERVAL_MS / 1000:
         # Five bumps, no install: the joiners are in, at the target epoch, holding nothing.
@@ -82,6 +89,30 @@ def test_joins_within_the_interval_share_one_install_after_it(service_store: Sto
         heartbeat(store, body)
         time.sleep(0.1)
     assert group_epochs(store, group) == (6, 6)
+
+
+def test_members_joining_a_new_group_together_share_its_first_target(
+    service_store: Store,
+) -> None:
+    # The longest hold, so that the second join surely lands within it on a busy machine.
+    store = batching(service_store, first_delay_ms=2_000)
+    topic, group = unique("t"), unique("g")
+    store.topics.create(TopicRecord(topic, new_topic_id(), 12), now_ms=0)
+    answers: dict[str, dict] = {}
+    first = threading.Thread(
+        target=lambda: answers.update({"m-0": join(store, group, topic, "m-0")})
+    )
+    first.start()
+    deadline = time.monotonic() + 10
+    while store.dynamo.get(schema.group_key(group), consistent=True) is None:
+        assert time.monotonic() < deadline and first.is_alive(), answers
+        time.sleep(0.01)
+    answers["m-1"] = join(store, group, topic, "m-1")
+    first.join(timeout=10)
+    # One install for both: neither was ever given a partition the other must take back
+    # (before, the first join's answer gave it all 12 at epoch 1).
+    assert group_epochs(store, group) == (2, 2)
+    assert [(a["memberEpoch"], partitions(a)) for a in answers.values()] == [(2, 6), (2, 6)]
 
 
 def test_without_an_interval_every_join_installs(service_store: Store) -> None:

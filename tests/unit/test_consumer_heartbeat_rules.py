@@ -285,6 +285,34 @@ def test_a_joiner_whose_target_an_unfinished_install_wrote_takes_the_epoch_in_fo
     assert p.after is holding.assignment and not p.sends_assignment
 
 
+def test_a_revocation_done_while_an_install_is_unfinished_is_not_lost() -> None:
+    # Asked to revoke 1 (for the target of epoch 4), the member revokes it; its heartbeat
+    # saying so comes while the next install (epoch 5) has written its target but not
+    # flipped yet. The revocation is recorded (the partition released for whoever waits on
+    # it); the member keeps its epoch and what it is assigned until that target is in force.
+    a = MemberAssignment(
+        epoch=3, previous_epoch=2, state=UNREVOKED, assigned=parts(0), revoking=parts(1)
+    )
+    m = member(3, assignment=a, target=parts(2), target_epoch=5, rebalance_deadline=NOW + 7)
+    unfinished = group(group_epoch=5, target_epoch=4)
+    p = plan(unfinished, m, heartbeat(3, 0))
+    assert p.after == replace(a, state=STABLE, revoking={})
+    assert p.member.rebalance_deadline is None
+    assert p.writes and not p.sends_assignment and p.refusal is None
+    # Still owning it: nothing changes.
+    assert plan(unfinished, m, heartbeat(3, 0, 1)).after is a
+    # The client said it once: its next heartbeats report no change (topicPartitions null).
+    # Once the target is in force they move it on (before, it waited on the revocation for
+    # ever: the answer carried nothing new, so the client had nothing to report).
+    unchanged = ConsumerGroupHeartbeatRequest.model_validate(
+        {"groupId": "g", "memberId": "m", "memberEpoch": 3}
+    )
+    later = plan(group(group_epoch=5, target_epoch=5), p.member, unchanged)
+    assert (later.after.state, later.after.epoch) == (UNREVOKED, 3)
+    assert (later.after.assigned, later.after.revoking) == ({}, parts(0))
+    assert later.sends_assignment
+
+
 def test_a_static_member_that_left_is_not_reconciled() -> None:
     left = static_leave(member(3, 0, target=parts(0, 1), target_epoch=4))
     p = plan(group(target_epoch=4), left, heartbeat(3, 0))

@@ -34,6 +34,7 @@ DOCUMENTED_DEFAULTS = {
     "group.streams.acceptable.recovery.lag": 10000,
     "group.streams.task.offset.interval.ms": 60000,
     "group.streams.assignment.interval.ms": 1000,
+    "groupcoord.consumer.first.assignment.delay.ms": 400,
 }
 DOCUMENTED_NAMES = {
     *DOCUMENTED_DEFAULTS,
@@ -56,6 +57,7 @@ def attribute_for(name: str) -> str:
         "groupcoord.conversion.transaction.items": "50",
         "groupcoord.sink.idempotency.ms": "120000",
         "groupcoord.session.renewal.skips": "3",
+        "groupcoord.consumer.first.assignment.delay.ms": "500",
         "groupcoord.authorizer.enabled": "true",
         "allow.everyone.if.no.acl.found": "true",
         # Streams settings within their bounds (each one changed alone).
@@ -175,6 +177,13 @@ def test_unknown_migration_policy_is_rejected_by_the_constructor_check() -> None
 def test_counts_below_one_are_rejected(name: str) -> None:
     with pytest.raises(SettingsError, match="at least 1"):
         Settings.from_mapping({name: "0"})
+
+
+@pytest.mark.parametrize("value", ["-1", "2001"])
+def test_a_first_assignment_delay_past_its_hold_is_rejected(value: str) -> None:
+    # The hold ends 2 s after the group's creation whatever the delay (core/consumer/forming).
+    with pytest.raises(SettingsError, match="from 0 to 2000"):
+        Settings.from_mapping({"groupcoord.consumer.first.assignment.delay.ms": value})
 
 
 # --- environment variables (Lambda) ---

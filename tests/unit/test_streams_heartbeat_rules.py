@@ -18,10 +18,13 @@ from groupcoord.core.streams.heartbeat_rules import (
     TopologyStep,
     apply_request,
     plan_new_member,
+    plan_reconcile,
     plan_topology,
     statuses,
 )
 from groupcoord.core.streams.member import StreamsGroupMember
+from groupcoord.core.streams.reconciliation import Holdings, MemberState, MemberTasks
+from groupcoord.core.streams.tasks import EMPTY, TasksTuple
 from groupcoord.core.streams.topology import Subtopology, Topology
 from groupcoord.errors import Errors
 from groupcoord.models.streams import StreamsGroupHeartbeatRequest
@@ -156,3 +159,45 @@ def test_an_update_keeps_since_for_the_unchanged_subtopologies_only() -> None:
     assert two.runs("0", 1) and not two.runs("1", 1) and two.runs("1", 2)
     three = two.updated_to(replace(two, epoch=3, since=()))
     assert dict(three.since) == {"0": 1, "1": 2}
+
+
+def test_a_revocation_done_while_an_install_is_unfinished_is_not_lost() -> None:
+    # Asked to revoke task 0_1 (for the target of epoch 4), the member did; its heartbeat
+    # saying so comes while the next install (epoch 5) has written its target but not flipped
+    # yet. The revocation is recorded (the task released for whoever waits on it); the member
+    # keeps its epoch and its tasks until that target is in force.
+    tasks = MemberTasks(
+        epoch=3,
+        previous_epoch=2,
+        state=MemberState.UNREVOKED_TASKS,
+        assigned=TasksTuple.of({"0": [0]}),
+        revoking=TasksTuple.of({"0": [1]}),
+        active_epochs={("0", 0): 2, ("0", 1): 3},
+    )
+    member = StreamsGroupMember(
+        "m", process_id="p", tasks=tasks, target=TasksTuple.of({"0": [2]}), target_epoch=5
+    )
+    unfinished = StreamsGroup("g", group_epoch=5, target_epoch=4)
+
+    def owning(*partitions: int) -> StreamsGroupHeartbeatRequest:
+        entries = [{"subtopologyId": "0", "partitions": list(partitions)}]
+        return heartbeat(memberEpoch=3, activeTasks=entries, standbyTasks=[], warmupTasks=[])
+
+    def reconciled(group: StreamsGroup, m: StreamsGroupMember, request: Any) -> MemberTasks:
+        plan = plan_reconcile(group, m, m, request, Holdings(), now=NOW, session_ms=45_000)
+        return plan.after
+
+    done = plan_reconcile(
+        unfinished, member, member, owning(0), Holdings(), now=NOW, session_ms=45_000
+    )
+    assert done.after == replace(
+        tasks, state=MemberState.STABLE, revoking=EMPTY, active_epochs={("0", 0): 2}
+    )
+    assert done.writes and not done.sends_tasks
+    assert reconciled(unfinished, member, owning(0, 1)) is tasks  # still owning it
+    # Its next heartbeats report no change (null tasks); once the target is in force they
+    # move it on (before, it waited on the revocation for ever).
+    later = reconciled(
+        StreamsGroup("g", group_epoch=5, target_epoch=5), done.member, heartbeat(memberEpoch=3)
+    )
+    assert (later.state, later.revoking) == (MemberState.UNREVOKED_TASKS, TasksTuple.of({"0": [0]}))

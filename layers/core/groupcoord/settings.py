@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from .core.consumer.forming import FIRST_TARGET_HOLD_MAX_MS
 from .core.kinesis.binders import parse_binders
 from .models.limits import (
     OFFSET_METADATA_MAX_BYTES_CEILING,
@@ -32,6 +33,12 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "group.consumer.max.heartbeat.interval.ms": ("group_consumer_max_heartbeat_interval_ms", 15000),
     "group.consumer.max.size": ("group_consumer_max_size", 10_000),
     "group.consumer.assignment.interval.ms": ("group_consumer_assignment_interval_ms", 1000),
+    # Ours: a new consumer group's first target waits until no member joined for this long
+    # (core/consumer/forming.py), so that members starting together share one target.
+    "groupcoord.consumer.first.assignment.delay.ms": (
+        "consumer_first_assignment_delay_ms",
+        400,
+    ),
     # Streams groups (KIP-1071): Kafka's names and defaults; the min/max bounds are settings
     # too, as Kafka's are, so that tests may run short timers.
     "group.streams.session.timeout.ms": ("group_streams_session_timeout_ms", 45000),
@@ -146,6 +153,7 @@ class Settings:
     group_consumer_min_heartbeat_interval_ms: int = 5000
     group_consumer_max_heartbeat_interval_ms: int = 15000
     group_consumer_max_size: int = 10_000
+    consumer_first_assignment_delay_ms: int = 400
     group_streams_session_timeout_ms: int = 45000
     group_streams_min_session_timeout_ms: int = 45000
     group_streams_max_session_timeout_ms: int = 60000
@@ -323,6 +331,11 @@ class Settings:
                 f"{KINESIS_GRACE_MAX_MS}"
             )
         self._check_streams()
+        if not 0 <= self.consumer_first_assignment_delay_ms <= FIRST_TARGET_HOLD_MAX_MS:
+            raise SettingsError(
+                "groupcoord.consumer.first.assignment.delay.ms must be from 0 to "
+                f"{FIRST_TARGET_HOLD_MAX_MS}"
+            )
         if not 0 <= self.push_disconnect_grace_ms <= PUSH_GRACE_MAX_MS:
             raise SettingsError(
                 f"groupcoord.push.disconnect.grace.ms must be from 0 to {PUSH_GRACE_MAX_MS}"

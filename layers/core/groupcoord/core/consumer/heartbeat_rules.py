@@ -23,7 +23,7 @@ from .assignment import Assignment, is_subset, minus
 from .group import is_full_request, owned_partitions
 from .member import STATIC_LEAVE_EPOCH, ConsumerGroupMember
 from .model import ASSIGNING, EMPTY, STABLE, ConsumerGroup
-from .reconciliation import MemberAssignment, MemberState, reconcile
+from .reconciliation import MemberAssignment, MemberState, reconcile, revocation_recorded
 
 # --- the group a heartbeat acts on ---
 
@@ -188,6 +188,9 @@ def plan_reconcile(
         # A joiner whose target an unfinished install already wrote: it holds nothing, so it
         # takes the epoch in force (not 0, which would read as a rejoin) and waits.
         after = MemberAssignment(epoch=group.target_epoch)
+    elif member.epoch != STATIC_LEAVE_EPOCH:
+        # Its next target is not in force yet: it waits, but a revocation it did is kept.
+        after = revocation_recorded(before, owned_partitions(request))
     revoking = MemberState.UNREVOKED_PARTITIONS
     rebalance_deadline = members.next_rebalance_deadline(updated, before, after, revoking, now)
     acquired = not is_subset(after.holds, before.holds)

@@ -89,6 +89,18 @@ def reconcile(
     return _next(member, member.epoch, target_epoch, target, owned, held_by_others)
 
 
+def revocation_recorded(member: MemberAssignment, owned: Assignment | None) -> MemberAssignment:
+    """A member whose next target is not in force yet (an install wrote it, the flip is still
+    to come) does not move on, but a revocation it reports done is recorded: the client
+    reports what it owns once, so a revocation not recorded now would leave the member
+    waiting on itself. Its revoked partitions are released (whoever waits on them may take
+    them) and it stays at its epoch with what it is assigned, from where it reconciles once
+    the target is in force."""
+    if member.state is MemberState.UNREVOKED_PARTITIONS and not owns_any(owned, member.revoking):
+        return replace(member, state=MemberState.STABLE, revoking={})
+    return member
+
+
 def _with_epoch(member: MemberAssignment, epoch: int, **changes: object) -> MemberAssignment:
     return replace(member, epoch=epoch, previous_epoch=member.epoch, **changes)  # type: ignore[arg-type]
 

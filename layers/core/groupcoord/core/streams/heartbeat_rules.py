@@ -20,7 +20,7 @@ from ..session_renewal import renewed_deadline
 from .configuration import StatusCode
 from .group import StreamsGroup
 from .member import STATIC_LEAVE_EPOCH, Endpoint, StreamsGroupMember
-from .reconciliation import Holdings, MemberState, MemberTasks, reconcile
+from .reconciliation import Holdings, MemberState, MemberTasks, reconcile, revocation_recorded
 from .tasks import TasksTuple, minus
 from .topology import Topology
 from .validation import owned_tasks
@@ -238,6 +238,9 @@ def plan_reconcile(
         )
     elif before.epoch == 0:
         after = replace(before, epoch=max(1, group.target_epoch), previous_epoch=0)
+    elif member.epoch != STATIC_LEAVE_EPOCH:
+        # Its next target is not in force yet: it waits, but a revocation it did is kept.
+        after = revocation_recorded(before, owned_tasks(request))
     revoking = MemberState.UNREVOKED_TASKS
     rebalance_deadline = members.next_rebalance_deadline(updated, before, after, revoking, now)
     grew = not _is_within(after, before)

@@ -97,6 +97,20 @@ def released(owned: TasksTuple | None, revoking: TasksTuple) -> bool:
     return owned is not None and not owned.contains_any(revoking)
 
 
+def revocation_recorded(member: MemberTasks, owned: TasksTuple | None) -> MemberTasks:
+    """A member whose next target is not in force yet (an install wrote it, the flip is still
+    to come) does not move on, but a revocation it reports done is recorded: the client
+    reports its tasks once, so a revocation not recorded now would leave the member waiting
+    on itself. Its revoked tasks are released (whoever waits on them may take them) and it
+    stays at its epoch with its assigned tasks, from where it reconciles once the target is
+    in force."""
+    if member.state is not MemberState.UNREVOKED_TASKS or not released(owned, member.revoking):
+        return member
+    kept = member.assigned.active
+    epochs = {t: e for t, e in member.active_epochs.items() if contains(kept, t)}
+    return replace(member, state=MemberState.STABLE, revoking=EMPTY, active_epochs=epochs)
+
+
 def reconcile(
     member: MemberTasks,
     process_id: str,

@@ -16,6 +16,7 @@ from typing import Any
 from ...core.acls import AclOperation
 from ...core.classic.model import ClassicMember
 from ...core.consumer.assignment import Assignment, minus, union
+from ...core.consumer.forming import first_target_wait_ms
 from ...core.consumer.group import (
     apply_request,
     check_member_epoch,
@@ -64,6 +65,7 @@ from .install import (
     Installed,
     ensure_target,
     ensure_target_installed,
+    first_assignment_delay_ms,
     notify_deferred_install,
     topic_changes_matter,
 )
@@ -136,7 +138,10 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
             batched = batched and not matter
         if group.group_epoch > group.target_epoch:
             group = ensure_target(self.ctx.store, group, batched)
-            notify_deferred_install(self.ctx.store, group, self.request.member_id)
+            if self.request.member_epoch > 0:
+                # A member's heartbeat (not a join or a leave, answered anyway: a join that
+                # bumps the epoch tells every member after its write, install()).
+                notify_deferred_install(self.ctx.store, group, self.request.member_id)
         return group
 
     def ensure_target(self, group: ConsumerGroup) -> object:
@@ -152,9 +157,11 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
         group, installed = ensure_target_installed(store, group, batched)
         notify_deferred_install(store, group, None)
         clock = self.ctx.clock
+        delay = first_assignment_delay_ms(store.settings) if batched else 0
         waited_until = clock.now_ms() + WAIT_FOR_FIRST_TARGET_MS
         while group.target_epoch == 0 and group.group_epoch > 0 and clock.now_ms() < waited_until:
-            clock.sleep(0.05)
+            now = clock.now_ms()
+            clock.sleep(min(first_target_wait_ms(group, now, delay), waited_until - now) / 1000)
             group, installed = ensure_target_installed(store, self._reload(group), batched)
         return group, installed
 

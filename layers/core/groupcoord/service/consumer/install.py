@@ -18,8 +18,9 @@ Installs are also batched in time, as Kafka does (KIP-1263,
 `group.consumer.assignment.interval.ms`, 1 s): within that interval of the last install, a
 request leaves the group's bump to a later one (every member heartbeats within its interval),
 so a storm of joins costs an install a second, each reading every member, not one per join. A
-group's first target is installed at once, and so is the target after an expiry (the sweeper
-may be the group's only traffic).
+group's first target waits for the members joining with the first one (core/consumer/forming.py:
+until no member joined for `groupcoord.consumer.first.assignment.delay.ms`, at most 2 s); the
+target after an expiry is installed at once (the sweeper may be the group's only traffic).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
+from ...core.consumer.forming import first_target_held_until
 from ...core.consumer.group import (
     combined_regex,
     group_state,
@@ -40,6 +42,7 @@ from ...core.consumer.model import ConsumerGroup
 from ...core.lag import group_lags
 from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
+from ...settings import Settings
 from ...store.consumer.repository import ConsumerGroupStore
 from ...store.store import Store
 from ..authorization import describable_by
@@ -51,7 +54,8 @@ from .common import state_refresh_ms
 
 # Renewed by every chunk of target writes, so it need only outlast one chunk (and the member
 # read before the first); a crashed install holds the group's installs back this long.
-# A request that made the group's first bump waits this long for its first target.
+# A request that made the group's first bump waits this long for its first target (longer than
+# the first target's hold, core/consumer/forming.FIRST_TARGET_HOLD_MAX_MS).
 WAIT_FOR_FIRST_TARGET_MS = 3_000
 # Lease races and lost flips are retried this many times before the request goes on.
 
@@ -81,13 +85,23 @@ def ensure_target_installed(
     is (that install, or a later request, covers our bump)."""
     cs = store.consumer
     interval = store.settings.group_consumer_assignment_interval_ms
-    return install_if_due(
-        store,
-        cs,
-        group,
-        lambda g, now: is_held_back(g, now, batched, interval),
-        lambda g, now: install(store, cs, g, now),
-    )
+    delay = first_assignment_delay_ms(store.settings) if batched else 0
+
+    def held_back(g: ConsumerGroup, now: int) -> bool:
+        # A new group's first target waits for the members joining with the first one.
+        forming = first_target_held_until(g, now, delay) is not None
+        return forming or is_held_back(g, now, batched, interval)
+
+    return install_if_due(store, cs, group, held_back, lambda g, now: install(store, cs, g, now))
+
+
+def first_assignment_delay_ms(settings: Settings) -> int:
+    """How long a new group's first target waits for more joins (core/consumer/forming.py):
+    `groupcoord.consumer.first.assignment.delay.ms`, when installs are batched at all (an
+    assignment interval of 0 installs at every change, the first one included)."""
+    if settings.group_consumer_assignment_interval_ms <= 0:
+        return 0
+    return settings.consumer_first_assignment_delay_ms
 
 
 def notify_deferred_install(store: Store, group: ConsumerGroup, member_id: str | None) -> None:
