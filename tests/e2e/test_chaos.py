@@ -13,6 +13,14 @@ the request is retried on another; a 503 REQUEST_TIMED_OUT, the request's own wr
 out, and a 429 are retried and counted). After the faults: both groups converge, and
 offset-fetch answers each partition's last acknowledged commit.
 
+With GROUPCOORD_TEST_PUSH=on the instances offer push and every member holds a push socket
+(tests/support/chaos_push.py): it heartbeats at once on a notice, reopens its socket on a live
+instance when its instance is killed, keeps it open and silent through a stall (a zombie its
+session still expires, connected renewal slack and all) or, half the time, crashes it as it
+stalls (expired by `$disconnect` after the grace: the report says how many were seen gone
+before their session could have ended), and closes it, crashed or cleanly, when it stops. The
+ownership check's lease is the same: a session from the last renewal sent, whatever the slack.
+
 Seeded: the seed is printed; GROUPCOORD_CHAOS_SEED=<seed> replays the same fault schedule
 (kill times and slots, stall times and members; thread timing still varies). About 45 s on
 two shared cores, about 70 s with two CPU hogs beside it; every wait polls with a deadline.
@@ -30,6 +38,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from groupcoord.service.consumer.common import consumer_renewal_slack_ms
+from groupcoord.settings import Settings
 from tests.support.chaos import (
     Aborted,
     Caller,
@@ -42,7 +52,7 @@ from tests.support.chaos import (
     classic_view,
     consumer_view,
 )
-from tests.support.servers import unique_table
+from tests.support.servers import TEST_PUSH, unique_table
 
 INSTANCES = 3
 MEMBERS_PER_GROUP = 3
@@ -150,12 +160,28 @@ def _run(cluster: Cluster, seed: int) -> None:
             m.stop.set()
         for m in [*members, monitor]:
             m.thread.join(timeout=JOIN_S)
+        for m in members:
+            m.hang_up()
     _final_offsets(journal, admin, groups)
     _report(journal, cluster, monitor)
     assert not journal.failures, _failure(journal)
     # The run did what it claims: kills, restarts and refused zombies of both protocols.
     assert cluster.kills >= MIN_KILLS and cluster.restarts >= MIN_KILLS, _failure(journal)
     assert {z.protocol for z in journal.zombies} == {"classic", "consumer"}, _failure(journal)
+    if TEST_PUSH:  # the members held sockets and heartbeated on notices
+        assert journal.push["sockets opened"] and journal.push["notices"], _failure(journal)
+
+
+def _disconnects(journal: Journal) -> str:
+    """The zombies whose socket crashed as they stalled, and how many of them were seen gone
+    before their session could have ended (expired by `$disconnect` after the grace, about
+    1 s). Reported, not asserted: the watcher sees a removal up to its describe's latency late
+    (5 s at load 18), clocks 3 s apart take that much off the session, and an instance killed
+    at that moment loses the `$disconnect` (the session covers it); the grace itself is
+    asserted in tests/integration/test_push.py."""
+    crashed = [z for z in journal.zombies if z.socket == "crashed"]
+    early = [z for z in crashed if z.stalled_s < z.lease_left_s - journal.skew_s]
+    return f"{len(crashed)} crashed sockets, {len(early)} seen expired before their session"
 
 
 def _phases(
@@ -215,9 +241,17 @@ def _group(cluster: Cluster, journal: Journal, admin: Caller, protocol: str, see
                     interval_s=INTERVAL_S,
                     commit_every_s=COMMIT_EVERY_S,
                     topic_id=created["topicId"],
+                    renewal_slack_s=_consumer_renewal_slack_s(),
                 )
             )
     return Group(protocol, group, topic, created["topicId"], members)
+
+
+def _consumer_renewal_slack_s() -> float:
+    """How far past a session a consumer member's renewal may set its deadline: a connected
+    member's slack with push on (the members hold sockets), else an unconnected one's.
+    Classic members' heartbeats renew without slack."""
+    return consumer_renewal_slack_ms(Settings.from_mapping(SETTINGS), connected=TEST_PUSH) / 1000
 
 
 def _until(
@@ -353,9 +387,14 @@ def _report(journal: Journal, cluster: Cluster, monitor: Monitor) -> None:
         f"{seconds[min(len(seconds) - 1, int(q * len(seconds)))] * 1000:.0f}" for q in (0.5, 0.99)
     )
     zombies = ", ".join(
-        f"{z.protocol}:{z.who} after {z.stalled_s:.1f}s -> {sorted(set(z.codes))}"
+        f"{z.protocol}:{z.who} after {z.stalled_s:.1f}s"
+        + (f" (socket {z.socket})" if z.socket else "")
+        + f" -> {sorted(set(z.codes))}"
         for z in journal.zombies
     )
+    push = ", ".join(f"{k} {v}" for k, v in sorted(journal.push.items())) or "off"
+    if journal.push:
+        push += f" ({_disconnects(journal)})"
     print(
         f"seed {journal.seed}: {journal.elapsed():.0f}s ("
         + ", ".join(f"{p} +{t:.0f}s" for p, t in journal.phases.items())
@@ -365,7 +404,7 @@ def _report(journal: Journal, cluster: Cluster, monitor: Monitor) -> None:
         f"transport errors {journal.transport_errors}, 503 deadline {journal.deadline_503}, "
         f"429 {journal.throttled_429}, {journal.acked_count} commits acked, "
         f"{journal.refused_commits} refused, monitor rounds {monitor.rounds}; "
-        f"zombies refused: {zombies}"
+        f"push: {push}; zombies refused: {zombies}"
     )
 
 

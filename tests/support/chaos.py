@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ from groupcoord.wire.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from tests.support.servers import running_serve
+from tests.support.chaos_push import PushLink
+from tests.support.servers import TEST_PUSH, running_serve
 
 TopicPartition = tuple[str, int]
 
@@ -205,6 +207,8 @@ class Zombie:
     stalled_s: float
     codes: list[int] = field(default_factory=list)
     transport_errors: int = 0
+    socket: str = ""  # its push socket through the stall: "open" (silent), "crashed", none
+    lease_left_s: float = 0.0  # its session's least time left as it stalled (Member.lease_end)
 
 
 @dataclass
@@ -234,6 +238,7 @@ class Journal:
     seconds: list[float] = field(default_factory=list)  # answered attempts, for the report
     log: list[str] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
+    push: Counter = field(default_factory=Counter)  # the members' push sockets (chaos_push.py)
     waiting: str = ""  # what the test is waiting for, when it gives up
     _offsets: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _zombie_offsets: Iterator[int] = field(
@@ -383,6 +388,8 @@ class Caller:
         self.journal = journal
         self.rng = rng
         self.who = who
+        self.last_url = ""  # the instance that answered last
+        self.on_answer: Callable[[], None] = lambda: None  # after each answered attempt
 
     def call(self, api: str, body: dict[str, Any]) -> Answer:
         deadline = time.monotonic() + REQUEST_DEADLINE_S
@@ -406,6 +413,8 @@ class Caller:
                 continue
             with self.journal.lock:
                 self.journal.seconds.append(time.monotonic() - sent)
+            self.last_url = url
+            self.on_answer()
             if status in (200, 202):
                 return Answer(status, answer, cut)
             if status == 429:
@@ -427,7 +436,20 @@ class Caller:
 class Member:
     """What both protocols' members share: a thread that heartbeats and commits until
     stopped, a session lease (what the coordinator must assume it still holds), and a stall:
-    stop talking until the coordinator has removed it, then commit with its old identity."""
+    stop talking until the coordinator has removed it, then commit with its old identity.
+
+    With push on (TEST_PUSH) it holds a push socket (chaos_push.PushLink) and heartbeats at
+    once on a notice; a stall keeps the socket open and silent (a zombie the session must
+    expire) or, half the time, crashes it (a dead process: expired by `$disconnect` after the
+    grace); a member that stops at the end closes it, crashed or cleanly, half the time each.
+
+    The lease, both ends: the coordinator never expires a session sooner than a session after
+    the last renewal was sent (`lease_end`: a heartbeat that skips its write finds the stored
+    deadline at least that far; the ownership check relies on it), and never later than a
+    session plus the renewal slack after the member's last answered request (`lease_limit`:
+    any request may have renewed it; the slack of core/session_renewal.member_renewal_slack_ms,
+    a connected member's if push is on, is `renewal_slack_s`; the zombie's wait for its
+    removal relies on it)."""
 
     protocol = ""
 
@@ -443,6 +465,7 @@ class Member:
         session_s: float,
         interval_s: float,
         commit_every_s: float,
+        renewal_slack_s: float = 0.0,
     ) -> None:
         self.name = name
         self.group = group
@@ -457,6 +480,11 @@ class Member:
         self.next_commit = 0.0
         self.owned: set[int] = set()
         self.lease_end = 0.0  # monotonic: last session renewal sent + the session timeout
+        self.renewal_slack_s = renewal_slack_s
+        self.lease_limit = 0.0  # monotonic: last request answered + session + slack
+        self.caller.on_answer = self._answered
+        self.push: PushLink | None = None
+        self._push_rng = random.Random(f"{name}-crash")  # apart: the fault schedule's draws stay
         self.stop = threading.Event()
         self.stall_requested = threading.Event()
         self.stalling = threading.Event()
@@ -489,9 +517,23 @@ class Member:
 
     # the loop
 
+    def exists(self) -> bool:
+        """The coordinator has created the member (its push socket may open)."""
+        return self.ready()
+
     def start(self) -> Member:
+        if TEST_PUSH:
+            cluster, caller = self.caller.cluster, self.caller
+            self.push = PushLink(
+                self.name, self.group, cluster.urls, lambda: caller.last_url, self.journal.push
+            )
         self.thread.start()
         return self
+
+    def hang_up(self) -> None:
+        """Stopped for good: its push socket crashes or closes cleanly."""
+        if self.push is not None:
+            self.push.stop(crash=self._push_rng.random() < 0.5)
 
     def _run(self) -> None:
         try:
@@ -503,7 +545,11 @@ class Member:
                 if self.ready() and self.owned and time.monotonic() >= self.next_commit:
                     self.next_commit = time.monotonic() + self.commit_every_s
                     self.commit()
-                self.stop.wait(self.interval_s)
+                if self.push is None:
+                    self.stop.wait(self.interval_s)
+                else:
+                    self.push.want(self.member_id if self.exists() else "")
+                    self.push.pause(self.stop, self.interval_s)
         except Aborted:
             return
         except BaseException as error:  # surfaced as a failure of the run
@@ -511,6 +557,10 @@ class Member:
 
     def renewed(self, sent: float) -> None:
         self.lease_end = max(self.lease_end, sent + self.session_s)
+
+    def _answered(self) -> None:
+        limit = time.monotonic() + self.session_s + self.renewal_slack_s
+        self.lease_limit = max(self.lease_limit, limit)
 
     def tps(self, partitions: set[int]) -> set[TopicPartition]:
         return {(self.topic, p) for p in partitions}
@@ -574,13 +624,18 @@ class Member:
     def _stall(self) -> None:
         self.stalling.set()
         member_id, identity, partitions = self.member_id, self.identity(), sorted(self.owned)
-        stalled = time.monotonic()
+        stalled, lease_end = time.monotonic(), self.lease_end
         # A stalled process is not processing anything; what it believes it holds is what
         # its zombie commit below will try to write.
         self.drop_all()
-        self.journal.note(f"{self.name} stalls (id {member_id[:8]}, {identity}, {partitions})")
+        socket = self._silence()
+        self.journal.note(
+            f"{self.name} stalls (id {member_id[:8]}, {identity}, {partitions}, socket "
+            f"{socket or 'none'})"
+        )
         watcher = Caller(self.caller.cluster, self.journal, self.rng, f"{self.name}-watch")
-        deadline = stalled + self.session_s + 40.0
+        # The latest the coordinator may keep it (its clock up to the skew behind), and room.
+        deadline = max(stalled, self.lease_limit) + self.journal.skew_s + 40.0
         while member_id in self.member_ids(watcher):
             if time.monotonic() > deadline:
                 self.journal.fail(f"{self.name}: still a member {deadline - stalled:.0f}s on")
@@ -593,6 +648,7 @@ class Member:
         zombie = Zombie(
             self.protocol, self.name, member_id, identity, partitions or [0], offset, waited
         )
+        zombie.socket, zombie.lease_left_s = socket, lease_end - stalled
         body = self.commit_body(member_id, identity, dict.fromkeys(zombie.partitions, offset))
         answer = self.caller.call("offset-commit", body)
         zombie.codes = [p["errorCode"] for p in answer.body["topics"][0]["partitions"]]
@@ -609,8 +665,21 @@ class Member:
                 f"answered {answer.body}"
             )
         self.forget()
+        if self.push is not None:
+            self.push.want("")
+            self.push.silent.clear()  # the restarted process opens its own
         self.stall_requested.clear()
         self.stalling.clear()
+
+    def _silence(self) -> str:
+        """The stalled member's push socket: kept open and silent, or crashed (half the
+        time): what the zombie's report says ("" without one)."""
+        if self.push is None:
+            return ""
+        if self._push_rng.random() < 0.5 and self.push.crash():
+            return "crashed"
+        self.push.silent.set()
+        return "open" if self.push.is_open() else ""
 
 
 class ClassicMember(Member):
@@ -633,6 +702,9 @@ class ClassicMember(Member):
 
     def identity(self) -> int:
         return self.generation
+
+    def exists(self) -> bool:
+        return bool(self._member_id) and self.generation >= 0
 
     def ready(self) -> bool:
         return not self.needs_rejoin
