@@ -84,8 +84,11 @@ class Instance:
     """One `groupcoord serve` slot, started on a fresh port each time (Cluster.kill SIGKILLs
     it like a crashed Lambda container: no cleanup, in-flight requests cut)."""
 
-    def __init__(self, slot: int, endpoint: str, table: str, settings: dict[str, str]) -> None:
+    def __init__(
+        self, slot: int, endpoint: str, table: str, settings: dict[str, str], push: bool
+    ) -> None:
         self.slot = slot
+        self.push = push
         self.endpoint = endpoint
         self.table = table
         self.settings = settings
@@ -99,8 +102,9 @@ class Instance:
         for attempt in range(attempts):
             port = free_port()
             serving = running_serve(
-                self.endpoint, self.settings, table=self.table, extra_args=["--port", str(port)]
-            )
+                self.endpoint, self.settings, table=self.table,
+                extra_args=["--port", str(port)], push=self.push,
+            )  # fmt: skip
             try:
                 url = serving.__enter__()
                 break
@@ -133,12 +137,15 @@ class Cluster:
         settings: dict[str, str],
         count: int,
         clock_offsets_ms: tuple[int, ...] | None = None,
+        push: bool = TEST_PUSH,
     ) -> None:
         """`clock_offsets_ms`: per slot, how far its clock runs ahead of the system's
-        (groupcoord.fault.clock.offset.ms); all in step by default."""
+        (groupcoord.fault.clock.offset.ms); all in step by default. `push`: the instances offer
+        the push channel and the members hold sockets (chaos_push.py)."""
         offsets = clock_offsets_ms or (0,) * count
+        self.push = push
         self.instances = [
-            Instance(i, endpoint, table, {**settings, CLOCK_OFFSET: str(offsets[i])})
+            Instance(i, endpoint, table, {**settings, CLOCK_OFFSET: str(offsets[i])}, push)
             for i in range(count)
         ]
         self.skew_s = (max(offsets) - min(offsets)) / 1000
@@ -438,7 +445,7 @@ class Member:
     stopped, a session lease (what the coordinator must assume it still holds), and a stall:
     stop talking until the coordinator has removed it, then commit with its old identity.
 
-    With push on (TEST_PUSH) it holds a push socket (chaos_push.PushLink) and heartbeats at
+    With push on (the cluster's) it holds a push socket (chaos_push.PushLink) and heartbeats at
     once on a notice; a stall keeps the socket open and silent (a zombie the session must
     expire) or, half the time, crashes it (a dead process: expired by `$disconnect` after the
     grace); a member that stops at the end closes it, crashed or cleanly, half the time each.
@@ -522,7 +529,7 @@ class Member:
         return self.ready()
 
     def start(self) -> Member:
-        if TEST_PUSH:
+        if self.caller.cluster.push:
             cluster, caller = self.caller.cluster, self.caller
             self.push = PushLink(
                 self.name, self.group, cluster.urls, lambda: caller.last_url, self.journal.push
