@@ -272,6 +272,7 @@ def test_the_socket_opens_as_soon_as_the_member_has_its_id() -> None:
             channel.stop()
             server.shutdown()
 
+
 SIGNING_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
     "AWS_SECRET_ACCESS_KEY": "secret",
