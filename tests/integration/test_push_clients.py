@@ -245,6 +245,34 @@ def test_the_socket_pings_at_its_interval_and_closes_in_order() -> None:
     assert set(messages) == {'{"action": "ping"}'}
 
 
+def test_the_socket_opens_as_soon_as_the_member_has_its_id() -> None:
+    """A joiner's socket opens when its join answers (wake()), not at the idle thread's next
+    look: notices posted to it before the socket is open are lost (the joiner's share came
+    only at its second look). The look here is 60 s, so only the wake opens it in time."""
+    handshakes: list[float] = []
+
+    def session(connection: ServerConnection) -> None:
+        handshakes.append(time.monotonic())
+        with contextlib.suppress(ConnectionClosed):
+            for _ in connection:
+                pass
+
+    member_id = ""
+    with serve_websocket(session, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        channel = PushChannel(f"ws://127.0.0.1:{port}", "g", lambda: member_id, lambda _: None,
+                              look_s=60.0).start()  # fmt: skip
+        try:
+            time.sleep(0.2)  # the idle thread is in its 60 s look
+            member_id = "m-1"
+            channel.wake()
+            until(lambda: bool(handshakes), timeout_s=20)
+        finally:
+            channel.stop()
+            server.shutdown()
+
+
 SIGNING_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
     "AWS_SECRET_ACCESS_KEY": "secret",

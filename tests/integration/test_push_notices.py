@@ -29,6 +29,8 @@ from tests.support.streams import STREAMS_SETTINGS, StreamsMember, counter
 from tests.support.streams import settle as settle_streams
 
 SHUTDOWN_APPLICATION = 4
+# How long a member not concerned hears nothing (a notice comes within milliseconds).
+QUIET_S = 2.0
 SETTINGS = {
     **STREAMS_SETTINGS,
     **IMMEDIATE_INSTALLS,
@@ -79,6 +81,34 @@ def test_released_streams_tasks_tell_the_member_waiting_on_them(api: Api) -> Non
         told(socket, group)
         joiner.heartbeat()
         assert joiner.active.get("0"), joiner.last
+
+
+def test_released_partitions_tell_the_member_waiting_on_them_and_no_other(api: Api) -> None:
+    """A release is told to whoever waits on its partitions, not to the whole group: every
+    member heartbeating at once on each release queued the waiter's own heartbeat behind
+    theirs (a joiner's share came about 1 s late)."""
+    wanted, other, group = unique("push-wanted"), unique("push-other"), unique("push-group")
+    create_topic(api, wanted, 4)
+    create_topic(api, other, 2)
+    holder = Member(api, group, topics=[wanted])
+    bystander = Member(api, group, topics=[other])  # its target never has `wanted`'s
+    for member in (holder, bystander):
+        member.join()
+    settle([holder, bystander])
+    joiner = Member(api, group, topics=[wanted])
+    joiner.join()  # its target has partitions the holder still holds
+    with (
+        member_socket(api, group, joiner.member_id) as waiting,
+        member_socket(api, group, bystander.member_id) as idle,
+    ):
+        holder.heartbeat()  # told to revoke two
+        assert sum(len(p) for p in holder.owned.values()) == 2, holder.last
+        holder.heartbeat()  # reports them gone: released
+        told(waiting, group)
+        with pytest.raises(TimeoutError):
+            idle.recv(timeout=QUIET_S)
+        settle([holder, joiner])
+        assert sum(len(p) for p in joiner.owned.values()) == 2, joiner.last
 
 
 def test_a_grown_topic_tells_a_consumer_groups_members(api: Api) -> None:

@@ -13,12 +13,15 @@ from groupcoord.core.classic.model import (
     STABLE,
     ClassicGroup,
 )
+from groupcoord.core.consumer.member import ConsumerGroupMember
 from groupcoord.core.consumer.model import ConsumerGroup
+from groupcoord.core.consumer.reconciliation import MemberAssignment
 from groupcoord.core.push import (
     DEFERRED_NOTICE_MIN_MS,
     classic_notice_due,
     deferred_install_wait_ms,
     grace_notice_after_ms,
+    release_notice_members,
     streams_notice_due,
     topic_change_notice_due,
 )
@@ -123,3 +126,22 @@ def test_a_grace_notice_asks_for_what_is_left_of_the_grace() -> None:
     assert grace_notice_after_ms(NOW + 1_000, NOW + 180) == 820
     assert grace_notice_after_ms(NOW + 1_000, NOW + 1_000) == 0
     assert grace_notice_after_ms(NOW + 1_000, NOW + 1_400) == 0  # over already: at once
+
+
+def member_of(member_id: str, holds: set[int], target: set[int]) -> ConsumerGroupMember:
+    return ConsumerGroupMember(
+        member_id,
+        assignment=MemberAssignment(assigned={"t": frozenset(holds)}),
+        target={"t": frozenset(target)},
+    )
+
+
+def test_a_release_tells_only_the_members_waiting_on_its_partitions() -> None:
+    releaser = member_of("releaser", {0}, {0})  # released 1 and 2
+    joiner = member_of("joiner", set(), {1, 3})  # waits on 1
+    taken = member_of("taken", {2}, {2})  # took 2 already
+    bystander = member_of("bystander", {4, 5}, {4, 5})
+    released = {"t": frozenset({1, 2})}
+    members = [releaser, joiner, taken, bystander]
+    assert release_notice_members(released, members, "releaser") == ["joiner"]
+    assert release_notice_members({"t": frozenset({7})}, members, "releaser") == []

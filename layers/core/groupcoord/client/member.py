@@ -483,6 +483,7 @@ class GroupMember:
                 continue
             self._rejoining = False
             self._joined = True
+            self._push.member_changed()
             self._last_ok = time.monotonic()
             if result.revoked:
                 self._call_listener(self.listener.on_partitions_revoked, result.revoked)
@@ -513,6 +514,7 @@ class GroupMember:
                 if not self._joined:
                     self._consumer_heartbeat()  # the join: epoch 0
                     self._joined = True
+                    self._push.member_changed()
                 if self._pending_target is not None:
                     self._reconcile_consumer()
                 return

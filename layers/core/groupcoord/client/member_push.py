@@ -105,6 +105,12 @@ class MemberPush:
             self.group_id,
         )
 
+    def member_changed(self) -> None:
+        """The member's id was just given (a join answered): open the socket at once."""
+        channel = self._channel
+        if channel is not None:
+            channel.wake()
+
     def close(self, *, abort: bool = False) -> None:
         """Close the socket for good (`abort`: dropped without a close frame, as a killed
         process's is)."""

@@ -69,6 +69,7 @@ class PushChannel:
         on_notice: Notice,
         headers_for: Callable[[str], Mapping[str, str]] = lambda _: {},
         ping_interval_s: float = PING_INTERVAL_S,
+        look_s: float = RECV_SLICE_S,
     ) -> None:
         self.url = url
         self.group_id = group_id
@@ -76,7 +77,11 @@ class PushChannel:
         self._on_notice = on_notice
         self._headers_for = headers_for
         self._ping_interval_s = ping_interval_s
+        self._look_s = look_s
         self._stop = threading.Event()
+        # wake(): the member has an id now; without it the idle thread would see it only at
+        # its next look, and every notice posted meanwhile (a joiner's) is lost.
+        self._woken = threading.Event()
         self._connected = threading.Event()
         self._socket: Any = None
         self._fell_back = False
@@ -90,11 +95,16 @@ class PushChannel:
         self._thread.start()
         return self
 
+    def wake(self) -> None:
+        """The member's id changed (a join answered): connect now, not at the next look."""
+        self._woken.set()
+
     def stop(self, timeout_s: float = 2.0, *, abort: bool = False) -> None:
         """Close the socket: a clean close (the coordinator's `$disconnect` sees an orderly
         close), or, `abort`, the connection dropped without a close frame, as a killed
         process's is (a test's simulated crash)."""
         self._stop.set()
+        self._woken.set()
         socket = self._socket
         if socket is not None:
             with contextlib.suppress(Exception):  # closing already: nothing to add
@@ -117,7 +127,8 @@ class PushChannel:
         while not self._stop.is_set():
             member_id = self._member_id()
             if not member_id:
-                self._stop.wait(RECV_SLICE_S)
+                self._woken.wait(self._look_s)
+                self._woken.clear()
                 continue
             try:
                 self._session(connect, member_id)

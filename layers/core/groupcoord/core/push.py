@@ -3,6 +3,8 @@ decisions; service/push.py posts the notices."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .classic.model import (
     COMPLETING_REBALANCE,
     PREPARING_REBALANCE,
@@ -10,6 +12,9 @@ from .classic.model import (
     ClassicGroup,
 )
 from .classic.model import GROUP_TYPE as CLASSIC
+from .consumer.assignment import Assignment, overlaps
+from .consumer.assignment import minus as partitions_minus
+from .consumer.member import ConsumerGroupMember
 from .consumer.model import ConsumerGroup
 from .streams.tasks import TasksTuple, minus
 
@@ -52,6 +57,20 @@ def deferred_install_wait_ms(
         # done (it tells the members it retargets itself).
         return max(DEFERRED_NOTICE_MIN_MS, interval_ms)
     return max(DEFERRED_NOTICE_MIN_MS, group.assigned_at + interval_ms - now_ms)
+
+
+def release_notice_members(
+    released: Assignment, members: Iterable[ConsumerGroupMember], releaser: str
+) -> list[str]:
+    """Whom a consumer member's released partitions concern: the other members whose target
+    has one of them that they do not hold yet (they wait for it). Not the whole group: each
+    release then made every member heartbeat at once (and again at its second look), and the
+    waiter's own heartbeat queued behind theirs (a joiner's share came about 1 s late)."""
+
+    def waits(m: ConsumerGroupMember) -> bool:
+        return overlaps(partitions_minus(m.target, m.assignment.holds), released)
+
+    return sorted(m.member_id for m in members if m.member_id != releaser and waits(m))
 
 
 def topic_change_notice_due(group_type: str, state: str, member_count: int) -> bool:

@@ -39,6 +39,7 @@ from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
 from ...core.migration import downgrade_enabled
 from ...core.modern.refusal import Refusal
+from ...core.push import release_notice_members
 from ...errors import Errors
 from ...models.consumer import (
     ConsumerGroupHeartbeatAssignment,
@@ -46,6 +47,7 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
+from ...observability import logger
 from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..modern.heartbeat import (
@@ -289,9 +291,9 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
     ) -> ConsumerGroup:
         if plan.writes:
             self.cs.write_member(group, plan.member)
-            if minus(member.assignment.holds, plan.member.assignment.holds):
-                # Released partitions: whoever waits on them may take them now.
-                notify_members(self.ctx.store, group.group_id, None, skip=member.member_id)
+            released = minus(member.assignment.holds, plan.member.assignment.holds)
+            if released:
+                self._tell_waiters(group, member, released)
             if may_settle(
                 group.state, group.member_count, group.target_epoch, plan.before, plan.after
             ):
@@ -299,6 +301,23 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
         if plan.refusal is not None:
             raise Answer(plan.refusal)
         return group
+
+    def _tell_waiters(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, released: Assignment
+    ) -> None:
+        """Released partitions: the members waiting on them may take them now
+        (core/push.release_notice_members); every member if the others cannot be read."""
+        store = self.ctx.store
+        if store.push_poster is None:
+            return  # no push channel: nothing to read for
+        try:
+            waiting: list[str] | None = release_notice_members(
+                released, self.cs.members(group), member.member_id
+            )
+        except Exception as error:  # a hint: never the request's failure
+            logger.warning("push: members not read", extra={"error": repr(error)})
+            waiting = None
+        notify_members(store, group.group_id, waiting, skip=member.member_id)
 
     def _settle_listed_state(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         """The group's state as Kafka would answer it now that `member` is STABLE, written to
