@@ -5,7 +5,7 @@ holds is handed out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from groupcoord.client.assignors import Assignment, TopicPartition
 from groupcoord.wire.consumer_protocol import Subscription
@@ -96,6 +96,24 @@ def next_round(
     return {
         m: sub(s.topics, plan[m], generation, s.group_instance_id) for m, s in subscriptions.items()
     }
+
+
+def assert_a_leaver_moves_only_its_own(
+    assign: Callable[[Mapping[str, Subscription], Mapping[str, int]], Assignment],
+    subscriptions: Mapping[str, Subscription],
+    counts: Mapping[str, int],
+    leaver: str,
+) -> None:
+    """Kafka's testReassignmentAfterOneConsumerLeaves, testStickiness, testSameSubscriptions:
+    after `leaver` leaves, what the others had stays where it is; only its partitions move."""
+    plan = assign(subscriptions, counts)
+    assert_valid(subscriptions, counts, plan)
+    rest = next_round({m: s for m, s in subscriptions.items() if m != leaver}, plan, 1)
+    again = assign(rest, counts)
+    assert_valid(rest, counts, again)
+    assert_balanced(rest, again)
+    for member in rest:
+        assert set(plan[member]) <= set(again[member]), member
 
 
 def moves_between(
