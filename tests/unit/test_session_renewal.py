@@ -5,10 +5,11 @@ allow, and with a slack of at most a third of the session."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from groupcoord.core.session_renewal import (
+    connected_beat_margin_ms,
     effective_skips,
     last_renewed_ms,
     member_renewal_slack_ms,
@@ -144,7 +145,36 @@ def test_a_connected_members_slack_is_at_most_a_session_and_never_less_than_unco
     alone = member_renewal_slack_ms(interval, skips, session, connected=False)
     connected = member_renewal_slack_ms(interval, skips, session, connected=True)
     assert alone == renewal_slack_ms(interval, skips, session)
-    assert alone <= connected <= max(alone, session)
+    assert alone <= connected <= max(alone, session, connected_beat_margin_ms(interval, session))
+
+
+@given(
+    interval=st.integers(100, 60_000),
+    session=st.integers(1, 600_000),
+    skips=st.integers(0, 4),
+)
+def test_a_connected_member_beating_every_three_intervals_never_lapses(
+    interval: int, session: int, skips: int
+) -> None:
+    """Its deadline at each beat reaches an interval past its next beat, 3 intervals on (a
+    session longer than the interval, as the settings require)."""
+    assume(session > interval)
+    slack = member_renewal_slack_ms(interval, skips, session, connected=True)
+    beat, deadline = 3 * interval, session + slack
+    for now in range(beat, 12 * beat, beat):
+        assert deadline >= now, (now, deadline)
+        new = renewed_deadline(deadline, now, session, slack)
+        deadline = deadline if new is None else new
+        assert deadline >= now + beat + interval, (now, deadline)
+
+
+def test_a_short_session_gives_a_connected_member_an_interval_past_its_beat() -> None:
+    """2 s interval, 6 s session (bench.push's side by side): the client beats every 6 s, the
+    whole session; without the margin the beat raced the deadline and a live member was
+    expired (a partition owned by two members for up to 186 ms)."""
+    for skips in (0, 2):
+        assert member_renewal_slack_ms(2000, skips, 6000, connected=True) == 2000
+    assert member_renewal_slack_ms(5000, 0, 45000, connected=True) == 0  # the defaults: none
 
 
 @pytest.mark.parametrize("value", ["-1", "5"])

@@ -22,7 +22,10 @@ loss, and its client heartbeats up to CONNECTED_INTERVAL_FACTOR of the coordinat
 apart. Its slack is reckoned on that longer interval and may reach a whole session
 (CONNECTED_MAX_SLACK_SHARE): at a 5 s coordinator interval (15 s while connected) and a 45 s
 session it skips 2 heartbeats of 3 with 37.5 s of slack, so a host loss is seen at most
-82.5 s after its last heartbeat (session + 2.5 connected intervals) instead of 45 s.
+82.5 s after its last heartbeat (session + 2.5 connected intervals) instead of 45 s. Where the
+longer beat nears the session (a short session), its deadline reaches at least one coordinator
+interval past that beat, skips or not (connected_beat_margin_ms): a live member is never
+expired between two of its beats.
 """
 
 from __future__ import annotations
@@ -77,7 +80,20 @@ def member_renewal_slack_ms(
     if not connected:
         return slack
     stretched = CONNECTED_INTERVAL_FACTOR * heartbeat_interval_ms
-    return max(slack, renewal_slack_ms(stretched, skips, session_ms, CONNECTED_MAX_SLACK_SHARE))
+    return max(
+        slack,
+        renewal_slack_ms(stretched, skips, session_ms, CONNECTED_MAX_SLACK_SHARE),
+        connected_beat_margin_ms(heartbeat_interval_ms, session_ms),
+    )
+
+
+def connected_beat_margin_ms(heartbeat_interval_ms: int, session_ms: int) -> int:
+    """How far past a session a connected member's deadline must reach, whatever the skips, so
+    that its client's beat, CONNECTED_INTERVAL_FACTOR intervals apart, never lets it lapse while
+    it lives: the longer beat plus one coordinator interval. None at the defaults (15 + 5 s
+    within a 45 s session); 2 s at a 2 s interval and a 6 s session, where the beat is the
+    whole session (every beat then renews: no skip fits)."""
+    return max(0, (CONNECTED_INTERVAL_FACTOR + 1) * heartbeat_interval_ms - session_ms)
 
 
 def renewed_deadline(deadline_ms: int, now_ms: int, session_ms: int, slack_ms: int) -> int | None:
