@@ -39,6 +39,8 @@ class SlowProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = urlsplit(upstream)
         self.held: Held = lambda _: False
+        # (when, API, "asked" or "answered") of every request; "held" for an answer held back.
+        self.events: list[tuple[float, str, str]] = []
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +59,8 @@ class SlowProxy:
 
     def forward(self, request: BaseHTTPRequestHandler) -> None:
         body = request.rfile.read(int(request.headers.get("Content-Length") or 0))
+        api = request.path.rsplit("/", 1)[-1]
+        self.events.append((time.monotonic(), api, "asked"))
         connection = http.client.HTTPConnection(self.upstream.netloc, timeout=30)
         try:
             connection.request(request.command, request.path, body, dict(request.headers))
@@ -67,8 +71,10 @@ class SlowProxy:
         if request.path.endswith("find-coordinator"):
             upstream = f"http://{self.upstream.netloc}".encode()
             payload = payload.replace(upstream, self.base.encode())
+        answered = "answered"
         if request.path.endswith("consumer-group-heartbeat") and self.held(json.loads(body)):
             time.sleep(HELD_S)
+            answered = "held"
         request.send_response(answer.status)
         for name, value in answer.getheaders():
             if name.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -76,6 +82,7 @@ class SlowProxy:
         request.send_header("Content-Length", str(len(payload)))
         request.end_headers()
         request.wfile.write(payload)
+        self.events.append((time.monotonic(), api, answered))
 
     def close(self) -> None:
         self.server.shutdown()
@@ -122,3 +129,24 @@ def test_a_new_assignment_is_handed_over_before_its_acknowledgement_is_answered(
         staying.close()
     # In poll(), the acknowledgement's answer would have taken HELD_S at least.
     assert took < HELD_S / 2, took
+
+
+def test_the_topics_are_looked_up_while_the_join_is_answered(
+    served: tuple[str, SlowProxy],
+) -> None:
+    """The join's answer names the partitions by topic id: the member asks for its topics'
+    ids beside the join, not after its answer (a round trip more before the first poll()
+    hands the partitions over)."""
+    url, proxy = served
+    topic, group = unique("ids-topic"), unique("ids-group")
+    create_topic(Api(url), topic, 2)
+    proxy.held = lambda heartbeat: heartbeat.get("memberEpoch") == 0
+    member = GroupMember(proxy.url, group, topics=[topic])
+    try:
+        until(lambda: len(member.poll(0.05)) == 2, 60)
+    finally:
+        proxy.held = lambda _: False
+        member.close()
+    join_answered = next(t for t, api, what in proxy.events if what == "held")
+    asked = [t for t, api, what in proxy.events if api == "metadata" and what == "asked"]
+    assert asked and asked[0] < join_answered - HELD_S / 2, (asked, join_answered)

@@ -22,6 +22,7 @@ the listener (keep callbacks shorter than the session timeout).
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import re
 import threading
@@ -50,6 +51,8 @@ from .member_push import MemberPush
 from .options import MemberOptions
 from .paging import metadata_all_pages
 from .transport import Reply, Transport
+
+log = logging.getLogger("groupcoord.client")
 
 COMMIT_ATTEMPTS = 3
 
@@ -512,6 +515,7 @@ class GroupMember:
                 if self._lost:
                     self._give_up_lost()
                 if not self._joined:
+                    self._look_up_topics_beside_the_join()
                     self._consumer_heartbeat()  # the join: epoch 0
                     self._joined = True
                     self._push.member_changed()
@@ -549,6 +553,21 @@ class GroupMember:
             self._consumer_heartbeat()
         else:
             self.heartbeat_soon()
+
+    def _look_up_topics_beside_the_join(self) -> None:
+        """The subscribed topics' ids, asked while the join is answered (named topics not all
+        known yet): the join's answer names its partitions by topic id, and looking them up
+        after it would hold the first assignment back by a metadata round trip."""
+        if self._topics is None or all(t in self._topic_cache for t in self._topics):
+            return
+        self._transport()  # the coordinator found once, before the two requests go
+        threading.Thread(target=self._refresh_topics_quietly, name="topics", daemon=True).start()
+
+    def _refresh_topics_quietly(self) -> None:
+        try:
+            self._refresh_topics(force=True)
+        except Exception as error:  # the join's answer looks them up again
+            log.debug("topics not looked up beside the join: %r", error)
 
     def _consumer_heartbeat(self, timeout_s: float | None = None) -> None:
         consumer = self._consumer

@@ -67,6 +67,19 @@ def metered() -> Iterator[Usage]:
             outer.add(usage)
 
 
+@contextmanager
+def apart() -> Iterator[Usage]:
+    """Collect the usage of the store calls made inside the block, for the caller to add where
+    it belongs (`Usage.add`): a read on another thread (store/dynamo.py's query_partitions)
+    must not add to a Usage its own request's thread is adding to."""
+    usage = Usage()
+    token = _current.set(usage)
+    try:
+        yield usage
+    finally:
+        _current.reset(token)
+
+
 def current() -> Usage | None:
     return _current.get()
 

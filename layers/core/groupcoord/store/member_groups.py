@@ -25,6 +25,7 @@ from .dynamo import (
 )
 from .errors import Conflict
 from .family_codec import FamilyCodec
+from .partition_reads import query_partitions
 from .stored_group import StoredGroup
 from .writes import NO_WRITES, Writes
 
@@ -112,11 +113,13 @@ class MemberGroupStore(Generic[G, M]):
         return self.member_from_item(item) if item and self.is_member(item) else None
 
     def members(self, group: G) -> list[M]:
-        found = []
-        for pk in schema.member_pks(group.group_id, group.member_shards):
-            for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
-                if self.is_member(item):
-                    found.append(self.member_from_item(item))
+        pks = list(schema.member_pks(group.group_id, group.member_shards))
+        found = [
+            self.member_from_item(item)
+            for items in query_partitions(self.dynamo, pks, consistent=True)
+            for item in items
+            if self.is_member(item)
+        ]
         return sorted(found, key=lambda m: m.member_id)
 
     def members_by_id(self, group: G, member_ids: Iterable[str]) -> dict[str, M]:

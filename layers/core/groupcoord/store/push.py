@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from . import schema
 from .codecs.push_mark import PUSH_CONNECTION, PUSH_UNTIL
 from .dynamo import Check, ConditionFailed, Dynamo, TransactionCanceled, Update
+from .partition_reads import query_partitions
 
 # API Gateway closes a connection after 2 hours at the latest: its items outlive that a
 # little, and DynamoDB's TTL removes what no `$disconnect` did (a crashed `serve`, say).
@@ -154,10 +155,9 @@ class PushConnections:
         return [_connection(item) for item in self.dynamo.batch_get(keys) if item]
 
     def of_group(self, group_id: str) -> list[PushConnection]:
-        found = []
-        for pk in schema.push_connection_pks(group_id):
-            found += [_connection(i) for i in self.dynamo.query("pk = :pk", {":pk": pk})]
-        return found
+        pks = list(schema.push_connection_pks(group_id))
+        return [_connection(i) for items in query_partitions(self.dynamo, pks, consistent=False)
+                for i in items]  # fmt: skip
 
     def start_grace(self, group_id: str, member_id: str, until_ms: int) -> bool:
         """Bring the member's session deadline forward to `until_ms`, unless the member

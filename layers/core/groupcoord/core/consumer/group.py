@@ -187,18 +187,30 @@ def may_settle(
     target_epoch: int,
     before: MemberAssignment,
     after: MemberAssignment,
+    *,
+    joining: bool = False,
+    acknowledged: bool = False,
 ) -> bool:
-    """Whether a member's step may have made its group Stable (as Kafka's state is, at once):
-    it reached STABLE at the target epoch just now, its group is listed Reconciling, and the
-    group is small enough to read whole."""
-    reached = after.state is MemberState.STABLE and after.epoch == target_epoch
+    """Whether a member's step may have made its group Stable (as Kafka's state is, at once),
+    so that it reads the group's members to settle the listing: its group is listed
+    Reconciling and is small enough to read whole, and the member reached STABLE at the target
+    epoch just now (`joining`: by its join), or acknowledged (`acknowledged`: the request
+    reports what it owns, all of its assignment) an assignment it joined straight into.
+
+    A join answered STABLE (a new group's first target, or nothing to wait for) settles at its
+    acknowledgement instead, one round trip later, unless the member is the group's only
+    one (nothing to read): members starting together are answered together as their group's
+    first target is installed, and each of them reading every other (all but the last in
+    vain) is what their answers would wait for."""
+    if group_state_listed != RECONCILING or member_count >= SETTLED_AT_ONCE_BELOW:
+        return False
+    stable = after.state is MemberState.STABLE and after.epoch == target_epoch
     was = before.state is MemberState.STABLE and before.epoch == target_epoch
-    return (
-        reached
-        and not was
-        and group_state_listed == RECONCILING
-        and member_count < SETTLED_AT_ONCE_BELOW
-    )
+    if not stable:
+        return False
+    if not was:
+        return not joining or member_count == 1
+    return acknowledged and after.previous_epoch == 0
 
 
 def apply_request(

@@ -93,6 +93,7 @@ class _ClassicJoin(_Heartbeat):
     """The consumer protocol's join, for a member that speaks the classic protocol."""
 
     batched_installs = False
+    join_settles_at_acknowledgement = False
 
     def __init__(
         self,

@@ -102,6 +102,10 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
     # answered with its assignment, and its sync fails if the target moves after: its
     # subclass installs at once.
     batched_installs = True
+    # A join answered STABLE settles the group's listing at the member's acknowledgement
+    # (core/consumer/group.may_settle). A classic member acknowledges with a sync, not with
+    # a heartbeat of this protocol: its join settles at once (classic_members.py).
+    join_settles_at_acknowledgement = True
 
     def __init__(self, request: ConsumerGroupHeartbeatRequest, ctx: ApiContext, consistent: bool):
         super().__init__(request, ctx, consistent, ctx.store.consumer)
@@ -294,10 +298,16 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
             released = minus(member.assignment.holds, plan.member.assignment.holds)
             if released:
                 self._tell_waiters(group, member, released)
-            if may_settle(
-                group.state, group.member_count, group.target_epoch, plan.before, plan.after
-            ):
-                self._settle_listed_state(group, plan.member)
+        if (plan.writes or plan.refusal is None) and may_settle(
+            group.state,
+            group.member_count,
+            group.target_epoch,
+            plan.before,
+            plan.after,
+            joining=self.request.member_epoch == 0 and self.join_settles_at_acknowledgement,
+            acknowledged=owned_partitions(self.request) == plan.after.assigned,
+        ):
+            self._settle_listed_state(group, plan.member)
         if plan.refusal is not None:
             raise Answer(plan.refusal)
         return group

@@ -82,6 +82,7 @@ from ..codecs.classic import (
 from ..conversion import Conversions
 from ..dynamo import ConditionFailed, Delete, Dynamo, Put, TransactionCanceled, TransactItem, Update
 from ..errors import Conflict
+from ..partition_reads import query_partitions
 from ..stored_group import StoredGroup
 from .transition import (
     ClassicTransition,
@@ -126,13 +127,13 @@ class ClassicGroupStore:
     def members(self, group: ClassicGroup, *, payloads: bool) -> list[ClassicMember]:
         """Every member, read consistently; with `payloads`, with their metadata and
         assignments too (with_payloads), else as their member items have them."""
-        found: list[ClassicMember] = []
-        for pk in schema.member_pks(group.group_id, group.member_shards):
-            found.extend(
-                member_from_item(i)
-                for i in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True)
-                if is_classic_member(i)
-            )
+        pks = list(schema.member_pks(group.group_id, group.member_shards))
+        found = [
+            member_from_item(i)
+            for items in query_partitions(self.dynamo, pks, consistent=True)
+            for i in items
+            if is_classic_member(i)
+        ]
         return self.with_payloads(group, found) if payloads else found
 
     def with_payloads(
