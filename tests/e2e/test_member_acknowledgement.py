@@ -6,14 +6,9 @@ proxy that holds heartbeat answers back, as a slow network or a busy coordinator
 
 from __future__ import annotations
 
-import http.client
-import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -22,74 +17,16 @@ from tests.e2e.helpers import SETTINGS
 from tests.support.api import Api
 from tests.support.consumer import create_topic, unique, until
 from tests.support.servers import running_serve
+from tests.support.slow_proxy import SlowProxy
 
 HELD_S = 2.5  # how long the proxy holds back the answers it is told to
 # A session well over a held heartbeat (the heartbeat thread sends one at a time).
 SLOW_SETTINGS = {**SETTINGS, "group.consumer.session.timeout.ms": "15000"}
 
 
-Held = Callable[[dict[str, Any]], bool]  # which heartbeats' answers to hold back
-
-
-class SlowProxy:
-    """Forwards every request to `upstream` (find-coordinator's answer naming the proxy as
-    the coordinator), holding back HELD_S the answers to the `consumer-group-heartbeat`
-    requests that `held` picks."""
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = urlsplit(upstream)
-        self.held: Held = lambda _: False
-        # (when, API, "asked" or "answered") of every request; "held" for an answer held back.
-        self.events: list[tuple[float, str, str]] = []
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                proxy.forward(self)
-
-            do_GET = do_POST
-
-            def log_message(self, *_: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.url = f"{self.base}{self.upstream.path}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def forward(self, request: BaseHTTPRequestHandler) -> None:
-        body = request.rfile.read(int(request.headers.get("Content-Length") or 0))
-        api = request.path.rsplit("/", 1)[-1]
-        self.events.append((time.monotonic(), api, "asked"))
-        connection = http.client.HTTPConnection(self.upstream.netloc, timeout=30)
-        try:
-            connection.request(request.command, request.path, body, dict(request.headers))
-            answer = connection.getresponse()
-            payload = answer.read()
-        finally:
-            connection.close()
-        if request.path.endswith("find-coordinator"):
-            upstream = f"http://{self.upstream.netloc}".encode()
-            payload = payload.replace(upstream, self.base.encode())
-        answered = "answered"
-        if request.path.endswith("consumer-group-heartbeat") and self.held(json.loads(body)):
-            time.sleep(HELD_S)
-            answered = "held"
-        request.send_response(answer.status)
-        for name, value in answer.getheaders():
-            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
-                request.send_header(name, value)
-        request.send_header("Content-Length", str(len(payload)))
-        request.end_headers()
-        request.wfile.write(payload)
-        self.events.append((time.monotonic(), api, answered))
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def acknowledges_two(heartbeat: dict[str, Any]) -> bool:
+def acknowledges_two(api: str, heartbeat: dict[str, Any]) -> bool:
+    if api != "consumer-group-heartbeat":
+        return False
     owned = heartbeat.get("topicPartitions") or []
     return sum(len(t["partitions"]) for t in owned) == 2
 
@@ -97,7 +34,7 @@ def acknowledges_two(heartbeat: dict[str, Any]) -> bool:
 @pytest.fixture
 def served(dynamodb_endpoint: str) -> Iterator[tuple[str, SlowProxy]]:
     with running_serve(dynamodb_endpoint, SLOW_SETTINGS) as url:
-        proxy = SlowProxy(url)
+        proxy = SlowProxy(url, HELD_S)
         try:
             yield url, proxy
         finally:
@@ -124,7 +61,7 @@ def test_a_new_assignment_is_handed_over_before_its_acknowledgement_is_answered(
             owned = staying.poll(0.0)
             took = time.monotonic() - started
     finally:
-        proxy.held = lambda _: False
+        proxy.held = lambda _api, _body: False
         leaving.close()
         staying.close()
     # In poll(), the acknowledgement's answer would have taken HELD_S at least.
@@ -140,13 +77,17 @@ def test_the_topics_are_looked_up_while_the_join_is_answered(
     url, proxy = served
     topic, group = unique("ids-topic"), unique("ids-group")
     create_topic(Api(url), topic, 2)
-    proxy.held = lambda heartbeat: heartbeat.get("memberEpoch") == 0
+
+    def the_join(api: str, body: dict[str, Any]) -> bool:
+        return api == "consumer-group-heartbeat" and body.get("memberEpoch") == 0
+
+    proxy.held = the_join
     member = GroupMember(proxy.url, group, topics=[topic])
     try:
         until(lambda: len(member.poll(0.05)) == 2, 60)
     finally:
-        proxy.held = lambda _: False
+        proxy.held = lambda _api, _body: False
         member.close()
-    join_answered = next(t for t, api, what in proxy.events if what == "held")
-    asked = [t for t, api, what in proxy.events if api == "metadata" and what == "asked"]
+    join_answered = next(t for api, body, t in proxy.answered if the_join(api, body))
+    asked = [t for api, t in proxy.asked if api == "metadata"]
     assert asked and asked[0] < join_answered - HELD_S / 2, (asked, join_answered)

@@ -4,7 +4,8 @@ StreamsMember's joiner gets its tasks, within today's 5 s heartbeat interval and
 the coordinator's 15 s (a notice makes the member that must act heartbeat at once); a member
 whose socket the coordinator closes or drops keeps its partitions, heartbeats meanwhile and
 reconnects; a member of a coordinator without push says once that it polls; the socket pings
-at its interval.
+at its interval; a member's socket opens as soon as its join is answered (a StreamsMember's,
+with find-coordinator's answer held back by a loopback proxy).
 
 Each timed step starts right after the member that must act heartbeated, so without push it
 would wait its whole interval: the bound (HANDED_OVER_S) is missed without push.
@@ -39,6 +40,7 @@ from tests.support.consumer import create_topic, unique, until
 from tests.support.kinesis import Streams, new_topic, streams_fixture
 from tests.support.kinesis_loop import Running, group_name
 from tests.support.servers import InProcessCoordinator, running_serve, unique_table
+from tests.support.slow_proxy import SlowProxy
 from tests.support.streams import word_count
 
 # The coordinator's heartbeat interval: the most it allows, which is what a member with a push
@@ -127,6 +129,35 @@ def test_a_streams_joiner_gets_its_tasks_well_within_a_heartbeat(
         joiner.close()
         first.close()
     assert took < HANDED_OVER_S, took
+
+
+# How long the proxy holds find-coordinator's answer back: a socket opened only once that answer
+# came (find-coordinator asked after the join) opens at least that long after the join's answer.
+FIND_HELD_S = 4.0
+
+
+def test_a_streams_members_socket_opens_as_soon_as_its_join_is_answered(
+    served: tuple[str, Store],
+) -> None:
+    """A joiner's socket opens when its join is answered, not a find-coordinator round trip
+    later: notices posted to it before its socket is open (its peers' releases) are lost.
+    find-coordinator's answer comes FIND_HELD_S late (a slow network), so a member that asked
+    for it only after its join would open its socket at least that much after the answer."""
+    url, _ = served
+    words = unique("words")
+    create_topic(Api(url), words, 2)
+    proxy = SlowProxy(url, FIND_HELD_S)
+    proxy.held = lambda api, _: api == "find-coordinator"
+    member = StreamsMember(proxy.url, unique("g"), word_count(words, unique("app")))
+    try:
+        member.poll()  # find-coordinator and the join
+        until(lambda: member.push_connected, timeout_s=FIND_HELD_S * 3, interval_s=0.01)
+        connected = time.monotonic()
+    finally:
+        member.close()
+        proxy.close()
+    joins = [at for api, body, at in proxy.answered if api == "streams-group-heartbeat"]
+    assert connected - joins[0] < FIND_HELD_S, connected - joins[0]
 
 
 def connection_of(store: Store, group: str, member_id: str) -> str | None:

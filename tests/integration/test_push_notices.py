@@ -1,7 +1,8 @@
 """The push channel's notices of what no member's request of its own brings (docs/sessions.md,
-"Push"): a streams member's shutdown request and released tasks (the other members), a topic
-grown (every member of the consumer and streams groups subscribed to it), a Kinesis shard's
-end committed (its group: the children are assignable). Each over a member's real socket on
+"Push"): a streams member's shutdown request (the other members) and released tasks (the
+members waiting on them, no other), a topic grown (every member of the consumer and streams
+groups subscribed to it), a Kinesis shard's end committed (its group: the children are
+assignable). Each over a member's real socket on
 `groupcoord serve` (or the in-process coordinator, for kinesis-local) on DynamoDB Local, with
 a heartbeat interval of 15 s: a notice within PUSHED_S is push, not a heartbeat's answer.
 """
@@ -81,6 +82,32 @@ def test_released_streams_tasks_tell_the_member_waiting_on_them(api: Api) -> Non
         told(socket, group)
         joiner.heartbeat()
         assert joiner.active.get("0"), joiner.last
+
+
+def test_released_streams_tasks_tell_no_member_that_does_not_wait_on_them(api: Api) -> None:
+    """As the consumer protocol's releases (below): a streams release is told to whoever waits
+    on its tasks, not to the whole group. Three processes, so the bystander's standbys wait on
+    no other process."""
+    first, second = streams_pair(api)  # two active tasks each, and standbys
+    joiner = StreamsMember(api, first.group, first.topology)
+    joiner.join()  # its target has an active task one of them still holds
+    before = {m.member_id: len(m.active["0"]) for m in (first, second)}
+    for member in (first, second):
+        member.heartbeat()  # told to revoke what moves
+    releasers = [m for m in (first, second) if len(m.active["0"]) < before[m.member_id]]
+    assert len(releasers) == 1, (first.last, second.last)
+    releaser = releasers[0]
+    bystander = second if releaser is first else first
+    with (
+        member_socket(api, joiner.group, joiner.member_id) as waiting,
+        member_socket(api, joiner.group, bystander.member_id) as idle,
+    ):
+        releaser.heartbeat()  # reports it gone: released
+        told(waiting, joiner.group)
+        with pytest.raises(TimeoutError):
+            idle.recv(timeout=QUIET_S)
+    settle_streams([first, second, joiner])
+    assert joiner.active.get("0"), joiner.last
 
 
 def test_released_partitions_tell_the_member_waiting_on_them_and_no_other(api: Api) -> None:

@@ -22,10 +22,8 @@ from groupcoord.core.push import (
     deferred_install_wait_ms,
     grace_notice_after_ms,
     release_notice_members,
-    streams_notice_due,
     topic_change_notice_due,
 )
-from groupcoord.core.streams.tasks import TasksTuple
 
 
 def classic(state: str, generation: int) -> ClassicGroup:
@@ -99,26 +97,6 @@ def test_a_past_interval_never_asks_for_a_tight_loop() -> None:
 )
 def test_topic_change_notices(group_type: str, state: str, members: int, due: bool) -> None:
     assert topic_change_notice_due(group_type, state, members) is due
-
-
-HELD = TasksTuple.of(active={"0": [0, 1]}, standby={"1": [2]})
-
-
-@pytest.mark.parametrize(
-    ("shutdown_before", "shutdown_after", "held_after", "due"),
-    [
-        (None, "m1", HELD, True),  # the first shutdown request: every other member hears it
-        ("m1", "m1", HELD, False),  # requested before: told then
-        (None, None, HELD, False),  # a heartbeat that changed nothing
-        (None, None, TasksTuple.of(active={"0": [0]}, standby={"1": [2]}), True),  # released
-        (None, None, TasksTuple.of(active={"0": [0, 1]}), True),  # a standby released
-        (None, None, TasksTuple.of(active={"0": [0, 1, 3]}, standby={"1": [2]}), False),  # grew
-    ],
-)
-def test_streams_notices(
-    shutdown_before: str | None, shutdown_after: str | None, held_after: TasksTuple, due: bool
-) -> None:
-    assert streams_notice_due(shutdown_before, shutdown_after, HELD, held_after) is due
 
 
 def test_a_grace_notice_asks_for_what_is_left_of_the_grace() -> None:

@@ -308,6 +308,7 @@ export class GroupMember {
       }
       this.rejoining = false;
       this.joined = true;
+      this.push.memberChanged(); // its socket opens now, not at the channel's next look
       this.lastOk = now();
       if (result.revoked.size > 0) await this.callListener("onPartitionsRevoked", result.revoked);
       this.owned = classic.owned.copy();
@@ -332,6 +333,7 @@ export class GroupMember {
         if (!this.joined) {
           await this.consumerHeartbeat(); // the join: epoch 0
           this.joined = true;
+          this.push.memberChanged(); // its socket opens now, not at the channel's next look
         }
         if (this.pendingTarget !== undefined) await this.reconcileConsumer();
         return;

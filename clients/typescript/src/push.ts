@@ -5,10 +5,11 @@
 // drops, or never opens, costs latency only.
 //
 // PushChannel is the socket (the `ws` package, imported only when a socket is opened: without
-// it the member polls, and says so once): it connects once the member has an id, follows a
-// new id (a rejoin), pings, and reconnects with jittered back-off. MemberPush is the
-// member's side of it: the socket the offer asks for (one at most), the beats a notice asks
-// for, the steady interval while the socket is open, and one log line when the member polls.
+// it the member polls, and says so once): it connects once the member has an id (at once when
+// woken: a join answered), follows a new id (a rejoin), pings, and reconnects with jittered
+// back-off. MemberPush is the member's side of it: the socket the offer asks for (one at
+// most), the beats a notice asks for, the steady interval while the socket is open, and one
+// log line when the member polls.
 
 import type WebSocket from "ws";
 import { Signal, now } from "./timing.js";
@@ -27,7 +28,9 @@ export const BACKOFF_CAP_MS = 30_000;
 // 15 s away.
 export const SECOND_LOOK_MS = 1000;
 const OPEN_TIMEOUT_MS = 5000;
-const MEMBER_CHECK_MS = 250; // how often an open socket looks whether its member id changed
+// How often an idle channel looks whether its member has an id, and an open socket whether
+// its member id changed; a join answered wakes it at once (wake()).
+const MEMBER_CHECK_MS = 250;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 const MAX_AFTER_MS = 60_000;
 
@@ -86,11 +89,16 @@ interface Session {
   error: Error | undefined; // undefined: ended in order (by this side)
 }
 
-/** The socket of one member: connects when `memberId()` is not "", follows a new id, pings,
- * reconnects with jittered back-off, and calls `onNotice(delayMs)` for each notice (and with 0
- * once a socket opened or dropped: a notice may have gone meanwhile). */
+/** The socket of one member: connects when `memberId()` is not "" (looking every `lookMs`,
+ * or at once when woken), follows a new id, pings, reconnects with jittered back-off, and
+ * calls `onNotice(delayMs)` for each notice (and with 0 once a socket opened or dropped: a
+ * notice may have gone meanwhile). */
 export class PushChannel {
   private readonly stopped = new Signal();
+  // wake(): the member's id changed; without it the channel would see that only at its next
+  // look, and every notice posted meanwhile (a joiner's) is lost.
+  private readonly woken = new Signal();
+  private checkMember: (() => void) | undefined; // the open socket's look at its member id
   private socket: WebSocket | undefined;
   private open = false;
   private fellBack = false;
@@ -104,6 +112,7 @@ export class PushChannel {
     private readonly headersFor: (url: string) => Promise<Record<string, string>>,
     private readonly logger: PushLogger,
     private readonly pingIntervalMs = PING_INTERVAL_MS,
+    private readonly lookMs = MEMBER_CHECK_MS,
   ) {}
 
   get connected(): boolean {
@@ -115,10 +124,18 @@ export class PushChannel {
     return this;
   }
 
+  /** The member's id changed (a join answered): connect now under the new id (an open socket
+   * under another id closes at once), not at the next look. */
+  wake(): void {
+    this.woken.set();
+    this.checkMember?.();
+  }
+
   /** Closes the socket: in order (the coordinator's `$disconnect` sees a clean close), or,
    * `abort`, dropped without a close frame, as a killed process's is. */
   async stop(abort = false): Promise<void> {
     this.stopped.set();
+    this.woken.set();
     const socket = this.socket;
     if (socket !== undefined) {
       if (abort) socket.terminate();
@@ -139,7 +156,8 @@ export class PushChannel {
     while (!this.stopped.isSet) {
       const memberId = this.memberId();
       if (!memberId) {
-        await this.stopped.wait(MEMBER_CHECK_MS, false);
+        await this.woken.wait(this.lookMs, false);
+        this.woken.clear();
         continue;
       }
       const ended = await this.session(Socket, memberId);
@@ -152,7 +170,11 @@ export class PushChannel {
       // A socket that closed under the member: a beat now, while it reconnects (a notice may
       // have been lost, and its session may be in a disconnect grace).
       if (ended.opened) this.onNotice(0);
-      await this.stopped.wait(reconnectPauseMs(failures, Math.random()), false);
+      // After a socket that ended in order (its member id changed) a wake ends the pause: the
+      // member has its new id now. A failure's back-off holds.
+      const pause = ended.error === undefined ? this.woken : this.stopped;
+      await pause.wait(reconnectPauseMs(failures, Math.random()), false);
+      this.woken.clear();
     }
   }
 
@@ -192,14 +214,15 @@ export class PushChannel {
           pinging = setTimeout(ping, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
         };
         pinging = setTimeout(ping, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
-        timers.push(
-          setInterval(() => {
-            if (this.memberId() !== memberId) {
-              byUs = true;
-              socket.close(1000); // a rejoin under another id: a new socket for it
-            }
-          }, MEMBER_CHECK_MS).unref(),
-        );
+        const checkMember = (): void => {
+          if (this.memberId() !== memberId && !byUs) {
+            byUs = true;
+            socket.close(1000); // a rejoin under another id: a new socket for it
+          }
+        };
+        this.checkMember = checkMember;
+        timers.push(setInterval(checkMember, this.lookMs).unref());
+        checkMember(); // woken during the handshake
       });
       socket.on("message", (data) => {
         const delay = noticeDelayMs(data.toString());
@@ -209,6 +232,7 @@ export class PushChannel {
       socket.on("close", (code) => {
         for (const timer of timers) clearInterval(timer);
         clearTimeout(pinging);
+        this.checkMember = undefined;
         this.open = false;
         this.socket = undefined;
         const inOrder = byUs || this.stopped.isSet;
@@ -228,6 +252,7 @@ export class PushChannel {
 export interface MemberPushOptions {
   enabled: boolean;
   intervalMs: number; // the steady heartbeat while the socket is open
+  lookMs?: number; // how often the idle channel looks for the member's id (default 250)
   headersFor: (url: string) => Promise<Record<string, string>>; // a handshake's (signed if IAM)
   logger: PushLogger;
   onNotice: () => void; // wakes the heartbeat loop
@@ -263,7 +288,8 @@ export class MemberPush {
       if (current?.url === wanted) return;
       void current?.stop();
       const notice = (delay: number): void => this.notice(delay);
-      this.channel = new PushChannel(wanted, this.groupId, this.memberId, notice, this.options.headersFor, this.options.logger).start();
+      const { headersFor, logger, lookMs } = this.options;
+      this.channel = new PushChannel(wanted, this.groupId, this.memberId, notice, headersFor, logger, PING_INTERVAL_MS, lookMs).start();
       return;
     }
     this.channel = undefined;
@@ -275,6 +301,11 @@ export class MemberPush {
     if (this.saidPolling || !this.options.enabled) return; // a member kept off it says nothing
     this.saidPolling = true;
     this.options.logger.info(`push: the coordinator offers no push channel (no pushUrl); group ${this.groupId} polls at the heartbeat interval`);
+  }
+
+  /** The member's id was just given (a join answered): open the socket at once. */
+  memberChanged(): void {
+    this.channel?.wake();
   }
 
   /** Closes the socket for good (`abort`: dropped without a close frame). */

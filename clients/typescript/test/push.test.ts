@@ -1,9 +1,10 @@
 // The push channel (docs/client-typescript.md, "Push"): its schedule as pure functions (the
 // reconnect back-off, the steady interval, a notice's beats on times the test gives), the
 // socket against a WebSocket server the test runs (pings, reconnects after a close and a
-// drop, closes in order), and a
-// handoff pushed against `groupcoord serve`: a leaver's partitions reach the member that stays
-// within today's 5 s heartbeat interval, far within the coordinator's 15 s. The timed step
+// drop, closes in order, follows a new member id at once when woken), and against
+// `groupcoord serve`: a joiner's socket opens as soon as its join is answered, and a handoff
+// pushed: a leaver's partitions reach the member that stays within today's 5 s heartbeat
+// interval, far within the coordinator's 15 s. The timed step
 // starts right after the staying member heartbeated (its share came in an answer, acknowledged
 // at once), so without push it would wait its whole interval: the bound is missed without push.
 
@@ -15,6 +16,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type WebSocket as WsSocket, WebSocketServer } from "ws";
 import { GroupMember, Transport } from "../src/index.js";
+import { sleep } from "../src/timing.js";
 import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PING_INTERVAL_MS, PushChannel, SECOND_LOOK_MS, noticeDelayMs, pingPauseMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
 import { Polled, Timeline, createTopic, unique, waitUntil } from "./support/group.js";
 import { PACKAGE_ROOT, type Server, python, startServe } from "./support/processes.js";
@@ -128,6 +130,41 @@ describe("a handoff pushed", () => {
   });
 });
 
+describe("a joiner's socket", () => {
+  let serve: Server;
+  before(async () => {
+    serve = await startServe(SETTINGS, undefined, true);
+  });
+  after(async () => {
+    await serve?.stop();
+  });
+
+  it("opens as soon as its join is answered, not at the channel's next look", async () => {
+    // Notices posted to a joiner before its socket is open are lost (its share then comes at
+    // its second look). The channel's look here is 60 s: only the join's wake opens it in time.
+    const topic = unique("push-topic");
+    const group = unique("push-group");
+    await createTopic(serve.url, topic, 1);
+    const joined = new GroupMember(serve.url, group, { topics: [topic], push: false }); // a real member to connect as
+    const lines: string[] = [];
+    const logger = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
+    let memberId = "";
+    const push = new MemberPush(group, () => memberId, { enabled: true, intervalMs: 15_000, lookMs: 60_000, headersFor: async () => ({}), logger, onNotice: () => undefined });
+    try {
+      await waitUntil(async () => (await joined.poll(100)).length === 1, 30_000, "the member owns its partition");
+      const reply = await new Transport(serve.url).call("find-coordinator", { keyType: 0, coordinatorKeys: [group] });
+      push.offer(reply.body.coordinators[0].pushUrl);
+      await sleep(200); // the channel is in its 60 s look
+      memberId = joined.memberId; // as GroupMember does once its join is answered
+      push.memberChanged();
+      await waitUntil(() => push.connected, 20_000, `the socket open: ${lines.join("; ")}`);
+    } finally {
+      await push.close();
+      await joined.close();
+    }
+  });
+});
+
 describe("a coordinator without push", () => {
   let serve: Server;
   before(async () => {
@@ -201,6 +238,23 @@ describe("the socket against a WebSocket server the test runs", () => {
     assert.equal(connections[2]?.closedWith, 1000); // in order: the coordinator starts no grace
     assert.equal(lines.filter((l) => l.startsWith("warn")).length, 2, lines.join("\n")); // one per drop
     assert.equal(lines.filter((l) => l.includes("connected again")).length, 2, lines.join("\n"));
+  });
+
+  it("follows a rejoin's new member id at once when woken, not at its next look", async () => {
+    let memberId = "m-1";
+    const channel = new PushChannel(url, "g", () => memberId, () => undefined, async () => ({}), console, PING_INTERVAL_MS, 60_000).start();
+    const before = connections.length;
+    try {
+      await waitUntil(() => connections.length > before && channel.connected, 5000, "connected as m-1");
+      memberId = "m-2"; // a rejoin answered under a new id
+      channel.wake();
+      await waitUntil(() => connections.length > before + 1 && channel.connected, 20_000, "connected as m-2");
+    } finally {
+      await channel.stop();
+    }
+    assert.deepEqual(connections.slice(before).map((c) => c.query), ["/?groupId=g&memberId=m-1", "/?groupId=g&memberId=m-2"]);
+    await waitUntil(() => connections[before]?.closedWith !== undefined, 5000, "the first socket closed");
+    assert.equal(connections[before]?.closedWith, 1000); // in order: the coordinator starts no grace
   });
 
   it("signs its handshake for an API with IAM auth: SigV4 of the GET it sends, checked by botocore", async () => {

@@ -7,14 +7,15 @@ queries).
 Single-threaded: the application calls `poll()` often (at least every heartbeat interval);
 `poll` heartbeats when one is due, or at once after the tasks changed (to acknowledge a
 revocation) or a push notice came, and returns the member's tasks; `poll(timeout_s)` waits up
-to that long for a heartbeat to be due. Once joined, the member opens the push channel when
-find-coordinator offers one (client/member_push.py, as GroupMember does): a notice makes the
-next poll heartbeat, so a task move reaches it at once, and while the socket is open the
-steady heartbeat is a third as often. Each request has the fields Kafka Streams' client
-sends (docs/streams.md, "What Kafka Streams sends"): the topology and the process's fields
-only with the join; the owned task lists only when they changed since the coordinator last
-took them (null: unchanged; all three again after a join or an error); task offsets as
-task_offsets.py says; `instanceId` (static membership) and `shutdownApplication` on every request.
+to that long for a heartbeat to be due. The member asks find-coordinator for the push channel
+before its join and opens its socket as soon as the join is answered (client/member_push.py, as
+GroupMember does): a notice makes the next poll heartbeat, so a task move reaches it at once,
+and while the socket is open the steady heartbeat is a third as often. Each request has the
+fields Kafka Streams' client sends (docs/streams.md, "What Kafka Streams sends"): the topology
+and the process's fields only with the join; the owned task lists only when they changed since
+the coordinator last took them (null: unchanged; all three again after a join or an error);
+task offsets as task_offsets.py says; `instanceId` (static membership) and
+`shutdownApplication` on every request.
 """
 
 from __future__ import annotations
@@ -279,6 +280,10 @@ class StreamsMember:
         now = time.monotonic()
         joining = self.epoch == 0
         if joining:
+            if not self._push_asked:
+                # Before the join: its answer then opens the socket at once (notices posted to
+                # a joiner before its socket is open are lost), not a round trip later.
+                self._offer_push()
             self.reports.rejoined()
             body, owned = self._join_fields(), StreamsTasks()
             report = self.reports.whole()
@@ -325,7 +330,10 @@ class StreamsMember:
         return self.transport.call(API, body).body
 
     def _applied(self, answer: dict[str, Any]) -> None:
+        joined = self.epoch == 0
         self.epoch = answer["memberEpoch"]
+        if joined:
+            self._push.member_changed()  # its socket opens now, not at the channel's next look
         self.heartbeat_interval_ms = answer.get("heartbeatIntervalMs") or 5000
         self.reports.interval_ms = answer.get("taskOffsetIntervalMs", self.reports.interval_ms)
         self.reports.acceptable_lag = answer.get("acceptableRecoveryLag")
@@ -357,8 +365,9 @@ class StreamsMember:
         )
 
     def _offer_push(self) -> None:
-        """Once joined: find-coordinator's pushUrl opens the socket (a hint: a failed look
-        leaves the member polling, and the next answer looks again)."""
+        """Before the join: find-coordinator's pushUrl, where the socket opens once the join is
+        answered (a hint: a failed look leaves the member polling, and the next answer looks
+        again)."""
         try:
             reply = self.transport.call(
                 "find-coordinator", {"keyType": 0, "coordinatorKeys": [self.group_id]}

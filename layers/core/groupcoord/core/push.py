@@ -16,7 +16,6 @@ from .consumer.assignment import Assignment, overlaps
 from .consumer.assignment import minus as partitions_minus
 from .consumer.member import ConsumerGroupMember
 from .consumer.model import ConsumerGroup
-from .streams.tasks import TasksTuple, minus
 
 # A deferred install's notice asks for a heartbeat no sooner than this (never a tight loop).
 DEFERRED_NOTICE_MIN_MS = 100
@@ -85,24 +84,3 @@ def topic_change_notice_due(group_type: str, state: str, member_count: int) -> b
     if group_type == CLASSIC:
         return state in (STABLE, COMPLETING_REBALANCE)
     return True
-
-
-def streams_notice_due(
-    shutdown_before: str | None,
-    shutdown_after: str | None,
-    held_before: TasksTuple,
-    held_after: TasksTuple,
-) -> bool:
-    """Whether a streams member's committed heartbeat needs the group's other members told: it
-    requested the application's shutdown (first: each member hears SHUTDOWN_APPLICATION in its
-    next heartbeat's status), or it released tasks (whoever waits on them may take them)."""
-    requested = shutdown_before is None and shutdown_after is not None
-    return requested or any(
-        minus(before, after)
-        for before, after in (
-            (held_before.active, held_after.active),
-            # A standby or warm-up released may unblock an active on the same process.
-            (held_before.standby, held_after.standby),
-            (held_before.warmup, held_after.warmup),
-        )
-    )

@@ -8,15 +8,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ...core.push import streams_notice_due
 from ...core.streams.group import RECONCILING, StreamsGroup, group_state
 from ...core.streams.heartbeat_rules import (
     ReconcilePlan,
     needs_holdings_of_others,
 )
 from ...core.streams.member import StreamsGroupMember
+from ...core.streams.notices import (
+    release_notice_members,
+    released_tasks,
+    shutdown_first_requested,
+)
 from ...core.streams.reconciliation import Holdings, MemberState, holdings_of
+from ...core.streams.tasks import TasksTuple
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
+from ...observability import logger
 from ...store.streams.repository import StreamsGroupStore
 from ..context import ApiContext
 from ..push import notify_members
@@ -66,12 +72,32 @@ class Reconciling:
         shutdown_before = group.shutdown_requested_by
         group = self._write_plan(group, member, plan)
         held_after = plan.member.tasks.holds if plan.writes else member.tasks.holds
-        if streams_notice_due(
-            shutdown_before, group.shutdown_requested_by, member.tasks.holds, held_after
-        ):
-            # After the writes committed: the others hear of the shutdown, or take the tasks.
+        # After the writes committed: the others hear of the shutdown, or take the tasks.
+        if shutdown_first_requested(shutdown_before, group.shutdown_requested_by):
             notify_members(self.ctx.store, group.group_id, None, skip=member.member_id)
+        else:
+            released = released_tasks(member.tasks.holds, held_after)
+            if not released.is_empty():
+                self._tell_waiters(group, member, released)
         return group
+
+    def _tell_waiters(
+        self, group: StreamsGroup, member: StreamsGroupMember, released: TasksTuple
+    ) -> None:
+        """Released tasks: the members waiting on them may take them now
+        (core/streams/notices.release_notice_members); every member if the others cannot be
+        read."""
+        store = self.ctx.store
+        if store.push_poster is None:
+            return  # no push channel: nothing to read for
+        try:
+            waiting: list[str] | None = release_notice_members(
+                released, self.ss.members(group), member
+            )
+        except Exception as error:  # a hint: never the request's failure
+            logger.warning("push: members not read", extra={"error": repr(error)})
+            waiting = None
+        notify_members(store, group.group_id, waiting, skip=member.member_id)
 
     def _write_plan(
         self, group: StreamsGroup, member: StreamsGroupMember, plan: ReconcilePlan
