@@ -222,7 +222,7 @@ def _waits(
 ) -> dict[str, list[str]]:
     """Member id -> the members holding partitions of its new target that it lacks."""
     holder_of = {tp: m.member_id for m in members for tp in pairs(m.assignment.holds)}
-    found = {}
+    found: dict[str, list[str]] = {}
     for m in members:
         needed = pairs(minus(targets.get(m.member_id, {}), m.assignment.holds))
         holders = {holder_of[tp] for tp in needed if holder_of.get(tp, m.member_id) != m.member_id}
