@@ -19,6 +19,7 @@ import pytest
 from bench import (
     cost,
     cost_model,
+    cost_release,
     kinesis,
     latency,
     load,
@@ -76,6 +77,12 @@ def test_latency(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(results["heartbeat"]["inprocess_ms"]) == 2
     assert len(results["heartbeat"]["http_ms"]) == 2
     assert "| consumer-group-heartbeat |" in capsys.readouterr().out
+
+
+def test_cost_release() -> None:
+    found = cost_release.main(["--smoke"])
+    assert [(r.size, r.push) for r in found] == [(3, False), (3, True)]
+    assert all(r.calls and r.timed for r in found)
 
 
 def test_rebalance() -> None:

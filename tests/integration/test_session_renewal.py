@@ -186,9 +186,11 @@ def _consumer_beat(store: Store, body: dict, now_ms: int) -> tuple[dict, capacit
 class _ConsumerMember:
     """A member that joins and acknowledges its assignment, on the test's clock."""
 
-    def __init__(self, store: Store, group_id: str, topic: str, now_ms: int) -> None:
+    def __init__(
+        self, store: Store, group_id: str, topic: str, now_ms: int, member_id: str | None = None
+    ) -> None:
         self.store, self.group_id = store, group_id
-        self.member_id = _unique("m")
+        self.member_id = member_id or _unique("m")
         body = {"groupId": group_id, "memberId": self.member_id, "memberEpoch": 0,
                 "rebalanceTimeoutMs": 30000, "subscribedTopicNames": [topic],
                 "topicPartitions": []}  # fmt: skip

@@ -51,6 +51,10 @@ class ConsumerGroupMember(ModernGroupMember):
     target_epoch: int = 0
     target_version: int = 0
     wait_on: tuple[Holder, ...] = ()
+    # The members whose target waits on partitions this one holds, as the last install that
+    # wrote this item found them: whom its releases tell (None: too many or unknown, read
+    # the group; core/consumer/waiters.py).
+    waiters: tuple[str, ...] | None = ()
     # Grows whenever the member's held partitions grow (installs condition on it).
     acquired_version: int = 0
     # Grows on every write but target installs (member writes condition on it).

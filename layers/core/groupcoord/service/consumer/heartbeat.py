@@ -316,16 +316,22 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
         self, group: ConsumerGroup, member: ConsumerGroupMember, released: Assignment
     ) -> None:
         """Released partitions: the members waiting on them may take them now
-        (core/push.release_notice_members); every member if the others cannot be read."""
-        store = self.ctx.store
-        if store.push_poster is None:
-            return  # no push channel: nothing to read for
+        (core/push.release_notice_members), found among the waiters the last install recorded
+        on the releaser's item (core/consumer/waiters.py; `member` as read, the version this
+        request's write was conditioned on): a read of those few, or of the whole group when
+        the item names none (too many, or unknown). Every member if they cannot be read."""
+        store, waiters = self.ctx.store, member.waiters
+        if store.push_poster is None or waiters == ():
+            return  # no push channel, or no one waits on this member: nothing to read
         try:
-            waiting: list[str] | None = release_notice_members(
-                released, self.cs.members(group), member.member_id
+            found = (
+                self.cs.members(group)
+                if waiters is None
+                else list(self.cs.members_by_id(group, waiters).values())
             )
+            waiting: list[str] | None = release_notice_members(released, found, member.member_id)
         except Exception as error:  # a hint: never the request's failure
-            logger.warning("push: members not read", extra={"error": repr(error)})
+            logger.warning("push: waiters not read", extra={"error": repr(error)})
             waiting = None
         notify_members(store, group.group_id, waiting, skip=member.member_id)
 

@@ -26,6 +26,7 @@ target after an expiry is installed at once (the sweeper may be the group's only
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ...core.consumer.assignment import Assignment, minus, pairs
 from ...core.consumer.assignors import ASSIGNORS, AssignorMember, choose_assignor
@@ -39,6 +40,7 @@ from ...core.consumer.group import (
 from ...core.consumer.heirs import with_heirs
 from ...core.consumer.member import ConsumerGroupMember, Holder
 from ...core.consumer.model import ConsumerGroup
+from ...core.consumer.waiters import waiters_by_holder, waiters_grew
 from ...core.lag import group_lags
 from ...core.push import deferred_install_wait_ms
 from ...core.topics import TopicRecord, regex_matches
@@ -215,6 +217,52 @@ def _topics_synced(
     return read() if sync_stale(store, subscribed, now_ms) else topics
 
 
+def _waits(
+    members: list[ConsumerGroupMember], targets: dict[str, Assignment]
+) -> dict[str, list[str]]:
+    """Member id -> the members holding partitions of its new target that it lacks."""
+    holder_of = {tp: m.member_id for m in members for tp in pairs(m.assignment.holds)}
+    found: dict[str, list[str]] = {}
+    for m in members:
+        needed = pairs(minus(targets.get(m.member_id, {}), m.assignment.holds))
+        holders = {holder_of[tp] for tp in needed if holder_of.get(tp, m.member_id) != m.member_id}
+        found[m.member_id] = sorted(holders)
+    return found
+
+
+def _target_writes(
+    store: Store,
+    group: ConsumerGroup,
+    members: list[ConsumerGroupMember],
+    targets: dict[str, Assignment],
+    epoch: int,
+) -> tuple[dict[str, ConsumerGroupMember], list[Any]]:
+    """Every member as the install leaves it, and the writes: a new target (with its waitOn
+    and the member's waiters), or only the waiters of a holder whose target stayed."""
+    waits = _waits(members, targets)
+    waiters = waiters_by_holder(waits)
+    by_id = {m.member_id: m for m in members}
+    installs = store.consumer_installs
+    updates: list[Any] = []  # the store's updates
+    for m in members:
+        target = targets.get(m.member_id, {})
+        wait_on = tuple(Holder(w, by_id[w].instance_id) for w in waits[m.member_id])
+        found = waiters.get(m.member_id, ())
+        # A waitOn that only shrank (holders released since) needs no write: reading a
+        # holder that holds nothing of the target is harmless, missing one is not.
+        if target != m.target or not set(wait_on) <= set(m.wait_on):
+            written = replace(m, target=target, wait_on=wait_on, waiters=found)
+            updates.append(installs.target_update(group, written, epoch))
+            by_id[m.member_id] = replace(
+                written, target_epoch=epoch, target_version=m.target_version + 1
+            )
+        elif waiters_grew(m.waiters, found):
+            written = replace(m, waiters=found)
+            updates.append(installs.waiters_update(group, written))
+            by_id[m.member_id] = replace(written, target_version=m.target_version + 1)
+    return by_id, updates
+
+
 def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: int) -> Installed:
     epoch = group.group_epoch
     lease = leased(group, now_ms)
@@ -224,28 +272,7 @@ def install(store: Store, cs: ConsumerGroupStore, group: ConsumerGroup, now_ms: 
     try:
         members = cs.members(group)
         targets, assignor, names, regex, digest = _targets(store, group, members, now_ms)
-        holder_of = {tp: m.member_id for m in members for tp in pairs(m.assignment.holds)}
-        by_id = {m.member_id: m for m in members}
-        updates = []
-        for m in members:
-            target = targets.get(m.member_id, {})
-            needed = minus(target, m.assignment.holds)
-            waits = sorted(
-                {
-                    holder_of[tp]
-                    for tp in pairs(needed)
-                    if holder_of.get(tp, m.member_id) != m.member_id
-                }
-            )
-            wait_on = tuple(Holder(w, by_id[w].instance_id) for w in waits)
-            # A waitOn that only shrank (holders released since) needs no write: reading a
-            # holder that holds nothing of the target is harmless, missing one is not.
-            if target != m.target or not set(wait_on) <= set(m.wait_on):
-                written = replace(m, target=target, wait_on=wait_on)
-                updates.append(store.consumer_installs.target_update(group, written, epoch))
-                by_id[m.member_id] = replace(
-                    written, target_epoch=epoch, target_version=m.target_version + 1
-                )
+        by_id, updates = _target_writes(store, group, members, targets, epoch)
         store.consumer_installs.write_targets(
             group, install_id, updates, lambda: store.clock.now_ms() + LEASE_MS
         )

@@ -177,6 +177,8 @@ def member_to_item(group_id: str, shards: int, m: ConsumerGroupMember) -> dict[s
         }
     if m.lags:
         item["lags"] = lags_to_item(m.lags)
+    if m.waiters is not None:  # absent: unknown (core/consumer/waiters.py)
+        item["waiters"] = list(m.waiters)
     return item
 
 
@@ -220,6 +222,7 @@ def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
         target_epoch=int(item.get("targetEpoch", 0)),
         target_version=int(item.get("tver", 0)),
         wait_on=tuple(Holder(h[0], h[1] or None) for h in item.get("waitOn") or ()),
+        waiters=tuple(item["waiters"]) if "waiters" in item else None,
         acquired_version=int(item.get("acqVersion", 0)),
         version=int(item.get("mver", 0)),
         session_deadline=int(item.get("sessionDeadline", 0)),
