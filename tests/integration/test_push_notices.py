@@ -9,17 +9,26 @@ a heartbeat interval of 15 s: a notice within PUSHED_S is push, not a heartbeat'
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Iterator
 
 import pytest
+from websockets.sync.client import ClientConnection
 
 from groupcoord.settings import Settings
 from groupcoord.store.store import Store
 from tests.support.api import Api
-from tests.support.consumer import Member, create_topic, settle, unique
+from tests.support.consumer import (
+    Member,
+    assert_no_partition_held_twice,
+    create_topic,
+    settle,
+    unique,
+)
 from tests.support.kinesis import Streams, new_topic, owned, resharded, streams_fixture
 from tests.support.kinesis import commit_position as commit
-from tests.support.push_sockets import member_socket, told
+from tests.support.push_sockets import PUSHED_S, member_socket, next_notice, told
 from tests.support.servers import (
     IMMEDIATE_INSTALLS,
     InProcessCoordinator,
@@ -203,3 +212,74 @@ def test_a_committed_shard_end_tells_the_group(
         member.heartbeat()  # the parent revoked first
         member.heartbeat()
         assert owned(member) == {1, 2}
+
+
+# --- a crashed member's disconnect grace ---------------------------------------------------------
+
+# No sweeps: a request past the grace comes only from a member told of it.
+NO_SWEEPS = {**SETTINGS, "groupcoord.sweep.interval.ms": "3600000"}
+
+
+@pytest.fixture
+def unswept(dynamodb_endpoint: str) -> Iterator[Api]:
+    """The in-process coordinator with its push channel and no sweeper, on DynamoDB Local."""
+    mapping = {"groupcoord.table.name": unique_table(), **NO_SWEEPS}
+    store = Store.connect(Settings.from_mapping(mapping), endpoint_url=dynamodb_endpoint)
+    store.ensure_table()
+    coordinator = InProcessCoordinator(mapping, store=store, push=True)
+    try:
+        yield Api(coordinator.url)
+    finally:
+        coordinator.stop()
+
+
+def notices_until(sockets: dict[str, ClientConnection], enough: int, then_s: float) -> dict:
+    """The notices on `sockets` (by member), read until `enough` members have one (or
+    PUSHED_S passed), and then_s longer."""
+    found: dict[str, list[dict]] = {}
+    deadline, quiet_until = time.monotonic() + PUSHED_S, None
+    while time.monotonic() < (quiet_until or deadline):
+        for member_id, socket in sockets.items():
+            with contextlib.suppress(TimeoutError):
+                found.setdefault(member_id, []).append(next_notice(socket, 0.02))
+        found = {m: n for m, n in found.items() if n}
+        if quiet_until is None and len(found) >= enough:
+            quiet_until = time.monotonic() + then_s
+    return found
+
+
+def test_a_crashed_members_grace_tells_two_others_whose_heartbeat_expires_it(
+    unswept: Api,
+) -> None:
+    """A member's socket dropped without a close frame (its process killed): two of the
+    others hear of the grace (`afterMs`), not the whole group (every member heartbeating into
+    the group as the grace ended queued the expiry and the install: a kill's partitions were
+    owned again 2-2.4 s p99 at 16 members), and one heartbeat of theirs past the grace expires
+    the member; its partitions' new owners are told."""
+    api = unswept
+    topic, group = unique("push-topic"), unique("push-group")
+    create_topic(api, topic, 12)
+    members = [Member(api, group, topics=[topic]) for _ in range(6)]
+    for member in members:
+        member.join()
+    settle(members)
+    victim, survivors = members[0], {m.member_id: m for m in members[1:]}
+    sockets = {m.member_id: member_socket(api, group, m.member_id) for m in members}
+    try:
+        sockets.pop(victim.member_id).close_socket()  # as a killed process's: no close frame
+        graced = notices_until(sockets, 2, then_s=1.0)
+        assert len(graced) == 2, graced
+        assert all("afterMs" in n for told_ in graced.values() for n in told_), graced
+        time.sleep(max(n["afterMs"] for told_ in graced.values() for n in told_) / 1000)
+        before = {m: {t: set(p) for t, p in survivors[m].owned.items()} for m in survivors}
+        for member_id in graced:  # as a client does, as the grace ends
+            assert survivors[member_id].heartbeat()["errorCode"] == 0
+        retargeted = notices_until(sockets, 1, then_s=1.0)
+        settle(list(survivors.values()))
+        assert sum(len(p) for m in survivors.values() for p in m.owned.values()) == 12
+        assert_no_partition_held_twice(list(survivors.values()))
+        gainers = {m for m in survivors if survivors[m].owned != before[m]}
+        assert gainers and gainers <= set(retargeted), (gainers, retargeted)
+    finally:
+        for socket in sockets.values():
+            socket.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groupcoord.core.classic.model import (
     COMPLETING_REBALANCE,
@@ -21,6 +23,7 @@ from groupcoord.core.push import (
     classic_notice_due,
     deferred_install_wait_ms,
     grace_notice_after_ms,
+    grace_watchers,
     release_notice_members,
     topic_change_notice_due,
 )
@@ -104,6 +107,48 @@ def test_a_grace_notice_asks_for_what_is_left_of_the_grace() -> None:
     assert grace_notice_after_ms(NOW + 1_000, NOW + 180) == 820
     assert grace_notice_after_ms(NOW + 1_000, NOW + 1_000) == 0
     assert grace_notice_after_ms(NOW + 1_000, NOW + 1_400) == 0  # over already: at once
+
+
+def test_a_grace_is_told_to_the_next_two_members_after_the_crashed_one() -> None:
+    """Not to every member: all of them heartbeating into the group as the grace ended
+    queued the expiry and the install behind each other."""
+    connected = ["m1", "m2", "m3", "m4", "m5", "m6"]
+    assert grace_watchers(connected, "m3") == ["m4", "m5"]
+    assert grace_watchers(connected, "m5") == ["m6", "m1"]  # round the end
+    assert grace_watchers(connected, "m6") == ["m1", "m2"]
+    assert grace_watchers(["m6", "m2", "m4"], "m3") == ["m4", "m6"]  # in the order of ids
+    assert grace_watchers(["m1", "m3"], "m2", count=1) == ["m3"]
+
+
+def test_a_grace_is_told_to_whoever_else_is_connected_when_few_are() -> None:
+    assert grace_watchers(["m1", "m2"], "m2") == ["m1"]  # its own connection is left out
+    assert grace_watchers(["m2"], "m2") == []
+    assert grace_watchers([], "m2") == []
+    assert grace_watchers(["m1", "m1", "m3"], "m2") == ["m3", "m1"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    members=st.lists(st.integers(0, 40), min_size=2, max_size=16, unique=True),
+    data=st.data(),
+)
+def test_members_crashed_together_always_tell_a_live_member_by_the_last_grace(
+    members: list[int], data: st.DataObject
+) -> None:
+    """Members that crash together, their `$disconnect`s in any order (each forgets its
+    connection before it tells anyone): for each, a live member is told of its grace or of a
+    grace that ends no sooner (whose heartbeat then expires it as well)."""
+    ids = [f"m{i:02d}" for i in members]
+    crashed = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids) - 1,
+                                 unique=True))  # fmt: skip
+    live = set(ids) - set(crashed)
+    connected = set(ids)
+    told_live: list[bool] = []  # by the order of the graces' ends
+    for member in crashed:
+        connected.discard(member)
+        told_live.append(bool(live & set(grace_watchers(connected, member))))
+    for i in range(len(crashed)):
+        assert any(told_live[i:]), (crashed, told_live)
 
 
 def member_of(member_id: str, holds: set[int], target: set[int]) -> ConsumerGroupMember:

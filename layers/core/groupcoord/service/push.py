@@ -10,9 +10,10 @@ here is logged and swallowed; a gone connection's item is deleted.
 
 `$disconnect` of a member's current connection, closed as a dead process's socket is (no close
 frame), starts a short grace: its session deadline is
-brought forward to now + grace (and the group's `dl` with it), and the other members are told
-to heartbeat as the grace ends (`afterMs`: what is left of it); the first request past it
-expires the member as at its session's end. A reconnect or a heartbeat within the grace
+brought forward to now + grace (and the group's `dl` with it), and two of the other members
+with a connection are told to heartbeat as the grace ends (`afterMs`: what is left of it);
+the first request past it expires the member as at its session's end, and the install that
+follows tells the members whose target changed. A reconnect or a heartbeat within the grace
 restores the session. No Lambda sleeps.
 """
 
@@ -20,13 +21,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..core.acls import AclOperation
 from ..core.principals import ANONYMOUS
-from ..core.push import grace_notice_after_ms, topic_change_notice_due
+from ..core.push import grace_notice_after_ms, grace_watchers, topic_change_notice_due
 from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
 from ..observability import logger
 from ..store.push import GONE_SPARED_MS, ConnectionGone, PushConnection
@@ -69,20 +70,42 @@ def notify_members(
     """Post a heartbeat notice to the connections of `member_ids` (None: every member of the
     group with a connection), but `skip`'s. Returns how many were posted. Nothing is read or
     posted without a push channel; nothing raises."""
-    poster = store.push_poster
-    if poster is None:
+    wanted = None if member_ids is None else set(member_ids) - {skip}
+
+    def connections() -> list[PushConnection]:
+        if wanted is None:
+            return [c for c in store.push.of_group(group_id) if c.member_id != skip]
+        return store.push.of_members(group_id, wanted) if wanted else []
+
+    return _notify(store, group_id, connections, after_ms)
+
+
+def notify_grace_watchers(store: Store, group_id: str, crashed: str, after_ms: int) -> int:
+    """A crashed member's disconnect grace told to a few of the others with a connection
+    (core/push.grace_watchers), to heartbeat `after_ms` later. Returns how many were posted;
+    as notify_members, nothing without a push channel and nothing raises."""
+
+    def connections() -> list[PushConnection]:
+        found = store.push.of_group(group_id)
+        chosen = set(grace_watchers((c.member_id for c in found), crashed))
+        return [c for c in found if c.member_id in chosen]
+
+    return _notify(store, group_id, connections, after_ms)
+
+
+def _notify(
+    store: Store,
+    group_id: str,
+    connections: Callable[[], list[PushConnection]],
+    after_ms: int,
+) -> int:
+    """Post a notice to the `connections()` found, side by side; how many were delivered."""
+    if store.push_poster is None:
         return 0
     try:
-        wanted = None if member_ids is None else set(member_ids) - {skip}
-        if wanted is not None and not wanted:
-            return 0
-        if wanted is None:
-            found = [c for c in store.push.of_group(group_id) if c.member_id != skip]
-        else:
-            found = store.push.of_members(group_id, wanted)
+        found = connections()
         data = notice(group_id, after_ms)
-        results = list(_executor().map(lambda c: _post(store, c, data), found))
-        return sum(results)
+        return sum(_executor().map(lambda c: _post(store, c, data), found))
     except Exception as error:  # a hint: never the request's failure
         logger.warning("push notice failed", extra={"groupId": group_id, "error": repr(error)})
         return 0
@@ -162,7 +185,7 @@ def open_connection(
 def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: bool) -> None:
     """`$disconnect`: forget the connection; if it was its member's current one, clear the
     member item's mark, and if it `crashed` (closed without a close frame, as a dead
-    process's socket), start the disconnect grace and tell the others to look after it."""
+    process's socket), start the disconnect grace and tell two others to look after it."""
     closed = store.push.close(connection_id)
     if closed is None:
         return
@@ -177,4 +200,4 @@ def close_connection(store: Store, connection_id: str, now_ms: int, *, crashed: 
     )
     if started:
         after_ms = grace_notice_after_ms(until_ms, store.clock.now_ms())
-        notify_members(store, closed.group_id, None, after_ms=after_ms, skip=closed.member_id)
+        notify_grace_watchers(store, closed.group_id, closed.member_id, after_ms)
