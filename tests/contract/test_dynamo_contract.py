@@ -724,6 +724,20 @@ def test_query_key_conditions(
     assert sks(found) == expected
 
 
+def test_a_projected_query_returns_only_the_attributes_named(dynamo: Dynamo) -> None:
+    """Reserved words (`state`) included: the adapter names every projected attribute through
+    a placeholder; an attribute an item lacks is simply absent."""
+    dynamo.put({"pk": "P", "sk": "a", "state": "Stable", "memberEpoch": 3, "big": "x" * 500})
+    dynamo.put({"pk": "P", "sk": "b", "memberEpoch": 4})
+    found = list(
+        dynamo.query(
+            "#k = :pk", {":pk": "P"}, names={"#k": "pk"}, consistent=True,
+            projection=("state", "memberEpoch"),
+        )
+    )  # fmt: skip
+    assert found == [{"state": "Stable", "memberEpoch": 3}, {"memberEpoch": 4}]
+
+
 def test_query_follows_the_pages(dynamo: Dynamo) -> None:
     """Over 1 MB of items comes back over several pages, which `query` follows."""
     blobs = [{**key(f"s{i}", "BIG"), "blob": "x" * (300 * 1024)} for i in range(5)]

@@ -64,3 +64,17 @@ def test_the_shards_are_read_side_by_side(dynamo: Dynamo) -> None:
     watched = _Watched(dynamo)
     assert query_partitions(watched, PKS, consistent=True) == _in_turn(dynamo)
     assert watched.most_in_flight > 1
+
+
+def test_a_projected_read_is_billed_as_its_whole_items(dynamo: Dynamo) -> None:
+    """DynamoDB bills a projection on the items it read, not on what it returned."""
+    _fill(dynamo)
+    with capacity.metered() as whole:
+        query_partitions(dynamo, PKS, consistent=True)
+    with capacity.metered() as projected:
+        found = query_partitions(dynamo, PKS, consistent=True, projection=("sk",))
+    assert [[i["sk"] for i in items] for items in found] == [
+        [i["sk"] for i in items] for items in _in_turn(dynamo)
+    ]
+    assert all(set(i) == {"sk"} for items in found for i in items)
+    assert projected.read_units == whole.read_units

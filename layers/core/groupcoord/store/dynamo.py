@@ -334,14 +334,16 @@ class Dynamo:
         consistent: bool = False,
         limit: int | None = None,
         forward: bool = True,
+        projection: Sequence[str] | None = None,
     ) -> Iterator[Item]:
-        """All items matching the key condition, following pagination."""
+        """All items matching the key condition, following pagination; with `projection`, only
+        those top-level attributes of each (the units are the whole items', as DynamoDB's)."""
         returned = 0
         start: Item | None = None
         while True:
             items, start = self.query_page(
                 key_condition, values, names=names, index=index, consistent=consistent,
-                limit=limit, forward=forward, start=start,
+                limit=limit, forward=forward, start=start, projection=projection,
             )  # fmt: skip
             for item in items:
                 yield item
@@ -362,6 +364,7 @@ class Dynamo:
         limit: int | None = None,
         forward: bool = True,
         start: Item | None = None,
+        projection: Sequence[str] | None = None,
     ) -> tuple[list[Item], Item | None]:
         """One page of a query (at most `limit` items, or 1 MB) from `start` (a previous
         page's last key), and where the next page starts (None: no more)."""
@@ -369,8 +372,13 @@ class Dynamo:
             "TableName": self.table_name,
             "KeyConditionExpression": key_condition,
             "ScanIndexForward": forward,
-            **_expression_args(names, values),
         }
+        if projection:
+            # Placeholders for every name: some (`state`) are DynamoDB reserved words.
+            projected = {f"#p{i}": name for i, name in enumerate(projection)}
+            args["ProjectionExpression"] = ", ".join(projected)
+            names = {**(names or {}), **projected}
+        args.update(_expression_args(names, values))
         if index:
             args["IndexName"] = index
         else:
@@ -381,8 +389,24 @@ class Dynamo:
             args["ExclusiveStartKey"] = start
         response = self._call("query", **args)
         items = [deserialize(i) for i in response.get("Items", [])]
-        self._estimate(sum(capacity.item_size(i) for i in items), consistent=consistent, reads=1)
+        if projection:
+            self._bill_projected(response.get("ConsumedCapacity"), consistent)
+        else:
+            self._estimate(
+                sum(capacity.item_size(i) for i in items), consistent=consistent, reads=1
+            )
         return items, response.get("LastEvaluatedKey") or None
+
+    @staticmethod
+    def _bill_projected(consumed: Any, consistent: bool) -> None:
+        """A projected query is billed on its whole items, which it did not return: its units
+        as the endpoint reported them (DynamoDB and DynamoDB Local report them), and at least
+        a read's least (DynamoDB Local reports none for an empty result)."""
+        usage = capacity.current()
+        if usage is None:
+            return
+        reported = float(consumed.get("CapacityUnits") or 0) if isinstance(consumed, dict) else 0
+        usage.read_units += max(reported, capacity.read_units(0, consistent, False))
 
     def scan(self) -> Iterator[Item]:
         """Every item of the table, page by page. For maintenance (store/rekey.py) only: no

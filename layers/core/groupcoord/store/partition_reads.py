@@ -32,14 +32,21 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def query_partitions(dynamo: Dynamo, pks: Sequence[str], *, consistent: bool) -> list[list[Item]]:
-    """Every item under each of `pks`, in the order of `pks`."""
+def query_partitions(
+    dynamo: Dynamo,
+    pks: Sequence[str],
+    *,
+    consistent: bool,
+    projection: Sequence[str] | None = None,
+) -> list[list[Item]]:
+    """Every item under each of `pks`, in the order of `pks` (with `projection`, only those
+    attributes of each)."""
     if len(pks) <= 1:
-        return [_query(dynamo, pk, consistent) for pk in pks]
+        return [_query(dynamo, pk, consistent, projection) for pk in pks]
 
     def read(pk: str) -> tuple[list[Item], capacity.Usage]:
         with capacity.apart() as usage:
-            return _query(dynamo, pk, consistent), usage
+            return _query(dynamo, pk, consistent, projection), usage
 
     contexts = [contextvars.copy_context() for _ in pks]
     futures = [_executor().submit(c.run, read, pk) for c, pk in zip(contexts, pks, strict=True)]
@@ -51,5 +58,7 @@ def query_partitions(dynamo: Dynamo, pks: Sequence[str], *, consistent: bool) ->
     return [items for items, _ in results]
 
 
-def _query(dynamo: Dynamo, pk: str, consistent: bool) -> list[Item]:
-    return list(dynamo.query("pk = :pk", {":pk": pk}, consistent=consistent))
+def _query(
+    dynamo: Dynamo, pk: str, consistent: bool, projection: Sequence[str] | None
+) -> list[Item]:
+    return list(dynamo.query("pk = :pk", {":pk": pk}, consistent=consistent, projection=projection))

@@ -40,9 +40,9 @@ the table is.
 
 Where DynamoDB Local (the tests' DynamoDB endpoint) is laxer than DynamoDB, this follows
 DynamoDB: reserved words must go through ExpressionAttributeNames (the contract suite names the
-difference). What it does not implement (ProjectionExpression, FilterExpression, ReturnValues
-UPDATED_*, ClientRequestToken, size() and the other functions) raises NotImplementedError
-rather than behaving differently.
+difference). What it does not implement (FilterExpression, a ProjectionExpression past
+top-level names, ReturnValues UPDATED_*, ClientRequestToken, size() and the other functions)
+raises NotImplementedError rather than behaving differently.
 
 Its modules, one concern each: values.py (DynamoDB's types, equality, order, document paths),
 errors.py (refusals), expressions.py (parsing), evaluation.py (conditions and updates on an

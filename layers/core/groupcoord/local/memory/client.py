@@ -17,7 +17,7 @@ from .errors import Refused, invalid
 from .evaluation import Evaluation
 from .expressions import parse, placeholders
 from .instruments import Instruments
-from .reads import key_condition, page, sort_range
+from .reads import key_condition, page, projection, sort_range
 from .tables import Table
 
 BATCH_GET_RESPONSE_LIMIT = 16 * 1024 * 1024
@@ -334,14 +334,15 @@ class MemoryDynamoClient(Instruments):
     def query(self, args: dict[str, Any]) -> dict[str, Any]:
         _only("Query", args, ["TableName", "IndexName", "KeyConditionExpression",
               "ExpressionAttributeNames", "ExpressionAttributeValues", "ScanIndexForward",
-              "Limit", "ExclusiveStartKey", "ConsistentRead"])  # fmt: skip
+              "Limit", "ExclusiveStartKey", "ConsistentRead", "ProjectionExpression"])  # fmt: skip
         table = self._table(args["TableName"])
         index = table.index(args.get("IndexName"))
         if args.get("ConsistentRead") and index.name in table.global_indexes:
             raise invalid("Consistent reads are not supported on global secondary indexes")
         parsed = parse("KeyConditionExpression", args["KeyConditionExpression"])
         names, values = args.get("ExpressionAttributeNames"), args.get("ExpressionAttributeValues")
-        placeholders(names, values, [parsed])
+        projected, projecting = projection(args.get("ProjectionExpression"), names)
+        placeholders(names, values, [parsed, projecting])
         partition, sort = key_condition(table, index, parsed.tree, Evaluation(names, values))
         entries = index.partitions.get(partition, [])
         low, high = sort_range(entries, sort)
@@ -357,7 +358,12 @@ class MemoryDynamoClient(Instruments):
             else:
                 high = min(high, bisect.bisect_left(entries, mark, low, high))
         order = range(low, high) if forward else range(high - 1, low - 1, -1)
-        return page(table, index, (entries[i][1] for i in order), args.get("Limit"))
+        found = page(table, index, (entries[i][1] for i in order), args.get("Limit"))
+        if projected is not None:  # after the page: its 1 MB counts whole items, as DynamoDB's
+            found["Items"] = [
+                {k: v for k, v in i.items() if k in projected} for i in found["Items"]
+            ]
+        return found
 
     @_api("Scan")
     def scan(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from ...store import capacity
 from ...store.dynamo import serialize
 from .errors import invalid
 from .evaluation import Evaluation
+from .expressions import Parsed
 from .tables import Index, Table, sort_value, too_long
 from .values import MISSING, dynamo_type
 
@@ -110,3 +111,26 @@ def page(table: Table, index: Index, keys: Iterable[tuple], limit: int | None) -
     if last is not None:
         response["LastEvaluatedKey"] = serialize(last)
     return response
+
+
+def projection(
+    expression: str | None, names: dict[str, str] | None
+) -> tuple[frozenset[str] | None, Parsed | None]:
+    """A ProjectionExpression's attributes (None: every one), and the expression as the
+    placeholder check sees it (the names it uses). Top-level attributes only: a document path
+    is not implemented."""
+    if expression is None:
+        return None, None
+    used: set[str] = set()
+    attributes: set[str] = set()
+    for token in (t.strip() for t in expression.split(",")):
+        if not token or "." in token or "[" in token:
+            raise NotImplementedError(
+                f"MemoryDynamoClient projects top-level names only: {token!r}"
+            )
+        if token.startswith("#"):
+            used.add(token)
+            attributes.add((names or {}).get(token, token))
+        else:
+            attributes.add(token)
+    return frozenset(attributes), Parsed(None, frozenset(used), frozenset())

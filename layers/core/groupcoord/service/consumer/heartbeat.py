@@ -338,7 +338,7 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
     def _settle_listed_state(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         """The group's state as Kafka would answer it now that `member` is STABLE, written to
         the group item (what list-groups shows) when it changed."""
-        others = [] if group.member_count == 1 else self.cs.members(group)
+        others = [] if group.member_count == 1 else self.cs.standings(group)
         members = [m for m in others if m.member_id != member.member_id] + [member]
         self._settle_state(
             group, group_state(len(members), group.group_epoch, group.target_epoch, members)

@@ -195,6 +195,22 @@ def classic_from_item(value: dict[str, Any] | None) -> ClassicMetadata | None:
     )
 
 
+# What a group's listed state is computed from (core/consumer/group.group_state): a member item
+# read with only these (store/consumer/repository.py, `standings`) decodes to standing_from_item.
+STANDING_ATTRIBUTES = ("kind", "groupType", "memberId", "memberEpoch", "state")
+
+
+def standing_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
+    """A member as far as its group's listed state goes: its id, epoch and state."""
+    return ConsumerGroupMember(
+        member_id=item["memberId"],
+        assignment=MemberAssignment(
+            epoch=int(item.get("memberEpoch", 0)),
+            state=MemberState(item.get("state", MemberState.STABLE.value)),
+        ),
+    )
+
+
 def member_from_item(item: dict[str, Any]) -> ConsumerGroupMember:
     return ConsumerGroupMember(
         member_id=item["memberId"],

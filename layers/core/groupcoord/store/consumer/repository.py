@@ -24,11 +24,15 @@ from ...core.lag import to_item as lags_to_item
 from .. import schema
 from ..codecs.consumer import (
     CODEC,
+    STANDING_ATTRIBUTES,
     group_item,
+    is_consumer_member,
     member_condition,
+    standing_from_item,
 )
 from ..dynamo import ConditionFailed, Delete, TransactItem, Update
 from ..member_groups import MemberGroupStore, release_claim
+from ..partition_reads import query_partitions
 from ..stored_group import StoredGroup
 
 
@@ -52,6 +56,16 @@ class ConsumerGroupStore(MemberGroupStore[ConsumerGroup, ConsumerGroupMember]):
     groups' store (store/member_groups.py), and its sessions and static members."""
 
     codec = CODEC
+
+    def standings(self, group: ConsumerGroup) -> list[ConsumerGroupMember]:
+        """Every member with only its id, epoch and state (codecs/consumer.py,
+        standing_from_item), read consistently, its shards side by side: the read that
+        settles a group's listed state, with a fraction of each item to decode. Billed as
+        the whole items, as DynamoDB bills a projection."""
+        pks = list(schema.member_pks(group.group_id, group.member_shards))
+        found = query_partitions(self.dynamo, pks, consistent=True, projection=STANDING_ATTRIBUTES)
+        members = [standing_from_item(i) for items in found for i in items if is_consumer_member(i)]
+        return sorted(members, key=lambda m: m.member_id)
 
     # --- writes ---
 
