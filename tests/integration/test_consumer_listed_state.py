@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.api import Api
-from tests.support.consumer import Member, create_topic, describe, settle, unique
+from tests.support.consumer import Member, create_topic, describe, listed_state, settle, unique
 from tests.support.servers import IMMEDIATE_INSTALLS
 
 SETTINGS = {
@@ -19,11 +19,6 @@ SETTINGS = {
 
 
 pytestmark = pytest.mark.coordinator(SETTINGS)
-
-
-def listed_state(api: Api, group: str) -> str:
-    listed = {g["groupId"]: g for g in api.ok("list-groups", {})["groups"]}
-    return listed[group]["groupState"]
 
 
 def test_a_one_member_group_is_listed_stable_once_its_assignment_is_acknowledged(

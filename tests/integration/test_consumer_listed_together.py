@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.support.api import Api
-from tests.support.consumer import Member, create_topic, unique
+from tests.support.consumer import Member, create_topic, listed_state, unique
 
 SETTINGS = {
     "group.consumer.heartbeat.interval.ms": "30000",
@@ -19,11 +19,6 @@ SETTINGS = {
 }
 
 pytestmark = pytest.mark.coordinator(SETTINGS)
-
-
-def listed_state(api: Api, group: str) -> str:
-    listed = {g["groupId"]: g for g in api.ok("list-groups", {})["groups"]}
-    return listed[group]["groupState"]
 
 
 def test_members_joining_together_list_their_group_stable_once_they_acknowledge(

@@ -136,3 +136,9 @@ def assert_no_partition_held_twice(members: list[Member]) -> None:
             for p in ps:
                 assert (t, p) not in seen, f"{(t, p)} held by {seen[(t, p)]} and {m.member_id}"
                 seen[(t, p)] = m.member_id
+
+
+def listed_state(api: Api, group: str) -> str:
+    """The group's state as list-groups lists it (the group item's, not computed anew)."""
+    listed = {g["groupId"]: g for g in api.ok("list-groups", {})["groups"]}
+    return listed[group]["groupState"]

@@ -20,9 +20,7 @@ restores the session. No Lambda sleeps.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..core.acls import AclOperation
@@ -32,6 +30,7 @@ from ..models.limits import GROUP_ID_MAX_CHARS, MEMBER_ID_MAX_CHARS
 from ..observability import logger
 from ..store.push import GONE_SPARED_MS, ConnectionGone, PushConnection
 from ..store.topics import BumpedGroup
+from ..thread_pools import LazyPool
 from .authorization import caller_of
 
 if TYPE_CHECKING:
@@ -40,16 +39,7 @@ if TYPE_CHECKING:
 # Posts run side by side (a rebalance notice reaches every member of a group): each is a
 # short HTTPS call to API Gateway.
 POST_WORKERS = 8
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=POST_WORKERS, thread_name_prefix="push")
-        return _pool
+_posters = LazyPool(POST_WORKERS, "push")
 
 
 def notice(group_id: str, after_ms: int = 0) -> bytes:
@@ -105,7 +95,7 @@ def _notify(
     try:
         found = connections()
         data = notice(group_id, after_ms)
-        return sum(_executor().map(lambda c: _post(store, c, data), found))
+        return sum(_posters.get().map(lambda c: _post(store, c, data), found))
     except Exception as error:  # a hint: never the request's failure
         logger.warning("push notice failed", extra={"groupId": group_id, "error": repr(error)})
         return 0

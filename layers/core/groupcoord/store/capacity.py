@@ -57,14 +57,12 @@ _current: contextvars.ContextVar[Usage | None] = contextvars.ContextVar("usage",
 def metered() -> Iterator[Usage]:
     """Collect the usage of the store calls made inside the block (nests: outer sees all)."""
     outer = _current.get()
-    usage = Usage()
-    token = _current.set(usage)
-    try:
-        yield usage
-    finally:
-        _current.reset(token)
-        if outer is not None:
-            outer.add(usage)
+    with apart() as usage:
+        try:
+            yield usage
+        finally:
+            if outer is not None:
+                outer.add(usage)
 
 
 @contextmanager

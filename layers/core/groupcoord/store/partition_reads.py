@@ -10,26 +10,16 @@ fault scope), with its usage counted apart and added to the caller's on the call
 from __future__ import annotations
 
 import contextvars
-import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
+from ..thread_pools import LazyPool
 from . import capacity
 from .dynamo import Dynamo, Item
 
 # Queries in flight at once, all requests of the process together (`serve` answers many
 # at a time; a Lambda one). Within the DynamoDB client's connection pool (make_client).
 READ_WORKERS = 16
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="reads")
-        return _pool
+_readers = LazyPool(READ_WORKERS, "reads")
 
 
 def query_partitions(
@@ -49,7 +39,7 @@ def query_partitions(
             return _query(dynamo, pk, consistent, projection), usage
 
     contexts = [contextvars.copy_context() for _ in pks]
-    futures = [_executor().submit(c.run, read, pk) for c, pk in zip(contexts, pks, strict=True)]
+    futures = [_readers.get().submit(c.run, read, pk) for c, pk in zip(contexts, pks, strict=True)]
     results = [f.result() for f in futures]
     caller = capacity.current()
     if caller is not None:
