@@ -67,7 +67,11 @@ class Store:
     def save(self) -> None:
         data = {"counts": self.counts, "inputOffset": self.input_offset,
                 "changelogOffset": self.changelog_offset}  # fmt: skip
-        self.path.write_text(json.dumps(data))
+        # Written aside and renamed over the old one: a process killed mid-write leaves the
+        # last whole store, never an empty or half-written one its restart cannot read.
+        written = self.path.with_name(self.path.name + ".tmp")
+        written.write_text(json.dumps(data))
+        os.replace(written, self.path)
 
 
 class Counter:
