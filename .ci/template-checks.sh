@@ -72,7 +72,9 @@ if [[ ! -x "$sam_venv/bin/sam" ]]; then
     command -v python3 >/dev/null 2>&1 || die "python3 not found: cannot install the SAM CLI"
     python3 -m venv "$sam_venv" || die "python3 -m venv failed: cannot install the SAM CLI"
     "$sam_venv/bin/python" -m pip install --quiet --upgrade pip
-    "$sam_venv/bin/python" -m pip install --quiet aws-sam-cli
+    # No bytecode compiled ahead (its dependencies are large: most of the 95 s this took, CPU
+    # taken from the tests beside it): sam's few runs compile what they import.
+    "$sam_venv/bin/python" -m pip install --quiet --no-compile aws-sam-cli
 fi
 sam="$sam_venv/bin/sam"
 "$sam" --version
