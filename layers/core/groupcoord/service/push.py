@@ -101,6 +101,23 @@ def _notify(
         return 0
 
 
+def notify_waiting(
+    store: Store, group_id: str, waiting: Callable[[], Iterable[str]], *, skip: str
+) -> int:
+    """A release told to the members `waiting()` finds waiting on it (a read of the group: the
+    family's rule), or to every member if they cannot be read. Returns how many were posted;
+    nothing is read without a push channel, and nothing raises."""
+    if store.push_poster is None:
+        return 0
+    found: list[str] | None
+    try:
+        found = list(waiting())
+    except Exception as error:  # a hint: never the request's failure
+        logger.warning("push: waiters not read", extra={"groupId": group_id, "error": repr(error)})
+        found = None
+    return notify_members(store, group_id, found, skip=skip)
+
+
 def notify_topic_change(store: Store, bumped: Iterable[BumpedGroup]) -> int:
     """After a topic change was told to its groups (`topicChanges` bumped: a topic created,
     grown, deleted or resharded, a Kinesis shard's end committed): every member of each group

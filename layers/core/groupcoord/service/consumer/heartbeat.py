@@ -47,7 +47,6 @@ from ...models.consumer import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatTopicPartitions,
 )
-from ...observability import logger
 from ...store.stored_group import StoredGroup
 from ..context import ApiContext
 from ..modern.heartbeat import (
@@ -57,7 +56,7 @@ from ..modern.heartbeat import (
     refusal_answer,
     run_heartbeat,
 )
-from ..push import notify_members
+from ..push import notify_waiting
 from ..refusals import group_refusal, may_describe_topics
 from .common import consumer_renewal_slack_ms, heartbeat_interval_ms, session_timeout_ms
 from .downgrade import maybe_downgrade
@@ -320,20 +319,19 @@ class _Heartbeat(MemberHeartbeat[ConsumerGroup, ConsumerGroupMember, ReconcilePl
         on the releaser's item (core/consumer/waiters.py; `member` as read, the version this
         request's write was conditioned on): a read of those few, or of the whole group when
         the item names none (too many, or unknown). Every member if they cannot be read."""
-        store, waiters = self.ctx.store, member.waiters
-        if store.push_poster is None or waiters == ():
-            return  # no push channel, or no one waits on this member: nothing to read
-        try:
+        waiters = member.waiters
+        if waiters == ():
+            return  # no one waits on this member: nothing to read
+
+        def waiting() -> list[str]:
             found = (
                 self.cs.members(group)
                 if waiters is None
                 else list(self.cs.members_by_id(group, waiters).values())
             )
-            waiting: list[str] | None = release_notice_members(released, found, member.member_id)
-        except Exception as error:  # a hint: never the request's failure
-            logger.warning("push: waiters not read", extra={"error": repr(error)})
-            waiting = None
-        notify_members(store, group.group_id, waiting, skip=member.member_id)
+            return release_notice_members(released, found, member.member_id)
+
+        notify_waiting(self.ctx.store, group.group_id, waiting, skip=member.member_id)
 
     def _settle_listed_state(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         """The group's state as Kafka would answer it now that `member` is STABLE, written to

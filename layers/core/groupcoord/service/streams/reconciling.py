@@ -22,10 +22,9 @@ from ...core.streams.notices import (
 from ...core.streams.reconciliation import Holdings, MemberState, holdings_of
 from ...core.streams.tasks import TasksTuple
 from ...models.streams import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
-from ...observability import logger
 from ...store.streams.repository import StreamsGroupStore
 from ..context import ApiContext
-from ..push import notify_members
+from ..push import notify_members, notify_waiting
 from .answers import endpoint_partitions, status_list, task_list
 from .common import heartbeat_interval_ms
 from .install import Installed
@@ -87,17 +86,12 @@ class Reconciling:
         """Released tasks: the members waiting on them may take them now
         (core/streams/notices.release_notice_members); every member if the others cannot be
         read."""
-        store = self.ctx.store
-        if store.push_poster is None:
-            return  # no push channel: nothing to read for
-        try:
-            waiting: list[str] | None = release_notice_members(
-                released, self.ss.members(group), member
-            )
-        except Exception as error:  # a hint: never the request's failure
-            logger.warning("push: members not read", extra={"error": repr(error)})
-            waiting = None
-        notify_members(store, group.group_id, waiting, skip=member.member_id)
+        notify_waiting(
+            self.ctx.store,
+            group.group_id,
+            lambda: release_notice_members(released, self.ss.members(group), member),
+            skip=member.member_id,
+        )
 
     def _write_plan(
         self, group: StreamsGroup, member: StreamsGroupMember, plan: ReconcilePlan
