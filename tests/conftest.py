@@ -37,6 +37,7 @@ from groupcoord.store.store import Store
 from tests.support.api import Api
 from tests.support.classic_client import shared_serve
 from tests.support.clock import JumpClock
+from tests.support.run_order import longest_first
 from tests.support.servers import (
     IMMEDIATE_INSTALLS,
     InProcessCoordinator,
@@ -53,6 +54,10 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    longest_first(items)  # the order CI's workers take files in (tests/support/run_order.py)
 
 
 @pytest.fixture(scope="session")
