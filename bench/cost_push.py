@@ -10,9 +10,11 @@ not measured here: the model bills NOTICE_POST_MS of the sender's time for it.
 
 Priced by bench/pricing.py (Model.push_month): a connected member heartbeats every 15 s and
 renews its session on one heartbeat in 3 (core/session_renewal.py: a connected member's
-slack), pings about every 9 min, reconnects every 2 h, and hears PUSH_NOTICES_PER_MONTH notices
-(each brings two heartbeats). Consumer-protocol members only: the client's classic members keep
-their interval.
+slack), sends a keepalive about every 9 min (API Gateway answers it itself: a message, no
+function), reconnects every 2 h, and hears PUSH_NOTICES_PER_MONTH notices (each brings two
+heartbeats). The ping is measured for what one costs, but priced as none: a client sends it
+only after a handshake that failed without a refusal. Consumer-protocol members only: the
+client's classic members keep their interval.
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from bench.pricing import (
     MONTH_S,
     NOTICE_BEATS,
     PUSH_HEARTBEAT_S,
+    PUSH_KEEPALIVE_S,
     PUSH_NOTICES_PER_MONTH,
-    PUSH_PING_S,
+    PUSH_PINGS_PER_MONTH,
     PUSH_RECONNECT_S,
     SESSION_S,
     Model,
@@ -205,20 +208,34 @@ def _without_push(model: Model, members: int, door_price: float) -> float:
 
 
 def calls_table(calls: PushCalls) -> str:
-    """The push channel's calls as measured (units audited, p50 in-process)."""
+    """The push channel's calls as measured (units audited, p50 in-process), and the keepalive,
+    which reaches no function."""
     rows = [
-        (name, f"{c.read:.2f}", f"{c.write:.2f}", f"{c.ms:.1f}", f"{n:,.0f}")
-        for name, c, n in (
-            ("$connect", calls.connect, MONTH_S / PUSH_RECONNECT_S),
-            ("ping (and its pong)", calls.ping, MONTH_S / PUSH_PING_S),
-            ("$disconnect", calls.disconnect, MONTH_S / PUSH_RECONNECT_S),
+        (name, f"{c.read:.2f}", f"{c.write:.2f}", f"{c.ms:.1f}", count)
+        for name, c, count in (
+            ("$connect", calls.connect, f"{MONTH_S / PUSH_RECONNECT_S:,.0f}"),
+            (
+                "ping (and its pong), after an uncertain handshake only",
+                calls.ping,
+                f"{PUSH_PINGS_PER_MONTH:,.0f} (2 after such a handshake)",
+            ),
+            ("$disconnect", calls.disconnect, f"{MONTH_S / PUSH_RECONNECT_S:,.0f}"),
             (
                 f"a notice, to its sender (+{NOTICE_POST_MS:g} ms for the post)",
                 calls.notice,
-                PUSH_NOTICES_PER_MONTH,
+                f"{PUSH_NOTICES_PER_MONTH:,.0f}",
             ),
         )
     ]
+    rows.append(
+        (
+            "keepalive (API Gateway's own answer: no function, nothing back)",
+            "0.00",
+            "0.00",
+            "-",
+            f"{MONTH_S / PUSH_KEEPALIVE_S:,.0f}",
+        )
+    )
     return table(("push channel call", "RCU", "WCU", "ms in-process", "per member-month"), rows)
 
 
@@ -290,8 +307,12 @@ def push_text(model: Model) -> str:
         f"behind a function URL):** consumer protocol, {_verdicts(model, url)}. "
         f"A connected member heartbeats every {PUSH_HEARTBEAT_S:g} s "
         f"({MONTH_S / PUSH_HEARTBEAT_S:,.0f} a month, plus {NOTICE_BEATS} per notice: at once "
-        "and the second look a second later), pings about every "
-        f"{PUSH_PING_S / 60:g} min and reconnects every {PUSH_RECONNECT_S / 3600:g} h; "
+        "and the second look a second later), sends a keepalive about every "
+        f"{PUSH_KEEPALIVE_S / 60:g} min (one message; API Gateway answers it itself, no "
+        "function runs) and reconnects every "
+        f"{PUSH_RECONNECT_S / 3600:g} h; a ping (the push function's call, and its pong) "
+        "goes only after a handshake that failed without a refusal, two on the next socket, "
+        "priced as none; "
         f"{PUSH_NOTICES_PER_MONTH:,.0f} notices a month assumed (one an hour; 1,000 more add "
         f"{usd(sum(more.values()) - total)} at {members:,} members). Its session renewal is "
         f"skipped on {skips} heartbeats of every {skips + 1} (a connected member's slack may "

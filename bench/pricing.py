@@ -76,14 +76,17 @@ INTERVAL_S = {
 Units = tuple[float, float]
 
 # The push channel (docs/sessions.md, "Push"): a connected member heartbeats every 15 s (the
-# client's push_heartbeat_interval_ms), pings about every 9 min (the clients' mean pause; API
-# Gateway closes a connection idle for 10; each ping is a message in and its pong one out, and
-# a push-function invocation),
-# reconnects every 2 h (API Gateway's limit: a $disconnect and a $connect), and heartbeats at
-# once and a second later on each notice; notices go out only on change: the model assumes
-# PUSH_NOTICES_PER_MONTH of them per member (one an hour), and shows what more would add.
+# client's push_heartbeat_interval_ms), sends a keepalive about every 9 min (the clients' mean
+# pause; API Gateway closes a connection idle for 10; a keepalive is one message in, answered by
+# API Gateway itself: no function, no DynamoDB, nothing back), reconnects every 2 h (API
+# Gateway's limit: a $disconnect and a $connect), and heartbeats at once and a second later on
+# each notice; notices go out only on change: the model assumes PUSH_NOTICES_PER_MONTH of them
+# per member (one an hour), and shows what more would add. A ping (a message in, its pong out
+# and a push-function invocation) goes only after a handshake that failed without a refusal
+# (two, on the next socket): none in a steady month.
 PUSH_HEARTBEAT_S = 15.0
-PUSH_PING_S = PING_INTERVAL_S
+PUSH_KEEPALIVE_S = PING_INTERVAL_S
+PUSH_PINGS_PER_MONTH = 0.0
 PUSH_RECONNECT_S = 2 * 3600.0
 NOTICE_BEATS = 2
 PUSH_NOTICES_PER_MONTH = 720.0
@@ -205,7 +208,7 @@ class PushCall:
 class PushCalls:
     """The push function's routes (a `$connect`, a `ping`, a `$disconnect`), and what posting
     one notice adds to the request that sends it (its reads of the connection; the post's
-    time)."""
+    time). A keepalive reaches no function: nothing to measure."""
 
     connect: PushCall
     ping: PushCall
@@ -217,10 +220,11 @@ def push_channel_month(
     calls: PushCalls, setting: LambdaSetting, notices: float = PUSH_NOTICES_PER_MONTH
 ) -> dict[str, float]:
     """$ per member-month of the push channel itself, beside the heartbeats: the connection's
-    minutes, its messages (each ping and its pong, each notice), and the push function's
-    invocations (pings, a $connect and a $disconnect per reconnect) with their DynamoDB units,
-    and each notice's cost to its sender."""
-    pings = MONTH_S / PUSH_PING_S
+    minutes, its messages (each keepalive, each ping and its pong, each notice), and the push
+    function's invocations (pings, a $connect and a $disconnect per reconnect) with their
+    DynamoDB units, and each notice's cost to its sender."""
+    keepalives = MONTH_S / PUSH_KEEPALIVE_S
+    pings = PUSH_PINGS_PER_MONTH
     connections = MONTH_S / PUSH_RECONNECT_S
     invoked = (
         (pings, calls.ping),
@@ -231,7 +235,7 @@ def push_channel_month(
     seconds = sum(n * c.ms for n, c in invoked) / 1000
     return {
         "WebSocket connection-minutes": MONTH_S / 60 * WEBSOCKET_MINUTE,
-        "WebSocket messages": (2 * pings + notices) * WEBSOCKET_MESSAGE,
+        "WebSocket messages": (keepalives + 2 * pings + notices) * WEBSOCKET_MESSAGE,
         # A notice rides on its sender's invocation: no request of its own.
         "push: Lambda": (pings + 2 * connections) * LAMBDA_REQUEST
         + seconds * setting.memory_gb * setting.gb_s_price,

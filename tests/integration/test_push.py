@@ -16,12 +16,19 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
+from groupcoord import runtime
 from groupcoord.client.member import GroupMember
+from groupcoord.http.websocket import make_push_handler
+from groupcoord.local.events import LambdaContext
+from groupcoord.settings import Settings
+from groupcoord.store import schema
+from groupcoord.store.store import Store
 from tests.e2e.helpers import Polled, Recorder
 from tests.support.api import PRINCIPAL_HEADER, Api
 from tests.support.consumer import Member, create_topic, describe, unique, until
@@ -32,7 +39,7 @@ from tests.support.push_sockets import (
     open_socket,
     push_url,
 )
-from tests.support.servers import running_serve
+from tests.support.servers import running_serve, unique_table
 
 ROOT = Path(__file__).resolve().parents[2]
 # The coordinator's heartbeat interval: what a member without push waits for a change.
@@ -46,14 +53,26 @@ SETTINGS = {
     "groupcoord.push.disconnect.grace.ms": "2000",
 }
 GRACE_S = 2.0
+TABLE = unique_table()
 
 
 @pytest.fixture(scope="module")
 def serve(dynamodb_endpoint: str) -> Iterator[str]:
     with running_serve(
-        dynamodb_endpoint, SETTINGS, extra_args=["--principal-header", PRINCIPAL_HEADER], push=True
+        dynamodb_endpoint,
+        SETTINGS,
+        table=TABLE,
+        extra_args=["--principal-header", PRINCIPAL_HEADER],
+        push=True,
     ) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def store(dynamodb_endpoint: str) -> Store:
+    """serve's table, to read the connection items."""
+    settings = Settings.from_mapping({"groupcoord.table.name": TABLE})
+    return Store.connect(settings, endpoint_url=dynamodb_endpoint)
 
 
 def held(member: Member) -> int:
@@ -128,6 +147,49 @@ def grace_case(serve: str) -> tuple[Member, str]:
 def drop(socket: ClientConnection) -> None:
     """The connection lost without a close frame, as a killed process's is."""
     socket.close_socket()
+
+
+def connection_item(store: Store, group: str, member_id: str) -> dict[str, Any] | None:
+    return store.dynamo.get(schema.push_connection_key(group, member_id), consistent=True)
+
+
+def test_a_keepalive_is_answered_by_nothing_and_changes_nothing(serve: str, store: Store) -> None:
+    """`keepalive` keeps an idle socket open as API Gateway's one-way MOCK route does: no
+    function runs (the member's connection item is untouched: a ping would make it current
+    again, with a new seenMs) and nothing comes back; a ping after it is answered as ever."""
+    member, url = grace_case(serve)
+    with current_socket(url, member.group, member.member_id, "User:alice") as socket:
+        before = connection_item(store, member.group, member.member_id)
+        assert before is not None
+        time.sleep(0.05)  # a ping now would record a later seenMs
+        socket.send(json.dumps({"action": "keepalive"}))
+        with pytest.raises(TimeoutError):
+            socket.recv(timeout=1.0)
+        assert connection_item(store, member.group, member.member_id) == before
+        socket.send(json.dumps({"action": "ping"}))
+        assert next_notice(socket, 5) == {"type": "pong"}
+        after = connection_item(store, member.group, member.member_id)
+        assert after is not None and after["seenMs"] > before["seenMs"]
+
+
+def message_event(action: str) -> dict[str, Any]:
+    """A message on a connection, as API Gateway hands it to the push function."""
+    body = json.dumps({"action": action})
+    context = {"routeKey": action, "eventType": "MESSAGE", "connectionId": "c-old-template="}
+    return {"requestContext": context, "body": body, "isBase64Encoded": False}
+
+
+def test_a_keepalive_routed_to_the_function_is_answered_with_nothing(store: Store) -> None:
+    """A stack deployed from a template without the MOCK route sends `keepalive` to the push
+    function ($default): a 200 with no body (nothing goes back), not the 400 of an unknown
+    message."""
+    handler = make_push_handler()
+    with runtime.scoped(store.settings, store):
+        assert handler(message_event("keepalive"), LambdaContext("push")) == {
+            "statusCode": 200,
+            "body": "",
+        }
+        assert handler(message_event("hello"), LambdaContext("push"))["statusCode"] == 400
 
 
 def test_a_reconnect_within_the_grace_keeps_the_member(serve: str) -> None:
@@ -227,7 +289,10 @@ def test_a_leave_hands_its_partitions_over_well_within_a_heartbeat(
 
 MEMBER_PROCESS = """
 import sys, time
+from groupcoord import runtime
 from groupcoord.client.member import GroupMember
+from groupcoord.http.websocket import make_push_handler
+from groupcoord.local.events import LambdaContext
 member = GroupMember(sys.argv[1], sys.argv[2], topics=[sys.argv[3]])
 while True:
     print(len(member.poll(0.2)), member._push is not None and member._push.connected, flush=True)

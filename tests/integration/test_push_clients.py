@@ -3,9 +3,10 @@ DynamoDB Local and kinesis-local: a KinesisConsumer takes a leaver's shard, and 
 StreamsMember's joiner gets its tasks, within today's 5 s heartbeat interval and far within
 the coordinator's 15 s (a notice makes the member that must act heartbeat at once); a member
 whose socket the coordinator closes or drops keeps its partitions, heartbeats meanwhile and
-reconnects; a member of a coordinator without push says once that it polls; the socket pings
-at its interval; a member's socket opens as soon as its join is answered (a StreamsMember's,
-with find-coordinator's answer held back by a loopback proxy).
+reconnects; a member of a coordinator without push says once that it polls; the socket sends
+a keepalive at its interval, and pings only after an uncertain handshake; a member's socket
+opens as soon as its join is answered (a StreamsMember's, with find-coordinator's answer held
+back by a loopback proxy).
 
 Each timed step starts right after the member that must act heartbeated, so without push it
 would wait its whole interval: the bound (HANDED_OVER_S) is missed without push.
@@ -19,6 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -249,31 +251,93 @@ def test_members_of_a_coordinator_without_push_say_once_that_they_poll(
     assert [r.levelname for r in said] == ["INFO", "INFO"], [r.getMessage() for r in said]
 
 
-def test_the_socket_pings_at_its_interval_and_closes_in_order() -> None:
-    """Against a WebSocket server the test runs (as API Gateway's side, which closes a
-    connection idle for 10 minutes): a ping at once, then one per interval; stop() closes in
-    order (1000: the coordinator starts no grace)."""
-    messages: list[str] = []
-    closed: list[int | None] = []
+PING = '{"action": "ping"}'
+KEEPALIVE = '{"action": "keepalive"}'
 
-    def session(connection: ServerConnection) -> None:
+
+class RecordingServer:
+    """A WebSocket server the test runs, as API Gateway's side (which closes a connection idle
+    for 10 minutes): it records each socket's messages and close code, and answers the first
+    handshakes as `first_answers` says (an HTTP status, or "drop": the TCP connection closed
+    mid-handshake), then opens the others."""
+
+    def __init__(self, first_answers: list[int | str] | None = None) -> None:
+        self.sockets: list[list[str]] = []  # each opened socket's messages
+        self.closed: list[int | None] = []
+        self.handshakes = 0
+        self._answers = list(first_answers or [])
+        self._server = serve_websocket(
+            self._session, "127.0.0.1", 0, process_request=self._handshake
+        )
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"ws://127.0.0.1:{self._server.socket.getsockname()[1]}"
+
+    def _handshake(self, connection: ServerConnection, request: Any) -> Any:
+        self.handshakes += 1
+        if not self._answers:
+            return None
+        answer = self._answers.pop(0)
+        if answer == "drop":
+            connection.socket.close()
+            return None
+        return connection.respond(HTTPStatus(int(answer)), "")
+
+    def _session(self, connection: ServerConnection) -> None:
+        messages: list[str] = []
+        self.sockets.append(messages)
         with contextlib.suppress(ConnectionClosed):
             for message in connection:
                 messages.append(str(message))
-        closed.append(connection.close_code)
+        self.closed.append(connection.close_code)
 
-    with serve_websocket(session, "127.0.0.1", 0) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        port = server.socket.getsockname()[1]
-        channel = PushChannel(f"ws://127.0.0.1:{port}", "g", lambda: "m-1", lambda _: None,
-                              ping_interval_s=0.2).start()  # fmt: skip
-        try:
-            until(lambda: len(messages) >= 3, timeout_s=10)
-        finally:
-            channel.stop()
-        until(lambda: closed == [1000], timeout_s=10)
+    def shutdown(self) -> None:
+        self._server.shutdown()
+
+
+def test_the_socket_keeps_alive_at_its_interval_and_closes_in_order() -> None:
+    """A keepalive per interval (a one-way message API Gateway answers itself) and no ping on a
+    clean connect (nothing to reassert); stop() closes in order (1000: the coordinator starts
+    no grace)."""
+    server = RecordingServer()
+    channel = PushChannel(server.url, "g", lambda: "m-1", lambda _: None,
+                          ping_interval_s=0.2).start()  # fmt: skip
+    try:
+        until(lambda: server.sockets and len(server.sockets[0]) >= 3, timeout_s=10)
+    finally:
+        channel.stop()
+    until(lambda: server.closed == [1000], timeout_s=10)
+    server.shutdown()
+    assert set(server.sockets[0]) == {KEEPALIVE}
+
+
+@pytest.mark.parametrize(
+    ("first_answers", "pings"),
+    [
+        ([500], 2),  # API Gateway's answer when $connect's function timed out: it may run on
+        (["drop"], 2),  # lost mid-handshake: its $connect may have run, or run still
+        ([403, 429], 0),  # refusals: no $connect recorded, nothing to reassert
+        ([403, 500, 403], 2),  # an uncertain attempt among refusals
+    ],
+)
+def test_a_socket_after_an_uncertain_handshake_pings_at_open_and_at_its_first_interval(
+    first_answers: list[int | str], pings: int
+) -> None:
+    """A handshake attempt that failed without a clear refusal may have its `$connect`
+    recorded after the retry's, taking the member's connection over: the socket that opens
+    next pings (the coordinator makes it the member's current one again) at once and, the
+    stale `$connect` surely finished by then (29 s at most), once more at its first interval;
+    then keepalives. After refusals only (4xx), no ping at all."""
+    server = RecordingServer(first_answers)
+    channel = PushChannel(server.url, "g", lambda: "m-1", lambda _: None,
+                          ping_interval_s=0.3).start()  # fmt: skip
+    try:
+        until(lambda: server.sockets and len(server.sockets[0]) >= pings + 2, timeout_s=20)
+    finally:
+        channel.stop()
         server.shutdown()
-    assert set(messages) == {'{"action": "ping"}'}
+    assert server.handshakes == len(first_answers) + 1
+    opened = server.sockets[0]
+    assert opened[: pings + 2] == [PING] * pings + [KEEPALIVE, KEEPALIVE], opened
 
 
 def test_the_socket_opens_as_soon_as_the_member_has_its_id() -> None:

@@ -1042,31 +1042,45 @@ def _routes(stack: dict[str, Any], api_id: str) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("front_door", FRONT_DOORS)
 def test_the_push_channel_is_a_websocket_api_iam_authorized_at_connect(cfn, functions, front_door):
     """Whichever the front door: one WebSocket API routing $connect (IAM), $disconnect, ping
-    and $default to the push function; a deployed stage `push`, the URLs the functions get."""
+    and $default to the push function, keepalive to API Gateway's own one-way answer (a MOCK:
+    no function call); a deployed stage `push`, the URLs the functions get."""
     stack = _deployed(cfn, {"FrontDoor": front_door})
     ((api_id, api),) = _push_apis(stack).items()
     assert api["Properties"]["RouteSelectionExpression"] == "$request.body.action"
-    ((integration_id, integration),) = _resources(stack, "AWS::ApiGatewayV2::Integration").items()
-    assert integration["Properties"]["IntegrationType"] == "AWS_PROXY"
-    assert _sub_refs(integration["Properties"]["IntegrationUri"]) >= {functions[PUSH]}
+    integrations = _resources(stack, "AWS::ApiGatewayV2::Integration")
+    by_type = {v["Properties"]["IntegrationType"]: k for k, v in integrations.items()}
+    assert len(by_type) == len(integrations) == 2 and set(by_type) == {"AWS_PROXY", "MOCK"}
+    proxy, mock = by_type["AWS_PROXY"], by_type["MOCK"]
+    assert _sub_refs(integrations[proxy]["Properties"]["IntegrationUri"]) >= {functions[PUSH]}
+    # The MOCK answers 200 itself: its request template is the status it answers with.
+    mock_properties = integrations[mock]["Properties"]
+    assert "IntegrationUri" not in mock_properties
+    templates = mock_properties["RequestTemplates"]
+    selected = mock_properties["TemplateSelectionExpression"].removeprefix("\\")
+    assert json.loads(templates[selected]) == {"statusCode": 200}
     routes = _routes(stack, api_id)
-    assert set(routes) == {"$connect", "$disconnect", "ping", "$default"}
+    assert set(routes) == {"$connect", "$disconnect", "ping", "keepalive", "$default"}
     for key, route in routes.items():
         # Only $connect can be authorized: a connection is authorized once, at its handshake.
         assert route["AuthorizationType"] == ("AWS_IAM" if key == "$connect" else "NONE"), key
-        assert route["Target"] == {"Fn::Sub": f"integrations/${{{integration_id}}}"}, key
-    # ping answers (pong): a two-way route, as is $default's refusal.
+        target = mock if key == "keepalive" else proxy
+        assert route["Target"] == {"Fn::Sub": f"integrations/${{{target}}}"}, key
+    # ping answers (pong): a two-way route, as is $default's refusal; keepalive is one-way.
     responses = _resources(stack, "AWS::ApiGatewayV2::RouteResponse").values()
     answered = {r["Properties"]["RouteId"]["Ref"] for r in responses}
     two_way = {k for k, v in stack["Resources"].items() if v["Type"] == "AWS::ApiGatewayV2::Route"
                and v["Properties"]["RouteKey"] in ("ping", "$default")}  # fmt: skip
     assert answered == two_way
+    assert "RouteResponseSelectionExpression" not in routes["keepalive"]
+    # The stage's deployment deploys every route (a deployment made before a route lacks it).
+    ((deployment_id, deployment),) = _resources(stack, "AWS::ApiGatewayV2::Deployment").items()
+    assert set(_resources(stack, "AWS::ApiGatewayV2::Route")) <= set(deployment["DependsOn"])
     (stage,) = [
         s["Properties"]
         for s in _resources(stack, "AWS::ApiGatewayV2::Stage").values()
         if s["Properties"]["ApiId"] == {"Ref": api_id}
     ]
-    assert stage["StageName"] == "push" and "DeploymentId" in stage
+    assert stage["StageName"] == "push" and stage["DeploymentId"] == {"Ref": deployment_id}
     (permission,) = [
         p["Properties"]
         for p in _resources(stack, "AWS::Lambda::Permission").values()

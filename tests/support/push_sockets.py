@@ -35,8 +35,9 @@ def current_socket(
     url: str, group: str, member_id: str, principal: str | None = None
 ) -> ClientConnection:
     """A socket the coordinator holds as the member's current one: pinged and answered, as the
-    client does right after it connects (a socket dropped before its `$connect` is recorded is
-    no crash the coordinator can see: the session covers it)."""
+    client does right after it connects following an uncertain handshake (a socket dropped
+    before its `$connect` is recorded is no crash the coordinator can see: the session covers
+    it)."""
     socket = open_socket(url, group, member_id, principal)
     socket.send(json.dumps({"action": "ping"}))
     assert next_notice(socket, 5) == {"type": "pong"}

@@ -130,8 +130,9 @@ def test_group_fit_finds_the_size_that_meets_the_target() -> None:
     assert GroupFit.of({10: 0.0, 20: 10.0}, steady=0.5).target_from() is None
 
 
-# The push channel: a ping about every 9 min (4,800 a month), a reconnect every 2 h (360).
-PINGS, CONNECTIONS = MONTH_S / 540, MONTH_S / 7200
+# The push channel: a keepalive about every 9 min (4,800 a month), a reconnect every 2 h (360);
+# pings only after an uncertain handshake (none in a steady month).
+KEEPALIVES, CONNECTIONS = MONTH_S / 540, MONTH_S / 7200
 CALLS = PushCalls(
     connect=PushCall(read=3.0, write=3.0, ms=20.0),
     ping=PushCall(read=1.0, write=1.0, ms=10.0),
@@ -142,21 +143,21 @@ CALLS = PushCalls(
 
 def test_the_push_channel_by_line() -> None:
     parts = push_channel_month(CALLS, ARM_1GB, notices=1000)
-    seconds = (PINGS * 10 + CONNECTIONS * 30 + 1000 * 30) / 1000
+    seconds = (CONNECTIONS * 30 + 1000 * 30) / 1000
     assert parts == pytest.approx(
         {
             # $0.25 per million connection-minutes: a whole month connected.
             "WebSocket connection-minutes": MONTH_S / 60 * 0.25e-6,
-            # Each ping in and its pong out, each notice out: $1.00 per million.
-            "WebSocket messages": (2 * PINGS + 1000) * 1e-6,
-            # A notice rides on its sender's request: pings and the two routes of a reconnect.
-            "push: Lambda": (PINGS + 2 * CONNECTIONS) * 0.2e-6 + seconds * 0.0000133334,
-            "push: DynamoDB": PINGS * (RRU + WRU)
-            + CONNECTIONS * (3 * RRU + 5 * WRU)
-            + 1000 * 0.5 * RRU,
+            # Each keepalive in (API Gateway answers nothing), each notice out: $1.00 per million.
+            "WebSocket messages": (KEEPALIVES + 1000) * 1e-6,
+            # A keepalive reaches no function, a notice rides on its sender's request: the two
+            # routes of a reconnect alone.
+            "push: Lambda": 2 * CONNECTIONS * 0.2e-6 + seconds * 0.0000133334,
+            "push: DynamoDB": CONNECTIONS * (3 * RRU + 5 * WRU) + 1000 * 0.5 * RRU,
         }
     )
     assert parts["WebSocket connection-minutes"] == pytest.approx(0.0108)
+    assert parts["WebSocket messages"] - 1000 * 1e-6 == pytest.approx(0.0048)
 
 
 def test_a_connected_member_beats_every_15_s_and_renews_every_third_beat() -> None:

@@ -7,12 +7,16 @@ from __future__ import annotations
 import math
 
 import pytest
+from websockets.datastructures import Headers
+from websockets.exceptions import InvalidMessage, InvalidStatus
+from websockets.http11 import Response
 
 from groupcoord.client.member_push import SECOND_LOOK_S, MemberPush, steady_interval_s
 from groupcoord.client.push import (
     BACKOFF_CAP_S,
     BACKOFF_FIRST_S,
     PING_INTERVAL_S,
+    handshake_may_linger,
     ping_pause_s,
     reconnect_pause_s,
 )
@@ -52,8 +56,29 @@ def test_pings_come_about_every_9_minutes_with_jitter_and_well_before_the_idle_l
     pauses = [ping_pause_s(PING_INTERVAL_S, draw / 100) for draw in range(101)]
     assert min(pauses) == pytest.approx(518.4) and max(pauses) == pytest.approx(561.6)
     assert sum(pauses) / len(pauses) == pytest.approx(540.0)  # half the messages of every 5 min
-    assert IDLE_LIMIT_S - max(pauses) > 30  # a late ping still keeps the socket open
+    assert IDLE_LIMIT_S - max(pauses) > 30  # a late keepalive still keeps the socket open
     assert ping_pause_s(PING_INTERVAL_S, 7.0) == max(pauses)  # a draw out of range is clamped
+
+
+def refused(status: int) -> InvalidStatus:
+    return InvalidStatus(Response(status, "", Headers()))
+
+
+@pytest.mark.parametrize(
+    ("error", "may_linger"),
+    [
+        (refused(403), False),  # the function refused it: nothing recorded
+        (refused(404), False),
+        (refused(429), False),  # throttled before any function ran
+        (refused(500), True),  # the function outlived API Gateway's 29 s: it may write still
+        (refused(504), True),
+        (TimeoutError("timed out during opening handshake"), True),
+        (InvalidMessage("did not receive a valid HTTP response"), True),  # lost mid-way
+        (ConnectionResetError(), True),
+    ],
+)
+def test_a_handshake_may_linger_unless_refused(error: Exception, may_linger: bool) -> None:
+    assert handshake_may_linger(error) is may_linger
 
 
 @pytest.mark.parametrize(

@@ -6,18 +6,19 @@
 //
 // PushChannel is the socket (the `ws` package, imported only when a socket is opened: without
 // it the member polls, and says so once): it connects once the member has an id (at once when
-// woken: a join answered), follows a new id (a rejoin), pings, and reconnects with jittered
-// back-off. MemberPush is the member's side of it: the socket the offer asks for (one at
+// woken: a join answered), follows a new id (a rejoin), keeps the socket alive, and reconnects
+// with jittered back-off. MemberPush is the member's side of it: the socket the offer asks for (one at
 // most), the beats a notice asks for, the steady interval while the socket is open, and one
 // log line when the member polls.
 
 import type WebSocket from "ws";
 import { Signal, now } from "./timing.js";
 
-// API Gateway closes a connection idle for 10 minutes: a ping about every 9 keeps it open (and
-// finds a dead one); each ping is one message in and its pong one out. Each pause is drawn
-// within PING_JITTER of the interval (at most 9 min 22 s: over half a minute before the idle
-// limit), so that members connected together do not ping together.
+// API Gateway closes a connection idle for 10 minutes (a WebSocket ping frame does not count: it
+// needs a message): a keepalive about every 9 keeps it open (and finds a dead one). API Gateway
+// answers it itself, one-way: one message in, no function call, nothing back. Each pause is
+// drawn within PING_JITTER of the interval (at most 9 min 22 s: over half a minute before the
+// idle limit), so that members connected together do not send together.
 export const PING_INTERVAL_MS = 540_000;
 export const PING_JITTER = 0.04;
 // Reconnects back off exponentially with full jitter, from the first pause up to the cap.
@@ -33,6 +34,11 @@ const OPEN_TIMEOUT_MS = 5000;
 const MEMBER_CHECK_MS = 250;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 const MAX_AFTER_MS = 60_000;
+// The push channel's messages (the WebSocket API's routes). A ping makes the socket its
+// member's current one again (one function call, answered pong); a keepalive only keeps the
+// socket open.
+const PING = JSON.stringify({ action: "ping" });
+const KEEPALIVE = JSON.stringify({ action: "keepalive" });
 
 /** Where the client's push lines go (default: the console). */
 export interface PushLogger {
@@ -84,13 +90,23 @@ export function noticeDelayMs(message: string): number | undefined {
   return Number.isInteger(after) && (after as number) > 0 && (after as number) < MAX_AFTER_MS ? (after as number) : 0;
 }
 
+/** Whether a handshake that failed (`status`: the HTTP status it was answered with, if any) may
+ * have its `$connect` recorded still, after a later socket's: unless the API answered it with a
+ * refusal (4xx: refused, or throttled before any function ran), it may (a timeout, a connection
+ * lost mid-way, or a 5xx: API Gateway answers 500 when the function outlives its 29 s
+ * integration timeout, and the function may write still). */
+export function handshakeMayLinger(status: number | undefined): boolean {
+  return !(status !== undefined && status >= 400 && status < 500);
+}
+
 interface Session {
   opened: boolean;
   error: Error | undefined; // undefined: ended in order (by this side)
 }
 
 /** The socket of one member: connects when `memberId()` is not "" (looking every `lookMs`,
- * or at once when woken), follows a new id, pings, reconnects with jittered back-off, and
+ * or at once when woken), follows a new id, keeps the socket alive (and pings after an
+ * uncertain handshake), reconnects with jittered back-off, and
  * calls `onNotice(delayMs)` for each notice (and with 0 once a socket opened or dropped: a
  * notice may have gone meanwhile). */
 export class PushChannel {
@@ -102,6 +118,9 @@ export class PushChannel {
   private socket: WebSocket | undefined;
   private open = false;
   private fellBack = false;
+  // A handshake attempt may have its `$connect` recorded after the next socket's (it failed
+  // without a refusal): the next socket pings at its open and first interval.
+  private pingOwed = false;
   private running: Promise<void> | undefined;
 
   constructor(
@@ -196,24 +215,31 @@ export class PushChannel {
       let opened = false;
       let error: Error | undefined;
       let byUs = false;
+      let refusedWith: number | undefined; // the HTTP status a refused handshake got
       const timers: NodeJS.Timeout[] = [];
       let pinging: NodeJS.Timeout | undefined;
       // The socket does not keep a finished program running (as the heartbeat timers).
       socket.on("upgrade", (response) => response.socket.unref());
+      socket.on("unexpected-response", (_request, response) => {
+        refusedWith = response.statusCode;
+        error ??= new Error(`Unexpected server response: ${response.statusCode}`);
+        socket.terminate();
+      });
       socket.on("open", () => {
         opened = true;
-        // A first ping makes this socket its member's current one whatever order the
-        // coordinator recorded the connects in (a connect that timed out, then a retry).
-        socket.send(JSON.stringify({ action: "ping" }));
+        // After an uncertain handshake, a ping makes this socket its member's current one
+        // whatever order the coordinator recorded the connects in; the stale `$connect` may
+        // still be running, so one more at the first interval (nextMessage).
+        if (this.pingOwed) socket.send(PING);
         this.open = true;
         if (this.fellBack) this.logger.info(`push: connected again to ${this.url}`);
         this.fellBack = false;
         this.onNotice(0);
-        const ping = (): void => {
-          socket.send(JSON.stringify({ action: "ping" }));
-          pinging = setTimeout(ping, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
+        const send = (): void => {
+          socket.send(this.nextMessage());
+          pinging = setTimeout(send, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
         };
-        pinging = setTimeout(ping, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
+        pinging = setTimeout(send, pingPauseMs(this.pingIntervalMs, Math.random())).unref();
         const checkMember = (): void => {
           if (this.memberId() !== memberId && !byUs) {
             byUs = true;
@@ -236,9 +262,18 @@ export class PushChannel {
         this.open = false;
         this.socket = undefined;
         const inOrder = byUs || this.stopped.isSet;
+        if (!opened && !inOrder && handshakeMayLinger(refusedWith)) this.pingOwed = true;
         resolve({ opened, error: inOrder ? undefined : (error ?? new Error(`closed (${code})`)) });
       });
     });
+  }
+
+  /** The periodic message: the owed second ping (any stale `$connect` has finished by now:
+   * 29 s at most), then keepalives. */
+  private nextMessage(): string {
+    if (!this.pingOwed) return KEEPALIVE;
+    this.pingOwed = false;
+    return PING;
   }
 
   /** Says once, until a socket opens again, that the member polls. */

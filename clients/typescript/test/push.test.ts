@@ -1,7 +1,8 @@
 // The push channel (docs/client-typescript.md, "Push"): its schedule as pure functions (the
 // reconnect back-off, the steady interval, a notice's beats on times the test gives), the
-// socket against a WebSocket server the test runs (pings, reconnects after a close and a
-// drop, closes in order, follows a new member id at once when woken), and against
+// socket against a WebSocket server the test runs (keepalives, pings only after an uncertain
+// handshake, reconnects after a close and a drop, closes in order, follows a new member id at
+// once when woken), and against
 // `groupcoord serve`: a joiner's socket opens as soon as its join is answered, and a handoff
 // pushed: a leaver's partitions reach the member that stays within today's 5 s heartbeat
 // interval, far within the coordinator's 15 s. The timed step
@@ -17,13 +18,15 @@ import { after, before, describe, it } from "node:test";
 import { type WebSocket as WsSocket, WebSocketServer } from "ws";
 import { GroupMember, Transport } from "../src/index.js";
 import { sleep } from "../src/timing.js";
-import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PING_INTERVAL_MS, PushChannel, SECOND_LOOK_MS, noticeDelayMs, pingPauseMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
+import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, MemberPush, PING_INTERVAL_MS, PushChannel, SECOND_LOOK_MS, handshakeMayLinger, noticeDelayMs, pingPauseMs, reconnectPauseMs, steadyIntervalMs } from "../src/push.js";
 import { Polled, Timeline, createTopic, unique, waitUntil } from "./support/group.js";
 import { PACKAGE_ROOT, type Server, python, startServe } from "./support/processes.js";
 
 // The coordinator's heartbeat interval: the most it allows, which is what a member with a push
 // socket beats at anyway; without push, what the staying member waits.
 const INTERVAL_MS = 15_000;
+const PING = '{"action":"ping"}';
+const KEEPALIVE = '{"action":"keepalive"}';
 // Today's default interval: push does it in a few round trips (85 ms measured idle), so the
 // bound is generous for 2 busy cores (without push: the interval).
 const HANDED_OVER_MS = 5000;
@@ -53,7 +56,14 @@ describe("the push schedule", () => {
     for (const [failures, jitter, pause] of cases) assert.equal(reconnectPauseMs(failures, jitter), pause, `${failures} failures, jitter ${jitter}`);
   });
 
-  it("pings about every 9 minutes with jitter, well before API Gateway's 10-minute idle limit", () => {
+  it("a failed handshake may have its $connect recorded later unless it was refused (4xx)", () => {
+    // 403/404: the function refused it; 429: throttled before any function ran; a 5xx: the
+    // function outlived API Gateway's 29 s and may write still; no status: a timeout, a drop.
+    const cases: Array<[number | undefined, boolean]> = [[403, false], [404, false], [429, false], [500, true], [504, true], [undefined, true]];
+    for (const [status, lingers] of cases) assert.equal(handshakeMayLinger(status), lingers, String(status));
+  });
+
+  it("keeps alive about every 9 minutes with jitter, well before API Gateway's 10-minute idle limit", () => {
     const pauses = Array.from({ length: 101 }, (_, draw) => pingPauseMs(PING_INTERVAL_MS, draw / 100));
     assert.ok(Math.abs(Math.min(...pauses) - 518_400) < 1e-6 && Math.abs(Math.max(...pauses) - 561_600) < 1e-6, pauses.join());
     assert.ok(Math.abs(pauses.reduce((a, b) => a + b, 0) / pauses.length - 540_000) < 1e-6); // half the messages of every 5 min
@@ -212,7 +222,7 @@ describe("the socket against a WebSocket server the test runs", () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it("pings, heartbeats at once on a drop and reconnects, and closes in order", async () => {
+  it("keeps alive, heartbeats at once on a drop and reconnects, and closes in order", async () => {
     const lines: string[] = [];
     const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`) };
     const notices: number[] = [];
@@ -221,8 +231,9 @@ describe("the socket against a WebSocket server the test runs", () => {
       await waitUntil(() => channel.connected, 5000, "connected");
       const first = connections[0] as (typeof connections)[number];
       assert.equal(first.query, "/?groupId=g&memberId=m-1");
-      await waitUntil(() => first.messages.length >= 3, 5000, "a ping at once, then one per interval");
-      assert.ok(first.messages.every((m) => m === '{"action":"ping"}'), first.messages.join());
+      await waitUntil(() => first.messages.length >= 3, 5000, "a keepalive per interval");
+      // One-way keepalives only: a clean connect has nothing to reassert (no ping).
+      assert.ok(first.messages.every((m) => m === KEEPALIVE), first.messages.join());
       assert.deepEqual(notices, [0]); // a look right after connecting
       first.socket.close(1001); // API Gateway at its 2-hour limit
       await waitUntil(() => connections.length === 2 && channel.connected, 5000, "reconnected after the close");
@@ -239,6 +250,68 @@ describe("the socket against a WebSocket server the test runs", () => {
     assert.equal(lines.filter((l) => l.startsWith("warn")).length, 2, lines.join("\n")); // one per drop
     assert.equal(lines.filter((l) => l.includes("connected again")).length, 2, lines.join("\n"));
   });
+
+  // A server that answers the first handshakes as `firstAnswers` says (an HTTP status, or
+  // "drop": the TCP connection closed mid-handshake), then opens; it records each opened
+  // socket's messages.
+  async function answering(firstAnswers: Array<number | "drop">): Promise<{ url: string; handshakes: () => number; opened: string[][]; close: () => Promise<void> }> {
+    const answers = [...firstAnswers];
+    let handshakes = 0;
+    const opened: string[][] = [];
+    const sockets: WsSocket[] = [];
+    const refusing = new WebSocketServer({
+      host: "127.0.0.1",
+      port: 0,
+      verifyClient: (info, done) => {
+        handshakes += 1;
+        const answer = answers.shift();
+        if (answer === "drop") info.req.socket.destroy();
+        else if (answer !== undefined) done(false, answer);
+        else done(true);
+      },
+    });
+    await new Promise((resolve) => refusing.once("listening", resolve));
+    refusing.on("connection", (socket) => {
+      const messages: string[] = [];
+      opened.push(messages);
+      sockets.push(socket);
+      socket.on("message", (data) => messages.push(data.toString()));
+    });
+    return {
+      url: `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}`,
+      handshakes: () => handshakes,
+      opened,
+      close: async () => {
+        for (const socket of sockets) socket.terminate();
+        await new Promise((resolve) => refusing.close(resolve));
+      },
+    };
+  }
+
+  // A handshake attempt that failed without a clear refusal may have its `$connect` recorded
+  // after the retry's: the socket that opens next pings at once and, the stale `$connect`
+  // surely finished by then (29 s at most), at its first interval; then keepalives. After
+  // refusals only (4xx), no ping at all.
+  const uncertain: Array<[string, Array<number | "drop">, number]> = [
+    ["a 500 (the function outlived API Gateway's 29 s)", [500], 2],
+    ["a connection lost mid-handshake", ["drop"], 2],
+    ["refusals only", [403, 429], 0],
+    ["an uncertain attempt among refusals", [403, 500, 403], 2],
+  ];
+  for (const [name, firstAnswers, pings] of uncertain) {
+    it(`after ${name}: ${pings ? "a ping at open and at the first interval" : "no ping"}, then keepalives`, async () => {
+      const server = await answering(firstAnswers);
+      const channel = new PushChannel(server.url, "g", () => "m-1", () => undefined, async () => ({}), { info: () => undefined, warn: () => undefined }, 150).start();
+      try {
+        await waitUntil(() => (server.opened[0]?.length ?? 0) >= pings + 2, 20_000, "the messages of the socket that opened");
+      } finally {
+        await channel.stop();
+        await server.close();
+      }
+      assert.equal(server.handshakes(), firstAnswers.length + 1);
+      assert.deepEqual(server.opened[0]?.slice(0, pings + 2), [...Array(pings).fill(PING), KEEPALIVE, KEEPALIVE]);
+    });
+  }
 
   it("follows a rejoin's new member id at once when woken, not at its next look", async () => {
     let memberId = "m-1";

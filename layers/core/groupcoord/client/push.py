@@ -21,11 +21,12 @@ from urllib.parse import quote, urlencode
 
 log = logging.getLogger("groupcoord.client.push")
 
-# API Gateway closes a connection idle for 10 minutes: a ping about every 9 keeps it open (and
-# finds a dead one); each ping is one message in and its pong one out (docs/performance.md,
-# cost model). Each pause is drawn within PING_JITTER of the interval (at most 9 min 22 s:
-# a margin of over half a minute before the idle limit), so that members connected together
-# do not ping together.
+# API Gateway closes a connection idle for 10 minutes (a WebSocket ping frame does not count: it
+# needs a message): a keepalive about every 9 keeps it open (and finds a dead one). API Gateway
+# answers it itself, one-way: one message in, no function call, nothing back (docs/
+# performance.md, cost model). Each pause is drawn within PING_JITTER of the interval (at most
+# 9 min 22 s: a margin of over half a minute before the idle limit), so that members connected
+# together do not send together.
 PING_INTERVAL_S = 540.0
 PING_JITTER = 0.04
 # Reconnects back off exponentially with full jitter, from the first pause up to the cap.
@@ -34,6 +35,11 @@ BACKOFF_CAP_S = 30.0
 OPEN_TIMEOUT_S = 5.0
 # How often the reader looks up from the socket (to stop, or to follow a new member id).
 RECV_SLICE_S = 0.25
+# The push channel's messages (the WebSocket API's routes: groupcoord.http.websocket, which
+# the client does not import). A ping makes the socket its member's current one again (one
+# function call, answered pong); a keepalive only keeps the socket open.
+PING = json.dumps({"action": "ping"})
+KEEPALIVE = json.dumps({"action": "keepalive"})
 
 Notice = Callable[[float], None]  # called with the delay (seconds) before the heartbeat
 
@@ -56,10 +62,20 @@ def ping_pause_s(interval_s: float, jitter: float) -> float:
     return interval_s * (1 + PING_JITTER * (2 * min(1.0, max(0.0, jitter)) - 1))
 
 
+def handshake_may_linger(error: BaseException) -> bool:
+    """Whether a handshake that failed with `error` may have its `$connect` recorded still, after
+    a later socket's: unless the API answered it with a refusal (4xx: refused, or throttled
+    before any function ran), it may (a timeout, a connection lost mid-way, or a 5xx: API
+    Gateway answers 500 when the function outlives its 29 s integration timeout, and the
+    function may write still)."""
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    return not (isinstance(status, int) and 400 <= status < 500)
+
+
 class PushChannel:
     """The socket of one member, on a daemon thread: connects when the member has an id,
-    follows a new id (a rejoin), pings, reconnects with jittered back-off, and calls
-    `on_notice` for each notice. `connected` tells whether a socket is open now."""
+    follows a new id (a rejoin), keeps the socket alive, reconnects with jittered back-off, and
+    calls `on_notice` for each notice. `connected` tells whether a socket is open now."""
 
     def __init__(
         self,
@@ -85,6 +101,9 @@ class PushChannel:
         self._connected = threading.Event()
         self._socket: Any = None
         self._fell_back = False
+        # A handshake attempt may have its `$connect` recorded after the next socket's (it
+        # failed without a refusal): the next socket pings at its open and first interval.
+        self._ping_owed = False
         self._thread = threading.Thread(target=self._run, name=f"push-{group_id}", daemon=True)
 
     @property
@@ -155,16 +174,21 @@ class PushChannel:
             {"groupId": self.group_id, "memberId": member_id}, quote_via=quote, safe=""
         )
         url = f"{self.url}?{query}"
-        with connect(
-            url,
-            additional_headers=dict(self._headers_for(url)) or None,
-            open_timeout=OPEN_TIMEOUT_S,
-            max_size=64 * 1024,
-        ) as socket:
+        headers = dict(self._headers_for(url)) or None
+        try:
+            opened = connect(
+                url, additional_headers=headers, open_timeout=OPEN_TIMEOUT_S, max_size=64 * 1024
+            )
+        except Exception as error:
+            self._ping_owed = self._ping_owed or handshake_may_linger(error)
+            raise
+        with opened as socket:
             self._socket = socket
-            # A first ping makes this socket its member's current one whatever order the
-            # coordinator recorded the connects in (a connect that timed out, then a retry).
-            socket.send(json.dumps({"action": "ping"}))
+            # After an uncertain handshake, a ping makes this socket its member's current one
+            # whatever order the coordinator recorded the connects in; the stale `$connect`
+            # may still be running, so one more at the first interval (_next_message).
+            if self._ping_owed:
+                socket.send(PING)
             self._connected.set()
             if self._fell_back:
                 log.info("push: connected again to %s", self.url)
@@ -174,16 +198,24 @@ class PushChannel:
             self._read(socket, member_id)
 
     def _read(self, socket: Any, member_id: str) -> None:
-        next_ping = time.monotonic() + self._ping_pause_s()
+        next_send = time.monotonic() + self._ping_pause_s()
         while not self._stop.is_set() and self._member_id() == member_id:
             try:
                 message = socket.recv(timeout=RECV_SLICE_S)
             except TimeoutError:
-                if time.monotonic() >= next_ping:
-                    socket.send(json.dumps({"action": "ping"}))
-                    next_ping = time.monotonic() + self._ping_pause_s()
+                if time.monotonic() >= next_send:
+                    socket.send(self._next_message())
+                    next_send = time.monotonic() + self._ping_pause_s()
                 continue
             self._handle(message)
+
+    def _next_message(self) -> str:
+        """The periodic message: the owed second ping (any stale `$connect` has finished by
+        now: 29 s at most), then keepalives."""
+        if self._ping_owed:
+            self._ping_owed = False
+            return PING
+        return KEEPALIVE
 
     def _ping_pause_s(self) -> float:
         return ping_pause_s(self._ping_interval_s, random.random())

@@ -1,7 +1,8 @@
 """The push channel's routes, as an API Gateway WebSocket API calls them (and `serve`'s
 loopback copy, local/push_channel.py): `$connect`, `$disconnect` and `ping`, to
 service/push.py. The route is `requestContext.routeKey`; a message's route is its `action`
-(the API's route selection expression `$request.body.action`)."""
+(the API's route selection expression `$request.body.action`). `keepalive` reaches no
+function: the API answers it itself (a one-way MOCK route), only to keep an idle socket open."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from ..observability import logger
 from .handler import LambdaHandler
 
 CONNECT, DISCONNECT, PING = "$connect", "$disconnect", "ping"
+# The periodic message of an idle socket: API Gateway closes one idle for 10 minutes (a
+# WebSocket ping frame does not count), and this route costs that one message, nothing else.
+KEEPALIVE = "keepalive"
 PONG = json.dumps({"type": "pong"})
 
 
@@ -96,6 +100,8 @@ def make_push_handler() -> LambdaHandler:
                     _, store = runtime.current()
                     store.push.reassert(str(request_context["connectionId"]))
                     return _answer(200, PONG)
+                if route == KEEPALIVE:  # routed here only by a template without its MOCK
+                    return _answer(200)
                 return _answer(400, 'unknown route: send {"action": "ping"}')
         except Exception:
             logger.exception("push route failed", extra={"route": route})

@@ -20,7 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import Server, ServerConnection, serve
 
 from .. import runtime
-from ..http.websocket import CONNECT, DISCONNECT, make_push_handler
+from ..http.websocket import CONNECT, DISCONNECT, KEEPALIVE, make_push_handler
 from ..settings import Settings
 from ..store.store import Store
 from .events import LOCAL_ACCOUNT, LambdaContext
@@ -139,6 +139,8 @@ class LocalPushChannel:
         except (ValueError, AttributeError):
             action = None
         route = action if isinstance(action, str) and action else "$default"
+        if route == KEEPALIVE:  # API Gateway's one-way MOCK route: no function, no answer
+            return
         result = self._invoke(_event(route, connection_id, remote, body=text))
         if result.get("body"):  # a two-way route's answer
             connection.send(str(result["body"]))
