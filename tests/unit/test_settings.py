@@ -34,7 +34,7 @@ DOCUMENTED_DEFAULTS = {
     "group.streams.acceptable.recovery.lag": 10000,
     "group.streams.task.offset.interval.ms": 60000,
     "group.streams.assignment.interval.ms": 1000,
-    "groupcoord.consumer.first.assignment.delay.ms": 400,
+    "groupcoord.consumer.first.assignment.delay.ms": 250,
 }
 DOCUMENTED_NAMES = {
     *DOCUMENTED_DEFAULTS,

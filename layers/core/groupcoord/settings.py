@@ -37,7 +37,7 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     # (core/consumer/forming.py), so that members starting together share one target.
     "groupcoord.consumer.first.assignment.delay.ms": (
         "consumer_first_assignment_delay_ms",
-        400,
+        250,
     ),
     # Streams groups (KIP-1071): Kafka's names and defaults; the min/max bounds are settings
     # too, as Kafka's are, so that tests may run short timers.
@@ -153,7 +153,7 @@ class Settings:
     group_consumer_min_heartbeat_interval_ms: int = 5000
     group_consumer_max_heartbeat_interval_ms: int = 15000
     group_consumer_max_size: int = 10_000
-    consumer_first_assignment_delay_ms: int = 400
+    consumer_first_assignment_delay_ms: int = 250
     group_streams_session_timeout_ms: int = 45000
     group_streams_min_session_timeout_ms: int = 45000
     group_streams_max_session_timeout_ms: int = 60000
