@@ -201,3 +201,24 @@ def test_stray_payloads_go_and_the_members_stay(service_store: Store) -> None:
     service_store.dynamo.put({**schema.payload_key(group_id, "gone", shards), "kind": "x"})
     service_store.classic.delete_stray_payloads(group_id, shards)
     assert sorted(p[schema.SK] for p in _payloads(service_store, group_id)) == ids
+
+
+def test_a_member_that_leaves_between_the_two_reads_is_not_listed_without_its_metadata(
+    service_store: Store,
+) -> None:
+    # The leader's join answer, the barrier's subscribed topics and the upgrade read the member
+    # items, then their payloads. A leave landing in between deletes both: the member is gone,
+    # and must not reach the leader as a member with empty metadata (its assignor cannot
+    # decode that: the leader's rebalance failed on it, under load).
+    group_id, _, ids = _stable_group(service_store, 3, 2)
+    group = load(service_store, group_id)
+    assert group is not None
+    listed = service_store.classic.members(group, payloads=False)
+    leave = LeaveGroupRequest.model_validate(
+        {"groupId": group_id, "members": [{"memberId": ids[1]}]}
+    )
+    assert leave_group(leave, _ctx(service_store)).members[0].error_code == Errors.NONE
+
+    read = service_store.classic.with_payloads(group, listed)
+    assert sorted(m.member_id for m in read) == [ids[0], ids[2]]
+    assert all(len(m.metadata_for(PROTOCOL)) > 0 for m in read)

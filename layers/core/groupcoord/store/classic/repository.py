@@ -142,12 +142,18 @@ class ClassicGroupStore:
         """`members`, as read from their member items, with their payloads: one consistent
         Query per payload shard. Read after the member items, never before: a join writes its
         payload ahead of its member item, so a member seen joined comes with the metadata it
-        joined with."""
+        joined with. A non-pending member whose payload is gone left (or expired) between the
+        two reads, its items deleted: it is left out, not listed with empty metadata (which a
+        leader's assignor cannot decode)."""
         found: dict[str, dict[str, Any]] = {}
         for pk in schema.payload_pks(group.group_id, group.member_shards):
             for item in self.dynamo.query("pk = :pk", {":pk": pk}, consistent=True):
                 found[item[schema.SK]] = item
-        return [with_payload(m, found.get(m.member_id)) for m in members]
+        return [
+            with_payload(m, found.get(m.member_id))
+            for m in members
+            if m.pending or m.member_id in found
+        ]
 
     def with_payload(self, group: ClassicGroup, member: ClassicMember) -> ClassicMember:
         """One member with its payload (one consistent read)."""
