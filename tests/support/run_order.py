@@ -1,6 +1,6 @@
 """The order the suite's files are handed to pytest-xdist's workers: the longest first.
 
-`.ci/run` runs the suite on three workers, each taking whole files (`--dist loadfile`), in
+`.ci/run` runs the suite on four workers, each taking whole files (`--dist loadfile`), in
 collection order (`--no-loadscope-reorder`; xdist would otherwise start with the files that
 hold the most tests, which are the fast unit tests, and leave the long end-to-end files, a
 few tests each, to the end). Taken longest first, a long file never starts last while the
